@@ -1,0 +1,42 @@
+#include "gt_runtime.h"
+
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+
+long gt_read_gostr(char *dst, __u32 size, __u64 addr)
+{
+	struct {
+		__u64 ptr;
+		__s64 len;
+	} hdr;
+	__u64 len;
+	long err;
+
+	__builtin_memset(dst, 0, size);
+	err = bpf_probe_read_user(&hdr, sizeof(hdr), (const void *)addr);
+	if (err < 0)
+		return err;
+	if (hdr.len <= 0)
+		return 0;
+	len = (__u64)hdr.len;
+	if (len > size - 1)
+		len = size - 1;
+	/* The verifier needs the bound it can see, not the one LLVM proved. */
+	asm volatile("" : "+r"(len));
+	if (len > 255)
+		return -1;
+	err = bpf_probe_read_user(dst, len, (const void *)hdr.ptr);
+	return err < 0 ? err : (long)len;
+}
+
+long gt_read_cstr(char *dst, __u32 size, __u64 addr)
+{
+	return bpf_probe_read_user_str(dst, size, (const void *)addr);
+}
+
+__u64 gt_read_uint(__u64 addr, __u32 size)
+{
+	__u64 v = 0;
+	bpf_probe_read_user(&v, size, (const void *)addr);
+	return v;
+}

@@ -1,0 +1,19 @@
+#!/bin/sh
+# Installs gotrace's build and test dependencies from Debian 12 when any is missing.
+# Safe to re-run: does nothing (and needs no network) when everything is present.
+set -eu
+pkgs="build-essential cmake pkg-config flex bison libbpf-dev libelf-dev zlib1g-dev \
+libzstd-dev libdwarf-dev libcapstone-dev llvm-16-dev clang-16 golang-go bpftool \
+bpftrace python3"
+missing=""
+for p in $pkgs; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+        missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+    echo "install-deps: installing$missing"
+    SUDO=""
+    [ "$(id -u)" -eq 0 ] || SUDO=sudo
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing
+fi

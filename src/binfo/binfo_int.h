@@ -1,0 +1,45 @@
+/* binfo internals shared by elf.c, disasm.c and suggest.c; not for other modules. */
+#ifndef GT_BINFO_INT_H
+#define GT_BINFO_INT_H
+
+#include <capstone/capstone.h>
+#include <libelf.h>
+
+#include "binfo/binfo.h"
+
+struct binfo_load {
+	uint64_t vaddr, filesz, offset;
+};
+
+struct binfo {
+	char *path; /* realpath */
+	char *go_version;
+	int fd;
+	Elf *elf;
+	const uint8_t *img; /* whole file, mapped by libelf (ELF_C_READ_MMAP) */
+	size_t img_size;
+	bool pie;
+
+	struct binfo_load *loads;
+	int nloads;
+
+	/* Functions sorted by (addr, name), deduplicated. Names point into img. */
+	struct binfo_func *funcs;
+	int nfuncs;
+	/* Name hash: open addressing over funcs indexes + 1 (0 = empty). Only the
+	 * lowest-address function of a name is in the table; same_next chains the
+	 * others (C statics of a cgo binary can share a name). */
+	uint32_t *name_tab;
+	uint32_t name_mask;
+	int32_t *same_next;
+
+	/* Opened on first use: cs with instruction details (prologue operands), cs_fast
+	 * without (linear sweeps over whole functions, several times faster). */
+	csh cs, cs_fast;
+	bool cs_ok, cs_fast_ok;
+};
+
+/* Pointer to LEN file bytes at virtual address VADDR, or NULL when not all in the file. */
+const uint8_t *binfo__bytes_at(const struct binfo *bi, uint64_t vaddr, uint64_t len);
+
+#endif

@@ -1,0 +1,223 @@
+/* binfo/disasm: capstone over a function's file bytes: the post-prologue entry point,
+ * instruction boundaries, RET instructions. */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "binfo/binfo_int.h"
+#include "common/diag.h"
+#include "common/util.h"
+
+/* Go's stack check is at most 5 instructions (huge frames); look a bit further. */
+#define PROLOGUE_MAX_INSNS 12
+#define PROLOGUE_MAX_BYTES (PROLOGUE_MAX_INSNS * 15)
+/* The morestack block spills the register arguments (at most 9 + 15 floats), calls
+ * runtime.morestack*, reloads them and jumps back. */
+#define MORESTACK_MAX_INSNS 64
+
+static int open_cs(csh *h, bool *ok, bool detail)
+{
+	if (*ok)
+		return 0;
+	if (cs_open(CS_ARCH_X86, CS_MODE_64, h) != CS_ERR_OK) {
+		diag_fatal("cannot initialise the capstone x86-64 disassembler");
+		return -ENOMEM;
+	}
+	if (detail)
+		cs_option(*h, CS_OPT_DETAIL, CS_OPT_ON);
+	*ok = true;
+	return 0;
+}
+
+/* File bytes of F, clamped to what the file holds of its segment. */
+static const uint8_t *func_bytes(const struct binfo *bi, const struct binfo_func *f, uint64_t max,
+                                 size_t *len)
+{
+	uint64_t n = f->size < max ? f->size : max;
+	const uint8_t *p = binfo__bytes_at(bi, f->addr, n);
+	*len = p ? (size_t)n : 0;
+	return p;
+}
+
+static bool is_reg_op(const cs_x86_op *op, x86_reg r)
+{
+	return op->type == X86_OP_REG && op->reg == r;
+}
+
+/* `cmp 0x10(%r14),%rsp|%r12` (Go >= 1.17, g in R14; 0x18 = stackguard1 also accepted),
+ * or the same against the register that an earlier `mov %fs:-8,REG` loaded g into
+ * (Go < 1.17, g in TLS). */
+static bool is_stack_check(const cs_insn *in, x86_reg g_reg)
+{
+	if (in->id != X86_INS_CMP)
+		return false;
+	const cs_x86 *x = &in->detail->x86;
+	for (int i = 0; i < x->op_count; i++) {
+		const cs_x86_op *op = &x->operands[i];
+		if (op->type == X86_OP_MEM && op->mem.segment == X86_REG_INVALID &&
+		    op->mem.index == X86_REG_INVALID &&
+		    (op->mem.base == X86_REG_R14 || (g_reg && op->mem.base == g_reg)))
+			return true;
+	}
+	return false;
+}
+
+/* `mov %fs:OFF,REG`: REG now holds g (Go < 1.17). Returns REG or 0. */
+static x86_reg tls_g_load(const cs_insn *in)
+{
+	if (in->id != X86_INS_MOV)
+		return X86_REG_INVALID;
+	const cs_x86 *x = &in->detail->x86;
+	if (x->op_count == 2 && x->operands[0].type == X86_OP_REG &&
+	    x->operands[1].type == X86_OP_MEM && x->operands[1].mem.segment == X86_REG_FS)
+		return x->operands[0].reg;
+	return X86_REG_INVALID;
+}
+
+static bool jump_target(const cs_insn *in, uint64_t *target)
+{
+	const cs_x86 *x = &in->detail->x86;
+	if (x->op_count != 1 || x->operands[0].type != X86_OP_IMM)
+		return false;
+	*target = (uint64_t)x->operands[0].imm;
+	return true;
+}
+
+/* Sanity check: the stack-check branch goes to a block inside F whose first
+ * unconditional jump returns to F's first instruction (after runtime.morestack). */
+static bool morestack_returns(struct binfo *bi, const struct binfo_func *f, uint64_t target)
+{
+	if (target <= f->addr || target - f->addr >= f->size)
+		return false;
+	uint64_t left = f->size - (target - f->addr);
+	const uint8_t *code = binfo__bytes_at(bi, target, left);
+	if (!code)
+		return false;
+	size_t len = (size_t)left;
+	uint64_t pc = target, dest;
+	bool ok = false;
+	cs_insn *in = cs_malloc(bi->cs);
+	for (int i = 0; i < MORESTACK_MAX_INSNS && cs_disasm_iter(bi->cs, &code, &len, &pc, in);
+	     i++) {
+		if (in->id == X86_INS_JMP) {
+			ok = jump_target(in, &dest) && dest == f->addr;
+			break;
+		}
+		if (cs_insn_group(bi->cs, in, CS_GRP_RET))
+			break;
+	}
+	cs_free(in, 1);
+	return ok;
+}
+
+int binfo_entry_addr(struct binfo *bi, const struct binfo_func *f, uint64_t *addr)
+{
+	const uint8_t *code;
+	size_t len;
+	int err;
+
+	*addr = f->addr;
+	if ((err = open_cs(&bi->cs, &bi->cs_ok, true)) < 0)
+		return err;
+	code = func_bytes(bi, f, PROLOGUE_MAX_BYTES, &len);
+	if (!code)
+		return f->size ? -ENOENT : 0; /* size 0 (some asm symbols): no prologue to skip */
+
+	cs_insn *in = cs_malloc(bi->cs);
+	cs_insn *prev = cs_malloc(bi->cs);
+	uint64_t pc = f->addr;
+	x86_reg g_reg = X86_REG_INVALID;
+	bool have_prev = false, cmp_seen = false;
+	for (int i = 0; i < PROLOGUE_MAX_INSNS && cs_disasm_iter(bi->cs, &code, &len, &pc, in);
+	     i++) {
+		bool is_jump = cs_insn_group(bi->cs, in, CS_GRP_JUMP);
+		if (cmp_seen) {
+			uint64_t target;
+			/* The check is `cmp; jbe` (or jb); what follows is the body. */
+			if ((in->id == X86_INS_JBE || in->id == X86_INS_JB) &&
+			    jump_target(in, &target) && morestack_returns(bi, f, target))
+				*addr = in->address + in->size;
+			break;
+		}
+		if (is_stack_check(in, g_reg)) {
+			cmp_seen = true;
+		} else if (is_jump) {
+			/* Huge frames: mov %rsp,%r12; sub $N,%r12; jb MORESTACK; then cmp. */
+			bool huge_jb = in->id == X86_INS_JB && have_prev &&
+			               prev->id == X86_INS_SUB && prev->detail->x86.op_count == 2 &&
+			               is_reg_op(&prev->detail->x86.operands[0], X86_REG_R12);
+			if (!huge_jb)
+				break;
+		} else if (cs_insn_group(bi->cs, in, CS_GRP_CALL) ||
+		           cs_insn_group(bi->cs, in, CS_GRP_RET) ||
+		           cs_insn_group(bi->cs, in, CS_GRP_INT)) {
+			break; /* past any prologue: a leaf/NOSPLIT function */
+		} else {
+			x86_reg r = tls_g_load(in);
+			if (r != X86_REG_INVALID)
+				g_reg = r;
+		}
+		/* Keep the previous instruction (details included) for the huge-frame test. */
+		cs_insn *t = prev;
+		prev = in;
+		in = t;
+		have_prev = true;
+	}
+	cs_free(in, 1);
+	cs_free(prev, 1);
+	return 0;
+}
+
+bool binfo_is_insn_boundary(struct binfo *bi, const struct binfo_func *f, uint64_t addr)
+{
+	const uint8_t *code;
+	size_t len;
+	bool found = false;
+
+	if (addr == f->addr)
+		return true;
+	if (addr < f->addr || addr - f->addr >= f->size)
+		return false;
+	if (open_cs(&bi->cs_fast, &bi->cs_fast_ok, false) < 0)
+		return false;
+	code = func_bytes(bi, f, f->size, &len);
+	if (!code)
+		return false;
+	uint64_t pc = f->addr;
+	cs_insn *in = cs_malloc(bi->cs_fast);
+	/* Linear sweep: Go puts no data in .text; stop at the first undecodable byte. */
+	while (pc < addr && cs_disasm_iter(bi->cs_fast, &code, &len, &pc, in))
+		;
+	found = pc == addr;
+	cs_free(in, 1);
+	return found;
+}
+
+int binfo_ret_addrs(struct binfo *bi, const struct binfo_func *f, uint64_t **out)
+{
+	VEC(uint64_t) v = {0};
+	const uint8_t *code;
+	size_t len;
+	int err;
+
+	*out = NULL;
+	if ((err = open_cs(&bi->cs_fast, &bi->cs_fast_ok, false)) < 0)
+		return err;
+	if (f->size == 0)
+		return 0;
+	code = func_bytes(bi, f, f->size, &len);
+	if (!code)
+		return -ENOENT;
+	uint64_t pc = f->addr;
+	cs_insn *in = cs_malloc(bi->cs_fast);
+	while (cs_disasm_iter(bi->cs_fast, &code, &len, &pc, in))
+		if (in->id == X86_INS_RET)
+			vec_push(&v, in->address);
+	cs_free(in, 1);
+	if (len != 0) {
+		/* An undecodable instruction: RETs after it would be missed silently. */
+		vec_free(&v);
+		return -EILSEQ;
+	}
+	*out = v.v;
+	return v.n;
+}

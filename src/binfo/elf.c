@@ -1,0 +1,436 @@
+/* binfo/elf: open a Go ELF executable, index its functions, map addresses to file
+ * offsets, read the Go version. */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "binfo/binfo_int.h"
+#include "common/diag.h"
+#include "common/util.h"
+
+/* Symbols needed to read the Go version when .go.buildinfo does not help. */
+struct version_syms {
+	uint64_t hdr_addr; /* runtime.buildVersion: Go string header {ptr, len} */
+	uint64_t str_addr; /* runtime.buildVersion.str: the bytes (pointer-free, so PIE-safe) */
+};
+
+const char *binfo_path(const struct binfo *bi)
+{
+	return bi->path;
+}
+
+const char *binfo_go_version(const struct binfo *bi)
+{
+	return bi->go_version;
+}
+
+bool binfo_is_pie(const struct binfo *bi)
+{
+	return bi->pie;
+}
+
+int binfo_vaddr_to_offset(const struct binfo *bi, uint64_t vaddr, uint64_t *off)
+{
+	for (int i = 0; i < bi->nloads; i++) {
+		const struct binfo_load *l = &bi->loads[i];
+		if (vaddr >= l->vaddr && vaddr - l->vaddr < l->filesz) {
+			*off = vaddr - l->vaddr + l->offset;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+const uint8_t *binfo__bytes_at(const struct binfo *bi, uint64_t vaddr, uint64_t len)
+{
+	for (int i = 0; i < bi->nloads; i++) {
+		const struct binfo_load *l = &bi->loads[i];
+		if (vaddr < l->vaddr || vaddr - l->vaddr >= l->filesz)
+			continue;
+		/* The whole range must come from this one segment's file bytes. */
+		if (len > l->filesz - (vaddr - l->vaddr))
+			return NULL;
+		uint64_t off = vaddr - l->vaddr + l->offset;
+		if (off > bi->img_size || len > bi->img_size - off)
+			return NULL;
+		return bi->img + off;
+	}
+	return NULL;
+}
+
+static uint64_t le64(const uint8_t *p)
+{
+	uint64_t v;
+	memcpy(&v, p, sizeof(v)); /* x86-64 only: host and target are little-endian */
+	return v;
+}
+
+/* A plausible Go version string ("go1.19.8", "devel go1.22-abc ..."): short, printable. */
+static char *version_dup(const uint8_t *s, uint64_t len)
+{
+	if (!s || len == 0 || len > 128)
+		return NULL;
+	for (uint64_t i = 0; i < len; i++)
+		if (s[i] < 0x20 || s[i] > 0x7e)
+			return NULL;
+	if (len < 2 || (memcmp(s, "go", 2) != 0 && (len < 5 || memcmp(s, "devel", 5) != 0)))
+		return NULL;
+	char *v = xmalloc(len + 1);
+	memcpy(v, s, len);
+	v[len] = 0;
+	return v;
+}
+
+static bool uvarint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	uint64_t x = 0;
+	for (int shift = 0; *p < end && shift < 64; shift += 7) {
+		uint8_t b = *(*p)++;
+		x |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*v = x;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Go string header {data, len} at VADDR -> copy of the version, NULL when it does not
+ * resolve from file bytes (in a PIE the pointer is filled in by a relocation). */
+static char *version_from_header(const struct binfo *bi, uint64_t vaddr, uint64_t str_addr)
+{
+	const uint8_t *h = binfo__bytes_at(bi, vaddr, 16);
+	if (!h)
+		return NULL;
+	uint64_t data = le64(h), len = le64(h + 8);
+	char *v = version_dup(binfo__bytes_at(bi, data, len), len);
+	if (!v && str_addr)
+		v = version_dup(binfo__bytes_at(bi, str_addr, len), len);
+	return v;
+}
+
+/* .go.buildinfo: 16-byte header "\xff Go buildinf:", ptrsize, flags. Go >= 1.18 sets
+ * flag 0x2 and stores varint-length strings inline at offset 32 (version first);
+ * older ones store two pointers at offset 16, the first to the version's string header. */
+static char *version_from_buildinfo(const struct binfo *bi, const uint8_t *p, size_t n,
+                                    const struct version_syms *vs)
+{
+	static const char magic[] = "\xff Go buildinf:";
+	if (n < 32 || memcmp(p, magic, sizeof(magic) - 1) != 0)
+		return NULL;
+	uint8_t ptrsize = p[14], flags = p[15];
+	if (flags & 0x2) {
+		const uint8_t *q = p + 32, *end = p + n;
+		uint64_t len;
+		if (!uvarint(&q, end, &len) || len > (uint64_t)(end - q))
+			return NULL;
+		return version_dup(q, len);
+	}
+	if (ptrsize != 8 || (flags & 0x1)) /* 64-bit little-endian only */
+		return NULL;
+	return version_from_header(bi, le64(p + 16), vs->str_addr);
+}
+
+static int func_cmp_addr(const void *a, const void *b)
+{
+	const struct binfo_func *x = a, *y = b;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static uint32_t name_hash(const char *s)
+{
+	uint32_t h = 2166136261u; /* FNV-1a */
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 16777619u;
+	return h;
+}
+
+/* Collect defined STT_FUNC symbols of SCN; note the version symbols on the way. */
+static void load_symbols(struct binfo *bi, Elf_Scn *scn, struct version_syms *vs)
+{
+	GElf_Shdr sh, strsh;
+	Elf_Data *d, *sd;
+	Elf_Scn *strscn;
+
+	if (!gelf_getshdr(scn, &sh) || sh.sh_entsize != sizeof(Elf64_Sym))
+		return;
+	strscn = elf_getscn(bi->elf, sh.sh_link);
+	if (!strscn || !gelf_getshdr(strscn, &strsh) || strsh.sh_type != SHT_STRTAB)
+		return;
+	d = elf_getdata(scn, NULL);
+	sd = elf_getdata(strscn, NULL);
+	if (!d || !sd || !d->d_buf || !sd->d_buf || sd->d_size == 0)
+		return;
+	const char *strs = sd->d_buf;
+	size_t strsz = sd->d_size;
+	if (strs[strsz - 1] != 0) /* names must end inside the table */
+		return;
+
+	/* Native layout (ELF64 LSB on x86-64): walk the array directly, no copies. */
+	const Elf64_Sym *syms = d->d_buf;
+	size_t nsyms = d->d_size / sizeof(Elf64_Sym);
+	bi->funcs = xmalloc((nsyms ? nsyms : 1) * sizeof(*bi->funcs));
+	int n = 0;
+	for (size_t i = 0; i < nsyms; i++) {
+		const Elf64_Sym *s = &syms[i];
+		int type = ELF64_ST_TYPE(s->st_info);
+		if (s->st_shndx == SHN_UNDEF || s->st_name == 0 || s->st_name >= strsz)
+			continue;
+		const char *name = strs + s->st_name;
+		if (type == STT_OBJECT && name[0] == 'r' &&
+		    strncmp(name, "runtime.buildVersion", 20) == 0) {
+			if (name[20] == 0)
+				vs->hdr_addr = s->st_value;
+			else if (strcmp(name + 20, ".str") == 0)
+				vs->str_addr = s->st_value;
+			continue;
+		}
+		if (type != STT_FUNC)
+			continue;
+		bi->funcs[n].name = name;
+		bi->funcs[n].addr = s->st_value;
+		bi->funcs[n].size = s->st_size;
+		n++;
+	}
+	if (n == 0) {
+		free(bi->funcs);
+		bi->funcs = NULL;
+		return;
+	}
+
+	/* Go's linker emits symbols nearly in address order, so this sort is cheap. */
+	qsort(bi->funcs, (size_t)n, sizeof(*bi->funcs), func_cmp_addr);
+	int m = 0;
+	for (int i = 0; i < n; i++) {
+		if (m > 0 && bi->funcs[m - 1].addr == bi->funcs[i].addr &&
+		    strcmp(bi->funcs[m - 1].name, bi->funcs[i].name) == 0)
+			continue; /* cgo binaries list some symbols twice (LOCAL and GLOBAL) */
+		bi->funcs[m++] = bi->funcs[i];
+	}
+	bi->nfuncs = m;
+	bi->funcs = xrealloc(bi->funcs, (size_t)m * sizeof(*bi->funcs));
+}
+
+/* Hash index by name; O(n), cheaper than sorting ~100k long, shared-prefix names. */
+static void build_name_index(struct binfo *bi)
+{
+	uint32_t cap = 16;
+	while (cap < 2u * (uint32_t)bi->nfuncs)
+		cap <<= 1;
+	bi->name_tab = xcalloc(cap, sizeof(*bi->name_tab));
+	bi->name_mask = cap - 1;
+	bi->same_next = xmalloc((size_t)(bi->nfuncs ? bi->nfuncs : 1) * sizeof(*bi->same_next));
+	for (int i = 0; i < bi->nfuncs; i++) {
+		const char *name = bi->funcs[i].name;
+		uint32_t h = name_hash(name) & bi->name_mask;
+		bi->same_next[i] = -1;
+		for (;; h = (h + 1) & bi->name_mask) {
+			uint32_t slot = bi->name_tab[h];
+			if (slot == 0) {
+				bi->name_tab[h] = (uint32_t)i + 1;
+				break;
+			}
+			if (strcmp(bi->funcs[slot - 1].name, name) == 0) {
+				/* Append: chains stay in address order. */
+				int j = (int)slot - 1;
+				while (bi->same_next[j] >= 0)
+					j = bi->same_next[j];
+				bi->same_next[j] = i;
+				break;
+			}
+		}
+	}
+}
+
+static int lookup_index(const struct binfo *bi, const char *name)
+{
+	if (!bi->name_tab)
+		return -1;
+	for (uint32_t h = name_hash(name) & bi->name_mask;; h = (h + 1) & bi->name_mask) {
+		uint32_t slot = bi->name_tab[h];
+		if (slot == 0)
+			return -1;
+		if (strcmp(bi->funcs[slot - 1].name, name) == 0)
+			return (int)slot - 1;
+	}
+}
+
+const struct binfo_func *binfo_find_func(struct binfo *bi, const char *name)
+{
+	int i = lookup_index(bi, name);
+	return i < 0 ? NULL : &bi->funcs[i];
+}
+
+int binfo_match_funcs(struct binfo *bi, const char *pattern, const struct binfo_func ***out)
+{
+	VEC(const struct binfo_func *) v = {0};
+
+	if (!has_glob(pattern)) {
+		for (int i = lookup_index(bi, pattern); i >= 0; i = bi->same_next[i])
+			vec_push(&v, &bi->funcs[i]);
+	} else {
+		for (int i = 0; i < bi->nfuncs; i++)
+			if (glob_match(pattern, bi->funcs[i].name))
+				vec_push(&v, &bi->funcs[i]);
+	}
+	*out = v.v;
+	return v.n;
+}
+
+static bool has_suffix(const char *s, const char *suf)
+{
+	size_t n = strlen(s), m = strlen(suf);
+	return n >= m && memcmp(s + n - m, suf, m) == 0;
+}
+
+int binfo__open(const char *path, struct binfo **out)
+{
+	struct binfo *bi = xcalloc(1, sizeof(*bi));
+	struct version_syms vs = {0};
+	Elf_Scn *scn = NULL, *symtab = NULL, *dynsym = NULL;
+	const uint8_t *buildinfo = NULL;
+	size_t buildinfo_size = 0, shstrndx, nphdr;
+	bool has_pclntab = false;
+	struct stat st;
+	GElf_Ehdr eh;
+	int err;
+
+	*out = NULL;
+	bi->fd = -1;
+
+	/* O_NONBLOCK: a FIFO must not hang us; it is then refused as "not an ELF file". */
+	bi->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (bi->fd < 0) {
+		err = -errno;
+		diag_fatal("%s: %s", path, strerror(errno));
+		goto fail;
+	}
+	if (fstat(bi->fd, &st) < 0) {
+		err = -errno;
+		diag_fatal("%s: %s", path, strerror(errno));
+		goto fail;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		err = -EISDIR;
+		diag_fatal("%s: %s", path, strerror(EISDIR));
+		goto fail;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_size < (off_t)sizeof(Elf64_Ehdr))
+		goto not_elf;
+
+	elf_version(EV_CURRENT);
+	bi->elf = elf_begin(bi->fd, ELF_C_READ_MMAP, NULL);
+	if (!bi->elf || elf_kind(bi->elf) != ELF_K_ELF)
+		goto not_elf;
+	bi->img = (const uint8_t *)elf_rawfile(bi->elf, &bi->img_size);
+	if (!bi->img)
+		goto not_elf;
+
+	const unsigned char *ident = (const unsigned char *)elf_getident(bi->elf, NULL);
+	if (!ident || ident[EI_CLASS] != ELFCLASS64 || ident[EI_DATA] != ELFDATA2LSB ||
+	    !gelf_getehdr(bi->elf, &eh) || eh.e_machine != EM_X86_64 ||
+	    (eh.e_type != ET_EXEC && eh.e_type != ET_DYN)) {
+		err = -ENOEXEC;
+		diag_fatal("%s: not an x86-64 ELF executable", path);
+		goto fail;
+	}
+	bi->pie = eh.e_type == ET_DYN;
+
+	if (elf_getphdrnum(bi->elf, &nphdr) == 0 && nphdr > 0) {
+		bi->loads = xcalloc(nphdr, sizeof(*bi->loads));
+		for (size_t i = 0; i < nphdr; i++) {
+			GElf_Phdr ph;
+			if (!gelf_getphdr(bi->elf, (int)i, &ph) || ph.p_type != PT_LOAD ||
+			    ph.p_filesz == 0)
+				continue;
+			bi->loads[bi->nloads++] = (struct binfo_load){
+			    .vaddr = ph.p_vaddr, .filesz = ph.p_filesz, .offset = ph.p_offset};
+		}
+	}
+
+	if (elf_getshdrstrndx(bi->elf, &shstrndx) != 0)
+		shstrndx = 0;
+	while ((scn = elf_nextscn(bi->elf, scn)) != NULL) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		const char *name = shstrndx ? elf_strptr(bi->elf, shstrndx, sh.sh_name) : NULL;
+		if (sh.sh_type == SHT_SYMTAB)
+			symtab = scn;
+		else if (sh.sh_type == SHT_DYNSYM)
+			dynsym = scn;
+		if (!name)
+			continue;
+		/* PIE builds name it .data.rel.ro.gopclntab. */
+		if (has_suffix(name, ".gopclntab"))
+			has_pclntab = true;
+		else if (strcmp(name, ".go.buildinfo") == 0 && sh.sh_type == SHT_PROGBITS &&
+		         sh.sh_offset <= bi->img_size &&
+		         sh.sh_size <= bi->img_size - sh.sh_offset) {
+			buildinfo = bi->img + sh.sh_offset;
+			buildinfo_size = sh.sh_size;
+		}
+	}
+
+	if (symtab || dynsym)
+		load_symbols(bi, symtab ? symtab : dynsym, &vs);
+
+	if (!has_pclntab && !buildinfo && !vs.hdr_addr) {
+		err = -ENOEXEC;
+		diag_fatal("%s: not a Go binary (no .gopclntab or Go build info)", path);
+		goto fail;
+	}
+	build_name_index(bi);
+	/* Without .symtab, .dynsym of a cgo build still defines a few C functions
+	 * (crosscall2, x_cgo_*): not having runtime.main says the Go symbols are gone. */
+	if (bi->nfuncs == 0 || (!symtab && !binfo_find_func(bi, "runtime.main"))) {
+		err = -EOPNOTSUPP;
+		diag_fatal("%s: has no symbol table (stripped Go binaries are not supported yet)",
+		           path);
+		goto fail;
+	}
+
+	if (buildinfo)
+		bi->go_version = version_from_buildinfo(bi, buildinfo, buildinfo_size, &vs);
+	if (!bi->go_version && vs.hdr_addr)
+		bi->go_version = version_from_header(bi, vs.hdr_addr, vs.str_addr);
+
+	char *rp = realpath(path, NULL);
+	bi->path = rp ? rp : xstrdup(path);
+	*out = bi;
+	return 0;
+
+not_elf:
+	err = -ENOEXEC;
+	diag_fatal("%s: not an ELF file", path);
+fail:
+	binfo__close(bi);
+	return err;
+}
+
+void binfo__close(struct binfo *bi)
+{
+	if (!bi)
+		return;
+	if (bi->cs_ok)
+		cs_close(&bi->cs);
+	if (bi->cs_fast_ok)
+		cs_close(&bi->cs_fast);
+	if (bi->elf)
+		elf_end(bi->elf);
+	if (bi->fd >= 0)
+		close(bi->fd);
+	free(bi->path);
+	free(bi->go_version);
+	free(bi->loads);
+	free(bi->funcs);
+	free(bi->name_tab);
+	free(bi->same_next);
+	free(bi);
+}

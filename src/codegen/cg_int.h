@@ -1,0 +1,66 @@
+/* Internal state of the code generator. */
+#ifndef GT_CG_INT_H
+#define GT_CG_INT_H
+
+#include <llvm-c/Core.h>
+#include <llvm-c/DebugInfo.h>
+#include <llvm-c/TargetMachine.h>
+
+#include "codegen/cg.h"
+
+/* BPF helper ids (uapi/linux/bpf.h); calls go through inttoptr(id). */
+enum {
+	BPF_HELPER_map_lookup_elem = 1,
+	BPF_HELPER_ktime_get_ns = 5,
+	BPF_HELPER_get_smp_processor_id = 8,
+	BPF_HELPER_get_current_pid_tgid = 14,
+	BPF_HELPER_get_current_uid_gid = 15,
+	BPF_HELPER_get_current_comm = 16,
+	BPF_HELPER_probe_read_user = 112,
+	BPF_HELPER_ringbuf_reserve = 131,
+	BPF_HELPER_ringbuf_submit = 132,
+	BPF_HELPER_get_attach_cookie = 174,
+};
+
+struct cg {
+	LLVMContextRef ctx;
+	LLVMModuleRef mod;
+	LLVMBuilderRef b;
+	LLVMDIBuilderRef dib;
+	LLVMTargetMachineRef tm;
+	const struct diag_src *src;
+	struct gt_plan *plan;
+	const struct cg_options *opts;
+	char *llvm_error; /* first error from LLVM's diagnostic handler */
+
+	LLVMTypeRef i1, i8, i32, i64, ptr;
+	LLVMMetadataRef di_file, di_cu, di_int, di_u32, di_u64, di_ptr;
+	LLVMValueRef map_events, map_lost, map_config;
+
+	/* per program */
+	LLVMValueRef fn, ctx_arg;
+	LLVMMetadataRef di_sp;
+	const struct sema_prog *sp;
+	const struct plan_prog *pp;
+	LLVMValueRef *vars; /* alloca per variable slot */
+	LLVMBasicBlockRef exit_bb;
+	LLVMBasicBlockRef alloca_bb;
+};
+
+/* cg_module.c */
+LLVMValueRef cg_helper(struct cg *g, int id, LLVMTypeRef ret, LLVMValueRef *args, int nargs);
+LLVMValueRef cg_runtime_call(struct cg *g, const char *name, LLVMValueRef *args, int nargs);
+LLVMValueRef cg_alloca(struct cg *g, LLVMTypeRef ty, const char *name);
+LLVMValueRef cg_str_alloca(struct cg *g, int size);
+void cg_set_loc(struct cg *g, struct gt_loc loc);
+LLVMValueRef cg_const(struct cg *g, uint64_t v);
+
+/* cg_expr.c */
+LLVMValueRef cg_expr(struct cg *g, struct ast_node *e);
+void cg_str_into(struct cg *g, struct ast_node *e, LLVMValueRef dst, int size);
+LLVMValueRef cg_cond(struct cg *g, struct ast_node *e); /* i1 */
+
+/* cg_stmt.c */
+void cg_program(struct cg *g, const struct sema_prog *sp);
+
+#endif

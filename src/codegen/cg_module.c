@@ -1,0 +1,316 @@
+/* cg_module: the LLVM module around the programs: target, debug info (BTF comes from
+ * it), BTF-defined maps, the runtime-bpf bitcode, the O2 pipeline and emission. */
+#include "codegen/cg_int.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <llvm-c/Analysis.h>
+#include <llvm-c/BitReader.h>
+#include <llvm-c/Linker.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/Transforms/PassBuilder.h>
+
+#include "common/util.h"
+
+extern const char gt_runtime_bc[];
+extern const char gt_runtime_bc_end[];
+
+enum { MAP_TYPE_ARRAY = 2, MAP_TYPE_RINGBUF = 27 };
+
+static void on_llvm_diag(LLVMDiagnosticInfoRef di, void *opaque)
+{
+	struct cg *g = opaque;
+	LLVMDiagnosticSeverity sev = LLVMGetDiagInfoSeverity(di);
+	if (sev != LLVMDSError)
+		return;
+	char *msg = LLVMGetDiagInfoDescription(di);
+	if (!g->llvm_error)
+		g->llvm_error = xstrdup(msg);
+	LLVMDisposeMessage(msg);
+}
+
+LLVMValueRef cg_const(struct cg *g, uint64_t v)
+{
+	return LLVMConstInt(g->i64, v, false);
+}
+
+void cg_set_loc(struct cg *g, struct gt_loc loc)
+{
+	LLVMMetadataRef l = LLVMDIBuilderCreateDebugLocation(
+		g->ctx, (unsigned)(loc.line > 0 ? loc.line : 1),
+		(unsigned)(loc.col > 0 ? loc.col : 1), g->di_sp, NULL);
+	LLVMSetCurrentDebugLocation2(g->b, l);
+}
+
+LLVMValueRef cg_helper(struct cg *g, int id, LLVMTypeRef ret, LLVMValueRef *args, int nargs)
+{
+	LLVMTypeRef params[8];
+	for (int i = 0; i < nargs; i++)
+		params[i] = LLVMTypeOf(args[i]);
+	LLVMTypeRef fty = LLVMFunctionType(ret, params, (unsigned)nargs, false);
+	LLVMValueRef fp = LLVMConstIntToPtr(cg_const(g, (uint64_t)id), g->ptr);
+	return LLVMBuildCall2(g->b, fty, fp, args, (unsigned)nargs, "");
+}
+
+LLVMValueRef cg_runtime_call(struct cg *g, const char *name, LLVMValueRef *args, int nargs)
+{
+	LLVMValueRef fn = LLVMGetNamedFunction(g->mod, name);
+	if (!fn) {
+		fprintf(stderr, "gotrace: internal error: runtime-bpf has no %s\n", name);
+		abort();
+	}
+	return LLVMBuildCall2(g->b, LLVMGlobalGetValueType(fn), fn, args, (unsigned)nargs, "");
+}
+
+/* Allocas go in the entry block so that mem2reg/SROA see them. */
+LLVMValueRef cg_alloca(struct cg *g, LLVMTypeRef ty, const char *name)
+{
+	LLVMBasicBlockRef cur = LLVMGetInsertBlock(g->b);
+	LLVMValueRef first = LLVMGetFirstInstruction(g->alloca_bb);
+	if (first)
+		LLVMPositionBuilderBefore(g->b, first);
+	else
+		LLVMPositionBuilderAtEnd(g->b, g->alloca_bb);
+	LLVMValueRef a = LLVMBuildAlloca(g->b, ty, name);
+	LLVMPositionBuilderAtEnd(g->b, cur);
+	return a;
+}
+
+LLVMValueRef cg_str_alloca(struct cg *g, int size)
+{
+	LLVMValueRef a = cg_alloca(g, LLVMArrayType(g->i8, (unsigned)size), "str");
+	LLVMSetAlignment(a, 8);
+	return a;
+}
+
+/* int (*name)[N] : how BTF-defined maps encode a number in a type. */
+static LLVMMetadataRef di_num(struct cg *g, unsigned n)
+{
+	LLVMMetadataRef sub = LLVMDIBuilderGetOrCreateSubrange(g->dib, 0, n);
+	LLVMMetadataRef arr = LLVMDIBuilderCreateArrayType(g->dib, (uint64_t)n * 32, 32,
+							   g->di_int, &sub, 1);
+	return LLVMDIBuilderCreatePointerType(g->dib, arr, 64, 64, 0, NULL, 0);
+}
+
+static LLVMMetadataRef di_member(struct cg *g, const char *name, LLVMMetadataRef ty, int idx)
+{
+	return LLVMDIBuilderCreateMemberType(g->dib, g->di_file, name, strlen(name), g->di_file, 0,
+					     64, 64, (uint64_t)idx * 64, 0, ty);
+}
+
+/* A map in section .maps: struct { type; max_entries; [key; value;] } name. */
+static LLVMValueRef define_map(struct cg *g, const char *name, unsigned type, unsigned max,
+			       LLVMMetadataRef key, LLVMMetadataRef value)
+{
+	LLVMMetadataRef members[4];
+	int n = 0;
+	members[n] = di_member(g, "type", di_num(g, type), n);
+	n++;
+	members[n] = di_member(g, "max_entries", di_num(g, max), n);
+	n++;
+	if (key) {
+		members[n] = di_member(g, "key",
+				       LLVMDIBuilderCreatePointerType(g->dib, key, 64, 64, 0, NULL, 0),
+				       n);
+		n++;
+		members[n] = di_member(
+			g, "value", LLVMDIBuilderCreatePointerType(g->dib, value, 64, 64, 0, NULL, 0),
+			n);
+		n++;
+	}
+	LLVMMetadataRef st = LLVMDIBuilderCreateStructType(g->dib, g->di_file, "", 0, g->di_file, 0,
+							   (uint64_t)n * 64, 64, 0, NULL, members,
+							   (unsigned)n, 0, NULL, "", 0);
+	LLVMTypeRef fields[4] = {g->ptr, g->ptr, g->ptr, g->ptr};
+	LLVMTypeRef lt = LLVMStructTypeInContext(g->ctx, fields, (unsigned)n, false);
+	LLVMValueRef gv = LLVMAddGlobal(g->mod, lt, name);
+	LLVMSetInitializer(gv, LLVMConstNull(lt));
+	LLVMSetSection(gv, ".maps");
+	LLVMSetAlignment(gv, 8);
+	LLVMMetadataRef expr = LLVMDIBuilderCreateExpression(g->dib, NULL, 0);
+	LLVMMetadataRef gve = LLVMDIBuilderCreateGlobalVariableExpression(
+		g->dib, g->di_cu, name, strlen(name), name, strlen(name), g->di_file, 0, st, false,
+		expr, NULL, 0);
+	LLVMGlobalSetMetadata(gv, LLVMGetMDKindIDInContext(g->ctx, "dbg", 3), gve);
+	return gv;
+}
+
+static void define_globals(struct cg *g)
+{
+	LLVMValueRef lic = LLVMAddGlobal(g->mod, LLVMArrayType(g->i8, 4), "_license");
+	LLVMSetInitializer(lic, LLVMConstStringInContext(g->ctx, "GPL", 3, false));
+	LLVMSetSection(lic, "license");
+
+	LLVMMetadataRef cfg_members[2] = {
+		di_member(g, "start_ns", g->di_u64, 0),
+		di_member(g, "filter_pid", g->di_u64, 1),
+	};
+	LLVMMetadataRef cfg = LLVMDIBuilderCreateStructType(
+		g->dib, g->di_file, "plan_config", 11, g->di_file, 0, 128, 64, 0, NULL, cfg_members,
+		2, 0, NULL, "", 0);
+	g->map_events = define_map(g, PLAN_MAP_EVENTS, MAP_TYPE_RINGBUF, PLAN_RINGBUF_SIZE, NULL,
+				   NULL);
+	g->map_lost = define_map(g, PLAN_MAP_LOST, MAP_TYPE_ARRAY, 1, g->di_u32, g->di_u64);
+	g->map_config = define_map(g, PLAN_MAP_CONFIG, MAP_TYPE_ARRAY, 1, g->di_u32, cfg);
+}
+
+/* Links runtime-bpf and makes its functions internal + always_inline. */
+static int link_runtime(struct cg *g)
+{
+	size_t len = (size_t)(gt_runtime_bc_end - gt_runtime_bc);
+	LLVMMemoryBufferRef buf =
+		LLVMCreateMemoryBufferWithMemoryRange(gt_runtime_bc, len, "runtime-bpf", false);
+	LLVMModuleRef rt = NULL;
+	if (LLVMParseBitcodeInContext2(g->ctx, buf, &rt)) {
+		LLVMDisposeMemoryBuffer(buf);
+		diag_fatal("internal error: cannot read the runtime-bpf bitcode");
+		return -EINVAL;
+	}
+	LLVMDisposeMemoryBuffer(buf);
+	if (LLVMLinkModules2(g->mod, rt)) {
+		diag_fatal("internal error: cannot link runtime-bpf");
+		return -EINVAL;
+	}
+	unsigned always = LLVMGetEnumAttributeKindForName("alwaysinline", 12);
+	unsigned noinline = LLVMGetEnumAttributeKindForName("noinline", 8);
+	for (LLVMValueRef f = LLVMGetFirstFunction(g->mod); f; f = LLVMGetNextFunction(f)) {
+		if (LLVMIsDeclaration(f))
+			continue;
+		LLVMSetLinkage(f, LLVMInternalLinkage);
+		LLVMRemoveEnumAttributeAtIndex(f, LLVMAttributeFunctionIndex, noinline);
+		LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex,
+					LLVMCreateEnumAttribute(g->ctx, always, 0));
+	}
+	return 0;
+}
+
+static int setup(struct cg *g)
+{
+	LLVMInitializeBPFTargetInfo();
+	LLVMInitializeBPFTarget();
+	LLVMInitializeBPFTargetMC();
+	LLVMInitializeBPFAsmPrinter();
+
+	g->ctx = LLVMContextCreate();
+	LLVMContextSetDiagnosticHandler(g->ctx, on_llvm_diag, g);
+	g->mod = LLVMModuleCreateWithNameInContext("gotrace", g->ctx);
+	LLVMSetTarget(g->mod, "bpf");
+	LLVMSetDataLayout(g->mod, "e-m:e-p:64:64-i64:64-i128:128-n32:64-S128");
+	g->b = LLVMCreateBuilderInContext(g->ctx);
+	g->i1 = LLVMInt1TypeInContext(g->ctx);
+	g->i8 = LLVMInt8TypeInContext(g->ctx);
+	g->i32 = LLVMInt32TypeInContext(g->ctx);
+	g->i64 = LLVMInt64TypeInContext(g->ctx);
+	g->ptr = LLVMPointerTypeInContext(g->ctx, 0);
+
+	char *err = NULL;
+	LLVMTargetRef target;
+	if (LLVMGetTargetFromTriple("bpfel", &target, &err)) {
+		diag_fatal("internal error: LLVM has no BPF target: %s", err);
+		LLVMDisposeMessage(err);
+		return -ENOENT;
+	}
+	g->tm = LLVMCreateTargetMachine(target, "bpfel", "v3", "", LLVMCodeGenLevelDefault,
+					LLVMRelocDefault, LLVMCodeModelDefault);
+
+	int e = link_runtime(g);
+	if (e)
+		return e;
+
+	g->dib = LLVMCreateDIBuilder(g->mod);
+	const char *fname = g->src && g->src->name ? g->src->name : "gotrace";
+	g->di_file = LLVMDIBuilderCreateFile(g->dib, fname, strlen(fname), ".", 1);
+	g->di_cu = LLVMDIBuilderCreateCompileUnit(g->dib, LLVMDWARFSourceLanguageC, g->di_file,
+						  "gotrace", 7, true, "", 0, 0, "", 0,
+						  LLVMDWARFEmissionFull, 0, false, false, "", 0,
+						  "", 0);
+	g->di_int = LLVMDIBuilderCreateBasicType(g->dib, "int", 3, 32, 5 /* DW_ATE_signed */, 0);
+	g->di_u32 = LLVMDIBuilderCreateBasicType(g->dib, "unsigned int", 12, 32,
+						 8 /* DW_ATE_unsigned */, 0);
+	g->di_u64 = LLVMDIBuilderCreateBasicType(g->dib, "unsigned long long", 18, 64, 8, 0);
+	g->di_ptr = LLVMDIBuilderCreatePointerType(g->dib, NULL, 64, 64, 0, NULL, 0);
+	/* runtime-bpf's bitcode usually brought these already */
+	if (!LLVMGetModuleFlag(g->mod, "Debug Info Version", 18))
+		LLVMAddModuleFlag(g->mod, LLVMModuleFlagBehaviorWarning, "Debug Info Version", 18,
+				  LLVMValueAsMetadata(
+					  LLVMConstInt(g->i32, LLVMDebugMetadataVersion(), 0)));
+	if (!LLVMGetModuleFlag(g->mod, "Dwarf Version", 13))
+		LLVMAddModuleFlag(g->mod, LLVMModuleFlagBehaviorWarning, "Dwarf Version", 13,
+				  LLVMValueAsMetadata(LLVMConstInt(g->i32, 4, 0)));
+	define_globals(g);
+	return 0;
+}
+
+static void teardown(struct cg *g)
+{
+	if (g->dib)
+		LLVMDisposeDIBuilder(g->dib);
+	if (g->b)
+		LLVMDisposeBuilder(g->b);
+	if (g->mod)
+		LLVMDisposeModule(g->mod);
+	if (g->tm)
+		LLVMDisposeTargetMachine(g->tm);
+	if (g->ctx)
+		LLVMContextDispose(g->ctx);
+	free(g->llvm_error);
+}
+
+int cg_generate(const struct diag_src *src, struct sema_result *sr, struct gt_plan *plan,
+		const struct cg_options *opts)
+{
+	struct cg g = {.src = src, .plan = plan, .opts = opts};
+	int err = setup(&g);
+	if (err)
+		goto out;
+	for (int i = 0; i < sr->nprogs; i++)
+		cg_program(&g, &sr->progs[i]);
+	LLVMDIBuilderFinalize(g.dib);
+
+	char *msg = NULL;
+	if (LLVMVerifyModule(g.mod, LLVMReturnStatusAction, &msg)) {
+		diag_fatal("internal error: generated LLVM IR is invalid:\n%s", msg);
+		LLVMDisposeMessage(msg);
+		err = -EINVAL;
+		goto out;
+	}
+	LLVMDisposeMessage(msg);
+
+	LLVMPassBuilderOptionsRef pbo = LLVMCreatePassBuilderOptions();
+	LLVMErrorRef perr = LLVMRunPasses(g.mod, "default<O2>", g.tm, pbo);
+	LLVMDisposePassBuilderOptions(pbo);
+	if (perr) {
+		char *m = LLVMGetErrorMessage(perr);
+		diag_fatal("internal error: LLVM passes failed: %s", m);
+		LLVMDisposeErrorMessage(m);
+		err = -EINVAL;
+		goto out;
+	}
+	if (opts->dump_ir) {
+		char *ir = LLVMPrintModuleToString(g.mod);
+		fputs(ir, stdout);
+		LLVMDisposeMessage(ir);
+	}
+
+	LLVMMemoryBufferRef obj = NULL;
+	msg = NULL;
+	if (LLVMTargetMachineEmitToMemoryBuffer(g.tm, g.mod, LLVMObjectFile, &msg, &obj) ||
+	    g.llvm_error) {
+		diag_fatal("cannot compile to BPF: %s", g.llvm_error ? g.llvm_error : msg);
+		LLVMDisposeMessage(msg);
+		if (obj)
+			LLVMDisposeMemoryBuffer(obj);
+		err = -EINVAL;
+		goto out;
+	}
+	plan->obj_size = LLVMGetBufferSize(obj);
+	plan->obj = xmalloc(plan->obj_size);
+	memcpy(plan->obj, LLVMGetBufferStart(obj), plan->obj_size);
+	LLVMDisposeMemoryBuffer(obj);
+out:
+	teardown(&g);
+	return err;
+}

@@ -1,0 +1,250 @@
+/* cg_stmt: one BPF program per sema_prog: predicate, statements, events. */
+#include "codegen/cg_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/util.h"
+
+static void cg_block(struct cg *g, struct ast_node *block);
+
+static LLVMBasicBlockRef new_bb(struct cg *g, const char *name)
+{
+	return LLVMAppendBasicBlockInContext(g->ctx, g->fn, name);
+}
+
+/* Stores an i64 at p + off. */
+static void store_at(struct cg *g, LLVMValueRef p, int off, LLVMValueRef v)
+{
+	LLVMValueRef idx = LLVMConstInt(g->i64, (uint64_t)off, false);
+	LLVMValueRef q = LLVMBuildGEP2(g->b, g->i8, p, &idx, 1, "");
+	LLVMValueRef st = LLVMBuildStore(g->b, v, q);
+	LLVMSetAlignment(st, 8);
+}
+
+/* Emits one ring-buffer record for a printf/print/exit call. A failed reserve counts
+ * as a lost event instead of being dropped silently. */
+static void cg_event(struct cg *g, struct ast_node *call)
+{
+	const struct sema_node *sn = call->sema;
+	const struct plan_event *ev = &g->plan->events[sn->event_id];
+	LLVMValueRef args[3] = {g->map_events, cg_const(g, (uint64_t)ev->size), cg_const(g, 0)};
+	LLVMValueRef rec = cg_helper(g, BPF_HELPER_ringbuf_reserve, g->ptr, args, 3);
+	LLVMBasicBlockRef ok = new_bb(g, "ev.ok"), lost = new_bb(g, "ev.lost"),
+			  done = new_bb(g, "ev.done");
+	LLVMBuildCondBr(g->b, LLVMBuildIsNull(g->b, rec, ""), lost, ok);
+
+	LLVMPositionBuilderAtEnd(g->b, lost);
+	LLVMValueRef key = cg_alloca(g, g->i32, "key");
+	LLVMBuildStore(g->b, LLVMConstInt(g->i32, 0, false), key);
+	LLVMValueRef largs[2] = {g->map_lost, key};
+	LLVMValueRef slot = cg_helper(g, BPF_HELPER_map_lookup_elem, g->ptr, largs, 2);
+	LLVMBasicBlockRef inc = new_bb(g, "lost.inc");
+	LLVMBuildCondBr(g->b, LLVMBuildIsNull(g->b, slot, ""), done, inc);
+	LLVMPositionBuilderAtEnd(g->b, inc);
+	LLVMBuildAtomicRMW(g->b, LLVMAtomicRMWBinOpAdd, slot, cg_const(g, 1),
+			   LLVMAtomicOrderingMonotonic, false);
+	LLVMBuildBr(g->b, done);
+
+	LLVMPositionBuilderAtEnd(g->b, ok);
+	store_at(g, rec, 0, cg_const(g, (uint64_t)sn->event_id));
+	struct ast_node **argv = call->u.call.args.v;
+	int first = !strcmp(call->u.call.name, "printf") ? 1 : 0;
+	for (int i = 0; i < ev->nargs; i++) {
+		const struct plan_arg *a = &ev->args[i];
+		struct ast_node *e = argv[first + i];
+		if (a->kind == PLAN_ARG_STR) {
+			LLVMValueRef idx = cg_const(g, (uint64_t)a->offset);
+			LLVMValueRef dst = LLVMBuildGEP2(g->b, g->i8, rec, &idx, 1, "");
+			cg_str_into(g, e, dst, a->size);
+		} else {
+			store_at(g, rec, a->offset, cg_expr(g, e));
+		}
+	}
+	LLVMValueRef sargs[2] = {rec, cg_const(g, 0)};
+	cg_helper(g, BPF_HELPER_ringbuf_submit, LLVMVoidTypeInContext(g->ctx), sargs, 2);
+	LLVMBuildBr(g->b, done);
+	LLVMPositionBuilderAtEnd(g->b, done);
+}
+
+static bool is_event_call(struct ast_node *e)
+{
+	return e->kind == AST_CALL && e->sema && e->ty && e->ty->kind == TY_VOID;
+}
+
+static void cg_assign(struct cg *g, struct ast_node *st)
+{
+	struct ast_node *lhs = st->u.assign.lhs, *rhs = st->u.assign.rhs;
+	const struct sema_node *sn = lhs->sema;
+	const struct sema_var *v = &g->sp->vars[sn->var_slot];
+	LLVMValueRef slot = g->vars[sn->var_slot];
+	if (v->ty.kind == TY_STR) {
+		cg_str_into(g, rhs, slot, rhs->ty->size < v->ty.size ? rhs->ty->size : v->ty.size);
+		return;
+	}
+	LLVMValueRef val = cg_expr(g, rhs);
+	if (st->u.assign.op) {
+		/* $x op= y  is  $x = $x op y */
+		LLVMValueRef cur = LLVMBuildLoad2(g->b, g->i64, slot, "");
+		const char *op = st->u.assign.op;
+		bool sgn = lhs->ty->is_signed && rhs->ty->is_signed;
+		if (!strcmp(op, "+"))
+			val = LLVMBuildAdd(g->b, cur, val, "");
+		else if (!strcmp(op, "-"))
+			val = LLVMBuildSub(g->b, cur, val, "");
+		else if (!strcmp(op, "*"))
+			val = LLVMBuildMul(g->b, cur, val, "");
+		else if (!strcmp(op, "/"))
+			val = LLVMBuildUDiv(g->b, cur, val, "");
+		else if (!strcmp(op, "%"))
+			val = LLVMBuildURem(g->b, cur, val, "");
+		else if (!strcmp(op, "&"))
+			val = LLVMBuildAnd(g->b, cur, val, "");
+		else if (!strcmp(op, "|"))
+			val = LLVMBuildOr(g->b, cur, val, "");
+		else if (!strcmp(op, "^"))
+			val = LLVMBuildXor(g->b, cur, val, "");
+		else if (!strcmp(op, "<<"))
+			val = LLVMBuildShl(g->b, cur, val, "");
+		else if (!strcmp(op, ">>"))
+			val = sgn ? LLVMBuildAShr(g->b, cur, val, "") : LLVMBuildLShr(g->b, cur, val, "");
+	}
+	LLVMBuildStore(g->b, val, slot);
+}
+
+static void cg_stmt(struct cg *g, struct ast_node *st)
+{
+	if (LLVMGetBasicBlockTerminator(LLVMGetInsertBlock(g->b)))
+		LLVMPositionBuilderAtEnd(g->b, new_bb(g, "dead")); /* after return */
+	cg_set_loc(g, st->loc);
+	switch (st->kind) {
+	case AST_BLOCK:
+		cg_block(g, st);
+		break;
+	case AST_EXPR_STMT: {
+		struct ast_node *e = st->u.expr_stmt.expr;
+		if (is_event_call(e))
+			cg_event(g, e);
+		else
+			cg_expr(g, e);
+		break;
+	}
+	case AST_ASSIGN:
+		cg_assign(g, st);
+		break;
+	case AST_IF: {
+		LLVMBasicBlockRef then = new_bb(g, "if.then"), els = new_bb(g, "if.else"),
+				  done = new_bb(g, "if.done");
+		LLVMBuildCondBr(g->b, cg_cond(g, st->u.if_.cond), then, els);
+		LLVMPositionBuilderAtEnd(g->b, then);
+		cg_block(g, st->u.if_.then);
+		if (!LLVMGetBasicBlockTerminator(LLVMGetInsertBlock(g->b)))
+			LLVMBuildBr(g->b, done);
+		LLVMPositionBuilderAtEnd(g->b, els);
+		if (st->u.if_.els)
+			cg_stmt(g, st->u.if_.els);
+		if (!LLVMGetBasicBlockTerminator(LLVMGetInsertBlock(g->b)))
+			LLVMBuildBr(g->b, done);
+		LLVMPositionBuilderAtEnd(g->b, done);
+		break;
+	}
+	case AST_UNROLL: {
+		const struct sema_node *sn = st->sema;
+		for (int64_t i = 0; i < sn->const_val; i++)
+			cg_block(g, st->u.loop.body);
+		break;
+	}
+	case AST_WHILE: {
+		LLVMBasicBlockRef cond = new_bb(g, "while.cond"), body = new_bb(g, "while.body"),
+				  done = new_bb(g, "while.done");
+		LLVMBuildBr(g->b, cond);
+		LLVMPositionBuilderAtEnd(g->b, cond);
+		LLVMBuildCondBr(g->b, cg_cond(g, st->u.loop.expr), body, done);
+		LLVMPositionBuilderAtEnd(g->b, body);
+		cg_block(g, st->u.loop.body);
+		if (!LLVMGetBasicBlockTerminator(LLVMGetInsertBlock(g->b)))
+			LLVMBuildBr(g->b, cond);
+		LLVMPositionBuilderAtEnd(g->b, done);
+		break;
+	}
+	case AST_RETURN:
+		LLVMBuildBr(g->b, g->exit_bb);
+		break;
+	default:
+		break;
+	}
+}
+
+static void cg_block(struct cg *g, struct ast_node *block)
+{
+	for (int i = 0; i < block->u.block.stmts.n; i++)
+		cg_stmt(g, block->u.block.stmts.v[i]);
+}
+
+/* int prog(void *ctx) with the debug info BTF needs (a named parameter). */
+static void begin_function(struct cg *g, const char *name, const char *section, int line)
+{
+	LLVMTypeRef fty = LLVMFunctionType(g->i32, &g->ptr, 1, false);
+	g->fn = LLVMAddFunction(g->mod, name, fty);
+	LLVMSetSection(g->fn, section);
+	g->ctx_arg = LLVMGetParam(g->fn, 0);
+	LLVMSetValueName2(g->ctx_arg, "ctx", 3);
+
+	LLVMMetadataRef di_types[2] = {g->di_int, g->di_ptr};
+	LLVMMetadataRef sty =
+		LLVMDIBuilderCreateSubroutineType(g->dib, g->di_file, di_types, 2, LLVMDIFlagZero);
+	g->di_sp = LLVMDIBuilderCreateFunction(g->dib, g->di_file, name, strlen(name), name,
+					       strlen(name), g->di_file, (unsigned)line, sty, false,
+					       true, (unsigned)line, LLVMDIFlagPrototyped, true);
+	LLVMSetSubprogram(g->fn, g->di_sp);
+	LLVMMetadataRef param = LLVMDIBuilderCreateParameterVariable(
+		g->dib, g->di_sp, "ctx", 3, 1, g->di_file, (unsigned)line, g->di_ptr, true, 0);
+
+	g->alloca_bb = new_bb(g, "entry");
+	LLVMPositionBuilderAtEnd(g->b, g->alloca_bb);
+	LLVMMetadataRef loc =
+		LLVMDIBuilderCreateDebugLocation(g->ctx, (unsigned)line, 1, g->di_sp, NULL);
+	LLVMDIBuilderInsertDbgValueAtEnd(g->dib, g->ctx_arg, param,
+					 LLVMDIBuilderCreateExpression(g->dib, NULL, 0), loc,
+					 g->alloca_bb);
+}
+
+void cg_program(struct cg *g, const struct sema_prog *sp)
+{
+	const struct plan_prog *pp = &g->plan->progs[sp->plan_prog];
+	struct ast_node *clause = sp->clause;
+	g->sp = sp;
+	g->pp = pp;
+	begin_function(g, pp->fn_name, pp->kind == PLAN_PROG_UPROBE ? "uprobe" : "raw_tp",
+		       clause->loc.line);
+	cg_set_loc(g, clause->loc);
+
+	g->vars = xcalloc((size_t)sp->nvars + 1, sizeof(LLVMValueRef));
+	for (int i = 0; i < sp->nvars; i++) {
+		const struct sema_var *v = &sp->vars[i];
+		if (v->ty.kind == TY_STR) {
+			g->vars[i] = cg_str_alloca(g, v->ty.size);
+		} else {
+			g->vars[i] = cg_alloca(g, g->i64, v->name);
+			LLVMBuildStore(g->b, cg_const(g, 0), g->vars[i]);
+		}
+	}
+	LLVMBasicBlockRef body = new_bb(g, "body");
+	g->exit_bb = new_bb(g, "exit");
+	LLVMBuildBr(g->b, body);
+	LLVMPositionBuilderAtEnd(g->b, body);
+	if (clause->u.clause.pred) {
+		cg_set_loc(g, clause->u.clause.pred->loc);
+		LLVMBasicBlockRef pass = new_bb(g, "pred.pass");
+		LLVMBuildCondBr(g->b, cg_cond(g, clause->u.clause.pred), pass, g->exit_bb);
+		LLVMPositionBuilderAtEnd(g->b, pass);
+	}
+	cg_block(g, clause->u.clause.body);
+	if (!LLVMGetBasicBlockTerminator(LLVMGetInsertBlock(g->b)))
+		LLVMBuildBr(g->b, g->exit_bb);
+	LLVMPositionBuilderAtEnd(g->b, g->exit_bb);
+	cg_set_loc(g, clause->loc);
+	LLVMBuildRet(g->b, LLVMConstInt(g->i32, 0, false));
+	free(g->vars);
+	g->vars = NULL;
+}

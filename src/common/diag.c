@@ -1,0 +1,96 @@
+#include "common/diag.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static int n_errors;
+
+int diag_error_count(void)
+{
+	return n_errors;
+}
+
+void diag_reset(void)
+{
+	n_errors = 0;
+}
+
+/* Prints the source line of loc and a caret + tildes under the range. */
+static void print_excerpt(const struct diag_src *src, struct gt_loc loc)
+{
+	if (!src || !src->text || loc.line <= 0)
+		return;
+	const char *p = src->text;
+	for (int l = 1; l < loc.line && *p; l++) {
+		const char *nl = strchr(p, '\n');
+		if (!nl)
+			return;
+		p = nl + 1;
+	}
+	const char *end = strchr(p, '\n');
+	int len = end ? (int)(end - p) : (int)strlen(p);
+	fprintf(stderr, "%.*s\n", len, p);
+	int col = loc.col > 0 ? loc.col : 1;
+	int stop = (loc.end_line == loc.line && loc.end_col > col) ? loc.end_col : col + 1;
+	if (loc.end_line > loc.line)
+		stop = len + 1 > col ? len + 1 : col + 1;
+	for (int c = 1; c < col; c++)
+		fputc(c - 1 < len && p[c - 1] == '\t' ? '\t' : ' ', stderr);
+	fputc('^', stderr);
+	for (int c = col + 1; c < stop; c++)
+		fputc('~', stderr);
+	fputc('\n', stderr);
+}
+
+static void vreport(const struct diag_src *src, struct gt_loc loc, const char *kind,
+		    const char *fmt, va_list ap)
+{
+	fflush(stdout);
+	if (src && loc.line > 0)
+		fprintf(stderr, "%s:%d:%d: %s: ", src->name, loc.line, loc.col, kind);
+	else
+		fprintf(stderr, "gotrace: %s: ", kind);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	print_excerpt(src, loc);
+}
+
+void diag_error(const struct diag_src *src, struct gt_loc loc, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vreport(src, loc, "error", fmt, ap);
+	va_end(ap);
+	n_errors++;
+}
+
+void diag_warning(const struct diag_src *src, struct gt_loc loc, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vreport(src, loc, "warning", fmt, ap);
+	va_end(ap);
+}
+
+void diag_note(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("note: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+void diag_fatal(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fflush(stdout);
+	fputs("gotrace: error: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	n_errors++;
+}

@@ -1,0 +1,37 @@
+/* fmt: printf format strings, parsed once by sema (to check arguments) and by the
+ * runtime (to print). Conversions: %d %i %u %x %X %o %s %c %p %% with flags "-+ #0",
+ * width, precision; length modifiers h hh l ll z j t are accepted and ignored. */
+#ifndef GT_FMT_H
+#define GT_FMT_H
+
+#include <stdbool.h>
+
+enum fmt_conv {
+	FMT_NONE,   /* trailing literal text only */
+	FMT_SIGNED, /* d i */
+	FMT_UNSIGNED, /* u x X o */
+	FMT_CHAR,   /* c */
+	FMT_STR,    /* s */
+	FMT_PTR,    /* p */
+};
+
+struct fmt_piece {
+	char *literal;    /* text before the conversion, "%%" already collapsed */
+	char cspec[40];   /* C conversion to hand to snprintf with a (long long) / char* arg,
+			     e.g. "%-8lld", "%#llx", "%.*s" is never used: precision is inline */
+	enum fmt_conv conv;
+	int src_offset;   /* byte offset of the '%' in the format string, for diagnostics */
+	int src_len;      /* length of the conversion spec in the format string */
+};
+
+struct fmt {
+	struct fmt_piece *pieces;
+	int npieces; /* the last piece may have conv == FMT_NONE */
+	int nconv;   /* number of conversions (arguments expected) */
+};
+
+/* Returns 0, or -EINVAL with *err_msg and *err_offset (byte offset in fmt) set. */
+int fmt_parse(const char *fmt, struct fmt *out, const char **err_msg, int *err_offset);
+void fmt_free(struct fmt *f);
+
+#endif

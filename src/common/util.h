@@ -1,0 +1,58 @@
+/* util: allocation that cannot fail silently, growable strings, small helpers. */
+#ifndef GT_UTIL_H
+#define GT_UTIL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+
+/* Growable vector of pointers or plain values: VEC(T) v = {0}; vec_push(&v, x). */
+#define VEC(T)                                                                                     \
+	struct {                                                                                   \
+		T *v;                                                                              \
+		int n, cap;                                                                        \
+	}
+#define vec_push(vec, x)                                                                           \
+	do {                                                                                       \
+		if ((vec)->n == (vec)->cap) {                                                      \
+			(vec)->cap = (vec)->cap ? 2 * (vec)->cap : 8;                              \
+			(vec)->v = xrealloc((vec)->v, (size_t)(vec)->cap * sizeof(*(vec)->v));     \
+		}                                                                                  \
+		(vec)->v[(vec)->n++] = (x);                                                        \
+	} while (0)
+#define vec_free(vec)                                                                              \
+	do {                                                                                       \
+		free((vec)->v);                                                                    \
+		(vec)->v = NULL;                                                                   \
+		(vec)->n = (vec)->cap = 0;                                                         \
+	} while (0)
+
+struct strbuf {
+	char *buf;
+	size_t len, cap;
+};
+
+void strbuf_putc(struct strbuf *sb, char c);
+void strbuf_puts(struct strbuf *sb, const char *s);
+void strbuf_putn(struct strbuf *sb, const char *s, size_t n);
+void strbuf_printf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void strbuf_vprintf(struct strbuf *sb, const char *fmt, va_list ap);
+void strbuf_free(struct strbuf *sb);
+
+/* Shell-style glob with only '*' and '?' (no classes): Go names contain '[' and ']'. */
+bool glob_match(const char *pat, const char *s);
+bool has_glob(const char *s);
+/* Levenshtein distance, capped: returns cap+1 when larger. */
+int edit_distance(const char *a, const char *b, int cap);
+
+uint64_t now_ns(void); /* CLOCK_MONOTONIC */
+
+#endif

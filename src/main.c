@@ -1,0 +1,410 @@
+/* gotrace: command line, and the pipeline parse -> sema -> codegen -> run. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "binfo/binfo.h"
+#include "codegen/cg.h"
+#include "common/arena.h"
+#include "common/diag.h"
+#include "common/util.h"
+#include "parser/ast.h"
+#include "runtime/rt.h"
+#include "sema/sema.h"
+
+enum { EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
+
+struct options {
+	const char *program;     /* -e */
+	const char *script_path; /* SCRIPT.gt */
+	const char *cmd;         /* -c */
+	const char *binary;      /* -b */
+	const char *output;      /* -o */
+	const char *list;        /* -l [PATTERN] */
+	bool list_mode;
+	pid_t pid;
+	bool json, verbose, dry_run, unsafe, parse_only;
+	bool dump_ast, dump_types, dump_sites, dump_ir, dump_bpf;
+	char **posargs;
+	int nposargs;
+};
+
+static void usage(FILE *out)
+{
+	fputs("usage: gotrace [OPTIONS] SCRIPT.gt [ARGS...]\n"
+	      "       gotrace [OPTIONS] -e 'PROGRAM' [ARGS...]\n"
+	      "       gotrace -l [PATTERN] (-b BINARY | -c CMD | -p PID)\n"
+	      "\n"
+	      "options:\n"
+	      "  -e PROGRAM          program text\n"
+	      "  -c 'CMD ARGS'       start CMD, trace it, exit when it exits\n"
+	      "  -p PID              trace a running process\n"
+	      "  -b, --binary PATH   default target binary for go: probes\n"
+	      "  -l [PATTERN]        list Go functions matching PATTERN\n"
+	      "  -f text|json        output format\n"
+	      "  -o FILE             write output to FILE\n"
+	      "  -d ast|types|sites|ir  dump a stage and continue\n"
+	      "  -v                  verbose\n"
+	      "  --dry-run           compile and load (verifier), attach nothing\n"
+	      "  --unsafe            allow unsafe actions\n"
+	      "  -h, --help          this help\n"
+	      "  -V, --version       version\n",
+	      out);
+}
+
+static int parse_dump(struct options *o, const char *what)
+{
+	if (!strcmp(what, "ast"))
+		o->dump_ast = true;
+	else if (!strcmp(what, "types"))
+		o->dump_types = true;
+	else if (!strcmp(what, "sites"))
+		o->dump_sites = true;
+	else if (!strcmp(what, "ir"))
+		o->dump_ir = true;
+	else if (!strcmp(what, "bpf") || !strcmp(what, "jit")) {
+		diag_fatal("-d %s is not supported yet", what);
+		return -ENOTSUP;
+	} else {
+		diag_fatal("unknown -d stage '%s': expected ast, types, sites, ir, bpf or jit", what);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct options *o)
+{
+	enum { OPT_DRY_RUN = 256, OPT_UNSAFE, OPT_PARSE_ONLY };
+	static const struct option longopts[] = {
+		{"binary", required_argument, NULL, 'b'},
+		{"dry-run", no_argument, NULL, OPT_DRY_RUN},
+		{"unsafe", no_argument, NULL, OPT_UNSAFE},
+		{"parse-only", no_argument, NULL, OPT_PARSE_ONLY},
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
+		{0},
+	};
+	int c;
+	/* '+': stop at the first non-option so script ARGS are left alone */
+	while ((c = getopt_long(argc, argv, "+e:c:p:b:lf:o:d:vhV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'e':
+			o->program = optarg;
+			break;
+		case 'c':
+			o->cmd = optarg;
+			break;
+		case 'p': {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+			if (*end || v <= 0 || v > INT_MAX) {
+				diag_fatal("-p needs a process id, got '%s'", optarg);
+				return -EINVAL;
+			}
+			o->pid = (pid_t)v;
+			break;
+		}
+		case 'b':
+			o->binary = optarg;
+			break;
+		case 'l':
+			o->list_mode = true;
+			break;
+		case 'f':
+			if (!strcmp(optarg, "json"))
+				o->json = true;
+			else if (strcmp(optarg, "text")) {
+				diag_fatal("-f needs text or json, got '%s'", optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'o':
+			o->output = optarg;
+			break;
+		case 'd':
+			if (parse_dump(o, optarg))
+				return -EINVAL;
+			break;
+		case 'v':
+			o->verbose = true;
+			break;
+		case OPT_DRY_RUN:
+			o->dry_run = true;
+			break;
+		case OPT_UNSAFE:
+			o->unsafe = true;
+			break;
+		case OPT_PARSE_ONLY:
+			o->parse_only = true;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		case 'V':
+			printf("gotrace %s\n", GT_VERSION);
+			exit(0);
+		default:
+			usage(stderr);
+			return -EINVAL;
+		}
+	}
+	int rest = optind;
+	if (o->list_mode) {
+		if (rest < argc)
+			o->list = argv[rest++];
+		if (rest < argc) {
+			diag_fatal("-l takes one pattern");
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (!o->program) {
+		if (rest >= argc) {
+			usage(stderr);
+			return -EINVAL;
+		}
+		o->script_path = argv[rest++];
+	}
+	o->posargs = argv + rest;
+	o->nposargs = argc - rest;
+	if (o->cmd && o->pid) {
+		diag_fatal("-c and -p cannot be used together");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static char *read_file(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		diag_fatal("%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	struct strbuf sb = {0};
+	char buf[4096];
+	size_t n;
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		strbuf_putn(&sb, buf, n);
+	bool bad = ferror(f);
+	fclose(f);
+	if (bad) {
+		diag_fatal("%s: %s", path, strerror(EIO));
+		strbuf_free(&sb);
+		return NULL;
+	}
+	if (!sb.buf)
+		strbuf_puts(&sb, "");
+	return sb.buf;
+}
+
+/* Splits -c 'CMD ARGS' on blanks, honouring single and double quotes. */
+static char **split_command(const char *cmd)
+{
+	VEC(char *) v = {0};
+	struct strbuf cur = {0};
+	bool in_word = false;
+	char quote = 0;
+	for (const char *p = cmd;; p++) {
+		char ch = *p;
+		if (!ch || (!quote && (ch == ' ' || ch == '\t'))) {
+			if (in_word) {
+				vec_push(&v, xstrdup(cur.buf ? cur.buf : ""));
+				strbuf_free(&cur);
+				in_word = false;
+			}
+			if (!ch)
+				break;
+			continue;
+		}
+		in_word = true;
+		if (quote && ch == quote)
+			quote = 0;
+		else if (!quote && (ch == '\'' || ch == '"'))
+			quote = ch;
+		else if (ch == '\\' && quote != '\'' && p[1])
+			strbuf_putc(&cur, *++p);
+		else
+			strbuf_putc(&cur, ch);
+	}
+	vec_push(&v, NULL);
+	return v.v;
+}
+
+static void free_argv(char **argv)
+{
+	if (!argv)
+		return;
+	for (char **p = argv; *p; p++)
+		free(*p);
+	free(argv);
+}
+
+/* argv[0] of -c resolved like execvp would, so it is also the default target. */
+static char *resolve_command(const char *name)
+{
+	if (strchr(name, '/'))
+		return xstrdup(name);
+	const char *path = getenv("PATH");
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	while (*path) {
+		const char *colon = strchr(path, ':');
+		size_t len = colon ? (size_t)(colon - path) : strlen(path);
+		char cand[PATH_MAX];
+		snprintf(cand, sizeof(cand), "%.*s/%s", (int)len, len ? path : ".", name);
+		if (access(cand, X_OK) == 0)
+			return xstrdup(cand);
+		path += len + (colon ? 1 : 0);
+	}
+	return xstrdup(name);
+}
+
+static int list_functions(const struct options *o, const char *target)
+{
+	if (!target) {
+		diag_fatal("-l needs a target: -b BINARY, -c CMD or -p PID");
+		return EXIT_USAGE;
+	}
+	struct binfo *bi;
+	if (binfo__open(target, &bi) < 0)
+		return EXIT_USAGE;
+	const char *pat = o->list ? o->list : "*";
+	if (!strncmp(pat, "go:", 3))
+		pat += 3;
+	const struct binfo_func **fs = NULL;
+	int n = binfo_match_funcs(bi, pat, &fs);
+	for (int i = 0; i < n; i++)
+		printf("go:%s\n", fs[i]->name);
+	free(fs);
+	binfo__close(bi);
+	return 0;
+}
+
+static int str_len_from_env(void)
+{
+	const char *s = getenv("GT_STRLEN");
+	if (!s)
+		return 64;
+	long v = strtol(s, NULL, 10);
+	if (v < 8)
+		v = 8;
+	if (v > 1024)
+		v = 1024;
+	return (int)v;
+}
+
+int main(int argc, char **argv)
+{
+	struct options o = {0};
+	int status = EXIT_USAGE;
+	char *text = NULL, *target = NULL;
+	char **child_argv = NULL;
+	struct arena *arena = NULL;
+	struct gt_plan plan = {0};
+	struct sema_result sr = {0};
+	struct ast_node *prog = NULL;
+
+	if (parse_args(argc, argv, &o))
+		goto out;
+	if (o.cmd) {
+		child_argv = split_command(o.cmd);
+		if (!child_argv[0]) {
+			diag_fatal("-c needs a command");
+			goto out;
+		}
+		char *resolved = resolve_command(child_argv[0]);
+		free(child_argv[0]);
+		child_argv[0] = resolved;
+	}
+	if (o.binary)
+		target = xstrdup(o.binary);
+	else if (child_argv)
+		target = xstrdup(child_argv[0]);
+	else if (o.pid) {
+		char buf[64];
+		snprintf(buf, sizeof(buf), "/proc/%d/exe", (int)o.pid);
+		char real[PATH_MAX];
+		if (!realpath(buf, real)) {
+			diag_fatal("no process with pid %d", (int)o.pid);
+			status = EXIT_RUNTIME;
+			goto out;
+		}
+		target = xstrdup(real);
+	}
+	if (o.list_mode) {
+		status = list_functions(&o, target);
+		goto out;
+	}
+
+	text = o.program ? xstrdup(o.program) : read_file(o.script_path);
+	if (!text)
+		goto out;
+	struct diag_src src = {.name = o.program ? "stdin" : o.script_path, .text = text};
+	arena = arena__new();
+	uint64_t t0 = now_ns();
+	prog = parse_program(arena, &src);
+	if (!prog)
+		goto out;
+	if (o.dump_ast)
+		ast_dump(stdout, prog);
+	if (o.parse_only) {
+		status = 0;
+		goto out;
+	}
+	uint64_t t1 = now_ns();
+
+	struct sema_options so = {
+		.default_target = target,
+		.posargs = o.posargs,
+		.nposargs = o.nposargs,
+		.unsafe = o.unsafe,
+		.str_len = str_len_from_env(),
+	};
+	if (sema_check(arena, &src, prog, &so, &plan, &sr))
+		goto out;
+	if (o.dump_sites)
+		sema_dump_sites(stdout, &plan);
+	if (o.dump_types)
+		sema_dump_types(stdout, prog);
+	uint64_t t2 = now_ns();
+
+	struct cg_options co = {.dump_ir = o.dump_ir, .verbose = o.verbose};
+	if (cg_generate(&src, &sr, &plan, &co))
+		goto out;
+	uint64_t t3 = now_ns();
+	if (o.verbose)
+		fprintf(stderr,
+			"gotrace: %d site(s), %d program(s), %d event kind(s); parse %.2f ms, "
+			"sema %.2f ms, codegen %.2f ms, object %zu bytes\n",
+			plan.nsites, plan.nprogs, plan.nevents, (t1 - t0) / 1e6, (t2 - t1) / 1e6,
+			(t3 - t2) / 1e6, plan.obj_size);
+	fflush(stdout);
+
+	struct rt_options ro = {
+		.child_argv = child_argv,
+		.pid = o.pid,
+		.output_path = o.output,
+		.json = o.json,
+		.verbose = o.verbose,
+		.dry_run = o.dry_run,
+	};
+	plan.filter_pid = o.pid;
+	status = rt_run(&plan, &ro);
+out:
+	sema_result_free(&sr);
+	if (prog)
+		ast_free_lists(prog);
+	free(plan.obj);
+	if (arena)
+		arena__free(arena);
+	free(text);
+	free(target);
+	free_argv(child_argv);
+	return status;
+}

@@ -1,0 +1,189 @@
+/* ast: the syntax tree. Nodes are a tagged union allocated from an arena; every node
+ * carries its source range. The parser builds it, sema annotates it (ty, sym fields),
+ * codegen reads it. */
+#ifndef GT_AST_H
+#define GT_AST_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "common/arena.h"
+#include "common/diag.h"
+
+struct ast_node;
+struct gt_type; /* sema/types.h */
+
+struct ast_list {
+	struct ast_node **v;
+	int n, cap;
+};
+
+enum ast_kind {
+	/* top level */
+	AST_PROGRAM, /* u.program */
+	AST_CLAUSE,  /* u.clause: probe list, predicate, body */
+	AST_PROBE,   /* u.probe: one probe spec such as go:main.add*:entry */
+	/* statements */
+	AST_BLOCK,     /* u.block.stmts */
+	AST_EXPR_STMT, /* u.expr_stmt.expr */
+	AST_ASSIGN,    /* u.assign: lhs op= rhs; op is 0 for plain '=' */
+	AST_IF,        /* u.if_: cond, then, els (NULL, AST_BLOCK or AST_IF) */
+	AST_UNROLL,    /* u.loop: count expr, body */
+	AST_WHILE,     /* u.loop: cond expr, body */
+	AST_RETURN,    /* no payload */
+	/* expressions */
+	AST_INT,      /* u.int_.value */
+	AST_STR,      /* u.str: unescaped bytes */
+	AST_VAR,      /* u.name: $name (without '$') */
+	AST_MAP,      /* u.map: @name[keys]; name "" for the anonymous map '@' */
+	AST_IDENT,    /* u.name: bare identifier: builtin (pid, arg0, func...) or args/rets */
+	AST_POSPARAM, /* u.posparam: $1 .. ($# has n == -1) */
+	AST_UNARY,    /* u.unary: op in "-", "!", "~", "*" (deref), "&" */
+	AST_INCDEC,   /* u.incdec: ++/-- on lvalue, prefix or postfix */
+	AST_BINARY,   /* u.binary: op as in source ("+", "==", "&&", ...) */
+	AST_TERNARY,  /* u.ternary */
+	AST_CAST,     /* u.cast: (type)expr */
+	AST_FIELD,    /* u.field: expr.name or expr->name */
+	AST_INDEX,    /* u.index: expr[index] */
+	AST_CALL,     /* u.call: name(args) */
+	AST_TUPLE,    /* u.tuple.items: (a, b) */
+	AST_FETCH,    /* u.fetch: arg(RULE):TYPE */
+	AST_KIND_COUNT
+};
+
+/* A go-ftrace fetch rule: %reg | (%reg) | +N(rule) | -N(rule) | *rule. */
+enum fetch_kind {
+	FETCH_REG,    /* a register: its value */
+	FETCH_OFFSET, /* address = base + off */
+	FETCH_DEREF,  /* address = 8-byte load at base */
+};
+
+struct fetch_rule {
+	enum fetch_kind kind;
+	struct gt_loc loc;
+	const char *reg;          /* FETCH_REG: canonical name without '%' ("ax", "r8") */
+	int64_t off;              /* FETCH_OFFSET */
+	struct fetch_rule *base;  /* FETCH_OFFSET, FETCH_DEREF */
+	bool parenthesized;       /* FETCH_REG written as (%reg) */
+};
+
+struct type_name {
+	const char *name; /* "int32", "uint64", "bool", "string", ... */
+	int ptr_depth;    /* (uint64 *) has 1 */
+	struct gt_loc loc;
+};
+
+struct ast_node {
+	enum ast_kind kind;
+	struct gt_loc loc;
+	struct gt_type *ty; /* set by sema for expressions */
+	void *sema;         /* sema's per-node data (resolved builtin, variable slot ...) */
+	union {
+		struct {
+			struct ast_list clauses;
+		} program;
+		struct {
+			struct ast_list probes;      /* AST_PROBE nodes */
+			struct ast_node *pred;       /* NULL without /pred/ */
+			struct ast_node *body;       /* AST_BLOCK */
+			bool angle;                  /* written with < > */
+		} clause;
+		struct {
+			const char *raw;       /* as written, quotes included */
+			const char *provider;  /* "go", "BEGIN", "END", "uprobe", "tracepoint", ... */
+			const char **parts;    /* fields after the provider split on ':' (unquoted) */
+			int nparts;
+		} probe;
+		struct {
+			struct ast_list stmts;
+		} block;
+		struct {
+			struct ast_node *expr;
+		} expr_stmt;
+		struct {
+			struct ast_node *lhs, *rhs;
+			const char *op; /* NULL for '=', else "+", "-", "<<", ... */
+		} assign;
+		struct {
+			struct ast_node *cond, *then, *els;
+		} if_;
+		struct {
+			struct ast_node *expr; /* unroll count or while condition */
+			struct ast_node *body;
+		} loop;
+		struct {
+			uint64_t value;
+			bool is_unsigned; /* literal did not fit int64 */
+		} int_;
+		struct {
+			const char *bytes;
+			int len;
+		} str;
+		const char *name;
+		struct {
+			const char *name;
+			struct ast_list keys; /* empty for scalar maps */
+			bool has_brackets;
+		} map;
+		struct {
+			int n; /* -1 for $# */
+		} posparam;
+		struct {
+			const char *op;
+			struct ast_node *operand;
+		} unary;
+		struct {
+			bool inc, prefix;
+			struct ast_node *operand;
+		} incdec;
+		struct {
+			const char *op;
+			struct ast_node *lhs, *rhs;
+		} binary;
+		struct {
+			struct ast_node *cond, *then, *els;
+		} ternary;
+		struct {
+			struct type_name type;
+			struct ast_node *expr;
+		} cast;
+		struct {
+			struct ast_node *expr;
+			const char *name;
+			bool arrow;
+		} field;
+		struct {
+			struct ast_node *expr, *index;
+		} index;
+		struct {
+			const char *name;
+			struct gt_loc name_loc;
+			struct ast_list args;
+		} call;
+		struct {
+			struct ast_list items;
+		} tuple;
+		struct {
+			struct fetch_rule *rule;
+			const char *type; /* "s64", "c64", "str", "ptr", ... */
+			struct gt_loc type_loc;
+		} fetch;
+	} u;
+};
+
+struct ast_node *ast_new(struct arena *a, enum ast_kind kind, struct gt_loc loc);
+void ast_list_push(struct ast_list *l, struct ast_node *n);
+void ast_list_free(struct ast_list *l);
+/* Frees the list storage of every node below n (nodes themselves live in the arena). */
+void ast_free_lists(struct ast_node *n);
+const char *ast_kind_name(enum ast_kind kind);
+
+/* -d ast: an indented S-expression-like dump, stable for tests. */
+void ast_dump(FILE *out, const struct ast_node *program);
+
+/* Parses program text. Returns the AST_PROGRAM node, or NULL after reporting
+ * errors through diag. Nodes come from `a`. */
+struct ast_node *parse_program(struct arena *a, const struct diag_src *src);
+
+#endif

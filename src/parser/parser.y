@@ -1,0 +1,634 @@
+/* parser: the gotrace grammar (bison, pure, with locations).
+ *
+ * The lexer does the context-dependent work (probe tokens at top level, the end of a
+ * predicate, the '>' that closes a `< >` block, fetch rules), so the grammar below is
+ * plain LALR(1) with no conflicts. Every node gets the source range of its rule.
+ * The first syntax error ends the parse: there are no error-recovery rules. */
+
+%define api.pure full
+%define api.location.type {struct gt_loc}
+%define parse.error custom
+/* Lookahead correction: the "expecting ..." lists name only tokens that really fit. */
+%define parse.lac full
+%locations
+%expect 0
+
+%lex-param {void *scanner}
+%parse-param {void *scanner} {struct parse_ctx *pc}
+
+%code requires {
+#include "common/diag.h"
+#include "parser/ast.h"
+
+/* Which construct the lexer's CODE state is inside; decides what closes it. */
+enum lex_mode {
+	LEX_PRED,  /* /pred/: a '/' at paren/bracket depth 0 */
+	LEX_BRACE, /* { ... }: the '}' at brace depth 0 */
+	LEX_ANGLE, /* < ... >: a token starting with '>' at depth 0 */
+};
+
+/* Shared by parser and lexer (the lexer's extra data). */
+struct parse_ctx {
+	struct arena *arena;
+	const struct diag_src *src;
+	struct ast_node *program; /* the result */
+	/* lexer state */
+	int line, col;        /* position of the next character */
+	struct gt_loc last;   /* last token returned; end of input is reported after it */
+	enum lex_mode mode;
+	int paren, bracket, brace; /* nesting inside the current predicate or block */
+	int fetch_depth;           /* parentheses open inside arg( ... ) */
+};
+
+/* A plain struct: bison may copy it freely and starts the first rule at 1:1. */
+#define YYLTYPE_IS_TRIVIAL 1
+
+/* A location spanning the first to the last symbol of a rule; an empty rule gets an
+ * empty range at the end of the previous symbol. */
+#define YYLLOC_DEFAULT(Cur, Rhs, N)                                                        \
+	do {                                                                               \
+		if (N) {                                                                   \
+			(Cur).line = YYRHSLOC(Rhs, 1).line;                                \
+			(Cur).col = YYRHSLOC(Rhs, 1).col;                                  \
+			(Cur).end_line = YYRHSLOC(Rhs, N).end_line;                        \
+			(Cur).end_col = YYRHSLOC(Rhs, N).end_col;                          \
+		} else {                                                                   \
+			(Cur).line = (Cur).end_line = YYRHSLOC(Rhs, 0).end_line;           \
+			(Cur).col = (Cur).end_col = YYRHSLOC(Rhs, 0).end_col;              \
+		}                                                                          \
+	} while (0)
+}
+
+%code {
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/util.h"
+
+int yylex(YYSTYPE *lval, YYLTYPE *lloc, void *scanner);
+static void yyerror(YYLTYPE *loc, void *scanner, struct parse_ctx *pc, const char *msg);
+
+static struct ast_node *mk(struct parse_ctx *pc, enum ast_kind kind, struct gt_loc loc)
+{
+	return ast_new(pc->arena, kind, loc);
+}
+
+static struct ast_node *mk_binary(struct parse_ctx *pc, struct gt_loc loc, const char *op,
+				  struct ast_node *lhs, struct ast_node *rhs)
+{
+	struct ast_node *n = mk(pc, AST_BINARY, loc);
+	n->u.binary.op = op;
+	n->u.binary.lhs = lhs;
+	n->u.binary.rhs = rhs;
+	return n;
+}
+
+static struct ast_node *mk_unary(struct parse_ctx *pc, struct gt_loc loc, const char *op,
+				 struct ast_node *operand)
+{
+	struct ast_node *n = mk(pc, AST_UNARY, loc);
+	n->u.unary.op = op;
+	n->u.unary.operand = operand;
+	return n;
+}
+
+static struct ast_node *mk_incdec(struct parse_ctx *pc, struct gt_loc loc, bool inc, bool prefix,
+				  struct ast_node *operand)
+{
+	struct ast_node *n = mk(pc, AST_INCDEC, loc);
+	n->u.incdec.inc = inc;
+	n->u.incdec.prefix = prefix;
+	n->u.incdec.operand = operand;
+	return n;
+}
+
+static struct ast_node *mk_assign(struct parse_ctx *pc, struct gt_loc loc, struct ast_node *lhs,
+				  const char *op, struct ast_node *rhs)
+{
+	struct ast_node *n = mk(pc, AST_ASSIGN, loc);
+	n->u.assign.lhs = lhs;
+	n->u.assign.op = op;
+	n->u.assign.rhs = rhs;
+	return n;
+}
+
+static struct ast_node *mk_loop(struct parse_ctx *pc, enum ast_kind kind, struct gt_loc loc,
+				struct ast_node *expr, struct ast_node *body)
+{
+	struct ast_node *n = mk(pc, kind, loc);
+	n->u.loop.expr = expr;
+	n->u.loop.body = body;
+	return n;
+}
+
+static struct ast_node *mk_if(struct parse_ctx *pc, struct gt_loc loc, struct ast_node *cond,
+			      struct ast_node *then, struct ast_node *els)
+{
+	struct ast_node *n = mk(pc, AST_IF, loc);
+	n->u.if_.cond = cond;
+	n->u.if_.then = then;
+	n->u.if_.els = els;
+	return n;
+}
+
+static struct fetch_rule *mk_rule(struct parse_ctx *pc, enum fetch_kind kind, struct gt_loc loc)
+{
+	struct fetch_rule *r = arena_alloc(pc->arena, sizeof(*r));
+	r->kind = kind;
+	r->loc = loc;
+	return r;
+}
+
+/* Splits a probe token on unquoted ':' and drops the quotes:
+ * go:"main.(*T).M":entry -> provider "go", parts ["main.(*T).M", "entry"]. */
+static struct ast_node *mk_probe(struct parse_ctx *pc, struct gt_loc loc, const char *raw)
+{
+	struct ast_node *n = mk(pc, AST_PROBE, loc);
+	n->u.probe.raw = raw;
+	int nfields = 1;
+	bool quoted = false;
+	for (const char *p = raw; *p; p++) {
+		if (*p == '"')
+			quoted = !quoted;
+		else if (*p == ':' && !quoted)
+			nfields++;
+	}
+	const char **fields = arena_alloc(pc->arena, (size_t)nfields * sizeof(*fields));
+	char *buf = arena_alloc(pc->arena, strlen(raw) + 1);
+	int i = 0;
+	fields[0] = buf;
+	quoted = false;
+	for (const char *p = raw; *p; p++) {
+		if (*p == '"') {
+			quoted = !quoted;
+		} else if (*p == ':' && !quoted) {
+			*buf++ = 0;
+			fields[++i] = buf;
+		} else {
+			*buf++ = *p;
+		}
+	}
+	*buf = 0;
+	n->u.probe.provider = fields[0];
+	n->u.probe.parts = fields + 1;
+	n->u.probe.nparts = nfields - 1;
+	return n;
+}
+
+/* Frees a list under construction that a syntax error left on the parser stack. */
+static void free_list_deep(struct ast_list *l)
+{
+	for (int i = 0; i < l->n; i++)
+		ast_free_lists(l->v[i]);
+	ast_list_free(l);
+}
+}
+
+%union {
+	const char *str;
+	uint64_t num;
+	struct {
+		const char *bytes;
+		int len;
+	} strlit;
+	struct ast_node *node;
+	struct ast_list list;
+	struct fetch_rule *rule;
+	struct type_name type;
+	const char *op;
+}
+
+%destructor { ast_free_lists($$); } <node>
+%destructor { free_list_deep(&$$); } <list>
+
+%token YYEOF 0 "end of input"
+%token <str> PROBE "probe"
+%token <str> IDENT "identifier"
+%token <str> TYPENAME "type name"
+%token <str> VAR "variable"
+%token <str> MAP "map"
+%token <str> REG "register"
+%token <num> INT "integer"
+%token <num> POSPARAM "positional parameter"
+%token <strlit> STRING "string"
+%token IF "'if'" ELSE "'else'" UNROLL "'unroll'" WHILE "'while'" RETURN "'return'"
+%token FETCH_ARG "'arg('"
+%token PRED_CLOSE "'/'"  /* the '/' that ends a predicate */
+%token ANGLE_CLOSE "'>'" /* the '>' that ends a < > block */
+/* OR .. SHR_ASSIGN are the operators that continue an expression: keep them together
+ * (continues_expr). */
+%token OR "'||'" AND "'&&'" EQ "'=='" NE "'!='" LE "'<='" GE "'>='" SHL "'<<'" SHR "'>>'"
+%token INC "'++'" DEC "'--'" ARROW "'->'"
+%token ADD_ASSIGN "'+='" SUB_ASSIGN "'-='" MUL_ASSIGN "'*='" DIV_ASSIGN "'/='"
+%token MOD_ASSIGN "'%='" AND_ASSIGN "'&='" OR_ASSIGN "'|='" XOR_ASSIGN "'^='"
+%token SHL_ASSIGN "'<<='" SHR_ASSIGN "'>>='"
+
+%type <node> clauses clause predicate block body stmts stmt simple_stmt compound_stmt if_stmt
+%type <node> lvalue map expr unary postfix primary
+%type <list> probes exprs
+%type <rule> fetch_rule
+%type <type> type
+%type <str> field_name fetch_type
+%type <op> assign_op
+
+/* C precedence, lowest first. MAP_NO_KEYS < '[' makes `@m[k]` a keyed map, not an
+ * index into the scalar @m. */
+%precedence MAP_NO_KEYS
+%right '?' ':'
+%left OR
+%left AND
+%left '|'
+%left '^'
+%left '&'
+%left EQ NE
+%left '<' '>' LE GE
+%left SHL SHR
+%left '+' '-'
+%left '*' '/' '%'
+%precedence '['
+
+%%
+
+program
+	: clauses { pc->program = $1; }
+	;
+
+clauses
+	: %empty { $$ = mk(pc, AST_PROGRAM, @$); }
+	| clauses clause { $$ = $1; $$->loc = @$; ast_list_push(&$$->u.program.clauses, $2); }
+	;
+
+/* probe[, probe ...] [/pred/] { stmts }   or the one-liner form with < stmts > */
+clause
+	: probes predicate '{' body '}' {
+		$$ = mk(pc, AST_CLAUSE, @$);
+		$$->u.clause.probes = $1;
+		$$->u.clause.pred = $2;
+		$$->u.clause.body = $4;
+		$4->loc = @3;
+		$4->loc.end_line = @5.end_line;
+		$4->loc.end_col = @5.end_col;
+	}
+	| probes predicate '<' body ANGLE_CLOSE {
+		$$ = mk(pc, AST_CLAUSE, @$);
+		$$->u.clause.probes = $1;
+		$$->u.clause.pred = $2;
+		$$->u.clause.body = $4;
+		$$->u.clause.angle = true;
+		$4->loc = @3;
+		$4->loc.end_line = @5.end_line;
+		$4->loc.end_col = @5.end_col;
+	}
+	;
+
+probes
+	: PROBE { $$ = (struct ast_list){0}; ast_list_push(&$$, mk_probe(pc, @1, $1)); }
+	| probes ',' PROBE { $$ = $1; ast_list_push(&$$, mk_probe(pc, @3, $3)); }
+	;
+
+predicate
+	: %empty { $$ = NULL; }
+	| '/' expr PRED_CLOSE { $$ = $2; }
+	;
+
+/* Statements are separated by ';'; the last one may omit it, and if/while/unroll need
+ * none. `body` is the AST_BLOCK; its caller sets the range to cover the braces. */
+block
+	: '{' body '}' { $$ = $2; $$->loc = @$; }
+	;
+
+body
+	: stmts
+	| stmts simple_stmt { $$ = $1; ast_list_push(&$$->u.block.stmts, $2); }
+	;
+
+stmts
+	: %empty { $$ = mk(pc, AST_BLOCK, @$); }
+	| stmts ';' { $$ = $1; }
+	| stmts stmt { $$ = $1; ast_list_push(&$$->u.block.stmts, $2); }
+	;
+
+stmt
+	: simple_stmt ';' { $$ = $1; }
+	| compound_stmt
+	;
+
+simple_stmt
+	: expr {
+		$$ = mk(pc, AST_EXPR_STMT, @$);
+		$$->u.expr_stmt.expr = $1;
+	}
+	| lvalue assign_op expr { $$ = mk_assign(pc, @$, $1, $2, $3); }
+	| RETURN { $$ = mk(pc, AST_RETURN, @$); }
+	;
+
+lvalue
+	: VAR {
+		$$ = mk(pc, AST_VAR, @$);
+		$$->u.name = $1;
+	}
+	| map
+	;
+
+assign_op
+	: '=' { $$ = NULL; }
+	| ADD_ASSIGN { $$ = "+"; }
+	| SUB_ASSIGN { $$ = "-"; }
+	| MUL_ASSIGN { $$ = "*"; }
+	| DIV_ASSIGN { $$ = "/"; }
+	| MOD_ASSIGN { $$ = "%"; }
+	| AND_ASSIGN { $$ = "&"; }
+	| OR_ASSIGN { $$ = "|"; }
+	| XOR_ASSIGN { $$ = "^"; }
+	| SHL_ASSIGN { $$ = "<<"; }
+	| SHR_ASSIGN { $$ = ">>"; }
+	;
+
+compound_stmt
+	: if_stmt
+	| UNROLL '(' expr ')' block { $$ = mk_loop(pc, AST_UNROLL, @$, $3, $5); }
+	| WHILE '(' expr ')' block { $$ = mk_loop(pc, AST_WHILE, @$, $3, $5); }
+	;
+
+/* No dangling else: bodies are always braced. */
+if_stmt
+	: IF '(' expr ')' block { $$ = mk_if(pc, @$, $3, $5, NULL); }
+	| IF '(' expr ')' block ELSE block { $$ = mk_if(pc, @$, $3, $5, $7); }
+	| IF '(' expr ')' block ELSE if_stmt { $$ = mk_if(pc, @$, $3, $5, $7); }
+	;
+
+expr
+	: unary
+	| expr '?' expr ':' expr {
+		$$ = mk(pc, AST_TERNARY, @$);
+		$$->u.ternary.cond = $1;
+		$$->u.ternary.then = $3;
+		$$->u.ternary.els = $5;
+	}
+	| expr OR expr { $$ = mk_binary(pc, @$, "||", $1, $3); }
+	| expr AND expr { $$ = mk_binary(pc, @$, "&&", $1, $3); }
+	| expr '|' expr { $$ = mk_binary(pc, @$, "|", $1, $3); }
+	| expr '^' expr { $$ = mk_binary(pc, @$, "^", $1, $3); }
+	| expr '&' expr { $$ = mk_binary(pc, @$, "&", $1, $3); }
+	| expr EQ expr { $$ = mk_binary(pc, @$, "==", $1, $3); }
+	| expr NE expr { $$ = mk_binary(pc, @$, "!=", $1, $3); }
+	| expr '<' expr { $$ = mk_binary(pc, @$, "<", $1, $3); }
+	| expr '>' expr { $$ = mk_binary(pc, @$, ">", $1, $3); }
+	| expr LE expr { $$ = mk_binary(pc, @$, "<=", $1, $3); }
+	| expr GE expr { $$ = mk_binary(pc, @$, ">=", $1, $3); }
+	| expr SHL expr { $$ = mk_binary(pc, @$, "<<", $1, $3); }
+	| expr SHR expr { $$ = mk_binary(pc, @$, ">>", $1, $3); }
+	| expr '+' expr { $$ = mk_binary(pc, @$, "+", $1, $3); }
+	| expr '-' expr { $$ = mk_binary(pc, @$, "-", $1, $3); }
+	| expr '*' expr { $$ = mk_binary(pc, @$, "*", $1, $3); }
+	| expr '/' expr { $$ = mk_binary(pc, @$, "/", $1, $3); }
+	| expr '%' expr { $$ = mk_binary(pc, @$, "%", $1, $3); }
+	;
+
+/* Prefix operators and casts bind tighter than any binary operator, looser than postfix. */
+unary
+	: postfix
+	| '-' unary { $$ = mk_unary(pc, @$, "-", $2); }
+	| '!' unary { $$ = mk_unary(pc, @$, "!", $2); }
+	| '~' unary { $$ = mk_unary(pc, @$, "~", $2); }
+	| '*' unary { $$ = mk_unary(pc, @$, "*", $2); }
+	| '&' unary { $$ = mk_unary(pc, @$, "&", $2); }
+	| INC unary { $$ = mk_incdec(pc, @$, true, true, $2); }
+	| DEC unary { $$ = mk_incdec(pc, @$, false, true, $2); }
+	| '(' type ')' unary {
+		$$ = mk(pc, AST_CAST, @$);
+		$$->u.cast.type = $2;
+		$$->u.cast.expr = $4;
+	}
+	;
+
+/* (uint64 *) has ptr_depth 1 */
+type
+	: TYPENAME { $$ = (struct type_name){.name = $1, .loc = @$}; }
+	| type '*' { $$ = $1; $$.ptr_depth++; $$.loc = @$; }
+	;
+
+postfix
+	: primary
+	| postfix '.' field_name {
+		$$ = mk(pc, AST_FIELD, @$);
+		$$->u.field.expr = $1;
+		$$->u.field.name = $3;
+	}
+	| postfix ARROW field_name {
+		$$ = mk(pc, AST_FIELD, @$);
+		$$->u.field.expr = $1;
+		$$->u.field.name = $3;
+		$$->u.field.arrow = true;
+	}
+	| postfix '[' expr ']' {
+		$$ = mk(pc, AST_INDEX, @$);
+		$$->u.index.expr = $1;
+		$$->u.index.index = $3;
+	}
+	| postfix INC { $$ = mk_incdec(pc, @$, true, false, $1); }
+	| postfix DEC { $$ = mk_incdec(pc, @$, false, false, $1); }
+	;
+
+/* Go parameters may be named like our cast types (args.string); $t.0 is a tuple field. */
+field_name
+	: IDENT
+	| TYPENAME
+	| INT { $$ = arena_printf(pc->arena, "%" PRIu64, $1); }
+	;
+
+primary
+	: INT {
+		$$ = mk(pc, AST_INT, @$);
+		$$->u.int_.value = $1;
+		$$->u.int_.is_unsigned = $1 > INT64_MAX;
+	}
+	| STRING {
+		$$ = mk(pc, AST_STR, @$);
+		$$->u.str.bytes = $1.bytes;
+		$$->u.str.len = $1.len;
+	}
+	| VAR {
+		$$ = mk(pc, AST_VAR, @$);
+		$$->u.name = $1;
+	}
+	| POSPARAM {
+		$$ = mk(pc, AST_POSPARAM, @$);
+		$$->u.posparam.n = (int)(int64_t)$1;
+	}
+	| IDENT {
+		$$ = mk(pc, AST_IDENT, @$);
+		$$->u.name = $1;
+	}
+	| map
+	| '(' expr ')' { $$ = $2; }
+	| '(' expr ',' exprs ')' {
+		$$ = mk(pc, AST_TUPLE, @$);
+		$$->u.tuple.items = (struct ast_list){0};
+		ast_list_push(&$$->u.tuple.items, $2);
+		for (int i = 0; i < $4.n; i++)
+			ast_list_push(&$$->u.tuple.items, $4.v[i]);
+		ast_list_free(&$4);
+	}
+	| IDENT '(' ')' {
+		$$ = mk(pc, AST_CALL, @$);
+		$$->u.call.name = $1;
+		$$->u.call.name_loc = @1;
+	}
+	| IDENT '(' exprs ')' {
+		$$ = mk(pc, AST_CALL, @$);
+		$$->u.call.name = $1;
+		$$->u.call.name_loc = @1;
+		$$->u.call.args = $3;
+	}
+	| FETCH_ARG fetch_rule ')' ':' fetch_type {
+		$$ = mk(pc, AST_FETCH, @$);
+		$$->u.fetch.rule = $2;
+		$$->u.fetch.type = $5;
+		$$->u.fetch.type_loc = @5;
+	}
+	;
+
+map
+	: MAP %prec MAP_NO_KEYS {
+		$$ = mk(pc, AST_MAP, @$);
+		$$->u.map.name = $1;
+	}
+	| MAP '[' exprs ']' {
+		$$ = mk(pc, AST_MAP, @$);
+		$$->u.map.name = $1;
+		$$->u.map.keys = $3;
+		$$->u.map.has_brackets = true;
+	}
+	;
+
+exprs
+	: expr { $$ = (struct ast_list){0}; ast_list_push(&$$, $1); }
+	| exprs ',' expr { $$ = $1; ast_list_push(&$$, $3); }
+	;
+
+/* go-ftrace fetch rules inside arg( ... ):
+ *   %reg | (%reg) | +N(rule) | -N(rule) | *rule
+ * The lexer is in its FETCH state here and returns the final ')' too. */
+fetch_rule
+	: REG {
+		$$ = mk_rule(pc, FETCH_REG, @$);
+		$$->reg = $1;
+	}
+	| '(' REG ')' {
+		$$ = mk_rule(pc, FETCH_REG, @$);
+		$$->reg = $2;
+		$$->parenthesized = true;
+	}
+	| '+' INT '(' fetch_rule ')' {
+		if ($2 > INT64_MAX) {
+			diag_error(pc->src, @2, "fetch offset too large");
+			YYABORT;
+		}
+		$$ = mk_rule(pc, FETCH_OFFSET, @$);
+		$$->off = (int64_t)$2;
+		$$->base = $4;
+	}
+	| '-' INT '(' fetch_rule ')' {
+		if ($2 > INT64_MAX) {
+			diag_error(pc->src, @2, "fetch offset too large");
+			YYABORT;
+		}
+		$$ = mk_rule(pc, FETCH_OFFSET, @$);
+		$$->off = -(int64_t)$2;
+		$$->base = $4;
+	}
+	| '*' fetch_rule {
+		$$ = mk_rule(pc, FETCH_DEREF, @$);
+		$$->base = $2;
+	}
+	;
+
+/* The type is validated by sema; a cast type name here gets its message there. */
+fetch_type
+	: IDENT
+	| TYPENAME
+	;
+
+%%
+
+static void yyerror(YYLTYPE *loc, void *scanner, struct parse_ctx *pc, const char *msg)
+{
+	(void)scanner;
+	diag_error(pc->src, *loc, "%s", msg);
+}
+
+/* Tokens that can start an expression: an "expecting" list holding them says
+ * "expression" instead. */
+static bool starts_expr(yysymbol_kind_t sym)
+{
+	static const char chars[] = "(-!~*&";
+	for (const char *c = chars; *c; c++)
+		if (sym == YYTRANSLATE((unsigned char)*c))
+			return true;
+	switch (sym) {
+	case YYSYMBOL_INT:
+	case YYSYMBOL_STRING:
+	case YYSYMBOL_VAR:
+	case YYSYMBOL_POSPARAM:
+	case YYSYMBOL_IDENT:
+	case YYSYMBOL_MAP:
+	case YYSYMBOL_FETCH_ARG:
+	case YYSYMBOL_INC:
+	case YYSYMBOL_DEC:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Tokens that continue a complete expression (operators, assignment). Listing them
+ * after `print(1)` would hide what is missing: "expecting ';' or '}'". */
+static bool continues_expr(yysymbol_kind_t sym)
+{
+	static const char chars[] = "?|^&<>+-*/%.[(=";
+	for (const char *c = chars; *c; c++)
+		if (sym == YYTRANSLATE((unsigned char)*c))
+			return true;
+	return (sym >= YYSYMBOL_OR && sym <= YYSYMBOL_SHR_ASSIGN);
+}
+
+/* "syntax error, unexpected X, expecting A or B". Long lists are left out, as bison
+ * does. */
+static int yyreport_syntax_error(const yypcontext_t *ctx, void *scanner, struct parse_ctx *pc)
+{
+	(void)scanner;
+	yysymbol_kind_t exp[YYNTOKENS];
+	int n = yypcontext_expected_tokens(ctx, exp, YYNTOKENS);
+	if (n < 0)
+		return n;
+	/* STRING is expected exactly where an expression may start, '||' exactly after a
+	 * complete one. */
+	bool has_str = false, has_or = false, has_other = false;
+	for (int i = 0; i < n; i++) {
+		has_str |= exp[i] == YYSYMBOL_STRING;
+		has_or |= exp[i] == YYSYMBOL_OR;
+		has_other |= !continues_expr(exp[i]);
+	}
+	bool expr = has_str, after_expr = has_or && has_other;
+	const char *names[YYNTOKENS + 1];
+	int nnames = 0;
+	if (expr)
+		names[nnames++] = "expression";
+	for (int i = 0; i < n; i++)
+		if (!(expr && starts_expr(exp[i])) && !(after_expr && continues_expr(exp[i])))
+			names[nnames++] = yysymbol_name(exp[i]);
+
+	struct strbuf sb = {0};
+	strbuf_puts(&sb, "syntax error");
+	yysymbol_kind_t tok = yypcontext_token(ctx);
+	if (tok != YYSYMBOL_YYEMPTY)
+		strbuf_printf(&sb, ", unexpected %s", yysymbol_name(tok));
+	if (nnames <= 5)
+		for (int i = 0; i < nnames; i++)
+			strbuf_printf(&sb, "%s%s", i ? " or " : ", expecting ", names[i]);
+	diag_error(pc->src, *yypcontext_location(ctx), "%s", sb.buf);
+	strbuf_free(&sb);
+	return 0;
+}

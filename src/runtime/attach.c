@@ -1,0 +1,131 @@
+/* attach: one uprobe_multi link per (program, target binary), through a raw
+ * bpf(BPF_LINK_CREATE): libbpf 1.1.2 has no uprobe_multi wrapper. One link per clause
+ * is what makes attach and detach fast: 500 sites attach in ~15 ms and detach in ~30 ms,
+ * where separate perf-event uprobes take minutes to detach (each close waits on RCU). */
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "common/diag.h"
+#include "common/util.h"
+#include "runtime/rt_priv.h"
+
+#ifndef BPF_LINK_CREATE
+#define BPF_LINK_CREATE 28
+#endif
+
+/* The uprobe_multi arm of union bpf_attr's link_create (kernel >= 6.6). */
+struct rt_link_create_uprobe_multi {
+	uint32_t prog_fd, target_fd, attach_type, flags;
+	uint64_t path, offsets, ref_ctr_offsets, cookies;
+	uint32_t cnt, um_flags, pid;
+};
+
+static int uprobe_multi_link_create(int prog_fd, const char *path, const uint64_t *offsets,
+				    const uint64_t *cookies, uint32_t cnt, pid_t pid)
+{
+	struct rt_link_create_uprobe_multi attr;
+	memset(&attr, 0, sizeof(attr)); /* the kernel rejects non-zero padding / unknown tail */
+	attr.prog_fd = (uint32_t)prog_fd;
+	attr.attach_type = RT_ATTACH_UPROBE_MULTI;
+	attr.path = (uint64_t)(uintptr_t)path;
+	attr.offsets = (uint64_t)(uintptr_t)offsets;
+	attr.cookies = (uint64_t)(uintptr_t)cookies;
+	attr.cnt = cnt;
+	attr.pid = (uint32_t)pid; /* 0 = every process that maps the file */
+	long fd = syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
+	return fd < 0 ? -errno : (int)fd;
+}
+
+/* Attaches sites[begin .. begin+count) of one program, one link per distinct target.
+ * The plan says all sites of a program share a target; grouping costs nothing and keeps
+ * a plan that mixes binaries working. */
+static int attach_prog(struct rt_session *s, int pi, int prog_fd)
+{
+	const struct plan_prog *pp = &s->plan->progs[pi];
+	const struct plan_site *sites = s->plan->sites;
+	uint64_t *offsets = xmalloc((size_t)pp->site_count * sizeof(*offsets));
+	uint64_t *cookies = xmalloc((size_t)pp->site_count * sizeof(*cookies));
+	bool *done = xcalloc((size_t)pp->site_count, sizeof(*done));
+	int err = 0;
+
+	for (int a = 0; a < pp->site_count; a++) {
+		if (done[a])
+			continue;
+		const char *target = sites[pp->site_begin + a].target;
+		uint32_t cnt = 0;
+		for (int b = a; b < pp->site_count; b++) {
+			int si = pp->site_begin + b;
+			if (done[b] || strcmp(sites[si].target, target))
+				continue;
+			done[b] = true;
+			offsets[cnt] = sites[si].file_off;
+			cookies[cnt] = (uint64_t)si; /* bpf_get_attach_cookie() -> plan.sites index */
+			cnt++;
+		}
+		int fd = uprobe_multi_link_create(prog_fd, target, offsets, cookies, cnt, s->pid);
+		if (fd < 0) {
+			err = fd;
+			diag_fatal("cannot attach to %s: %s", target, strerror(-err));
+			if (s->opts->verbose)
+				fprintf(stderr, "gotrace: (program %s, %u sites, pid filter %d)\n",
+					pp->fn_name, cnt, (int)s->pid);
+			break;
+		}
+		s->links[s->nlinks++] = fd;
+		s->nattached_sites += (int)cnt;
+	}
+	free(offsets);
+	free(cookies);
+	free(done);
+	return err;
+}
+
+int rt_session__attach(struct rt_session *s)
+{
+	const struct gt_plan *plan = s->plan;
+	uint64_t t0 = now_ns();
+	int err = 0;
+
+	/* Upper bound: one link per site. */
+	s->links = xcalloc((size_t)plan->nsites + 1, sizeof(*s->links));
+	for (int i = 0; i < plan->nprogs; i++) {
+		const struct plan_prog *pp = &plan->progs[i];
+		if (pp->kind != PLAN_PROG_UPROBE || pp->site_count <= 0)
+			continue;
+		if (pp->site_begin < 0 || pp->site_begin + pp->site_count > plan->nsites) {
+			diag_fatal("internal error: program %s has sites %d..%d of %d", pp->fn_name,
+				   pp->site_begin, pp->site_begin + pp->site_count, plan->nsites);
+			return -EINVAL;
+		}
+		err = attach_prog(s, i, bpf_program__fd(s->progs[i]));
+		if (err)
+			return err; /* the caller detaches what is already attached */
+	}
+	if (s->opts->verbose)
+		fprintf(stderr, "gotrace: attached %d sites with %d uprobe_multi links in %.1f ms\n",
+			s->nattached_sites, s->nlinks, (double)(now_ns() - t0) / 1e6);
+	return 0;
+}
+
+void rt_session__detach(struct rt_session *s)
+{
+	if (!s->nlinks) {
+		free(s->links);
+		s->links = NULL;
+		return;
+	}
+	uint64_t t0 = now_ns();
+	for (int i = 0; i < s->nlinks; i++)
+		close(s->links[i]);
+	if (s->opts->verbose)
+		fprintf(stderr, "gotrace: detached %d links in %.1f ms\n", s->nlinks,
+			(double)(now_ns() - t0) / 1e6);
+	free(s->links);
+	s->links = NULL;
+	s->nlinks = 0;
+}

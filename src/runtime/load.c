@@ -1,0 +1,286 @@
+/* load: open the plan's BPF object, give each program its type, run the verifier, and
+ * turn a rejection into one line that names the script line of the probe. */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/diag.h"
+#include "common/util.h"
+#include "runtime/rt_priv.h"
+
+/* The kernel keeps the tail of the log when it overflows (rotating log since 6.4), and
+ * the tail is where the error is. Pages are touched only by a failing load. */
+#define RT_LOG_SIZE (4u << 20)
+/* Lines of the log shown with -v on a rejection. */
+#define RT_LOG_TAIL_LINES 60
+
+/* libbpf has one global print callback and no context pointer. */
+static bool rt_verbose;
+static libbpf_print_fn_t rt_prev_print;
+static bool rt_print_installed;
+
+static int rt_libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	/* Silent by default: every failure that matters gets our own one-line error. */
+	if (!rt_verbose || level == LIBBPF_DEBUG)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+void rt_libbpf_print_init(bool verbose)
+{
+	rt_verbose = verbose;
+	rt_prev_print = libbpf_set_print(rt_libbpf_print);
+	rt_print_installed = true;
+}
+
+void rt_libbpf_print_restore(void)
+{
+	if (rt_print_installed)
+		libbpf_set_print(rt_prev_print);
+	rt_print_installed = false;
+}
+
+/* Lines the verifier appends after the error, which say nothing about the cause. */
+static bool log_line_is_noise(const char *l, size_t n)
+{
+	static const char *const noise[] = {
+		"processed ", "verification time ", "stack depth ", "max_states_per_insn",
+		"-- ", "Validating ", "Func#", "func#",
+	};
+	while (n && (*l == ' ' || *l == '\t')) {
+		l++;
+		n--;
+	}
+	if (!n)
+		return true;
+	for (size_t i = 0; i < ARRAY_SIZE(noise); i++)
+		if (n >= strlen(noise[i]) && !strncmp(l, noise[i], strlen(noise[i])))
+			return true;
+	return false;
+}
+
+/* Copies the last meaningful line of the verifier log into out. */
+static void log_last_reason(const char *log, char *out, size_t outsz)
+{
+	const char *end = log + strlen(log);
+	out[0] = 0;
+	while (end > log) {
+		const char *e = end;
+		while (e > log && e[-1] == '\n')
+			e--;
+		const char *b = e;
+		while (b > log && b[-1] != '\n')
+			b--;
+		if (b == e)
+			break;
+		if (!log_line_is_noise(b, (size_t)(e - b))) {
+			size_t n = (size_t)(e - b);
+			if (n >= outsz)
+				n = outsz - 1;
+			memcpy(out, b, n);
+			out[n] = 0;
+			return;
+		}
+		end = b;
+	}
+}
+
+static void log_print_tail(const char *log, const char *prog_name)
+{
+	const char *p = log + strlen(log);
+	int lines = 0;
+	while (p > log && lines <= RT_LOG_TAIL_LINES) {
+		p--;
+		if (*p == '\n' && p[1])
+			lines++;
+	}
+	if (p > log)
+		p = strchr(p, '\n') + 1;
+	fprintf(stderr, "gotrace: verifier log of program '%s'%s:\n", prog_name,
+		p > log ? " (tail)" : "");
+	fputs(p, stderr);
+	if (*p && p[strlen(p) - 1] != '\n')
+		fputc('\n', stderr);
+}
+
+static int plan_prog_index(const struct rt_session *s, const struct bpf_program *prog)
+{
+	for (int i = 0; i < s->plan->nprogs; i++)
+		if (s->progs[i] == prog)
+			return i;
+	return -1;
+}
+
+/* Says why bpf_object__load failed: a verifier rejection (log present) or anything else. */
+static void report_load_failure(struct rt_session *s, int err)
+{
+	struct bpf_program *prog, *failed = NULL;
+	char reason[512];
+
+	/* libbpf loads programs in object order and stops at the first failure, so the
+	 * first autoloaded program without an fd is the rejected one, and the shared log
+	 * buffer holds its log. */
+	bpf_object__for_each_program(prog, s->obj)
+	{
+		if (bpf_program__autoload(prog) && bpf_program__fd(prog) < 0) {
+			failed = prog;
+			break;
+		}
+	}
+	if (!failed || !s->log_buf[0]) {
+		diag_fatal("cannot load the BPF object: %s", strerror(-err));
+		return;
+	}
+	if (s->opts->verbose)
+		log_print_tail(s->log_buf, bpf_program__name(failed));
+	log_last_reason(s->log_buf, reason, sizeof(reason));
+	int i = plan_prog_index(s, failed);
+	int line = i >= 0 ? s->plan->progs[i].clause_line : 0;
+	const char *what = "probe";
+	if (i >= 0 && s->plan->progs[i].kind == PLAN_PROG_BEGIN)
+		what = "BEGIN probe";
+	else if (i >= 0 && s->plan->progs[i].kind == PLAN_PROG_END)
+		what = "END probe";
+	if (line > 0)
+		diag_fatal("the BPF verifier rejected the program for the %s at line %d: %s", what,
+			   line, reason[0] ? reason : strerror(-err));
+	else
+		diag_fatal("the BPF verifier rejected program '%s': %s", bpf_program__name(failed),
+			   reason[0] ? reason : strerror(-err));
+}
+
+static int find_map_fd(struct rt_session *s, const char *name, bool required)
+{
+	struct bpf_map *map = bpf_object__find_map_by_name(s->obj, name);
+	if (!map) {
+		if (required)
+			diag_fatal("internal error: the BPF object has no map %s", name);
+		else if (s->opts->verbose)
+			fprintf(stderr, "gotrace: the BPF object has no map %s\n", name);
+		return required ? -ENOENT : -1;
+	}
+	return bpf_map__fd(map);
+}
+
+static int configure_programs(struct rt_session *s)
+{
+	struct gt_plan *plan = s->plan;
+	struct bpf_program *prog;
+	int err;
+
+	s->progs = xcalloc((size_t)plan->nprogs, sizeof(*s->progs));
+	for (int i = 0; i < plan->nprogs; i++) {
+		const struct plan_prog *pp = &plan->progs[i];
+		prog = bpf_object__find_program_by_name(s->obj, pp->fn_name);
+		if (!prog) {
+			diag_fatal("internal error: the BPF object has no program %s", pp->fn_name);
+			return -ENOENT;
+		}
+		s->progs[i] = prog;
+		/* The section name codegen picked does not matter: the plan says what runs how. */
+		if (pp->kind == PLAN_PROG_UPROBE) {
+			err = bpf_program__set_type(prog, BPF_PROG_TYPE_KPROBE);
+			if (!err)
+				err = bpf_program__set_expected_attach_type(
+					prog, (enum bpf_attach_type)RT_ATTACH_UPROBE_MULTI);
+		} else {
+			/* BEGIN/END are run by BPF_PROG_TEST_RUN, which raw tracepoints support. */
+			err = bpf_program__set_type(prog, BPF_PROG_TYPE_RAW_TRACEPOINT);
+			if (!err)
+				err = bpf_program__set_expected_attach_type(prog, 0);
+		}
+		/* Log level stays 0: libbpf loads without a log first and, only on failure,
+		 * retries at level 1 into this buffer. A level-1 log of a large program that
+		 * verifies would otherwise fail the load with ENOSPC. */
+		if (!err)
+			err = bpf_program__set_log_buf(prog, s->log_buf, s->log_size);
+		if (err) {
+			diag_fatal("internal error: cannot configure BPF program %s: %s", pp->fn_name,
+				   strerror(-err));
+			return err;
+		}
+	}
+	/* Anything else in the object has no kind, and libbpf would refuse to load it. */
+	bpf_object__for_each_program(prog, s->obj)
+	{
+		if (plan_prog_index(s, prog) >= 0)
+			continue;
+		if (s->opts->verbose)
+			fprintf(stderr, "gotrace: BPF program %s is not in the plan, not loaded\n",
+				bpf_program__name(prog));
+		bpf_program__set_autoload(prog, false);
+	}
+	return 0;
+}
+
+int rt_session__load(struct rt_session *s)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, open_opts, .object_name = "gotrace");
+	uint64_t t0 = now_ns();
+	int err;
+
+	s->log_size = RT_LOG_SIZE;
+	s->log_buf = xmalloc(s->log_size);
+	s->log_buf[0] = 0;
+
+	s->obj = bpf_object__open_mem(s->plan->obj, s->plan->obj_size, &open_opts);
+	if (!s->obj) {
+		err = -errno;
+		diag_fatal("cannot open the BPF object: %s", strerror(-err));
+		return err;
+	}
+	err = configure_programs(s);
+	if (err)
+		return err;
+	err = bpf_object__load(s->obj);
+	if (err) {
+		report_load_failure(s, err);
+		return err;
+	}
+
+	s->events_fd = find_map_fd(s, PLAN_MAP_EVENTS, s->plan->nevents > 0);
+	if (s->events_fd == -ENOENT)
+		return -ENOENT;
+	s->lost_fd = find_map_fd(s, PLAN_MAP_LOST, false);
+	s->config_fd = find_map_fd(s, PLAN_MAP_CONFIG, false);
+	if (s->lost_fd >= 0) {
+		struct bpf_map *m = bpf_object__find_map_by_name(s->obj, PLAN_MAP_LOST);
+		s->lost_percpu = bpf_map__type(m) == BPF_MAP_TYPE_PERCPU_ARRAY;
+		if (bpf_map__value_size(m) != sizeof(uint64_t)) {
+			diag_fatal("internal error: map %s has values of %u bytes, not 8",
+				   PLAN_MAP_LOST, bpf_map__value_size(m));
+			return -EINVAL;
+		}
+	}
+	if (s->config_fd >= 0) {
+		struct bpf_map *m = bpf_object__find_map_by_name(s->obj, PLAN_MAP_CONFIG);
+		if (bpf_map__value_size(m) < sizeof(struct plan_config)) {
+			diag_fatal("internal error: map %s has values of %u bytes, want %zu",
+				   PLAN_MAP_CONFIG, bpf_map__value_size(m), sizeof(struct plan_config));
+			return -EINVAL;
+		}
+	}
+	if (s->opts->verbose)
+		fprintf(stderr, "gotrace: loaded %d programs (verifier) in %.1f ms\n",
+			s->plan->nprogs, (double)(now_ns() - t0) / 1e6);
+	/* The log buffer is only needed while loading. */
+	free(s->log_buf);
+	s->log_buf = NULL;
+	return 0;
+}
+
+void rt_session__unload(struct rt_session *s)
+{
+	bpf_object__close(s->obj); /* NULL-safe; closes program and map fds */
+	s->obj = NULL;
+	free(s->progs);
+	s->progs = NULL;
+	free(s->log_buf);
+	s->log_buf = NULL;
+	s->events_fd = s->lost_fd = s->config_fd = -1;
+}

@@ -1,0 +1,339 @@
+/* output: ring-buffer records -> text (bpftrace's printf/print) or JSON lines
+ * (bpftrace's {"type": ..., "data": ...} shapes). Formats are parsed once, at start-up;
+ * a record is checked against its event's size before any field is read. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/diag.h"
+#include "common/fmt.h"
+#include "common/util.h"
+#include "runtime/rt_priv.h"
+
+#define RT_REC_HDR 8 /* u64 event_id */
+
+struct rt_output {
+	const struct gt_plan *plan;
+	FILE *f;
+	bool json;
+	bool discard;   /* after exit(): consume records, print nothing */
+	bool exit_seen;
+	struct fmt *fmts; /* [plan->nevents], parsed for PLAN_EV_PRINTF */
+	char *strbuf;     /* one string argument, NUL-terminated: max arg size + 1 */
+	struct strbuf line;
+	uint64_t records, bad_records;
+};
+
+static bool arg_is_text(const struct plan_arg *a)
+{
+	return a->kind != PLAN_ARG_INT;
+}
+
+static uint64_t rec_u64(const uint8_t *rec, int offset)
+{
+	uint64_t v;
+	memcpy(&v, rec + offset, sizeof(v)); /* records are aligned; memcpy says so to UBSan */
+	return v;
+}
+
+/* The text of a string-like argument, valid until the next call. */
+static const char *arg_text(struct rt_output *o, const uint8_t *rec, const struct plan_arg *a)
+{
+	if (a->kind == PLAN_ARG_STR) {
+		/* NUL-padded, but not NUL-terminated when full. */
+		size_t n = strnlen((const char *)rec + a->offset, (size_t)a->size);
+		memcpy(o->strbuf, rec + a->offset, n);
+		o->strbuf[n] = 0;
+		return o->strbuf;
+	}
+	if (a->literal)
+		return a->literal;
+	uint64_t id = rec_u64(rec, a->offset);
+	if (id >= (uint64_t)o->plan->nsites)
+		return "?";
+	const struct plan_site *site = &o->plan->sites[id];
+	const char *t = a->kind == PLAN_ARG_SITE_FUNC ? site->func : site->probe;
+	return t ? t : "?";
+}
+
+static void put_conv(struct rt_output *o, const struct fmt_piece *pc, const uint8_t *rec,
+		     const struct plan_arg *a)
+{
+	struct strbuf *l = &o->line;
+	char tmp[32];
+
+	if (!a) /* fewer arguments than conversions: checked at start-up, never here */
+		return;
+	if (arg_is_text(a)) {
+		const char *t = arg_text(o, rec, a);
+		if (pc->conv == FMT_STR || pc->conv == FMT_PTR)
+			strbuf_printf(l, pc->cspec, t);
+		else
+			strbuf_puts(l, t);
+		return;
+	}
+	uint64_t v = rec_u64(rec, a->offset);
+	switch (pc->conv) {
+	case FMT_SIGNED:
+		strbuf_printf(l, pc->cspec, (long long)v);
+		break;
+	case FMT_UNSIGNED:
+		strbuf_printf(l, pc->cspec, (unsigned long long)v);
+		break;
+	case FMT_CHAR:
+		strbuf_printf(l, pc->cspec, (int)(unsigned char)v);
+		break;
+	case FMT_PTR:
+		/* bpftrace's %p: "0x" + hex, "0x0" for NULL (glibc would print "(nil)"). */
+		snprintf(tmp, sizeof(tmp), "0x%" PRIx64, v);
+		strbuf_printf(l, pc->cspec, tmp);
+		break;
+	case FMT_STR:
+		/* An integer for %s: print it as a number rather than dereference it. */
+		if (a->is_signed)
+			snprintf(tmp, sizeof(tmp), "%lld", (long long)v);
+		else
+			snprintf(tmp, sizeof(tmp), "%llu", (unsigned long long)v);
+		strbuf_printf(l, pc->cspec, tmp);
+		break;
+	case FMT_NONE:
+		break;
+	}
+}
+
+static void json_escape(struct strbuf *out, const char *s, size_t n)
+{
+	strbuf_putc(out, '"');
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		switch (c) {
+		case '"':
+			strbuf_puts(out, "\\\"");
+			break;
+		case '\\':
+			strbuf_puts(out, "\\\\");
+			break;
+		case '\n':
+			strbuf_puts(out, "\\n");
+			break;
+		case '\t':
+			strbuf_puts(out, "\\t");
+			break;
+		case '\r':
+			strbuf_puts(out, "\\r");
+			break;
+		case '\b':
+			strbuf_puts(out, "\\b");
+			break;
+		case '\f':
+			strbuf_puts(out, "\\f");
+			break;
+		default:
+			if (c < 0x20 || c == 0x7f)
+				strbuf_printf(out, "\\u%04x", c);
+			else
+				strbuf_putc(out, (char)c);
+		}
+	}
+	strbuf_putc(out, '"');
+}
+
+static void emit_printf(struct rt_output *o, const struct plan_event *ev, const struct fmt *f,
+			const uint8_t *rec)
+{
+	int ai = 0;
+	o->line.len = 0;
+	if (o->line.buf)
+		o->line.buf[0] = 0;
+	for (int i = 0; i < f->npieces; i++) {
+		const struct fmt_piece *pc = &f->pieces[i];
+		strbuf_puts(&o->line, pc->literal);
+		if (pc->conv == FMT_NONE)
+			continue;
+		put_conv(o, pc, rec, ai < ev->nargs ? &ev->args[ai] : NULL);
+		ai++;
+	}
+	if (!o->json) {
+		fwrite(o->line.buf ? o->line.buf : "", 1, o->line.len, o->f);
+		return;
+	}
+	struct strbuf j = {0};
+	strbuf_puts(&j, "{\"type\": \"printf\", \"data\": ");
+	json_escape(&j, o->line.buf ? o->line.buf : "", o->line.len);
+	strbuf_puts(&j, "}\n");
+	fwrite(j.buf, 1, j.len, o->f);
+	strbuf_free(&j);
+}
+
+static void emit_print(struct rt_output *o, const struct plan_event *ev, const uint8_t *rec)
+{
+	const struct plan_arg *a = &ev->args[0];
+	if (arg_is_text(a)) {
+		const char *t = arg_text(o, rec, a);
+		if (!o->json) {
+			fprintf(o->f, "%s\n", t);
+			return;
+		}
+		struct strbuf j = {0};
+		strbuf_puts(&j, "{\"type\": \"value\", \"data\": ");
+		json_escape(&j, t, strlen(t));
+		strbuf_puts(&j, "}\n");
+		fwrite(j.buf, 1, j.len, o->f);
+		strbuf_free(&j);
+		return;
+	}
+	uint64_t v = rec_u64(rec, a->offset);
+	if (o->json)
+		fputs("{\"type\": \"value\", \"data\": ", o->f);
+	if (a->is_signed)
+		fprintf(o->f, "%lld", (long long)v);
+	else
+		fprintf(o->f, "%llu", (unsigned long long)v);
+	fputs(o->json ? "}\n" : "\n", o->f);
+}
+
+int rt_output__handle(void *ctx, void *data, size_t size)
+{
+	struct rt_output *o = ctx;
+	const uint8_t *rec = data;
+
+	o->records++;
+	if (size < RT_REC_HDR) {
+		o->bad_records++;
+		return 0;
+	}
+	uint64_t id = rec_u64(rec, 0);
+	if (id >= (uint64_t)o->plan->nevents || size < (size_t)o->plan->events[id].size) {
+		o->bad_records++;
+		return 0;
+	}
+	const struct plan_event *ev = &o->plan->events[id];
+	if (ev->kind == PLAN_EV_EXIT) {
+		/* As bpftrace: what the probes emitted after exit() is not printed. */
+		o->exit_seen = true;
+		o->discard = true;
+		return 0;
+	}
+	if (o->discard)
+		return 0;
+	if (ev->kind == PLAN_EV_PRINTF)
+		emit_printf(o, ev, &o->fmts[id], rec);
+	else if (ev->kind == PLAN_EV_PRINT)
+		emit_print(o, ev, rec);
+	return 0;
+}
+
+/* A plan the records cannot satisfy is a compiler bug: say so before anything runs. */
+static int check_event(const struct gt_plan *plan, int id, struct fmt *f, int *max_str)
+{
+	const struct plan_event *ev = &plan->events[id];
+	const char *msg;
+	int off;
+
+	if (ev->size < RT_REC_HDR || ev->nargs < 0 || (ev->nargs && !ev->args)) {
+		diag_fatal("internal error: event %d has size %d and %d arguments", id, ev->size,
+			   ev->nargs);
+		return -EINVAL;
+	}
+	for (int i = 0; i < ev->nargs; i++) {
+		const struct plan_arg *a = &ev->args[i];
+		int size = a->kind == PLAN_ARG_STR ? a->size : 8;
+		if (a->kind == PLAN_ARG_STR && a->size > *max_str)
+			*max_str = a->size;
+		if (a->literal && a->kind != PLAN_ARG_STR)
+			continue; /* nothing is read from the record */
+		if (a->offset < RT_REC_HDR || size < 0 || a->offset + size > ev->size) {
+			diag_fatal("internal error: event %d argument %d at %d+%d outside a record "
+				   "of %d bytes",
+				   id, i, a->offset, size, ev->size);
+			return -EINVAL;
+		}
+	}
+	switch (ev->kind) {
+	case PLAN_EV_PRINTF:
+		if (fmt_parse(ev->fmt ? ev->fmt : "", f, &msg, &off)) {
+			diag_fatal("internal error: event %d: format at byte %d: %s", id, off, msg);
+			return -EINVAL;
+		}
+		if (f->nconv != ev->nargs) {
+			diag_fatal("internal error: event %d: format has %d conversions for %d "
+				   "arguments",
+				   id, f->nconv, ev->nargs);
+			return -EINVAL;
+		}
+		break;
+	case PLAN_EV_PRINT:
+		if (ev->nargs != 1) {
+			diag_fatal("internal error: print event %d has %d arguments", id, ev->nargs);
+			return -EINVAL;
+		}
+		break;
+	case PLAN_EV_EXIT:
+		break;
+	}
+	return 0;
+}
+
+struct rt_output *rt_output__new(const struct gt_plan *plan, FILE *f, bool json, int *err)
+{
+	struct rt_output *o = xcalloc(1, sizeof(*o));
+	int max_str = 0;
+
+	o->plan = plan;
+	o->f = f;
+	o->json = json;
+	o->fmts = xcalloc((size_t)plan->nevents, sizeof(*o->fmts));
+	for (int i = 0; i < plan->nevents; i++) {
+		*err = check_event(plan, i, &o->fmts[i], &max_str);
+		if (*err) {
+			rt_output__free(o);
+			return NULL;
+		}
+	}
+	o->strbuf = xmalloc((size_t)max_str + 1);
+	*err = 0;
+	return o;
+}
+
+void rt_output__free(struct rt_output *o)
+{
+	if (!o)
+		return;
+	if (o->bad_records)
+		fprintf(stderr, "gotrace: warning: %llu malformed event records ignored\n",
+			(unsigned long long)o->bad_records);
+	for (int i = 0; i < o->plan->nevents; i++)
+		fmt_free(&o->fmts[i]);
+	free(o->fmts);
+	free(o->strbuf);
+	strbuf_free(&o->line);
+	free(o);
+}
+
+bool rt_output__exit_seen(const struct rt_output *o)
+{
+	return o->exit_seen;
+}
+
+void rt_output__set_discard(struct rt_output *o, bool discard)
+{
+	o->discard = discard;
+}
+
+uint64_t rt_output__records(const struct rt_output *o)
+{
+	return o->records;
+}
+
+void rt_output__lost(struct rt_output *o, uint64_t n)
+{
+	/* Text: stderr, so the trace on stdout stays exactly what the probes printed.
+	 * JSON: in the output stream, where a consumer of the JSON lines will see it. */
+	if (o->json)
+		fprintf(o->f, "{\"type\": \"lost_events\", \"data\": {\"events\": %llu}}\n",
+			(unsigned long long)n);
+	else
+		fprintf(stderr, "Lost %llu events\n", (unsigned long long)n);
+}

@@ -1,0 +1,314 @@
+/* run: rt_run(), the whole life of a trace:
+ *   load (verifier) -> [dry run stops here] -> ring buffer, signal handlers -> fork the
+ *   -c child (held before execve) -> gt_config -> attach -> BEGIN -> drain -> release the
+ *   child -> poll loop -> detach -> drain -> END -> drain -> lost events -> stop the child.
+ * Every exit path, error or not, goes through one cleanup, so nothing stays attached
+ * (the links are fds: even a crash detaches them, but not a -c child). */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "common/diag.h"
+#include "common/util.h"
+#include "runtime/rt_priv.h"
+
+#define RT_POLL_MS 100
+
+static volatile sig_atomic_t rt_stop_signal;
+
+static void rt_on_signal(int sig)
+{
+	rt_stop_signal = sig;
+}
+
+struct rt_sigsave {
+	struct sigaction intr, term, pipe;
+	bool saved;
+};
+
+/* No SA_RESTART: a signal must interrupt epoll_wait so the loop notices it at once. */
+static void signals_install(struct rt_sigsave *save)
+{
+	struct sigaction sa = {.sa_handler = rt_on_signal};
+	struct sigaction ign = {.sa_handler = SIG_IGN};
+	sigemptyset(&sa.sa_mask);
+	sigemptyset(&ign.sa_mask);
+	rt_stop_signal = 0;
+	sigaction(SIGINT, &sa, &save->intr);
+	sigaction(SIGTERM, &sa, &save->term);
+	/* A closed pipe on stdout ends the trace through the normal path (detach, END, reap
+	 * the child) instead of killing gotrace with a -c child left running. */
+	sigaction(SIGPIPE, &ign, &save->pipe);
+	save->saved = true;
+}
+
+static void signals_restore(struct rt_sigsave *save)
+{
+	if (!save->saved)
+		return;
+	sigaction(SIGINT, &save->intr, NULL);
+	sigaction(SIGTERM, &save->term, NULL);
+	sigaction(SIGPIPE, &save->pipe, NULL);
+	save->saved = false;
+}
+
+static int write_config(struct rt_session *s)
+{
+	if (s->config_fd < 0)
+		return 0;
+	struct bpf_map *m = bpf_object__find_map_by_name(s->obj, PLAN_MAP_CONFIG);
+	uint8_t *val = xcalloc(1, bpf_map__value_size(m));
+	/* CLOCK_MONOTONIC is the clock of bpf_ktime_get_ns(). */
+	struct plan_config cfg = {.start_ns = now_ns(), .filter_pid = (uint64_t)s->pid};
+	uint32_t key = 0;
+	memcpy(val, &cfg, sizeof(cfg));
+	int err = bpf_map_update_elem(s->config_fd, &key, val, BPF_ANY);
+	free(val);
+	if (err) {
+		diag_fatal("cannot write map %s: %s", PLAN_MAP_CONFIG, strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+static void report_lost(struct rt_session *s)
+{
+	uint64_t total = 0;
+	uint32_t key = 0;
+
+	if (s->lost_fd < 0)
+		return;
+	if (s->lost_percpu) {
+		int ncpu = libbpf_num_possible_cpus();
+		if (ncpu <= 0)
+			return;
+		uint64_t *vals = xcalloc((size_t)ncpu, sizeof(*vals));
+		if (!bpf_map_lookup_elem(s->lost_fd, &key, vals))
+			for (int i = 0; i < ncpu; i++)
+				total += vals[i];
+		free(vals);
+	} else if (bpf_map_lookup_elem(s->lost_fd, &key, &total)) {
+		return;
+	}
+	if (total > s->lost_reported) {
+		rt_output__lost(s->output, total - s->lost_reported);
+		s->lost_reported = total;
+	}
+}
+
+/* Consumes everything in the ring buffer (producers are stopped or quiescent). */
+static void drain(struct rt_session *s)
+{
+	if (!s->rb)
+		return;
+	for (int i = 0; i < 64 && ring_buffer__consume(s->rb) > 0; i++)
+		;
+}
+
+/* Flushes the output; false when it can no longer be written (EPIPE ends quietly). */
+static bool flush_output(struct rt_session *s, bool *failed)
+{
+	if (fflush(s->out) == 0 && !ferror(s->out))
+		return true;
+	if (errno != EPIPE) {
+		diag_fatal("cannot write the output: %s", strerror(errno));
+		*failed = true;
+	}
+	return false;
+}
+
+/* BEGIN and END programs: BPF_PROG_TEST_RUN of a raw tracepoint program. The context is
+ * zeroed and as large as a raw tracepoint's may be (12 u64 args), whatever it reads. */
+static int run_kind(struct rt_session *s, enum plan_prog_kind kind)
+{
+	for (int i = 0; i < s->plan->nprogs; i++) {
+		const struct plan_prog *pp = &s->plan->progs[i];
+		uint64_t ctx[12] = {0};
+		LIBBPF_OPTS(bpf_test_run_opts, topts, .ctx_in = ctx, .ctx_size_in = sizeof(ctx));
+		if (pp->kind != kind)
+			continue;
+		int err = bpf_prog_test_run_opts(bpf_program__fd(s->progs[i]), &topts);
+		if (err) {
+			diag_fatal("cannot run the %s probe at line %d: %s",
+				   kind == PLAN_PROG_BEGIN ? "BEGIN" : "END", pp->clause_line,
+				   strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+static int open_output(struct rt_session *s)
+{
+	if (!s->opts->output_path) {
+		s->out = stdout;
+		return 0;
+	}
+	s->out = fopen(s->opts->output_path, "w");
+	if (!s->out) {
+		int err = -errno;
+		diag_fatal("cannot open %s: %s", s->opts->output_path, strerror(-err));
+		return err;
+	}
+	s->out_owned = true;
+	return 0;
+}
+
+int rt_run(struct gt_plan *plan, const struct rt_options *opts)
+{
+	struct rt_session s = {
+		.plan = plan,
+		.opts = opts,
+		.events_fd = -1,
+		.lost_fd = -1,
+		.config_fd = -1,
+		.gate_fd = -1,
+		.exec_err_fd = -1,
+		.pidfd = -1,
+	};
+	struct rt_sigsave sigsave = {0};
+	bool out_failed = false;
+	uint64_t t_start = now_ns();
+	int ret = 1, err;
+
+	rt_libbpf_print_init(opts->verbose);
+
+	err = open_output(&s);
+	if (err)
+		goto cleanup;
+	s.output = rt_output__new(plan, s.out, opts->json, &err);
+	if (!s.output)
+		goto cleanup;
+	/* -p is checked before the (slow) compile result is loaded. plan->filter_pid is a
+	 * -p given through the plan; opts win. The effective pid is written back. */
+	if (!opts->dry_run && !opts->child_argv && (opts->pid || plan->filter_pid)) {
+		err = rt_target__open(&s, opts->pid ? opts->pid : plan->filter_pid);
+		if (err)
+			goto cleanup;
+	}
+
+	err = rt_session__load(&s);
+	if (err)
+		goto cleanup;
+	if (opts->dry_run) {
+		ret = 0;
+		goto cleanup;
+	}
+
+	if (s.events_fd >= 0) {
+		s.rb = ring_buffer__new(s.events_fd, rt_output__handle, s.output, NULL);
+		if (!s.rb) {
+			diag_fatal("cannot map the ring buffer %s: %s", PLAN_MAP_EVENTS,
+				   strerror(errno));
+			goto cleanup;
+		}
+	}
+	signals_install(&sigsave);
+
+	if (opts->child_argv) {
+		err = rt_child__spawn(&s);
+		if (err)
+			goto cleanup;
+	}
+	plan->filter_pid = (int)s.pid;
+	err = write_config(&s);
+	if (err)
+		goto cleanup;
+	if (!rt_stop_signal) {
+		err = rt_session__attach(&s);
+		if (err)
+			goto cleanup;
+	}
+
+	if (!rt_stop_signal) {
+		err = run_kind(&s, PLAN_PROG_BEGIN);
+		if (err)
+			goto cleanup;
+	}
+	drain(&s);
+	flush_output(&s, &out_failed);
+	if (out_failed)
+		goto cleanup;
+	if (opts->verbose)
+		fprintf(stderr, "gotrace: tracing (started in %.1f ms)\n",
+			(double)(now_ns() - t_start) / 1e6);
+
+	/* Not released after exit() in BEGIN or a signal: the command never runs. */
+	if (!rt_stop_signal && !rt_output__exit_seen(s.output)) {
+		err = rt_child__release(&s);
+		if (err)
+			goto cleanup;
+	}
+
+	while (!rt_stop_signal && !rt_output__exit_seen(s.output)) {
+		if (s.rb) {
+			err = ring_buffer__poll(s.rb, RT_POLL_MS);
+			if (err < 0 && err != -EINTR) {
+				diag_fatal("cannot read the ring buffer: %s", strerror(-err));
+				goto cleanup;
+			}
+		} else {
+			poll(NULL, 0, RT_POLL_MS);
+		}
+		if (!flush_output(&s, &out_failed))
+			break;
+		report_lost(&s);
+		if (rt_target__gone(&s))
+			break;
+	}
+	if (opts->verbose) {
+		const char *why = rt_stop_signal           ? strsignal(rt_stop_signal)
+				  : rt_output__exit_seen(s.output) ? "exit()"
+				  : s.child_exited || s.pid         ? "the traced process exited"
+								    : "output closed";
+		fprintf(stderr, "gotrace: stopping: %s\n", why);
+	}
+
+	/* Detach first: END must see the final state, and nothing may fire after it. */
+	rt_session__detach(&s);
+	drain(&s); /* after exit(), only counts and discards */
+	rt_output__set_discard(s.output, false);
+	if (!out_failed) {
+		err = run_kind(&s, PLAN_PROG_END);
+		if (err)
+			goto cleanup;
+		drain(&s);
+	}
+	report_lost(&s);
+	flush_output(&s, &out_failed);
+	ret = out_failed ? 1 : 0;
+
+cleanup:
+	rt_session__detach(&s); /* no-op when already detached */
+	rt_child__stop(&s, true);
+	if (opts->verbose && s.child_exited) {
+		int st = s.child_status;
+		fprintf(stderr, "gotrace: command exited with %s %d\n",
+			WIFSIGNALED(st) ? "signal" : "status",
+			WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+	}
+	if (opts->verbose && s.output)
+		fprintf(stderr, "gotrace: %llu records, %llu lost, %.3f s\n",
+			(unsigned long long)rt_output__records(s.output),
+			(unsigned long long)s.lost_reported, (double)(now_ns() - t_start) / 1e9);
+	ring_buffer__free(s.rb); /* NULL-safe */
+	rt_session__unload(&s);
+	signals_restore(&sigsave);
+	rt_output__free(s.output);
+	if (s.out_owned) {
+		if (fclose(s.out) && ret == 0) {
+			diag_fatal("cannot write %s: %s", opts->output_path, strerror(errno));
+			ret = 1;
+		}
+	} else if (s.out) {
+		fflush(s.out);
+	}
+	rt_libbpf_print_restore();
+	return ret;
+}

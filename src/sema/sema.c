@@ -1,0 +1,176 @@
+/* sema: the driver over clauses; see sema.h. */
+#include "sema/sema_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "binfo/binfo.h"
+
+static int check_clause(struct sema *s, struct ast_node *clause, int ci)
+{
+	s->clause_kinds = 0;
+	s->vars.n = 0;
+	int first_prog = s->sprogs.n;
+	int err = sema_expand_probes(s, clause, ci);
+	if (err)
+		return err;
+	if (clause->u.clause.pred) {
+		struct ast_node *p = clause->u.clause.pred;
+		err = sema_check_expr(s, p);
+		if (!err && p->ty->kind != TY_INT) {
+			diag_error(s->src, p->loc, "a predicate must be an integer expression");
+			err = -EINVAL;
+		}
+	}
+	err |= sema_check_block(s, clause->u.clause.body);
+	/* Each program of the clause gets its own copy of the variable table. */
+	for (int i = first_prog; i < s->sprogs.n; i++) {
+		struct sema_prog *sp = &s->sprogs.v[i];
+		sp->nvars = s->vars.n;
+		sp->vars = arena_alloc(s->arena, sizeof(struct sema_var) * (size_t)(s->vars.n + 1));
+		memcpy(sp->vars, s->vars.v, sizeof(struct sema_var) * (size_t)s->vars.n);
+	}
+	return err ? -EINVAL : 0;
+}
+
+int sema_check(struct arena *a, const struct diag_src *src, struct ast_node *program,
+	       const struct sema_options *opts, struct gt_plan *plan, struct sema_result *out)
+{
+	struct sema s = {.arena = a, .src = src, .opts = opts};
+	int err = 0;
+	struct ast_list *cl = &program->u.program.clauses;
+	for (int i = 0; i < cl->n; i++)
+		err |= check_clause(&s, cl->v[i], i);
+
+	/* The plan owns copies in the arena; the vectors go. */
+	plan->nsites = s.sites.n;
+	plan->sites = arena_alloc(a, sizeof(struct plan_site) * (size_t)(s.sites.n + 1));
+	memcpy(plan->sites, s.sites.v, sizeof(struct plan_site) * (size_t)s.sites.n);
+	plan->nprogs = s.progs.n;
+	plan->progs = arena_alloc(a, sizeof(struct plan_prog) * (size_t)(s.progs.n + 1));
+	memcpy(plan->progs, s.progs.v, sizeof(struct plan_prog) * (size_t)s.progs.n);
+	plan->nevents = s.events.n;
+	plan->events = arena_alloc(a, sizeof(struct plan_event) * (size_t)(s.events.n + 1));
+	memcpy(plan->events, s.events.v, sizeof(struct plan_event) * (size_t)s.events.n);
+	out->nprogs = s.sprogs.n;
+	out->progs = arena_alloc(a, sizeof(struct sema_prog) * (size_t)(s.sprogs.n + 1));
+	memcpy(out->progs, s.sprogs.v, sizeof(struct sema_prog) * (size_t)s.sprogs.n);
+	out->targets = s.targets;
+	out->ntargets = s.ntargets;
+	free(s.target_paths);
+	vec_free(&s.sites);
+	vec_free(&s.progs);
+	vec_free(&s.events);
+	vec_free(&s.sprogs);
+	vec_free(&s.vars);
+	if (!err && plan->nprogs == 0) {
+		diag_fatal("the program has no probes");
+		err = -EINVAL;
+	}
+	return err ? -EINVAL : 0;
+}
+
+void sema_result_free(struct sema_result *r)
+{
+	for (int i = 0; i < r->ntargets; i++)
+		binfo__close(r->targets[i]);
+	free(r->targets);
+	r->targets = NULL;
+	r->ntargets = 0;
+}
+
+void sema_dump_sites(FILE *out, const struct gt_plan *plan)
+{
+	static const char *const kinds[] = {"BEGIN", "END", "uprobe_multi"};
+	for (int i = 0; i < plan->nprogs; i++) {
+		const struct plan_prog *p = &plan->progs[i];
+		fprintf(out, "program %s (%s, line %d)\n", p->fn_name, kinds[p->kind],
+			p->clause_line);
+		for (int j = p->site_begin; j < p->site_begin + p->site_count; j++) {
+			const struct plan_site *st = &plan->sites[j];
+			fprintf(out, "  site %d %s %s addr=0x%llx off=0x%llx\n", j, st->probe,
+				st->target, (unsigned long long)st->vaddr,
+				(unsigned long long)st->file_off);
+		}
+	}
+}
+
+static void dump_types(FILE *out, const struct ast_node *n, int depth);
+
+static void dump_list(FILE *out, const struct ast_list *l, int depth)
+{
+	for (int i = 0; i < l->n; i++)
+		dump_types(out, l->v[i], depth);
+}
+
+/* Prints every typed expression with its type, outermost first. */
+static void dump_types(FILE *out, const struct ast_node *n, int depth)
+{
+	if (!n)
+		return;
+	if (n->ty) {
+		char buf[40];
+		fprintf(out, "%*s%d:%d %s : %s\n", depth * 2, "", n->loc.line, n->loc.col,
+			ast_kind_name(n->kind), gt_type_str(n->ty, buf, sizeof(buf)));
+	}
+	switch (n->kind) {
+	case AST_PROGRAM:
+		dump_list(out, &n->u.program.clauses, depth);
+		break;
+	case AST_CLAUSE:
+		dump_types(out, n->u.clause.pred, depth + 1);
+		dump_types(out, n->u.clause.body, depth + 1);
+		break;
+	case AST_BLOCK:
+		dump_list(out, &n->u.block.stmts, depth);
+		break;
+	case AST_EXPR_STMT:
+		dump_types(out, n->u.expr_stmt.expr, depth);
+		break;
+	case AST_ASSIGN:
+		dump_types(out, n->u.assign.lhs, depth);
+		dump_types(out, n->u.assign.rhs, depth);
+		break;
+	case AST_IF:
+		dump_types(out, n->u.if_.cond, depth);
+		dump_types(out, n->u.if_.then, depth + 1);
+		dump_types(out, n->u.if_.els, depth + 1);
+		break;
+	case AST_UNROLL:
+	case AST_WHILE:
+		dump_types(out, n->u.loop.expr, depth);
+		dump_types(out, n->u.loop.body, depth + 1);
+		break;
+	case AST_UNARY:
+		dump_types(out, n->u.unary.operand, depth + 1);
+		break;
+	case AST_INCDEC:
+		dump_types(out, n->u.incdec.operand, depth + 1);
+		break;
+	case AST_BINARY:
+		dump_types(out, n->u.binary.lhs, depth + 1);
+		dump_types(out, n->u.binary.rhs, depth + 1);
+		break;
+	case AST_TERNARY:
+		dump_types(out, n->u.ternary.cond, depth + 1);
+		dump_types(out, n->u.ternary.then, depth + 1);
+		dump_types(out, n->u.ternary.els, depth + 1);
+		break;
+	case AST_CAST:
+		dump_types(out, n->u.cast.expr, depth + 1);
+		break;
+	case AST_CALL:
+		fprintf(out, "%*s%d:%d call %s\n", depth * 2, "", n->loc.line, n->loc.col,
+			n->u.call.name);
+		dump_list(out, &n->u.call.args, depth + 1);
+		break;
+	default:
+		break;
+	}
+}
+
+void sema_dump_types(FILE *out, const struct ast_node *program)
+{
+	dump_types(out, program, 0);
+}

@@ -1,0 +1,98 @@
+/* sema: resolve probes into sites, check names and types, plan the events.
+ * Input: the parsed program. Output: an annotated AST (node->ty, node->sema) and the
+ * site/program/event tables of the plan that codegen and the runtime share. */
+#ifndef GT_SEMA_H
+#define GT_SEMA_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "common/plan.h"
+#include "parser/ast.h"
+
+enum gt_type_kind {
+	TY_VOID,
+	TY_INT,        /* size 1/2/4/8, is_signed */
+	TY_STR,        /* size bytes of text incl. the NUL */
+	TY_SITE_FUNC,  /* `func`: the site id, named in user space */
+	TY_SITE_PROBE, /* `probe`: the site id, named in user space */
+};
+
+struct gt_type {
+	enum gt_type_kind kind;
+	int size;
+	bool is_signed;
+};
+
+enum sema_builtin {
+	BI_NONE,
+	BI_PID,
+	BI_TID,
+	BI_UID,
+	BI_GID,
+	BI_COMM,
+	BI_NSECS,
+	BI_ELAPSED,
+	BI_CPU,
+	BI_PROBE,
+	BI_FUNC,
+	BI_ARG0, /* .. BI_ARG0 + 8 */
+	BI_ARG8 = BI_ARG0 + 8,
+	BI_REG, /* reg("name"): regs_off holds the pt_regs offset */
+};
+
+/* Per-node data sema leaves for codegen (node->sema). */
+struct sema_node {
+	enum sema_builtin builtin;
+	int regs_off;      /* BI_ARGn, BI_REG, FETCH_REG: offset in struct pt_regs */
+	int var_slot;      /* AST_VAR: index into the clause's variables */
+	int event_id;      /* printf/print/exit: index into plan.events */
+	int64_t const_val; /* AST_POSPARAM integer, unroll count */
+	const char *const_str; /* AST_POSPARAM string */
+};
+
+struct sema_var {
+	const char *name;
+	struct gt_type ty;
+};
+
+/* One BPF program: a clause compiled for one probe kind and one target. */
+struct sema_prog {
+	struct ast_node *clause;
+	int plan_prog; /* index into plan.progs */
+	struct sema_var *vars;
+	int nvars;
+};
+
+struct sema_options {
+	const char *default_target; /* -c / -p / -b binary, or NULL */
+	char **posargs;             /* $1.. */
+	int nposargs;
+	bool unsafe;
+	int str_len;                /* GT_STRLEN, default 64 */
+};
+
+struct binfo;
+
+struct sema_result {
+	struct sema_prog *progs;
+	int nprogs;
+	struct binfo **targets; /* opened target binaries, closed by sema_result_free */
+	int ntargets;
+};
+
+/* Returns 0, or -EINVAL after reporting every error through diag. */
+int sema_check(struct arena *a, const struct diag_src *src, struct ast_node *program,
+	       const struct sema_options *opts, struct gt_plan *plan, struct sema_result *out);
+void sema_result_free(struct sema_result *r);
+
+/* -d sites */
+void sema_dump_sites(FILE *out, const struct gt_plan *plan);
+/* -d types */
+void sema_dump_types(FILE *out, const struct ast_node *program);
+
+/* Offset of a register in x86-64 struct pt_regs, or -1. Accepts "ax", "rax", "eax", "r8"... */
+int sema_reg_offset(const char *name);
+const char *gt_type_str(const struct gt_type *t, char *buf, size_t len);
+
+#endif

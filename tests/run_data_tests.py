@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""Runs data-file test cases against gotrace.
+
+    run_data_tests.py --gotrace BIN --work DIR FILE.test...
+
+A .test file holds cases; lines before the first case are comments:
+
+    === case name
+    (free text up to the first section: a description)
+    --- args
+    --parse-only -d ast
+    --- program
+    BEGIN { printf("hi\\n"); }
+    --- stdout
+    ...
+    --- stderr
+    ...
+    --- status
+    2
+
+Sections:
+  args     shell words (shlex), default "--parse-only -d ast"
+  program  required; passed as `-e PROGRAM` after the args
+  stdout, stderr
+           compared exactly when present (trailing newlines aside)
+  status   expected exit status, default 0
+Trailing blank lines of every section are dropped, so cases may be separated by
+blank lines; a program or an expected output cannot end in blank lines.
+@WORK@ in args, program, stdout and stderr stands for the work directory.
+
+Prints "PASS name" or "FAIL name" with the differences for every case, then
+"N passed, M failed"; exits 1 if anything failed.
+"""
+
+import argparse
+import difflib
+import os
+import shlex
+import subprocess
+import sys
+
+SECTIONS = ("args", "program", "stdout", "stderr", "status")
+DEFAULT_ARGS = "--parse-only -d ast"
+TIMEOUT = 60
+
+
+class Case:
+    def __init__(self, path, line, name):
+        self.path = path
+        self.line = line
+        self.name = name
+        self.sections = {}
+
+
+def parse_file(path):
+    """Returns the cases of one file; raises ValueError on a malformed file."""
+    cases = []
+    case = None
+    section = None
+    with open(path, encoding="utf-8") as f:
+        for lineno, raw in enumerate(f, 1):
+            line = raw.rstrip("\n")
+            if line.startswith("=== "):
+                case = Case(path, lineno, line[4:].strip())
+                cases.append(case)
+                section = None
+            elif line.startswith("--- ") and case is not None:
+                section = line[4:].strip()
+                if section not in SECTIONS:
+                    raise ValueError(f"{path}:{lineno}: unknown section '{section}'")
+                if section in case.sections:
+                    raise ValueError(f"{path}:{lineno}: section '{section}' given twice")
+                case.sections[section] = []
+            elif section is not None:
+                case.sections[section].append(line)
+    for c in cases:
+        for name, lines in c.sections.items():
+            while lines and not lines[-1].strip():
+                lines.pop()
+            c.sections[name] = "\n".join(lines)
+        if "program" not in c.sections:
+            raise ValueError(f"{c.path}:{c.line}: case '{c.name}' has no program")
+    return cases
+
+
+def diff(what, expected, actual):
+    lines = difflib.unified_diff(
+        expected.splitlines(), actual.splitlines(),
+        f"expected {what}", f"actual {what}", lineterm="")
+    return "\n".join("    " + l for l in lines)
+
+
+def run_case(case, gotrace, work):
+    """Returns a list of failure descriptions (empty when the case passes)."""
+    sub = lambda s: s.replace("@WORK@", work)
+    args = shlex.split(sub(case.sections.get("args", DEFAULT_ARGS)))
+    program = sub(case.sections["program"])
+    try:
+        p = subprocess.run([gotrace] + args + ["-e", program], cwd=work,
+                           capture_output=True, timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        return [f"    timed out after {TIMEOUT}s"]
+    out = p.stdout.decode("utf-8", "replace").rstrip("\n")
+    err = p.stderr.decode("utf-8", "replace").rstrip("\n")
+    problems = []
+    status = case.sections.get("status", "0").strip()
+    if p.returncode < 0:
+        problems.append(f"    killed by signal {-p.returncode}")
+    elif str(p.returncode) != status:
+        problems.append(f"    exit status {p.returncode}, expected {status}")
+    for name, actual in (("stdout", out), ("stderr", err)):
+        if name in case.sections and sub(case.sections[name]) != actual:
+            problems.append(diff(name, sub(case.sections[name]), actual))
+    # An unexpected message explains a wrong status; show it when nothing else does.
+    if problems and "stderr" not in case.sections and err:
+        problems.append("    stderr:\n" + "\n".join("      " + l for l in err.splitlines()))
+    return problems
+
+
+def main():
+    ap = argparse.ArgumentParser(description="run gotrace data-file tests")
+    ap.add_argument("--gotrace", required=True, help="the gotrace binary")
+    ap.add_argument("--work", required=True, help="scratch directory (created)")
+    ap.add_argument("-k", metavar="TEXT", help="only cases whose name contains TEXT")
+    ap.add_argument("files", nargs="+", metavar="FILE.test")
+    opts = ap.parse_args()
+
+    gotrace = os.path.abspath(opts.gotrace)
+    work = os.path.abspath(opts.work)
+    os.makedirs(work, exist_ok=True)
+    passed = failed = 0
+    for path in opts.files:
+        try:
+            cases = parse_file(path)
+        except (OSError, ValueError) as e:
+            print(f"FAIL {path}: {e}")
+            failed += 1
+            continue
+        for case in cases:
+            if opts.k and opts.k not in case.name:
+                continue
+            problems = run_case(case, gotrace, work)
+            if problems:
+                failed += 1
+                print(f"FAIL {case.name} ({case.path}:{case.line})")
+                print("\n".join(problems))
+            else:
+                passed += 1
+                print(f"PASS {case.name}")
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

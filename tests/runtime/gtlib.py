@@ -1,0 +1,139 @@
+"""Shared helpers for gotrace's runtime tests: build Go targets with `go build` at test
+time, run gotrace against them for real (real kernel, real BPF), check that nothing is
+left attached, and report `N passed, M failed` like every other suite here."""
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TESTS = os.path.dirname(HERE)
+REPO = os.path.dirname(TESTS)
+
+
+class Suite:
+    def __init__(self, name):
+        ap = argparse.ArgumentParser()
+        ap.add_argument("--gotrace", required=True)
+        ap.add_argument("--work", required=True)
+        ap.add_argument("-k", default="", help="run only cases containing this text")
+        a = ap.parse_args()
+        self.name = name
+        self.gotrace = os.path.abspath(a.gotrace)
+        self.work = os.path.abspath(a.work)
+        self.only = a.k
+        self.passed = 0
+        self.failed = 0
+        os.makedirs(os.path.join(self.work, "bin"), exist_ok=True)
+        self.env = dict(os.environ)
+        self.env.setdefault("GOCACHE", os.path.join(self.work, "gocache"))
+        self.env.setdefault("GOPATH", os.path.join(self.work, "gopath"))
+        self.env["GOFLAGS"] = "-mod=mod"
+        self.env["GO111MODULE"] = "auto"
+        self.require_bpf()
+
+    def require_bpf(self):
+        """Runtime tests need root and uprobes; in CI (GT_REQUIRE_BPF=1) lacking them fails."""
+        if os.geteuid() == 0:
+            return
+        msg = "runtime tests need root (BPF + uprobes)"
+        if os.environ.get("GT_REQUIRE_BPF") == "1":
+            print("FAIL " + msg)
+            print("0 passed, 1 failed")
+            sys.exit(1)
+        print("SKIP " + msg)
+        print("0 passed, 0 failed, 1 skipped")
+        sys.exit(0)
+
+    # -- Go targets -------------------------------------------------------------
+    def go_build(self, name, suffix="", flags=(), cgo=False, src_dir=None):
+        """Builds tests/go/NAME/main.go into WORK/bin/NAME+SUFFIX (cached by mtime)."""
+        src = src_dir or os.path.join(TESTS, "go", name)
+        out = os.path.join(self.work, "bin", name + suffix)
+        main = os.path.join(src, "main.go")
+        if os.path.exists(out) and os.path.getmtime(out) >= os.path.getmtime(main):
+            return out
+        env = dict(self.env)
+        env["CGO_ENABLED"] = "1" if cgo else "0"
+        cmd = ["go", "build", *flags, "-o", out, "main.go"]
+        r = subprocess.run(cmd, cwd=src, env=env, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError("go build failed for %s: %s" % (name, r.stderr))
+        return out
+
+    # -- running ----------------------------------------------------------------
+    def run(self, args, timeout=60, **kw):
+        """Runs gotrace ARGS; returns CompletedProcess with text stdout/stderr."""
+        return subprocess.run([self.gotrace, *args], capture_output=True, text=True,
+                              timeout=timeout, env=self.env, **kw)
+
+    def start(self, args, **kw):
+        return subprocess.Popen([self.gotrace, *args], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, env=self.env, **kw)
+
+    # -- checks -----------------------------------------------------------------
+    def case(self, name):
+        """Decorator-free filter: returns False when -k excludes the case."""
+        return self.only in name
+
+    def check(self, name, ok, detail=""):
+        if ok:
+            self.passed += 1
+            print("PASS %s" % name)
+        else:
+            self.failed += 1
+            print("FAIL %s" % name)
+            if detail:
+                for line in str(detail).rstrip("\n").split("\n")[:60]:
+                    print("    " + line)
+        sys.stdout.flush()
+        return ok
+
+    def finish(self):
+        print("%d passed, %d failed" % (self.passed, self.failed))
+        sys.exit(1 if self.failed else 0)
+
+
+def bpf_leftovers():
+    """gotrace programs (named gt_*) still loaded and uprobe_multi links still open."""
+    progs = []
+    if shutil.which("bpftool") is None:
+        return ["bpftool is not installed"]
+    r = subprocess.run(["bpftool", "-j", "prog", "show"], capture_output=True, text=True)
+    try:
+        for p in json.loads(r.stdout or "[]"):
+            if str(p.get("name", "")).startswith("gt_"):
+                progs.append("prog %s %s" % (p.get("id"), p.get("name")))
+    except ValueError:
+        progs.append("cannot parse bpftool output: " + r.stdout[:200])
+    return progs
+
+
+def wait_for_line(proc, needle, timeout=20):
+    """Reads proc.stdout until a line containing NEEDLE; returns lines read."""
+    lines = []
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        lines.append(line)
+        if needle in line:
+            return lines
+    return lines
+
+
+def describe(r):
+    return "status %s\n--- stdout\n%s--- stderr\n%s" % (r.returncode, r.stdout, r.stderr)
+
+
+def kill_tree(p):
+    try:
+        p.send_signal(signal.SIGKILL)
+    except ProcessLookupError:
+        pass

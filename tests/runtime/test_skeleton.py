@@ -1,0 +1,109 @@
+"""Walking skeleton acceptance: one-liners on real Go targets, wildcards, fetch rules,
+entry probes under stack growth, -p attach/detach, -c child lifecycle."""
+
+import re
+import signal
+import subprocess
+import time
+
+from gtlib import Suite, bpf_leftovers, describe, wait_for_line, kill_tree
+
+s = Suite("skeleton")
+
+# 1. The design card's one-liner, verbatim: prints B for every call, nothing else.
+if s.case("pair"):
+    pair = s.go_build("pair")
+    r = s.run(["-c", pair + " 7", "-e", "go:main.Add:entry < print(arg(+8(%ax)):s64) >"])
+    s.check("one-liner prints B of every Add call, nothing else",
+            r.returncode == 0 and r.stdout == "".join("%d\n" % i for i in range(1, 8)),
+            describe(r))
+    s.check("nothing left attached after -c run", not bpf_leftovers(), bpf_leftovers())
+    r = s.run(["-c", pair + " 3", "-e",
+               'go:main.Add:entry { printf("A=%d B=%d\\n", arg(+0(%ax)):s64, arg(+8(%ax)):s64); }'])
+    s.check("braces form, two fetches",
+            r.returncode == 0 and r.stdout == "A=100 B=1\nA=200 B=2\nA=300 B=3\n", describe(r))
+
+# 2. Wildcards: every call of add, add1, add2, add3 with its arguments, in call order.
+if s.case("adds"):
+    adds = s.go_build("adds")
+    r = s.run(["-c", adds, "-e", 'go:main.add*:entry { printf("%s %d %d\\n", func, arg0, arg1); }'])
+    want = []
+    for i in range(3):
+        a, b = i, 10 * i
+        want += ["main.add3 %d %d" % (a, b), "main.add2 %d %d" % (a, b),
+                 "main.add1 %d %d" % (a, b), "main.add %d %d" % (a, b)]
+        # add(i, -i): arg1 is a negative int printed with %d
+        want += ["main.add %d %d" % (i, -i)]
+    s.check("wildcard main.add* prints every call in order with arguments",
+            r.returncode == 0 and r.stdout.splitlines() == want, describe(r))
+    r = s.run(["-c", adds, "-e", 'go:main.add?:entry { printf("%s\\n", probe); }'])
+    got = r.stdout.splitlines()
+    s.check("? wildcard and probe builtin",
+            r.returncode == 0 and len(got) == 9 and set(got) ==
+            {"go:main.add1:entry", "go:main.add2:entry", "go:main.add3:entry"}, describe(r))
+    r = s.run(["-c", adds, "-e",
+               'go:main.add:entry /arg1 < 0/ { printf("neg %d\\n", arg1); }'])
+    s.check("predicate filters events",
+            r.returncode == 0 and r.stdout == "neg -1\nneg -2\n", describe(r))
+
+# 3. go-ftrace rule syntax on a quoted method name.
+if s.case("student"):
+    st = s.go_build("student")
+    r = s.run(["-c", st, "-e",
+               'go:"main.(*Student).String":entry { printf("%s %d\\n", arg(*+0(%ax)):c64, arg(+16(%ax)):s64); }'])
+    s.check("(*Student).String name and age via fetch rules",
+            r.returncode == 0 and r.stdout == "Alice 20\nBob 21\nCarol 22\n", describe(r))
+    r = s.run(["-c", st, "-e",
+               'go:"main.(*Student).String":entry { printf("%s|%d\\n", arg(+0(%ax)):str, arg(+16(%ax)):u8); }'])
+    s.check("str fetch reads a Go string header",
+            r.returncode == 0 and r.stdout == "Alice|20\nBob|21\nCarol|22\n", describe(r))
+
+# 4. Stack growth re-runs the prologue: one :entry event per call all the same.
+if s.case("deep"):
+    deep = s.go_build("deep")
+    r = s.run(["-c", deep + " 3000 3", "-e", 'go:main.Deep:entry { printf("e\\n"); }'],
+              timeout=120)
+    m = re.search(r"calls=(\d+)", r.stderr)
+    n_events = r.stdout.count("e\n")
+    s.check("entry events == calls under stack growth",
+            r.returncode == 0 and m is not None and int(m.group(1)) == n_events == 9003,
+            "events=%d\n%s" % (n_events, describe(r)))
+    s.check("no lost events reported", "Lost" not in r.stderr, r.stderr)
+
+# 5. -p on a running program: events flow; after SIGINT the program runs on unharmed.
+if s.case("pid"):
+    spin = s.go_build("spin")
+    target = subprocess.Popen([spin, "4"], stdout=subprocess.PIPE, text=True)
+    first = target.stdout.readline()
+    tr = s.start(["-p", str(target.pid), "-e",
+                  'BEGIN { printf("READY\\n"); } go:main.Tick:entry { printf("tick %d\\n", arg0); }'])
+    lines = wait_for_line(tr, "READY", 20)
+    lines += [tr.stdout.readline() for _ in range(3)]
+    tr.send_signal(signal.SIGINT)
+    try:
+        out, err = tr.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        kill_tree(tr)
+        out, err = tr.communicate()
+    ticks = [l for l in lines if l.startswith("tick ")]
+    s.check("-p: events flow from the running process",
+            len(ticks) == 3 and first.startswith("pid="), "".join(lines) + err)
+    s.check("-p: SIGINT ends gotrace with status 0", tr.returncode == 0,
+            "status %s\n%s" % (tr.returncode, err))
+    s.check("-p: nothing left attached after SIGINT", not bpf_leftovers(), bpf_leftovers())
+    rest, _ = target.communicate(timeout=30)
+    s.check("-p: the traced program keeps running and exits normally",
+            target.returncode == 0 and rest.startswith("ok="),
+            "status %s, output %r" % (target.returncode, rest))
+
+# BEGIN/END, exit(), builtins and arithmetic in a probe without a target.
+if s.case("begin"):
+    r = s.run(["-e", 'BEGIN { $x = 6; $y = $x * 7; if ($y == 42) { printf("%d %s %x\\n", $y, "ok", 255); } exit(); } END { printf("end\\n"); }'])
+    s.check("BEGIN, variables, if, exit, END",
+            r.returncode == 0 and r.stdout == "42 ok ff\nend\n", describe(r))
+    r = s.run(["-e", 'BEGIN { printf("%s %d\\n", probe, pid > 0); exit(); }'])
+    s.check("probe and pid in BEGIN", r.returncode == 0 and r.stdout == "BEGIN 1\n", describe(r))
+    r = s.run(["-e", 'BEGIN { printf("%d %s\\n", $1 + 1, $2); exit(); }', "41", "word"])
+    s.check("positional parameters", r.returncode == 0 and r.stdout == "42 word\n", describe(r))
+
+s.finish()

@@ -1,0 +1,643 @@
+/* binfo unit test: builds the Go targets of tests/go/binfo{,_cgo} with the installed Go
+ * toolchain (plain, -buildmode=pie, cgo with external linking, plus error cases) into a
+ * temp dir and checks src/binfo against independent oracles: section headers for file
+ * offsets, prologue byte patterns for entry addresses, 0xc3 bytes for RETs.
+ *
+ *   binfo_test [SOURCE_DIR]     (default: derived from __FILE__)
+ *
+ * Exit 0 = pass, 1 = failures, 77 = skipped (no `go` in PATH). */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "binfo/binfo.h"
+#include "common/util.h"
+
+static int failures;
+static char src_dir[PATH_MAX], tmp_dir[PATH_MAX];
+
+#define CHECK(cond, ...)                                                                           \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			failures++;                                                                \
+			fprintf(stdout, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);            \
+			fprintf(stdout, __VA_ARGS__);                                              \
+			fputc('\n', stdout);                                                       \
+		}                                                                                  \
+	} while (0)
+
+static int run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int run(const char *fmt, ...)
+{
+	char cmd[4096];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	int rc = system(cmd);
+	if (rc != 0)
+		printf("command failed (%d): %s\n", rc, cmd);
+	return rc;
+}
+
+/* Read a whole small file into a NUL-terminated malloc'd buffer. */
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return xstrdup("");
+	char *buf = xcalloc(1, 65536);
+	size_t n = fread(buf, 1, 65535, f);
+	buf[n] = 0;
+	fclose(f);
+	return buf;
+}
+
+/* binfo__open with stderr captured into *msg (malloc'd). */
+static int open_capture(const char *path, struct binfo **bi, char **msg)
+{
+	char errpath[PATH_MAX + 16];
+	snprintf(errpath, sizeof(errpath), "%s/stderr.txt", tmp_dir);
+	fflush(stderr);
+	int saved = dup(2);
+	int fd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	dup2(fd, 2);
+	close(fd);
+	int rc = binfo__open(path, bi);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	*msg = slurp(errpath);
+	return rc;
+}
+
+static struct binfo *open_ok(const char *path)
+{
+	struct binfo *bi = NULL;
+	char *msg;
+	int rc = open_capture(path, &bi, &msg);
+	CHECK(rc == 0 && bi, "binfo__open(%s) = %d: %s", path, rc, msg);
+	CHECK(msg[0] == 0, "unexpected stderr: %s", msg);
+	free(msg);
+	return bi;
+}
+
+static void expect_open_error(const char *path, int want_rc, const char *want_tail)
+{
+	struct binfo *bi = (struct binfo *)1;
+	char *msg, want[PATH_MAX + 256];
+	int rc = open_capture(path, &bi, &msg);
+	snprintf(want, sizeof(want), "gotrace: error: %s: %s\n", path, want_tail);
+	CHECK(rc == want_rc, "binfo__open(%s) = %d, want %d", path, rc, want_rc);
+	CHECK(bi == NULL, "*out not cleared on error");
+	CHECK(strcmp(msg, want) == 0, "stderr %s\"%s\", want \"%s\"", "", msg, want);
+	free(msg);
+}
+
+/* ---- independent oracles ---- */
+
+struct target {
+	const char *path;
+	Elf *elf;
+	int fd;
+	uint8_t *img;
+	size_t size;
+};
+
+static void target_open(struct target *t, const char *path)
+{
+	t->path = path;
+	t->fd = open(path, O_RDONLY);
+	t->elf = elf_begin(t->fd, ELF_C_READ_MMAP, NULL);
+	t->img = (uint8_t *)elf_rawfile(t->elf, &t->size);
+}
+
+static void target_close(struct target *t)
+{
+	elf_end(t->elf);
+	close(t->fd);
+}
+
+/* File offset from the section headers (what objdump uses), not from PT_LOAD. */
+static bool sec_offset(struct target *t, uint64_t vaddr, uint64_t *off)
+{
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(t->elf, scn))) {
+		GElf_Shdr sh;
+		gelf_getshdr(scn, &sh);
+		if (sh.sh_type == SHT_NOBITS || !(sh.sh_flags & SHF_ALLOC) || sh.sh_addr == 0)
+			continue;
+		if (vaddr >= sh.sh_addr && vaddr < sh.sh_addr + sh.sh_size) {
+			*off = vaddr - sh.sh_addr + sh.sh_offset;
+			return true;
+		}
+	}
+	return false;
+}
+
+static uint64_t sym_addr(struct target *t, const char *name)
+{
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(t->elf, scn))) {
+		GElf_Shdr sh;
+		gelf_getshdr(scn, &sh);
+		if (sh.sh_type != SHT_SYMTAB)
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym s;
+			gelf_getsym(d, (int)i, &s);
+			const char *n = elf_strptr(t->elf, sh.sh_link, s.st_name);
+			if (n && strcmp(n, name) == 0)
+				return s.st_value;
+		}
+	}
+	return 0;
+}
+
+static const uint8_t *code_at(struct target *t, uint64_t vaddr)
+{
+	uint64_t off;
+	return sec_offset(t, vaddr, &off) ? t->img + off : NULL;
+}
+
+static size_t oracle_prologue_at(const uint8_t *p, int *shape);
+
+/* Go 1.17+ amd64 stack-check prologue by its encodings; returns the length of the
+ * prologue in bytes (entry = start + len), 0 when the bytes are not a stack check. */
+static size_t oracle_prologue(const uint8_t *p, int *shape)
+{
+	static const uint8_t tls_g[] = {0x64, 0x4c, 0x8b, 0x34, 0x25, 0xf8, 0xff, 0xff, 0xff};
+	static const uint8_t tls_g_pie[] = {0x49, 0xc7, 0xc6, 0xf8, 0xff, 0xff,
+	                                    0xff, 0x64, 0x4d, 0x8b, 0x36};
+	size_t skip = 0;
+	*shape = 0;
+	/* ABI0 (assembly) functions load g from TLS first: mov %fs:-8,%r14 (PIE: via
+	 * mov $-8,%r14; mov %fs:(%r14),%r14); the morestack path jumps back before it. */
+	if (memcmp(p, tls_g, sizeof(tls_g)) == 0)
+		skip = sizeof(tls_g);
+	else if (memcmp(p, tls_g_pie, sizeof(tls_g_pie)) == 0)
+		skip = sizeof(tls_g_pie);
+	size_t n = oracle_prologue_at(p + skip, shape);
+	return n ? skip + n : 0;
+}
+
+static size_t oracle_prologue_at(const uint8_t *p, int *shape)
+{
+	size_t i = 0;
+	*shape = 0;
+	if (p[0] == 0x49 && p[1] == 0x89 && p[2] == 0xe4) { /* mov %rsp,%r12 */
+		i = 3;
+		if (p[i] == 0x49 && p[i + 1] == 0x81 && p[i + 2] == 0xec) /* sub $imm32,%r12 */
+			i += 7;
+		else if (p[i] == 0x49 && p[i + 1] == 0x83 && p[i + 2] == 0xec) /* sub $imm8,%r12 */
+			i += 4;
+		else
+			return 0;
+		if (p[i] == 0x72) /* jb rel8 */
+			i += 2;
+		else if (p[i] == 0x0f && p[i + 1] == 0x82)
+			i += 6;
+		else
+			return 0;
+		*shape = 3;
+	} else if (p[0] == 0x4c && p[1] == 0x8d && p[2] == 0xa4 && p[3] == 0x24) {
+		i = 8; /* lea disp32(%rsp),%r12 */
+		*shape = 2;
+	} else if (p[0] == 0x4c && p[1] == 0x8d && p[2] == 0x64 && p[3] == 0x24) {
+		i = 5; /* lea disp8(%rsp),%r12 */
+		*shape = 2;
+	} else {
+		*shape = 1;
+	}
+	/* cmp disp8(%r14),%rsp | %r12 */
+	if (!((p[i] == 0x49 || p[i] == 0x4d) && p[i + 1] == 0x3b && p[i + 2] == 0x66))
+		return *shape = 0, 0;
+	i += 4;
+	if (p[i] == 0x76) /* jbe rel8 */
+		return i + 2;
+	if (p[i] == 0x0f && p[i + 1] == 0x86)
+		return i + 6;
+	return *shape = 0, 0;
+}
+
+/* ---- checks on one built target ---- */
+
+static const struct binfo_func *must_find(struct binfo *bi, const char *name)
+{
+	const struct binfo_func *f = binfo_find_func(bi, name);
+	CHECK(f != NULL, "function %s not found", name);
+	return f;
+}
+
+static void check_offsets(struct binfo *bi, struct target *t, const char *what, uint64_t vaddr)
+{
+	uint64_t want, got = 0;
+	CHECK(sec_offset(t, vaddr, &want), "%s %s: no section holds 0x%lx", t->path, what,
+	      (unsigned long)vaddr);
+	int rc = binfo_vaddr_to_offset(bi, vaddr, &got);
+	CHECK(rc == 0 && got == want, "%s %s: offset of 0x%lx = %d/0x%lx, want 0x%lx", t->path,
+	      what, (unsigned long)vaddr, rc, (unsigned long)got, (unsigned long)want);
+}
+
+/* Entry address of F: equal to the byte-pattern oracle and of the given SHAPE (0 = no
+ * stack check, 1 small, 2 large, 3 huge); the next instruction is `sub $N,%rsp`. */
+static void check_entry(struct binfo *bi, struct target *t, const char *name, int want_shape)
+{
+	const struct binfo_func *f = must_find(bi, name);
+	if (!f)
+		return;
+	uint64_t entry = 0;
+	int shape;
+	const uint8_t *p = code_at(t, f->addr);
+	size_t plen = oracle_prologue(p, &shape);
+	CHECK(shape == want_shape, "%s %s: prologue shape %d, want %d", t->path, name, shape,
+	      want_shape);
+	CHECK(binfo_entry_addr(bi, f, &entry) == 0, "%s %s: entry failed", t->path, name);
+	CHECK(entry == f->addr + plen, "%s %s: entry 0x%lx, want 0x%lx (+%zu)", t->path, name,
+	      (unsigned long)entry, (unsigned long)(f->addr + plen), plen);
+	if (want_shape) {
+		const uint8_t *q = code_at(t, entry); /* sub $N,%rsp (imm8 or imm32) */
+		CHECK(q[0] == 0x48 && (q[1] == 0x83 || q[1] == 0x81) && q[2] == 0xec,
+		      "%s %s: no `sub $N,%%rsp` at the entry", t->path, name);
+	}
+	CHECK(binfo_is_insn_boundary(bi, f, entry), "%s %s: entry not a boundary", t->path, name);
+}
+
+static void check_rets(struct binfo *bi, struct target *t, const char *name, int want)
+{
+	const struct binfo_func *f = must_find(bi, name);
+	if (!f)
+		return;
+	uint64_t *rets = NULL;
+	int n = binfo_ret_addrs(bi, f, &rets);
+	CHECK(n == want, "%s %s: %d RETs, want %d", t->path, name, n, want);
+	for (int i = 0; i < n; i++) {
+		CHECK(rets[i] >= f->addr && rets[i] < f->addr + f->size, "RET outside %s", name);
+		CHECK(*code_at(t, rets[i]) == 0xc3, "%s %s: no 0xc3 at RET 0x%lx", t->path, name,
+		      (unsigned long)rets[i]);
+		CHECK(binfo_is_insn_boundary(bi, f, rets[i]), "%s: RET not a boundary", name);
+		if (i > 0)
+			CHECK(rets[i] > rets[i - 1], "RETs of %s not ascending", name);
+	}
+	free(rets);
+}
+
+/* Every function of the binary: entry is a boundary inside the function, and skips a
+ * prologue exactly when the byte oracle sees one; RET sweep decodes. */
+static void check_all_funcs(struct binfo *bi, struct target *t)
+{
+	const struct binfo_func **fs = NULL;
+	int n = binfo_match_funcs(bi, "*", &fs), skipped = 0, go_funcs = 0, ret_errs = 0;
+	CHECK(n > 1000, "%s: only %d functions", t->path, n);
+	for (int i = 0; i < n; i++) {
+		const struct binfo_func *f = fs[i];
+		uint64_t entry, *rets = NULL;
+		int shape;
+		if (i > 0)
+			CHECK(fs[i - 1]->addr < f->addr || (fs[i - 1]->addr == f->addr &&
+			                                    strcmp(fs[i - 1]->name, f->name) < 0),
+			      "match order/duplicates at %s", f->name);
+		if (f->size == 0)
+			continue;
+		const uint8_t *p = code_at(t, f->addr);
+		size_t plen = f->size >= 32 ? oracle_prologue(p, &shape) : 0;
+		CHECK(binfo_entry_addr(bi, f, &entry) == 0, "%s: entry failed", f->name);
+		bool go = strchr(f->name, '.') != NULL;
+		go_funcs += go;
+		skipped += entry != f->addr;
+		/* Go functions only: C code (cgo) can begin with the same bytes by accident. */
+		if (go && plen && plen < f->size)
+			CHECK(entry == f->addr + plen, "%s: entry +%lu, oracle +%zu", f->name,
+			      (unsigned long)(entry - f->addr), plen);
+		else if (go)
+			CHECK(entry == f->addr, "%s: entry +%lu without a stack check", f->name,
+			      (unsigned long)(entry - f->addr));
+		CHECK(binfo_is_insn_boundary(bi, f, entry), "%s: entry not a boundary", f->name);
+		int nr = binfo_ret_addrs(bi, f, &rets);
+		ret_errs += nr < 0;
+		for (int k = 0; k < nr; k++)
+			if (*code_at(t, rets[k]) != 0xc3 && *code_at(t, rets[k]) != 0xc2)
+				CHECK(false, "%s: RET at 0x%lx is not c3", f->name,
+				      (unsigned long)rets[k]);
+		free(rets);
+	}
+	CHECK(ret_errs == 0, "%s: %d functions failed to disassemble", t->path, ret_errs);
+	CHECK(skipped > go_funcs / 2, "%s: only %d/%d functions have a prologue", t->path, skipped,
+	      go_funcs);
+	printf("  %s: %d functions, %d with a stack-check prologue skipped\n", t->path, n, skipped);
+	free(fs);
+}
+
+static void check_match(struct binfo *bi, const char *pat, const char **want, int nwant)
+{
+	const struct binfo_func **fs = NULL;
+	int n = binfo_match_funcs(bi, pat, &fs);
+	CHECK(n == nwant, "match %s: %d results, want %d", pat, n, nwant);
+	for (int i = 0; i < n && i < nwant; i++)
+		CHECK(strcmp(fs[i]->name, want[i]) == 0, "match %s [%d] = %s, want %s", pat, i,
+		      fs[i]->name, want[i]);
+	free(fs);
+}
+
+static void check_suggest(struct binfo *bi, const char *name, const char *first, const char *also)
+{
+	const char *out[5];
+	int n = binfo_suggest(bi, name, out, 5);
+	CHECK(n > 0 && strcmp(out[0], first) == 0, "suggest %s: first %s, want %s", name,
+	      n > 0 ? out[0] : "(none)", first);
+	bool found = also == NULL;
+	for (int i = 0; i < n; i++)
+		found |= also && strcmp(out[i], also) == 0;
+	CHECK(found, "suggest %s: %s not among %d", name, also, n);
+}
+
+static char *go_version(void)
+{
+	char path[PATH_MAX + 16];
+	snprintf(path, sizeof(path), "%s/goversion.txt", tmp_dir);
+	run("go env GOVERSION > %s", path);
+	char *v = slurp(path);
+	v[strcspn(v, "\n")] = 0;
+	return v;
+}
+
+static void check_common(struct binfo *bi, struct target *t, const char *gover, bool pie)
+{
+	char rp[PATH_MAX];
+	CHECK(realpath(t->path, rp) && strcmp(binfo_path(bi), rp) == 0, "path %s", binfo_path(bi));
+	CHECK(binfo_go_version(bi) && strcmp(binfo_go_version(bi), gover) == 0,
+	      "%s: go version %s, want %s", t->path, binfo_go_version(bi), gover);
+	CHECK(binfo_is_pie(bi) == pie, "%s: pie %d", t->path, binfo_is_pie(bi));
+
+	/* Offsets: text (functions) and data (a different PT_LOAD delta in cgo builds). */
+	check_offsets(bi, t, "main.add", must_find(bi, "main.add")->addr);
+	check_offsets(bi, t, "runtime.main", must_find(bi, "runtime.main")->addr);
+	check_offsets(bi, t, "runtime.buildVersion", sym_addr(t, "runtime.buildVersion"));
+	check_offsets(bi, t, "runtime.buildVersion.str", sym_addr(t, "runtime.buildVersion.str"));
+	uint64_t off;
+	CHECK(binfo_vaddr_to_offset(bi, 0x10, &off) == -ENOENT, "0x10 maps");
+	CHECK(binfo_vaddr_to_offset(bi, ~0ull, &off) == -ENOENT, "~0 maps");
+
+	check_entry(bi, t, "main.Add", 0);
+	check_entry(bi, t, "main.add", 1);
+	check_rets(bi, t, "main.Add", 1);
+	check_rets(bi, t, "main.add", 1);
+
+	/* Boundaries of main.add: cmp (4 bytes) at +0, jbe rel8 at +4, sub at +6. */
+	const struct binfo_func *f = must_find(bi, "main.add");
+	CHECK(binfo_is_insn_boundary(bi, f, f->addr), "add +0");
+	CHECK(binfo_is_insn_boundary(bi, f, f->addr + 4), "add +4");
+	CHECK(!binfo_is_insn_boundary(bi, f, f->addr + 5), "add +5");
+	CHECK(binfo_is_insn_boundary(bi, f, f->addr + 6), "add +6");
+	CHECK(!binfo_is_insn_boundary(bi, f, f->addr + 7), "add +7");
+	CHECK(!binfo_is_insn_boundary(bi, f, f->addr + f->size), "add +size");
+	CHECK(!binfo_is_insn_boundary(bi, f, f->addr - 1), "add -1");
+	const struct binfo_func *a = must_find(bi, "main.Add");
+	uint64_t *rets = NULL;
+	CHECK(binfo_ret_addrs(bi, a, &rets) == 1 && rets[0] == a->addr + 3, "main.Add RET");
+	free(rets);
+
+	CHECK(binfo_find_func(bi, "main.nope") == NULL, "main.nope found");
+	CHECK(binfo_find_func(bi, "main.ad") == NULL, "main.ad found");
+	check_suggest(bi, "main.Ad", "main.Add", NULL);
+	check_suggest(bi, "main.adx", "main.add", NULL);
+	check_suggest(bi, "Add", "main.Add", NULL);
+	check_all_funcs(bi, t);
+}
+
+static void check_main_target(const char *path, const char *gover, bool pie)
+{
+	struct target t;
+	struct binfo *bi = open_ok(path);
+	if (!bi)
+		return;
+	target_open(&t, path);
+	check_common(bi, &t, gover, pie);
+
+	check_entry(bi, &t, "main.large", 2);
+	check_entry(bi, &t, "main.huge", 3);
+	check_entry(bi, &t, "main.nosplit", 0);
+	check_entry(bi, &t, "main.multiRet", 1);
+	check_entry(bi, &t, "main.(*Student).String", 1);
+	check_rets(bi, &t, "main.multiRet", 3);
+	check_rets(bi, &t, "main.large", 1);
+	check_rets(bi, &t, "main.huge", 1);
+	must_find(bi, "main.Rect.Area");
+	must_find(bi, "main.main.func1");
+	must_find(bi, "main.Map[go.shape.int_0,go.shape.int_1]");
+
+	const char *adds[] = {"main.add", "main.add1", "main.add2"};
+	check_match(bi, "main.add*", adds, 3);
+	check_match(bi, "main.add?", adds + 1, 2);
+	check_match(bi, "main.add", adds, 1);
+	const char *add[] = {"main.Add"};
+	check_match(bi, "main.Add", add, 1);
+	check_match(bi, "main.nope", NULL, 0);
+	check_match(bi, "main.nope*", NULL, 0);
+	const char *str[] = {"main.(*Student).String"};
+	check_match(bi, "main.(*Student).*", str, 1);
+	check_match(bi, "*Student*", str, 1);
+	const char *map[] = {"main.Map[go.shape.int_0,go.shape.int_1]"};
+	check_match(bi, "main.Map[*]", map, 1);
+
+	check_suggest(bi, "main.adx", "main.add", "main.add1");
+	check_suggest(bi, "main.Strng", "main.(*Student).String", NULL);
+	check_suggest(bi, "main.lrage", "main.large", NULL);
+
+	binfo__close(bi);
+	target_close(&t);
+}
+
+static void check_cgo_target(const char *path, const char *gover)
+{
+	struct target t;
+	struct binfo *bi = open_ok(path);
+	if (!bi)
+		return;
+	target_open(&t, path);
+	check_common(bi, &t, gover, false);
+	/* cgo lists _cgo_*_Cfunc_c_twice twice (LOCAL + GLOBAL): reported once. */
+	const struct binfo_func **fs = NULL;
+	int n = binfo_match_funcs(bi, "_cgo_*_Cfunc_c_twice", &fs);
+	CHECK(n == 1, "cgo C function matched %d times", n);
+	free(fs);
+	binfo__close(bi);
+	target_close(&t);
+}
+
+static void check_errors(const char *plain)
+{
+	char p[PATH_MAX + 64], self[PATH_MAX];
+
+	snprintf(p, sizeof(p), "%s/does-not-exist", tmp_dir);
+	expect_open_error(p, -ENOENT, "No such file or directory");
+	expect_open_error(tmp_dir, -EISDIR, "Is a directory");
+
+	snprintf(p, sizeof(p), "%s/text.txt", tmp_dir);
+	run("echo 'not an elf at all, just some text' > %s", p);
+	expect_open_error(p, -ENOEXEC, "not an ELF file");
+	snprintf(p, sizeof(p), "%s/empty", tmp_dir);
+	run(": > %s", p);
+	expect_open_error(p, -ENOEXEC, "not an ELF file");
+	expect_open_error("/dev/null", -ENOEXEC, "not an ELF file");
+
+	if (geteuid() != 0) { /* root reads anything */
+		snprintf(p, sizeof(p), "%s/unreadable", tmp_dir);
+		run("cp %s %s && chmod 000 %s", plain, p, p);
+		expect_open_error(p, -EACCES, "Permission denied");
+	}
+
+	/* ELFCLASS32 copy of a Go binary, and a real arm64 Go build. */
+	snprintf(p, sizeof(p), "%s/class32", tmp_dir);
+	run("cp %s %s && printf '\\001' | dd of=%s bs=1 seek=4 conv=notrunc status=none", plain, p,
+	    p);
+	expect_open_error(p, -ENOEXEC, "not an x86-64 ELF executable");
+	snprintf(p, sizeof(p), "%s/arm64", tmp_dir);
+	if (run("cd %s/tests/go/binfo && GOARCH=arm64 CGO_ENABLED=0 go build -o %s main.go",
+	        src_dir, p) == 0)
+		expect_open_error(p, -ENOEXEC, "not an x86-64 ELF executable");
+	else
+		failures++;
+
+	/* This test program: x86-64 ELF, not Go. */
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	self[n > 0 ? n : 0] = 0;
+	expect_open_error(self, -ENOEXEC, "not a Go binary (no .gopclntab or Go build info)");
+
+	/* Stripped: by the Go linker, and by strip(1) on a cgo build (whose .dynsym still
+	 * defines crosscall2 and friends). */
+	snprintf(p, sizeof(p), "%s/stripped", tmp_dir);
+	if (run("cd %s/tests/go/binfo && go build -ldflags=-s -o %s main.go", src_dir, p) == 0)
+		expect_open_error(
+		    p, -EOPNOTSUPP,
+		    "has no symbol table (stripped Go binaries are not supported yet)");
+	else
+		failures++;
+	snprintf(p, sizeof(p), "%s/cgo.stripped", tmp_dir);
+	if (run("strip -o %s %s/cgo 2>/dev/null", p, tmp_dir) == 0)
+		expect_open_error(
+		    p, -EOPNOTSUPP,
+		    "has no symbol table (stripped Go binaries are not supported yet)");
+}
+
+/* Version from the runtime.buildVersion symbols when .go.buildinfo is not found: a
+ * copy of BIN with that section renamed in .shstrtab. */
+static void check_version_fallback(const char *bin, const char *name, const char *gover)
+{
+	char p[PATH_MAX + 64];
+	struct target t;
+	size_t shstrndx;
+	GElf_Shdr sh;
+
+	snprintf(p, sizeof(p), "%s/%s", tmp_dir, name);
+	target_open(&t, bin);
+	elf_getshdrstrndx(t.elf, &shstrndx);
+	gelf_getshdr(elf_getscn(t.elf, shstrndx), &sh);
+	uint8_t *img = xmalloc(t.size);
+	memcpy(img, t.img, t.size);
+	uint8_t *hit = memmem(img + sh.sh_offset, sh.sh_size, ".go.buildinfo", 14);
+	CHECK(hit != NULL, "no .go.buildinfo in .shstrtab of %s", bin);
+	if (hit)
+		hit[12] = 'X';
+	FILE *f = fopen(p, "w");
+	fwrite(img, 1, t.size, f);
+	fclose(f);
+	free(img);
+	target_close(&t);
+
+	struct binfo *bi = open_ok(p);
+	if (bi) {
+		CHECK(binfo_go_version(bi) && strcmp(binfo_go_version(bi), gover) == 0,
+		      "%s: version %s from symbols, want %s", p, binfo_go_version(bi), gover);
+		binfo__close(bi);
+	}
+}
+
+static void check_speed(const char *path)
+{
+	struct binfo *bi = NULL;
+	uint64_t t0 = now_ns();
+	int rc = binfo__open(path, &bi);
+	uint64_t t1 = now_ns();
+	CHECK(rc == 0, "open %s", path);
+	if (rc == 0) {
+		const struct binfo_func *f = binfo_find_func(bi, "main.main");
+		uint64_t e;
+		CHECK(f && binfo_entry_addr(bi, f, &e) == 0, "main.main in %s", path);
+		binfo__close(bi);
+	}
+	printf("  open %s: %.2f ms\n", path, (double)(t1 - t0) / 1e6);
+	/* Generous bound: sanitizer builds are several times slower. */
+	CHECK(t1 - t0 < 500000000ull, "open took %.1f ms", (double)(t1 - t0) / 1e6);
+}
+
+int main(int argc, char **argv)
+{
+	char plain[PATH_MAX + 32], pie[PATH_MAX + 32], cgo[PATH_MAX + 32];
+
+	if (argc > 1) {
+		snprintf(src_dir, sizeof(src_dir), "%s", argv[1]);
+	} else {
+		snprintf(src_dir, sizeof(src_dir), "%s", __FILE__);
+		char *s = strstr(src_dir, "/tests/unit/");
+		if (s)
+			*s = 0;
+		else
+			snprintf(src_dir, sizeof(src_dir), ".");
+	}
+	if (system("go version >/dev/null 2>&1") != 0) {
+		printf("SKIP: no go toolchain in PATH\n");
+		return 77;
+	}
+	elf_version(EV_CURRENT);
+	snprintf(tmp_dir, sizeof(tmp_dir), "%s/binfo_test.XXXXXX",
+	         getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	if (!mkdtemp(tmp_dir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	snprintf(plain, sizeof(plain), "%s/plain", tmp_dir);
+	snprintf(pie, sizeof(pie), "%s/pie", tmp_dir);
+	snprintf(cgo, sizeof(cgo), "%s/cgo", tmp_dir);
+	/* -trimpath keeps builds reproducible; the GOFLAGS of the environment still apply. */
+	if (run("cd %s/tests/go/binfo && CGO_ENABLED=0 go build -trimpath -o %s main.go && "
+	        "go build -trimpath -buildmode=pie -o %s main.go",
+	        src_dir, plain, pie) != 0 ||
+	    run("cd %s/tests/go/binfo_cgo && CGO_ENABLED=1 go build -trimpath "
+	        "-ldflags=-linkmode=external -o %s main.go",
+	        src_dir, cgo) != 0) {
+		run("rm -rf %s", tmp_dir);
+		printf("FAIL: go build\n");
+		return 1;
+	}
+	char *gover = go_version();
+
+	printf("plain build\n");
+	check_main_target(plain, gover, false);
+	printf("-buildmode=pie\n");
+	check_main_target(pie, gover, true);
+	printf("cgo, external linking\n");
+	check_cgo_target(cgo, gover);
+	printf("version from symbols\n");
+	check_version_fallback(plain, "plain.nobuildinfo", gover);
+	check_version_fallback(pie, "pie.nobuildinfo", gover);
+	check_version_fallback(cgo, "cgo.nobuildinfo", gover);
+	printf("errors\n");
+	check_errors(plain);
+	printf("speed\n");
+	check_speed(plain);
+	if (getenv("BINFO_TEST_BIG")) /* e.g. a 40 MB Go binary with symbols */
+		check_speed(getenv("BINFO_TEST_BIG"));
+
+	free(gover);
+	run("rm -rf %s", tmp_dir);
+	printf("%s (%d failures)\n", failures ? "FAIL" : "PASS", failures);
+	return failures ? 1 : 0;
+}
