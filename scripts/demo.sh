@@ -5,4 +5,4 @@ cd "$(dirname "$0")/.."
 export GOCACHE=${GOCACHE:-/tmp/gotrace-gocache}
 (cd examples/demo && CGO_ENABLED=0 go build -o ../../build/demo main.go)
 set -x
-build/gotrace -c 'build/demo 3' -e 'go:main.add*:entry { printf("%-10s a=%d b=%d goroutine-thread=%d\n", func, arg0, arg1, tid); }'
+build/gotrace -c 'build/demo 3' -e 'go:main.add*:entry { printf("%-10s a=%d b=%d tid=%d\n", func, arg0, arg1, tid); }'

@@ -203,6 +203,8 @@ static void free_list_deep(struct ast_list *l)
 %destructor { free_list_deep(&$$); } <list>
 
 %token YYEOF 0 "end of input"
+/* declared first so that "expecting" lists read naturally: ';' or '}', '{' or '<' */
+%token ';' '}' '{' '<' '/' ','
 %token <str> PROBE "probe"
 %token <str> IDENT "identifier"
 %token <str> TYPENAME "type name"
@@ -553,19 +555,20 @@ fetch_type
 
 %%
 
+/* With custom error reports bison calls this only when its stack overflows. */
 static void yyerror(YYLTYPE *loc, void *scanner, struct parse_ctx *pc, const char *msg)
 {
 	(void)scanner;
-	diag_error(pc->src, *loc, "%s", msg);
+	diag_error(pc->src, *loc, "nested too deeply (%s)", msg);
 }
 
 /* Tokens that can start an expression: an "expecting" list holding them says
  * "expression" instead. */
 static bool starts_expr(yysymbol_kind_t sym)
 {
-	static const char chars[] = "(-!~*&";
-	for (const char *c = chars; *c; c++)
-		if (sym == YYTRANSLATE((unsigned char)*c))
+	static const int chars[] = {'(', '-', '!', '~', '*', '&'};
+	for (size_t i = 0; i < ARRAY_SIZE(chars); i++)
+		if (sym == YYTRANSLATE(chars[i]))
 			return true;
 	switch (sym) {
 	case YYSYMBOL_INT:
@@ -587,9 +590,10 @@ static bool starts_expr(yysymbol_kind_t sym)
  * after `print(1)` would hide what is missing: "expecting ';' or '}'". */
 static bool continues_expr(yysymbol_kind_t sym)
 {
-	static const char chars[] = "?|^&<>+-*/%.[(=";
-	for (const char *c = chars; *c; c++)
-		if (sym == YYTRANSLATE((unsigned char)*c))
+	static const int chars[] = {'?', '|', '^', '&', '<', '>', '+', '-',
+				    '*', '/', '%', '.', '[', '(', '='};
+	for (size_t i = 0; i < ARRAY_SIZE(chars); i++)
+		if (sym == YYTRANSLATE(chars[i]))
 			return true;
 	return (sym >= YYSYMBOL_OR && sym <= YYSYMBOL_SHR_ASSIGN);
 }

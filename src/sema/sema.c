@@ -7,6 +7,15 @@
 
 #include "binfo/binfo.h"
 
+/* memcpy into the arena that tolerates empty vectors (their storage is NULL). */
+static void *arena_copy(struct arena *a, const void *src, size_t n)
+{
+	void *p = arena_alloc(a, n ? n : 1);
+	if (n)
+		memcpy(p, src, n);
+	return p;
+}
+
 static int check_clause(struct sema *s, struct ast_node *clause, int ci)
 {
 	s->clause_kinds = 0;
@@ -28,8 +37,7 @@ static int check_clause(struct sema *s, struct ast_node *clause, int ci)
 	for (int i = first_prog; i < s->sprogs.n; i++) {
 		struct sema_prog *sp = &s->sprogs.v[i];
 		sp->nvars = s->vars.n;
-		sp->vars = arena_alloc(s->arena, sizeof(struct sema_var) * (size_t)(s->vars.n + 1));
-		memcpy(sp->vars, s->vars.v, sizeof(struct sema_var) * (size_t)s->vars.n);
+		sp->vars = arena_copy(s->arena, s->vars.v, sizeof(struct sema_var) * (size_t)s->vars.n);
 	}
 	return err ? -EINVAL : 0;
 }
@@ -45,17 +53,13 @@ int sema_check(struct arena *a, const struct diag_src *src, struct ast_node *pro
 
 	/* The plan owns copies in the arena; the vectors go. */
 	plan->nsites = s.sites.n;
-	plan->sites = arena_alloc(a, sizeof(struct plan_site) * (size_t)(s.sites.n + 1));
-	memcpy(plan->sites, s.sites.v, sizeof(struct plan_site) * (size_t)s.sites.n);
+	plan->sites = arena_copy(a, s.sites.v, sizeof(struct plan_site) * (size_t)s.sites.n);
 	plan->nprogs = s.progs.n;
-	plan->progs = arena_alloc(a, sizeof(struct plan_prog) * (size_t)(s.progs.n + 1));
-	memcpy(plan->progs, s.progs.v, sizeof(struct plan_prog) * (size_t)s.progs.n);
+	plan->progs = arena_copy(a, s.progs.v, sizeof(struct plan_prog) * (size_t)s.progs.n);
 	plan->nevents = s.events.n;
-	plan->events = arena_alloc(a, sizeof(struct plan_event) * (size_t)(s.events.n + 1));
-	memcpy(plan->events, s.events.v, sizeof(struct plan_event) * (size_t)s.events.n);
+	plan->events = arena_copy(a, s.events.v, sizeof(struct plan_event) * (size_t)s.events.n);
 	out->nprogs = s.sprogs.n;
-	out->progs = arena_alloc(a, sizeof(struct sema_prog) * (size_t)(s.sprogs.n + 1));
-	memcpy(out->progs, s.sprogs.v, sizeof(struct sema_prog) * (size_t)s.sprogs.n);
+	out->progs = arena_copy(a, s.sprogs.v, sizeof(struct sema_prog) * (size_t)s.sprogs.n);
 	out->targets = s.targets;
 	out->ntargets = s.ntargets;
 	free(s.target_paths);

@@ -176,8 +176,11 @@ static int check_ident(struct sema *s, struct ast_node *e)
 			e->ty = &ty_u64;
 			break;
 		}
-		if (sn->builtin >= BI_ARG0 && sn->builtin <= BI_ARG8)
+		if (sn->builtin >= BI_ARG0 && sn->builtin <= BI_ARG8) {
+			/* Go's integer parameters are mostly int: signed, so `arg1 < 0` works */
 			sn->regs_off = sema_reg_offset(go_arg_regs[sn->builtin - BI_ARG0]);
+			e->ty = &ty_i64;
+		}
 		return 0;
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(later_idents); i++) {

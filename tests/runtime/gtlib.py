@@ -99,8 +99,18 @@ class Suite:
         sys.exit(1 if self.failed else 0)
 
 
-def bpf_leftovers():
-    """gotrace programs (named gt_*) still loaded and uprobe_multi links still open."""
+def bpf_leftovers(settle=5.0):
+    """gotrace programs (named gt_*) still loaded once the kernel has had SETTLE seconds
+    to finish freeing them (a closed program is released asynchronously, after RCU)."""
+    deadline = time.time() + settle
+    while True:
+        left = _bpf_progs()
+        if not left or time.time() > deadline:
+            return left
+        time.sleep(0.1)
+
+
+def _bpf_progs():
     progs = []
     if shutil.which("bpftool") is None:
         return ["bpftool is not installed"]
