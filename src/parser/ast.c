@@ -133,7 +133,7 @@ const char *ast_kind_name(enum ast_kind kind)
 		[AST_FIELD] = "field",       [AST_INDEX] = "index",       [AST_CALL] = "call",
 		[AST_TUPLE] = "tuple",       [AST_FETCH] = "fetch",
 	};
-	return kind >= 0 && kind < AST_KIND_COUNT && names[kind] ? names[kind] : "?";
+	return (unsigned)kind < AST_KIND_COUNT && names[kind] ? names[kind] : "?";
 }
 
 /* -d ast: one node per line, two spaces per level, "kind [line:col] details".
@@ -196,23 +196,9 @@ static void dump_labeled(FILE *out, const char *label, const struct ast_node *n,
 static void dump_node(FILE *out, const struct ast_node *n, int depth)
 {
 	fprintf(out, "%*s%s", 2 * depth, "", ast_kind_name(n->kind));
-	switch (n->kind) {
-	case AST_PROGRAM:
-	case AST_CLAUSE:
-	case AST_PROBE:
-	case AST_BLOCK:
-	case AST_EXPR_STMT:
-	case AST_ASSIGN:
-	case AST_IF:
-	case AST_UNROLL:
-	case AST_WHILE:
-	case AST_RETURN:
-		if (n->kind != AST_PROGRAM)
-			fprintf(out, " %d:%d", n->loc.line, n->loc.col);
-		break;
-	default:
-		break;
-	}
+	/* ast.h lists the top-level and statement kinds first, then the expressions */
+	if (n->kind > AST_PROGRAM && n->kind <= AST_RETURN)
+		fprintf(out, " %d:%d", n->loc.line, n->loc.col);
 
 	switch (n->kind) {
 	case AST_PROGRAM:

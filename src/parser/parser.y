@@ -69,6 +69,12 @@ struct parse_ctx {
 int yylex(YYSTYPE *lval, YYLTYPE *lloc, void *scanner);
 static void yyerror(YYLTYPE *loc, void *scanner, struct parse_ctx *pc, const char *msg);
 
+/* From the start of a to the end of b. */
+static struct gt_loc span(struct gt_loc a, struct gt_loc b)
+{
+	return (struct gt_loc){a.line, a.col, b.end_line, b.end_col};
+}
+
 static struct ast_node *mk(struct parse_ctx *pc, enum ast_kind kind, struct gt_loc loc)
 {
 	return ast_new(pc->arena, kind, loc);
@@ -268,9 +274,7 @@ clause
 		$$->u.clause.probes = $1;
 		$$->u.clause.pred = $2;
 		$$->u.clause.body = $4;
-		$4->loc = @3;
-		$4->loc.end_line = @5.end_line;
-		$4->loc.end_col = @5.end_col;
+		$4->loc = span(@3, @5);
 	}
 	| probes predicate '<' body ANGLE_CLOSE {
 		$$ = mk(pc, AST_CLAUSE, @$);
@@ -278,9 +282,7 @@ clause
 		$$->u.clause.pred = $2;
 		$$->u.clause.body = $4;
 		$$->u.clause.angle = true;
-		$4->loc = @3;
-		$4->loc.end_line = @5.end_line;
-		$4->loc.end_col = @5.end_col;
+		$4->loc = span(@3, @5);
 	}
 	;
 

@@ -100,28 +100,60 @@ class Suite:
 
 
 def bpf_leftovers(settle=5.0):
-    """gotrace programs (named gt_*) still loaded once the kernel has had SETTLE seconds
-    to finish freeing them (a closed program is released asynchronously, after RCU)."""
+    """gotrace programs (named gt_*) that outlive their gotrace: held by no process, or by
+    a process that is not a running gotrace (e.g. a traced child that inherited an fd).
+    Programs of other gotrace runs on the machine are not ours to judge. A closed
+    program is released asynchronously (after RCU), hence the SETTLE seconds."""
     deadline = time.time() + settle
     while True:
-        left = _bpf_progs()
+        left = _orphan_progs()
         if not left or time.time() > deadline:
             return left
         time.sleep(0.1)
 
 
-def _bpf_progs():
-    progs = []
+def _prog_holders():
+    """prog id -> set of (pid, comm) holding an fd of it (prog fds and link fds)."""
+    holders = {}
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open("/proc/%s/comm" % pid) as f:
+                comm = f.read().strip()
+            fds = os.listdir("/proc/%s/fdinfo" % pid)
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                with open("/proc/%s/fdinfo/%s" % (pid, fd)) as f:
+                    info = f.read()
+            except OSError:
+                continue
+            for line in info.splitlines():
+                if line.startswith("prog_id:"):
+                    holders.setdefault(int(line.split()[1]), set()).add((int(pid), comm))
+    return holders
+
+
+def _orphan_progs():
     if shutil.which("bpftool") is None:
         return ["bpftool is not installed"]
     r = subprocess.run(["bpftool", "-j", "prog", "show"], capture_output=True, text=True)
     try:
-        for p in json.loads(r.stdout or "[]"):
-            if str(p.get("name", "")).startswith("gt_"):
-                progs.append("prog %s %s" % (p.get("id"), p.get("name")))
+        progs = json.loads(r.stdout or "[]")
     except ValueError:
-        progs.append("cannot parse bpftool output: " + r.stdout[:200])
-    return progs
+        return ["cannot parse bpftool output: " + r.stdout[:200]]
+    holders = _prog_holders()
+    left = []
+    for p in progs:
+        if not str(p.get("name", "")).startswith("gt_"):
+            continue
+        by = holders.get(p.get("id"), set())
+        if by and all(comm == "gotrace" for _, comm in by):
+            continue  # a live gotrace (another run) owns it
+        left.append("prog %s %s held by %s" % (p.get("id"), p.get("name"), sorted(by) or "nobody"))
+    return left
 
 
 def wait_for_line(proc, needle, timeout=20):
