@@ -26,7 +26,9 @@ Sections:
   status   expected exit status, default 0
 Trailing blank lines of every section are dropped, so cases may be separated by
 blank lines; a program or an expected output cannot end in blank lines.
-@WORK@ in args, program, stdout and stderr stands for the work directory.
+@WORK@ in args, program, stdout and stderr stands for the work directory, and
+@GO:NAME@ for a Go target built at test time from tests/go/NAME/main.go (go build,
+CGO_ENABLED=0) into WORK/bin/NAME.
 
 Prints "PASS name" or "FAIL name" with the differences for every case, then
 "N passed, M failed"; exits 1 if anything failed.
@@ -35,6 +37,7 @@ Prints "PASS name" or "FAIL name" with the differences for every case, then
 import argparse
 import difflib
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -90,9 +93,31 @@ def diff(what, expected, actual):
     return "\n".join("    " + l for l in lines)
 
 
+GO_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "go")
+
+
+def go_target(name, work):
+    """Builds tests/go/NAME once per run (cached by mtime); returns its path."""
+    src = os.path.join(GO_DIR, name)
+    out = os.path.join(work, "bin", name)
+    main = os.path.join(src, "main.go")
+    if os.path.exists(out) and os.path.getmtime(out) >= os.path.getmtime(main):
+        return out
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    env = dict(os.environ, CGO_ENABLED="0")
+    env.setdefault("GOCACHE", os.path.join(work, "gocache"))
+    r = subprocess.run(["go", "build", "-o", out, "main.go"], cwd=src, env=env,
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"go build {name}: {r.stderr}")
+    return out
+
+
 def run_case(case, gotrace, work):
     """Returns a list of failure descriptions (empty when the case passes)."""
-    sub = lambda s: s.replace("@WORK@", work)
+    def sub(text):
+        text = re.sub(r"@GO:([A-Za-z0-9_]+)@", lambda m: go_target(m.group(1), work), text)
+        return text.replace("@WORK@", work)
     args = shlex.split(sub(case.sections.get("args", DEFAULT_ARGS)))
     program = sub(case.sections["program"])
     try:

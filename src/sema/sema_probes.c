@@ -62,6 +62,15 @@ static const char *suggest_funcs(struct sema *s, struct binfo *bi, const char *n
 	return r;
 }
 
+/* '*' right after '(' is Go's pointer-receiver syntax, main.(*T).M, not a wildcard. */
+static bool is_wildcard(const char *name)
+{
+	for (const char *p = name; *p; p++)
+		if (*p == '?' || (*p == '*' && (p == name || p[-1] != '(')))
+			return true;
+	return false;
+}
+
 static bool parse_offset(const char *s, uint64_t *out)
 {
 	if (*s != '+')
@@ -126,10 +135,18 @@ static int expand_go_probe(struct sema *s, struct ast_node *p, int *kind_out,
 	*target_out = binfo_path(bi);
 
 	const struct binfo_func **fs = NULL;
-	int nf = binfo_match_funcs(bi, func, &fs);
+	int nf;
+	if (is_wildcard(func)) {
+		nf = binfo_match_funcs(bi, func, &fs);
+	} else {
+		const struct binfo_func *f = binfo_find_func(bi, func);
+		nf = f ? 1 : 0;
+		fs = xmalloc(sizeof(*fs));
+		fs[0] = f;
+	}
 	if (nf <= 0) {
 		free(fs);
-		if (has_glob(func))
+		if (is_wildcard(func))
 			diag_error(s->src, p->loc, "no function matches '%s' in %s", func, path);
 		else
 			diag_error(s->src, p->loc, "no function '%s' in %s%s", func, path,
