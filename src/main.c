@@ -91,6 +91,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 	};
 	int c;
 	/* '+': stop at the first non-option so script ARGS are left alone */
+again:
 	while ((c = getopt_long(argc, argv, "+e:c:p:b:lf:o:d:vhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
@@ -155,8 +156,12 @@ static int parse_args(int argc, char **argv, struct options *o)
 	}
 	int rest = optind;
 	if (o->list_mode) {
-		if (rest < argc)
-			o->list = argv[rest++];
+		/* -l PATTERN may be followed by more options: -l 'main.*' -b ./prog */
+		if (rest < argc && !o->list) {
+			o->list = argv[rest];
+			optind = rest + 1;
+			goto again;
+		}
 		if (rest < argc) {
 			diag_fatal("-l takes one pattern");
 			return -EINVAL;

@@ -96,6 +96,31 @@ if s.case("pid"):
             target.returncode == 0 and rest.startswith("ok="),
             "status %s, output %r" % (target.returncode, rest))
 
+# PIE and cgo (external linking) targets: file offsets come from PT_LOAD headers.
+if s.case("pie"):
+    for label, kw in (("pie", dict(suffix="-pie", flags=["-buildmode=pie"])),
+                      ("cgo", dict(suffix="-cgo", flags=["-ldflags=-linkmode=external"], cgo=True))):
+        b = s.go_build("pair", **kw)
+        r = s.run(["-c", b + " 3", "-e", "go:main.Add:entry { print(arg(+8(%ax)):s64); }"])
+        s.check("%s target: events with correct values" % label,
+                r.returncode == 0 and r.stdout == "1\n2\n3\n", describe(r))
+    # the target named in the probe itself, no -c/-b: system-wide, so filter by comm
+    b = s.go_build("pair", suffix="-pie", flags=["-buildmode=pie"])
+    tr = s.start(["-e", 'BEGIN { printf("READY\\n"); } go:%s:main.Add:entry { print(arg(+8(%%ax)):s64); exit(); }' % b])
+    lines = wait_for_line(tr, "READY", 20)
+    subprocess.run([b, "2"], capture_output=True, timeout=30)
+    out, err = tr.communicate(timeout=30)
+    s.check("go:PATH:FUNC:entry without a target option",
+            tr.returncode == 0 and out == "1\n", "%s%s%s" % ("".join(lines), out, err))
+
+# -l lists matching functions with the go: prefix.
+if s.case("list"):
+    adds = s.go_build("adds")
+    r = s.run(["-l", "main.add*", "-b", adds])
+    s.check("-l lists matching functions",
+            r.returncode == 0 and sorted(r.stdout.split()) ==
+            ["go:main.add", "go:main.add1", "go:main.add2", "go:main.add3"], describe(r))
+
 # BEGIN/END, exit(), builtins and arithmetic in a probe without a target.
 if s.case("begin"):
     r = s.run(["-e", 'BEGIN { $x = 6; $y = $x * 7; if ($y == 42) { printf("%d %s %x\\n", $y, "ok", 255); } exit(); } END { printf("end\\n"); }'])
