@@ -1,20 +1,62 @@
 /* runtime-bpf: BPF-side helpers linked into every generated module. Codegen calls these
- * by name; after linking they become internal and always_inline, so nothing here costs
- * a BPF-to-BPF call. Keep signatures in sync with src/codegen/cg_runtime.c. */
+ * by name; after linking they become internal and always_inline, and the per-target
+ * constants they read (struct gt_target) are constant globals, so the offsets fold
+ * away at O2. Keep signatures in sync with src/codegen (cg_runtime_call users). */
 #ifndef GT_RUNTIME_BPF_H
 #define GT_RUNTIME_BPF_H
 
 #include <linux/types.h>
 
+/* Per-target constants: where g, goid and the goroutine's stack are. */
+struct gt_target {
+	__s64 tls_g_off;  /* g = *(fsbase + tls_g_off) */
+	__u32 fsbase_off; /* offsetof(task_struct, thread.fsbase) in this kernel */
+	__u32 g_stack_hi;
+	__u32 g_m;
+	__u32 g_goid;
+	__u32 m_curg;
+	__u32 pad;
+};
+
+/* Site cookie: low 32 bits the site id (user space names it), high bits flags. */
+#define GT_COOKIE_R14_IS_G (1ull << 32) /* ABIInternal code: R14 holds g here */
+#define GT_COOKIE_SITE_MASK 0xffffffffull
+
+/* Counters in map gt_stats (user space reports them with -v). */
+enum gt_stat {
+	GT_STAT_UNPAIRED_RETURN, /* a return whose entry was never seen */
+	GT_STAT_ABANDONED,       /* frames left by panic/Goexit, resynced by an outer frame */
+	GT_STAT_STATE_FULL,      /* goroutine state or frame map full */
+	GT_STAT_NO_G,            /* g could not be read */
+	GT_STAT_GOEXIT,          /* goroutines whose state was freed at exit */
+	GT_STAT_COUNT,
+};
+
 /* Reads a Go string header (data pointer, length) at ADDR and copies at most size-1
  * bytes of its text to DST, NUL-terminated. DST is zeroed first so that a failed or
  * short read never exposes stale ring-buffer bytes. Returns the bytes copied or <0. */
 long gt_read_gostr(char *dst, __u32 size, __u64 addr);
-
 /* Copies text at ADDR to DST (size bytes with the terminating NUL). */
 long gt_read_cstr(char *dst, __u32 size, __u64 addr);
-
 /* Reads an integer of SIZE bytes (1, 2, 4, 8) at ADDR; 0 on failure. */
 __u64 gt_read_uint(__u64 addr, __u32 size);
+
+/* The current g (0 when it cannot be read). */
+__u64 gt_current_g(void *ctx, const struct gt_target *t, __u64 cookie);
+/* The current goroutine's id; on g0/gsignal the id of m.curg; -1 when unknown. */
+__s64 gt_goid(void *ctx, const struct gt_target *t, __u64 cookie);
+
+/* Per-goroutine call stack. A frame's key is g.stack.hi - SP at the call: the same at
+ * the entry probe (after the prologue) and at the RET, and unchanged when Go copies the
+ * stack to grow it. Returns the depth of the frame (1 = outermost traced call), or 0
+ * when no state could be kept. */
+__u64 gt_call_enter(void *ctx, const struct gt_target *t, __u64 cookie, __u64 now);
+/* At a RET: finds the frame of this call (dropping deeper frames abandoned by panics),
+ * marks it returned and stores its entry time and depth. Returns 0, or -1 when the
+ * entry was never seen (counted). Several programs at one RET get the same answer. */
+long gt_call_return(void *ctx, const struct gt_target *t, __u64 cookie, __u64 *entry_ns,
+		    __u64 *depth);
+/* The goroutine is exiting (runtime.goexit1): free its state. */
+void gt_goroutine_exit(void *ctx, const struct gt_target *t, __u64 cookie);
 
 #endif

@@ -174,6 +174,17 @@ static int link_runtime(struct cg *g)
 		diag_fatal("internal error: cannot link runtime-bpf");
 		return -EINVAL;
 	}
+	/* Runtime maps become internal too, so that O2 drops the ones no program uses;
+	 * SEC() marked them used, which would keep them. libbpf wants global maps:
+	 * export_maps() turns the survivors global again after optimisation. */
+	LLVMValueRef used = LLVMGetNamedGlobal(g->mod, "llvm.compiler.used");
+	if (used)
+		LLVMDeleteGlobal(used);
+	for (LLVMValueRef v = LLVMGetFirstGlobal(g->mod); v; v = LLVMGetNextGlobal(v)) {
+		const char *sec = LLVMGetSection(v);
+		if (!LLVMIsDeclaration(v) && sec && !strcmp(sec, ".maps"))
+			LLVMSetLinkage(v, LLVMInternalLinkage);
+	}
 	unsigned always = LLVMGetEnumAttributeKindForName("alwaysinline", 12);
 	unsigned noinline = LLVMGetEnumAttributeKindForName("noinline", 8);
 	for (LLVMValueRef f = LLVMGetFirstFunction(g->mod); f; f = LLVMGetNextFunction(f)) {
@@ -185,6 +196,15 @@ static int link_runtime(struct cg *g)
 					LLVMCreateEnumAttribute(g->ctx, always, 0));
 	}
 	return 0;
+}
+
+static void export_maps(struct cg *g)
+{
+	for (LLVMValueRef v = LLVMGetFirstGlobal(g->mod); v; v = LLVMGetNextGlobal(v)) {
+		const char *sec = LLVMGetSection(v);
+		if (sec && !strcmp(sec, ".maps"))
+			LLVMSetLinkage(v, LLVMExternalLinkage);
+	}
 }
 
 static int setup(struct cg *g)
@@ -289,6 +309,7 @@ int cg_generate(const struct diag_src *src, struct sema_result *sr, struct gt_pl
 		err = -EINVAL;
 		goto out;
 	}
+	export_maps(&g);
 	if (opts->dump_ir) {
 		char *ir = LLVMPrintModuleToString(g.mod);
 		fputs(ir, stdout);

@@ -1,0 +1,215 @@
+/* Goroutine identity and per-goroutine call stacks. */
+#include "gt_runtime.h"
+
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+
+#define GT_MAX_DEPTH_SCAN 32 /* frames examined per event; deeper leftovers wait */
+
+struct gt_gstate {
+	__u64 depth;
+};
+
+struct gt_frame_key {
+	__s64 goid;
+	__u64 depth;
+};
+
+struct gt_frame {
+	__u64 sp_key;   /* g.stack.hi - SP */
+	__u64 entry_ns;
+	__u64 returned; /* set at its RET; the frame is dropped by the next push */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC); /* pay per goroutine seen, not up front */
+	__type(key, __s64);
+	__type(value, struct gt_gstate);
+} gt_gstate SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 262144);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct gt_frame_key);
+	__type(value, struct gt_frame);
+} gt_frames SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, GT_STAT_COUNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} gt_stats SEC(".maps");
+
+/* x86-64 struct pt_regs offsets: r14 8, sp 152 */
+static __always_inline __u64 reg_at(void *ctx, int off)
+{
+	return *(__u64 *)((char *)ctx + off);
+}
+
+static __always_inline void stat_inc(__u32 which)
+{
+	__u64 *v = bpf_map_lookup_elem(&gt_stats, &which);
+	if (v)
+		__sync_fetch_and_add(v, 1);
+}
+
+static __always_inline __u64 read_u64(__u64 addr)
+{
+	__u64 v = 0;
+	bpf_probe_read_user(&v, sizeof(v), (const void *)addr);
+	return v;
+}
+
+__u64 gt_current_g(void *ctx, const struct gt_target *t, __u64 cookie)
+{
+	if (cookie & GT_COOKIE_R14_IS_G)
+		return reg_at(ctx, 8);
+	__u64 task = bpf_get_current_task();
+	__u64 fsbase = 0;
+	if (bpf_probe_read_kernel(&fsbase, sizeof(fsbase), (const void *)(task + t->fsbase_off)))
+		return 0;
+	if (!fsbase)
+		return 0;
+	return read_u64(fsbase + t->tls_g_off);
+}
+
+static __always_inline __s64 goid_of(__u64 g, const struct gt_target *t)
+{
+	__s64 goid = (__s64)read_u64(g + t->g_goid);
+	if (goid == 0) {
+		/* g0 (or gsignal) runs on behalf of m.curg */
+		__u64 m = read_u64(g + t->g_m);
+		__u64 curg = m ? read_u64(m + t->m_curg) : 0;
+		if (curg)
+			goid = (__s64)read_u64(curg + t->g_goid);
+	}
+	return goid;
+}
+
+__s64 gt_goid(void *ctx, const struct gt_target *t, __u64 cookie)
+{
+	__u64 g = gt_current_g(ctx, t, cookie);
+	if (!g)
+		return -1;
+	return goid_of(g, t);
+}
+
+/* The goroutine's state and its frame key at this probe; 0 when unavailable. */
+static __always_inline struct gt_gstate *state_of(void *ctx, const struct gt_target *t,
+						  __u64 cookie, __s64 *goid, __u64 *key, int create)
+{
+	__u64 g = gt_current_g(ctx, t, cookie);
+	if (!g) {
+		stat_inc(GT_STAT_NO_G);
+		return 0;
+	}
+	*goid = goid_of(g, t);
+	*key = read_u64(g + t->g_stack_hi) - reg_at(ctx, 152);
+	struct gt_gstate *st = bpf_map_lookup_elem(&gt_gstate, goid);
+	if (!st && create) {
+		struct gt_gstate zero = {};
+		if (bpf_map_update_elem(&gt_gstate, goid, &zero, BPF_NOEXIST) &&
+		    !bpf_map_lookup_elem(&gt_gstate, goid)) {
+			stat_inc(GT_STAT_STATE_FULL);
+			return 0;
+		}
+		st = bpf_map_lookup_elem(&gt_gstate, goid);
+	}
+	return st;
+}
+
+__u64 gt_call_enter(void *ctx, const struct gt_target *t, __u64 cookie, __u64 now)
+{
+	__s64 goid;
+	__u64 key;
+	struct gt_gstate *st = state_of(ctx, t, cookie, &goid, &key, 1);
+	if (!st)
+		return 0;
+	__u64 depth = st->depth;
+	struct gt_frame_key fk = {.goid = goid};
+	/* Drop frames that cannot be our callers: returned ones, and those at or below
+	 * our stack level (left by a panic or Goexit). */
+	for (int i = 0; i < GT_MAX_DEPTH_SCAN && depth > 0; i++) {
+		fk.depth = depth;
+		struct gt_frame *top = bpf_map_lookup_elem(&gt_frames, &fk);
+		if (!top)
+			break;
+		if (top->sp_key == key && !top->returned)
+			return depth; /* the same call: another program at this entry */
+		if (!top->returned && top->sp_key < key)
+			break; /* a caller */
+		if (!top->returned)
+			stat_inc(GT_STAT_ABANDONED);
+		bpf_map_delete_elem(&gt_frames, &fk);
+		depth--;
+	}
+	struct gt_frame f = {.sp_key = key, .entry_ns = now};
+	fk.depth = depth + 1;
+	if (bpf_map_update_elem(&gt_frames, &fk, &f, BPF_ANY)) {
+		stat_inc(GT_STAT_STATE_FULL);
+		st->depth = depth;
+		return 0;
+	}
+	st->depth = depth + 1;
+	return depth + 1;
+}
+
+long gt_call_return(void *ctx, const struct gt_target *t, __u64 cookie, __u64 *entry_ns,
+		    __u64 *depth_out)
+{
+	__s64 goid;
+	__u64 key;
+	*entry_ns = 0;
+	*depth_out = 0;
+	struct gt_gstate *st = state_of(ctx, t, cookie, &goid, &key, 0);
+	if (!st) {
+		stat_inc(GT_STAT_UNPAIRED_RETURN);
+		return -1;
+	}
+	__u64 depth = st->depth;
+	struct gt_frame_key fk = {.goid = goid};
+	for (int i = 0; i < GT_MAX_DEPTH_SCAN && depth > 0; i++) {
+		fk.depth = depth;
+		struct gt_frame *top = bpf_map_lookup_elem(&gt_frames, &fk);
+		if (!top)
+			break;
+		if (top->sp_key == key) {
+			top->returned = 1;
+			*entry_ns = top->entry_ns;
+			*depth_out = depth;
+			st->depth = depth;
+			return 0;
+		}
+		if (top->sp_key < key)
+			break; /* our entry was not seen: the top is a caller */
+		/* deeper than us: returned already, or abandoned by a panic */
+		if (!top->returned)
+			stat_inc(GT_STAT_ABANDONED);
+		bpf_map_delete_elem(&gt_frames, &fk);
+		depth--;
+	}
+	st->depth = depth;
+	stat_inc(GT_STAT_UNPAIRED_RETURN);
+	return -1;
+}
+
+void gt_goroutine_exit(void *ctx, const struct gt_target *t, __u64 cookie)
+{
+	__s64 goid;
+	__u64 key;
+	struct gt_gstate *st = state_of(ctx, t, cookie, &goid, &key, 0);
+	if (!st)
+		return;
+	__u64 depth = st->depth;
+	struct gt_frame_key fk = {.goid = goid};
+	for (int i = 0; i < GT_MAX_DEPTH_SCAN && depth > 0; i++) {
+		fk.depth = depth--;
+		bpf_map_delete_elem(&gt_frames, &fk);
+	}
+	bpf_map_delete_elem(&gt_gstate, &goid);
+	stat_inc(GT_STAT_GOEXIT);
+}
