@@ -197,6 +197,14 @@ long gt_call_return(void *ctx, const struct gt_target *t, __u64 cookie, __u64 *e
 	return -1;
 }
 
+__u64 gt_call_depth(void *ctx, const struct gt_target *t, __u64 cookie)
+{
+	__s64 goid;
+	__u64 key;
+	struct gt_gstate *st = state_of(ctx, t, cookie, &goid, &key, 0);
+	return st ? st->depth : 0;
+}
+
 void gt_goroutine_exit(void *ctx, const struct gt_target *t, __u64 cookie)
 {
 	__s64 goid;

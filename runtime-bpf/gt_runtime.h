@@ -20,6 +20,7 @@ struct gt_target {
 
 /* Site cookie: low 32 bits the site id (user space names it), high bits flags. */
 #define GT_COOKIE_R14_IS_G (1ull << 32) /* ABIInternal code: R14 holds g here */
+#define GT_COOKIE_TRACK (2ull << 32)    /* keep the call stack at this entry */
 #define GT_COOKIE_SITE_MASK 0xffffffffull
 
 /* Counters in map gt_stats (user space reports them with -v). */
@@ -56,6 +57,8 @@ __u64 gt_call_enter(void *ctx, const struct gt_target *t, __u64 cookie, __u64 no
  * entry was never seen (counted). Several programs at one RET get the same answer. */
 long gt_call_return(void *ctx, const struct gt_target *t, __u64 cookie, __u64 *entry_ns,
 		    __u64 *depth);
+/* The current goroutine's traced-call depth (0 when it has none). */
+__u64 gt_call_depth(void *ctx, const struct gt_target *t, __u64 cookie);
 /* The goroutine is exiting (runtime.goexit1): free its state. */
 void gt_goroutine_exit(void *ctx, const struct gt_target *t, __u64 cookie);
 

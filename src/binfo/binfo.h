@@ -50,4 +50,38 @@ bool binfo_is_insn_boundary(struct binfo *bi, const struct binfo_func *f, uint64
 /* Addresses of every RET instruction of F. Returns the count; *out malloc'd. */
 int binfo_ret_addrs(struct binfo *bi, const struct binfo_func *f, uint64_t **out);
 
+/* ---- Go runtime layout: what the BPF side needs to find the current goroutine ---- */
+
+enum binfo_tls_mode {
+	BINFO_TLS_INTERNAL, /* Go's linker placed g: always at fsbase-8 on amd64 */
+	BINFO_TLS_EXTERNAL, /* external linker (cgo): from runtime.tlsg and PT_TLS */
+};
+
+struct binfo_goruntime {
+	const char *source; /* "dwarf" or "go-version table" (static strings) */
+	/* offsets inside runtime.g */
+	int g_stack_hi; /* g.stack.hi (g.stack is struct{lo, hi uintptr}) */
+	int g_m;        /* g.m */
+	int g_goid;     /* g.goid */
+	/* offsets inside runtime.m */
+	int m_g0;   /* m.g0 */
+	int m_curg; /* m.curg */
+	/* where g lives in TLS: g = *(fsbase + tls_g_offset) */
+	enum binfo_tls_mode tls_mode;
+	int64_t tls_g_offset; /* -8 for internally linked binaries; for external linking
+	                         (cgo) runtime.tlsg - the TLS block size (x86-64 variant II) */
+	bool regabi;          /* Go >= 1.17 on amd64: R14 holds g in ABIInternal code */
+};
+
+/* Fills OUT from the binary's DWARF (runtime.g / runtime.m in the runtime CUs), else
+ * from a table keyed by the Go version (Go 1.17 .. 1.24, amd64), and the TLS slot of g
+ * from the ELF headers and symbols. Returns 0, or -ENOENT when neither DWARF nor a
+ * known Go version gives the offsets. Prints nothing. */
+int binfo_goruntime(struct binfo *bi, struct binfo_goruntime *out);
+
+/* The kernel's offset of task_struct.thread.fsbase, from /sys/kernel/btf/vmlinux
+ * (fsbase = *(task + offset) is the thread pointer of user space on x86-64). Negative
+ * errno on failure. The first success is cached. */
+int binfo_kernel_fsbase_offset(void);
+
 #endif

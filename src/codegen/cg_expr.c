@@ -31,8 +31,7 @@ static LLVMValueRef site_id(struct cg *g)
 {
 	if (g->pp->kind != PLAN_PROG_UPROBE)
 		return cg_const(g, (uint64_t)g->pp->site_begin); /* BEGIN/END pseudo-site */
-	LLVMValueRef a = g->ctx_arg;
-	return cg_helper(g, BPF_HELPER_get_attach_cookie, g->i64, &a, 1);
+	return LLVMBuildAnd(g->b, g->cookie, cg_const(g, CG_COOKIE_SITE_MASK), "site");
 }
 
 /* The u64 a fetch rule denotes: a register's value, an address, or a loaded pointer. */
@@ -217,6 +216,15 @@ static LLVMValueRef cg_ident(struct cg *g, struct ast_node *e)
 	case BI_FUNC:
 	case BI_PROBE:
 		return site_id(g);
+	case BI_GOID:
+		return cg_goid(g);
+	case BI_DEPTH:
+		return g->depth ? LLVMBuildLoad2(g->b, g->i64, g->depth, "depth") : cg_const(g, 0);
+	case BI_DURATION:
+		return g->duration ? LLVMBuildLoad2(g->b, g->i64, g->duration, "duration")
+				   : cg_const(g, 0);
+	case BI_RETVAL:
+		return load_reg(g, sn->regs_off);
 	case BI_COMM: {
 		LLVMValueRef buf = cg_str_alloca(g, 16);
 		cg_str_into(g, e, buf, 16);

@@ -20,6 +20,7 @@ enum {
 	BPF_HELPER_ringbuf_reserve = 131,
 	BPF_HELPER_ringbuf_submit = 132,
 	BPF_HELPER_get_attach_cookie = 174,
+	BPF_HELPER_get_current_task = 35,
 };
 
 struct cg {
@@ -45,7 +46,16 @@ struct cg {
 	LLVMValueRef *vars; /* alloca per variable slot */
 	LLVMBasicBlockRef exit_bb;
 	LLVMBasicBlockRef alloca_bb;
+	LLVMValueRef cookie;    /* i64: site id | flags << 32 (uprobe programs) */
+	LLVMValueRef now;       /* i64: ktime at program start */
+	LLVMValueRef target;    /* constant struct gt_target, or NULL */
+	LLVMValueRef depth;     /* alloca i64, or NULL */
+	LLVMValueRef duration;  /* alloca i64, or NULL */
 };
+
+/* Site cookie bits (runtime-bpf/gt_runtime.h) */
+#define CG_COOKIE_SITE_MASK 0xffffffffull
+#define CG_COOKIE_TRACK (2ull << 32)
 
 /* cg_module.c */
 LLVMValueRef cg_helper(struct cg *g, int id, LLVMTypeRef ret, LLVMValueRef *args, int nargs);
@@ -59,6 +69,10 @@ LLVMValueRef cg_const(struct cg *g, uint64_t v);
 LLVMValueRef cg_expr(struct cg *g, struct ast_node *e);
 void cg_str_into(struct cg *g, struct ast_node *e, LLVMValueRef dst, int size);
 LLVMValueRef cg_cond(struct cg *g, struct ast_node *e); /* i1 */
+
+/* cg_goruntime.c */
+void cg_goruntime_prologue(struct cg *g);
+LLVMValueRef cg_goid(struct cg *g);
 
 /* cg_stmt.c */
 void cg_program(struct cg *g, const struct sema_prog *sp);

@@ -213,11 +213,29 @@ void cg_program(struct cg *g, const struct sema_prog *sp)
 {
 	const struct plan_prog *pp = &g->plan->progs[sp->plan_prog];
 	struct ast_node *clause = sp->clause;
+	static const struct ast_node hidden_clause = {.kind = AST_CLAUSE, .loc = {1, 1, 1, 2}};
+	if (!clause)
+		clause = (struct ast_node *)&hidden_clause;
 	g->sp = sp;
 	g->pp = pp;
+	g->cookie = g->now = g->target = g->depth = g->duration = NULL;
 	begin_function(g, pp->fn_name, pp->kind == PLAN_PROG_UPROBE ? "uprobe" : "raw_tp",
 		       clause->loc.line);
 	cg_set_loc(g, clause->loc);
+	g->exit_bb = new_bb(g, "exit");
+	if (pp->kind == PLAN_PROG_UPROBE) {
+		LLVMValueRef a = g->ctx_arg;
+		g->cookie = cg_helper(g, BPF_HELPER_get_attach_cookie, g->i64, &a, 1);
+		g->now = cg_helper(g, BPF_HELPER_ktime_get_ns, g->i64, NULL, 0);
+		cg_goruntime_prologue(g);
+	}
+	if (sp->hidden) {
+		if (!LLVMGetBasicBlockTerminator(LLVMGetInsertBlock(g->b)))
+			LLVMBuildBr(g->b, g->exit_bb);
+		LLVMPositionBuilderAtEnd(g->b, g->exit_bb);
+		LLVMBuildRet(g->b, LLVMConstInt(g->i32, 0, false));
+		return;
+	}
 
 	g->vars = xcalloc((size_t)sp->nvars + 1, sizeof(LLVMValueRef));
 	for (int i = 0; i < sp->nvars; i++) {
@@ -230,7 +248,6 @@ void cg_program(struct cg *g, const struct sema_prog *sp)
 		}
 	}
 	LLVMBasicBlockRef body = new_bb(g, "body");
-	g->exit_bb = new_bb(g, "exit");
 	LLVMBuildBr(g->b, body);
 	LLVMPositionBuilderAtEnd(g->b, body);
 	if (clause->u.clause.pred) {

@@ -41,6 +41,37 @@ static int uprobe_multi_link_create(int prog_fd, const char *path, const uint64_
 	return fd < 0 ? -errno : (int)fd;
 }
 
+/* ENOTSUPP is kernel-internal (glibc has no text for it): uprobes refuse the instruction. */
+#define RT_ENOTSUPP 524
+
+static const char *attach_strerror(int err)
+{
+	if (err == RT_ENOTSUPP)
+		return "the instruction cannot be probed (ENOTSUPP)";
+	return strerror(err);
+}
+
+/* Finds one site whose attach fails, by bisection: a link over many sites fails as a
+ * whole, and "which function" is what the user needs. Error path only; each step attaches
+ * and detaches half of the remaining sites (a few ms each). */
+static uint32_t find_failing_site(int prog_fd, const char *path, const uint64_t *offsets,
+				  const uint64_t *cookies, uint32_t cnt, pid_t pid)
+{
+	uint32_t lo = 0, hi = cnt; /* a failing site lies in [lo, hi) */
+	while (hi - lo > 1) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		int fd = uprobe_multi_link_create(prog_fd, path, offsets + lo, cookies + lo, mid - lo,
+						  pid);
+		if (fd >= 0) {
+			close(fd);
+			lo = mid;
+		} else {
+			hi = mid;
+		}
+	}
+	return lo;
+}
+
 /* Attaches sites[begin .. begin+count) of one program, one link per distinct target.
  * The plan says all sites of a program share a target; grouping costs nothing and keeps
  * a plan that mixes binaries working. */
@@ -64,13 +95,24 @@ static int attach_prog(struct rt_session *s, int pi, int prog_fd)
 				continue;
 			done[b] = true;
 			offsets[cnt] = sites[si].file_off;
-			cookies[cnt] = (uint64_t)si; /* bpf_get_attach_cookie() -> plan.sites index */
+			/* bpf_get_attach_cookie(): plan.sites index | site flags << 32 */
+			cookies[cnt] = (uint64_t)si | (uint64_t)sites[si].cookie_flags << 32;
 			cnt++;
 		}
 		int fd = uprobe_multi_link_create(prog_fd, target, offsets, cookies, cnt, s->pid);
 		if (fd < 0) {
 			err = fd;
-			diag_fatal("cannot attach to %s: %s", target, strerror(-err));
+			/* A missing or unreadable file is about the path, not a site. */
+			if (cnt > 1 && err != -ENOENT && err != -EACCES && err != -ESRCH) {
+				uint32_t k = find_failing_site(prog_fd, target, offsets, cookies, cnt,
+							       s->pid);
+				const struct plan_site *bad = &sites[cookies[k] & 0xffffffffu];
+				diag_fatal("cannot attach to %s: %s at %s (address 0x%llx)", target,
+					   attach_strerror(-err), bad->probe ? bad->probe : bad->func,
+					   (unsigned long long)bad->vaddr);
+			} else {
+				diag_fatal("cannot attach to %s: %s", target, attach_strerror(-err));
+			}
 			if (s->opts->verbose)
 				fprintf(stderr, "gotrace: (program %s, %u sites, pid filter %d)\n",
 					pp->fn_name, cnt, (int)s->pid);

@@ -12,9 +12,10 @@
 #include "common/util.h"
 #include "runtime/rt_priv.h"
 
-/* The kernel keeps the tail of the log when it overflows (rotating log since 6.4), and
- * the tail is where the error is. Pages are touched only by a failing load. */
-#define RT_LOG_SIZE (4u << 20)
+/* Per program. The kernel keeps the tail of the log when it overflows (rotating log since
+ * 6.4), and the tail is where the error is. calloc'd: pages of a buffer are touched only
+ * when its program fails to load. */
+#define RT_LOG_SIZE (1u << 20)
 /* Lines of the log shown with -v on a rejection. */
 #define RT_LOG_TAIL_LINES 60
 
@@ -119,38 +120,30 @@ static int plan_prog_index(const struct rt_session *s, const struct bpf_program 
 /* Says why bpf_object__load failed: a verifier rejection (log present) or anything else. */
 static void report_load_failure(struct rt_session *s, int err)
 {
-	struct bpf_program *prog, *failed = NULL;
 	char reason[512];
+	int i;
 
-	/* libbpf loads programs in object order and stops at the first failure, so the
-	 * first autoloaded program without an fd is the rejected one, and the shared log
-	 * buffer holds its log. */
-	bpf_object__for_each_program(prog, s->obj)
-	{
-		if (bpf_program__autoload(prog) && bpf_program__fd(prog) < 0) {
-			failed = prog;
+	/* libbpf unloads every program after a failure, so fds say nothing. It loads without
+	 * a log first and retries at level 1 only the program that failed: the one log that
+	 * is not empty is the rejected program's. */
+	for (i = 0; i < s->plan->nprogs; i++)
+		if (s->log_bufs[i][0])
 			break;
-		}
-	}
-	if (!failed || !s->log_buf[0]) {
+	if (i == s->plan->nprogs) {
 		diag_fatal("cannot load the BPF object: %s", strerror(-err));
 		return;
 	}
+	const char *log = s->log_bufs[i];
+	const char *name = s->plan->progs[i].fn_name;
 	if (s->opts->verbose)
-		log_print_tail(s->log_buf, bpf_program__name(failed));
-	log_last_reason(s->log_buf, reason, sizeof(reason));
-	int i = plan_prog_index(s, failed);
-	int line = i >= 0 ? s->plan->progs[i].clause_line : 0;
-	const char *what = "probe";
-	if (i >= 0 && s->plan->progs[i].kind == PLAN_PROG_BEGIN)
-		what = "BEGIN probe";
-	else if (i >= 0 && s->plan->progs[i].kind == PLAN_PROG_END)
-		what = "END probe";
+		log_print_tail(log, name);
+	log_last_reason(log, reason, sizeof(reason));
+	int line = s->plan->progs[i].clause_line;
 	if (line > 0)
-		diag_fatal("the BPF verifier rejected the program for the %s at line %d: %s", what,
+		diag_fatal("the BPF verifier rejected the program for the probe at line %d: %s",
 			   line, reason[0] ? reason : strerror(-err));
 	else
-		diag_fatal("the BPF verifier rejected program '%s': %s", bpf_program__name(failed),
+		diag_fatal("the BPF verifier rejected program '%s': %s", name,
 			   reason[0] ? reason : strerror(-err));
 }
 
@@ -174,6 +167,7 @@ static int configure_programs(struct rt_session *s)
 	int err;
 
 	s->progs = xcalloc((size_t)plan->nprogs, sizeof(*s->progs));
+	s->log_bufs = xcalloc((size_t)plan->nprogs, sizeof(*s->log_bufs));
 	for (int i = 0; i < plan->nprogs; i++) {
 		const struct plan_prog *pp = &plan->progs[i];
 		prog = bpf_object__find_program_by_name(s->obj, pp->fn_name);
@@ -197,8 +191,9 @@ static int configure_programs(struct rt_session *s)
 		/* Log level stays 0: libbpf loads without a log first and, only on failure,
 		 * retries at level 1 into this buffer. A level-1 log of a large program that
 		 * verifies would otherwise fail the load with ENOSPC. */
+		s->log_bufs[i] = xcalloc(1, RT_LOG_SIZE);
 		if (!err)
-			err = bpf_program__set_log_buf(prog, s->log_buf, s->log_size);
+			err = bpf_program__set_log_buf(prog, s->log_bufs[i], RT_LOG_SIZE);
 		if (err) {
 			diag_fatal("internal error: cannot configure BPF program %s: %s", pp->fn_name,
 				   strerror(-err));
@@ -218,15 +213,19 @@ static int configure_programs(struct rt_session *s)
 	return 0;
 }
 
+static void free_logs(struct rt_session *s)
+{
+	for (int i = 0; s->log_bufs && i < s->plan->nprogs; i++)
+		free(s->log_bufs[i]);
+	free(s->log_bufs);
+	s->log_bufs = NULL;
+}
+
 int rt_session__load(struct rt_session *s)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, open_opts, .object_name = "gotrace");
 	uint64_t t0 = now_ns();
 	int err;
-
-	s->log_size = RT_LOG_SIZE;
-	s->log_buf = xmalloc(s->log_size);
-	s->log_buf[0] = 0;
 
 	s->obj = bpf_object__open_mem(s->plan->obj, s->plan->obj_size, &open_opts);
 	if (!s->obj) {
@@ -268,9 +267,7 @@ int rt_session__load(struct rt_session *s)
 	if (s->opts->verbose)
 		fprintf(stderr, "gotrace: loaded %d programs (verifier) in %.1f ms\n",
 			s->plan->nprogs, (double)(now_ns() - t0) / 1e6);
-	/* The log buffer is only needed while loading. */
-	free(s->log_buf);
-	s->log_buf = NULL;
+	free_logs(s); /* only needed while loading */
 	return 0;
 }
 
@@ -280,7 +277,6 @@ void rt_session__unload(struct rt_session *s)
 	s->obj = NULL;
 	free(s->progs);
 	s->progs = NULL;
-	free(s->log_buf);
-	s->log_buf = NULL;
+	free_logs(s);
 	s->events_fd = s->lost_fd = s->config_fd = -1;
 }

@@ -50,7 +50,8 @@ static const char *arg_text(struct rt_output *o, const uint8_t *rec, const struc
 	}
 	if (a->literal)
 		return a->literal;
-	uint64_t id = rec_u64(rec, a->offset);
+	/* Low 32 bits: a raw cookie (site id | flags << 32) prints the same. */
+	uint64_t id = rec_u64(rec, a->offset) & 0xffffffffu;
 	if (id >= (uint64_t)o->plan->nsites)
 		return "?";
 	const struct plan_site *site = &o->plan->sites[id];

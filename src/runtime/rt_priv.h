@@ -28,8 +28,7 @@ struct rt_session {
 	/* load.c */
 	struct bpf_object *obj;
 	struct bpf_program **progs; /* [plan->nprogs], by fn_name */
-	char *log_buf;              /* verifier log, shared: libbpf stops at the first failure */
-	size_t log_size;
+	char **log_bufs;            /* [plan->nprogs] verifier logs, while loading */
 	int events_fd, lost_fd, config_fd; /* map fds owned by obj, -1 when absent */
 	bool lost_percpu;
 

@@ -19,6 +19,11 @@
 #include "runtime/rt_priv.h"
 
 #define RT_POLL_MS 100
+/* After a wakeup that brought records, wait this long before polling again. The ring
+ * buffer wakes the consumer only when it has caught up, so while we sleep the producers
+ * append without wakeups: measured on this VM, a wakeup per record costs 2-8 us per event
+ * on top of the ~17 us uprobe trap, batching ~0.1 us. Output latency stays <= 5 ms. */
+#define RT_BATCH_MS 5
 
 static volatile sig_atomic_t rt_stop_signal;
 
@@ -247,10 +252,11 @@ int rt_run(struct gt_plan *plan, const struct rt_options *opts)
 	}
 
 	while (!rt_stop_signal && !rt_output__exit_seen(s.output)) {
+		int n = 0;
 		if (s.rb) {
-			err = ring_buffer__poll(s.rb, RT_POLL_MS);
-			if (err < 0 && err != -EINTR) {
-				diag_fatal("cannot read the ring buffer: %s", strerror(-err));
+			n = ring_buffer__poll(s.rb, RT_POLL_MS);
+			if (n < 0 && n != -EINTR) {
+				diag_fatal("cannot read the ring buffer: %s", strerror(-n));
 				goto cleanup;
 			}
 		} else {
@@ -261,6 +267,8 @@ int rt_run(struct gt_plan *plan, const struct rt_options *opts)
 		report_lost(&s);
 		if (rt_target__gone(&s))
 			break;
+		if (n > 0 && !rt_stop_signal && !rt_output__exit_seen(s.output))
+			poll(NULL, 0, RT_BATCH_MS); /* a signal interrupts it */
 	}
 	if (opts->verbose) {
 		const char *why = rt_stop_signal           ? strsignal(rt_stop_signal)

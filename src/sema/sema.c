@@ -19,6 +19,9 @@ static void *arena_copy(struct arena *a, const void *src, size_t n)
 static int check_clause(struct sema *s, struct ast_node *clause, int ci)
 {
 	s->clause_kinds = 0;
+	s->clause_points = 0;
+	s->clause_uses_duration = false;
+	s->clause_uses_goruntime = false;
 	s->vars.n = 0;
 	int first_prog = s->sprogs.n;
 	int err = sema_expand_probes(s, clause, ci);
@@ -37,6 +40,8 @@ static int check_clause(struct sema *s, struct ast_node *clause, int ci)
 	for (int i = first_prog; i < s->sprogs.n; i++) {
 		struct sema_prog *sp = &s->sprogs.v[i];
 		sp->nvars = s->vars.n;
+		sp->uses_duration = s->clause_uses_duration;
+		sp->needs_goruntime = s->clause_uses_goruntime || sp->point == GO_RETURN;
 		sp->vars = arena_copy(s->arena, s->vars.v, sizeof(struct sema_var) * (size_t)s->vars.n);
 	}
 	return err ? -EINVAL : 0;
@@ -50,6 +55,8 @@ int sema_check(struct arena *a, const struct diag_src *src, struct ast_node *pro
 	struct ast_list *cl = &program->u.program.clauses;
 	for (int i = 0; i < cl->n; i++)
 		err |= check_clause(&s, cl->v[i], i);
+	if (!err)
+		err = sema_finish_tracking(&s);
 
 	/* The plan owns copies in the arena; the vectors go. */
 	plan->nsites = s.sites.n;
@@ -64,6 +71,7 @@ int sema_check(struct arena *a, const struct diag_src *src, struct ast_node *pro
 	out->ntargets = s.ntargets;
 	free(s.target_paths);
 	vec_free(&s.sites);
+	vec_free(&s.site_info);
 	vec_free(&s.progs);
 	vec_free(&s.events);
 	vec_free(&s.sprogs);

@@ -39,6 +39,20 @@ enum sema_builtin {
 	BI_ARG0, /* .. BI_ARG0 + 8 */
 	BI_ARG8 = BI_ARG0 + 8,
 	BI_REG, /* reg("name"): regs_off holds the pt_regs offset */
+	BI_GOID,
+	BI_DURATION,
+	BI_DEPTH,
+	BI_RETVAL,
+};
+
+enum go_point { GO_ENTRY, GO_RETURN, GO_OFFSET };
+
+/* Programs gotrace adds for per-goroutine call stacks. */
+enum sema_hidden {
+	HIDDEN_NONE,
+	HIDDEN_ENTER,  /* push frames where no user :entry probe does */
+	HIDDEN_RETURN, /* mark returns where no user :return probe does */
+	HIDDEN_GOEXIT, /* runtime.goexit1: free the goroutine's state */
 };
 
 /* Per-node data sema leaves for codegen (node->sema). */
@@ -56,10 +70,17 @@ struct sema_var {
 	struct gt_type ty;
 };
 
+struct binfo;
+
 /* One BPF program: a clause compiled for one probe kind and one target. */
 struct sema_prog {
-	struct ast_node *clause;
+	struct ast_node *clause; /* NULL for hidden programs */
 	int plan_prog; /* index into plan.progs */
+	struct binfo *bi;        /* target of go probes */
+	enum go_point point;
+	enum sema_hidden hidden;
+	bool uses_duration;      /* skip the body on an unpaired return */
+	bool needs_goruntime;    /* goid / call stacks: gt_target constants needed */
 	struct sema_var *vars;
 	int nvars;
 };
@@ -71,8 +92,6 @@ struct sema_options {
 	bool unsafe;
 	int str_len;                /* GT_STRLEN, default 64 */
 };
-
-struct binfo;
 
 struct sema_result {
 	struct sema_prog *progs;

@@ -111,7 +111,7 @@ static const struct {
 
 /* Known names whose semantics arrive in later releases. */
 static const char *const later_idents[] = {
-	"goid", "retval", "rets", "args", "duration", "depth", "caller", "ustack", "kstack",
+	"rets", "args", "caller", "ustack", "kstack",
 	"cgroup", "curtask", "rand", "username", "sarg0",
 };
 static const char *const later_funcs[] = {
@@ -152,9 +152,47 @@ static int check_uprobe_only(struct sema *s, struct ast_node *e, const char *wha
 	return -EINVAL;
 }
 
+/* goid, duration, depth, retval: the Go runtime builtins. */
+static int check_go_ident(struct sema *s, struct ast_node *e, struct sema_node *sn)
+{
+	const char *name = e->u.name;
+	if (check_uprobe_only(s, e, name))
+		return -EINVAL;
+	if ((sn->builtin == BI_DURATION || sn->builtin == BI_RETVAL) &&
+	    s->clause_points != (1u << GO_RETURN)) {
+		diag_error(s->src, e->loc, "%s is only available in go:FUNC:return probes", name);
+		return -EINVAL;
+	}
+	if (sn->builtin == BI_DURATION)
+		s->clause_uses_duration = true;
+	if (sn->builtin == BI_DEPTH)
+		s->uses_depth = true;
+	s->clause_uses_goruntime |= sn->builtin != BI_RETVAL;
+	e->ty = sn->builtin == BI_DEPTH || sn->builtin == BI_DURATION ? &ty_u64 : &ty_i64;
+	return 0;
+}
+
 static int check_ident(struct sema *s, struct ast_node *e)
 {
 	const char *name = e->u.name;
+	static const struct {
+		const char *name;
+		enum sema_builtin bi;
+	} go_builtins[] = {
+		{"goid", BI_GOID},
+		{"duration", BI_DURATION},
+		{"depth", BI_DEPTH},
+		{"retval", BI_RETVAL},
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(go_builtins); i++) {
+		if (!strcmp(go_builtins[i].name, name)) {
+			struct sema_node *sn = sema_node_of(s, e);
+			sn->builtin = go_builtins[i].bi;
+			if (sn->builtin == BI_RETVAL)
+				sn->regs_off = sema_reg_offset("ax");
+			return check_go_ident(s, e, sn);
+		}
+	}
 	for (size_t i = 0; i < ARRAY_SIZE(builtins); i++) {
 		if (strcmp(builtins[i].name, name))
 			continue;

@@ -6,12 +6,29 @@
 #include "sema/sema.h"
 
 struct binfo;
+struct binfo_func;
+
+/* What sema knows about each plan site beyond what the runtime needs. */
+struct sema_site_info {
+	struct binfo *bi; /* NULL for the BEGIN/END pseudo-sites */
+	const struct binfo_func *f;
+	enum go_point point;
+};
+
+struct go_probe {
+	struct ast_node *node;
+	struct binfo *bi;
+	const char *path, *func, *where;
+	enum go_point point;
+	uint64_t off;
+};
 
 struct sema {
 	struct arena *arena;
 	const struct diag_src *src;
 	const struct sema_options *opts;
 	VEC(struct plan_site) sites;
+	VEC(struct sema_site_info) site_info; /* parallel to sites */
 	VEC(struct plan_prog) progs;
 	VEC(struct plan_event) events;
 	VEC(struct sema_prog) sprogs;
@@ -19,13 +36,22 @@ struct sema {
 	const char **target_paths;
 	int ntargets;
 	int group_site_begin;
-	unsigned clause_kinds; /* 1 << plan_prog_kind of the clause being checked */
+	unsigned clause_kinds;  /* 1 << plan_prog_kind of the clause being checked */
+	unsigned clause_points; /* 1 << go_point of its go probes */
+	bool clause_uses_duration;
+	bool clause_uses_goruntime; /* goid, duration or depth */
+	bool uses_depth; /* anywhere: then every traced function keeps call stacks */
 	VEC(struct sema_var) vars; /* variables of the clause being checked */
 	bool in_unroll_or_loop;
 };
 
 struct binfo *sema_target(struct sema *s, const char *path, struct gt_loc loc);
 int sema_expand_probes(struct sema *s, struct ast_node *clause, int ci);
+int sema_add_func_sites(struct sema *s, struct binfo *bi, const struct binfo_func *f,
+			enum go_point point, uint64_t off, struct gt_loc loc, bool quiet);
+void sema_close_group(struct sema *s, struct ast_node *clause, int kind, struct binfo *bi,
+		      enum go_point point, enum sema_hidden hidden, const char *name);
+int sema_finish_tracking(struct sema *s);
 int sema_check_block(struct sema *s, struct ast_node *block);
 int sema_check_expr(struct sema *s, struct ast_node *e);
 struct sema_node *sema_node_of(struct sema *s, struct ast_node *n);

@@ -29,20 +29,24 @@ struct binfo *sema_target(struct sema *s, const char *path, struct gt_loc loc)
 	return bi;
 }
 
-static void add_site(struct sema *s, struct binfo *bi, const char *func, const char *probe,
-		     uint64_t vaddr, uint64_t off)
+static void add_site(struct sema *s, struct binfo *bi, const struct binfo_func *f,
+		     enum go_point point, const char *probe, uint64_t vaddr, uint64_t off,
+		     uint32_t flags)
 {
 	for (int i = s->group_site_begin; i < s->sites.n; i++)
 		if (s->sites.v[i].file_off == off && !strcmp(s->sites.v[i].target, binfo_path(bi)))
 			return; /* the same site twice in one clause would fire twice */
 	struct plan_site site = {
 		.target = binfo_path(bi),
-		.func = func,
+		.func = f->name,
 		.probe = probe,
 		.vaddr = vaddr,
 		.file_off = off,
+		.cookie_flags = flags,
 	};
+	struct sema_site_info info = {.bi = bi, .f = f, .point = point};
 	vec_push(&s->sites, site);
+	vec_push(&s->site_info, info);
 }
 
 /* Lists up to three suggestions as ", did you mean X, Y?" (empty when none). */
@@ -84,40 +88,43 @@ static bool parse_offset(const char *s, uint64_t *out)
 	return true;
 }
 
-/* go:[PATH:]FUNC:entry | go:[PATH:]FUNC:+OFFSET */
-static int expand_go_probe(struct sema *s, struct ast_node *p, int *kind_out,
-			   const char **target_out)
+/* Parses go:[PATH:]FUNC:entry|return|+OFFSET and opens its target. */
+static int parse_go_probe(struct sema *s, struct ast_node *p, struct go_probe *gp)
 {
 	const char **parts = (const char **)p->u.probe.parts;
 	int n = p->u.probe.nparts;
-	const char *path = NULL, *func, *where;
+	const char *path = NULL;
+	memset(gp, 0, sizeof(*gp));
+	gp->node = p;
 	if (n == 3) {
 		path = parts[0];
-		func = parts[1];
-		where = parts[2];
+		gp->func = parts[1];
+		gp->where = parts[2];
 	} else if (n == 2) {
-		func = parts[0];
-		where = parts[1];
+		gp->func = parts[0];
+		gp->where = parts[1];
 	} else {
 		diag_error(s->src, p->loc,
 			   "a go probe is go:[PATH:]FUNC:entry, go:[PATH:]FUNC:return, "
 			   "go:[PATH:]FUNC:+OFFSET or go:[PATH:]FILE.go:LINE");
 		return -EINVAL;
 	}
-	size_t flen = strlen(func);
-	if (flen > 3 && !strcmp(func + flen - 3, ".go") && where[0] >= '0' && where[0] <= '9') {
+	size_t flen = strlen(gp->func);
+	if (flen > 3 && !strcmp(gp->func + flen - 3, ".go") && gp->where[0] >= '0' &&
+	    gp->where[0] <= '9') {
 		diag_error(s->src, p->loc, "source-line probes (FILE.go:LINE) are not supported yet");
 		return -ENOTSUP;
 	}
-	bool is_entry = !strcmp(where, "entry");
-	uint64_t off = 0;
-	if (!strcmp(where, "return")) {
-		diag_error(s->src, p->loc, "go:FUNC:return probes are not supported yet");
-		return -ENOTSUP;
-	}
-	if (!is_entry && !parse_offset(where, &off)) {
+	if (!strcmp(gp->where, "entry")) {
+		gp->point = GO_ENTRY;
+	} else if (!strcmp(gp->where, "return")) {
+		gp->point = GO_RETURN;
+	} else if (parse_offset(gp->where, &gp->off)) {
+		gp->point = GO_OFFSET;
+	} else {
 		diag_error(s->src, p->loc,
-			   "unknown go probe point '%s': expected entry, return or +OFFSET", where);
+			   "unknown go probe point '%s': expected entry, return or +OFFSET",
+			   gp->where);
 		return -EINVAL;
 	}
 	if (!path)
@@ -126,60 +133,102 @@ static int expand_go_probe(struct sema *s, struct ast_node *p, int *kind_out,
 		diag_error(s->src, p->loc,
 			   "no target binary for this probe: give -c CMD, -p PID or -b BINARY, "
 			   "or write go:PATH:FUNC:%s",
-			   where);
+			   gp->where);
 		return -EINVAL;
 	}
-	struct binfo *bi = sema_target(s, path, p->loc);
-	if (!bi)
-		return -ENOENT;
-	*target_out = binfo_path(bi);
+	gp->path = path;
+	gp->bi = sema_target(s, path, p->loc);
+	return gp->bi ? 0 : -ENOENT;
+}
 
+/* R14 holds g where the function checks its stack against 0x10(%r14) (ABIInternal
+ * code); elsewhere the runtime reads g from TLS. */
+static uint32_t site_flags(struct binfo *bi, const struct binfo_func *f)
+{
+	uint64_t entry;
+	if (binfo_entry_addr(bi, f, &entry) == 0 && entry != f->addr)
+		return SITE_R14_IS_G;
+	return 0;
+}
+
+int sema_add_func_sites(struct sema *s, struct binfo *bi, const struct binfo_func *f,
+			enum go_point point, uint64_t off, struct gt_loc loc, bool quiet)
+{
+	static const char *const point_names[] = {"entry", "return", NULL};
+	uint64_t addrs1[1], *addrs = addrs1;
+	int n = 1, err = 0;
+	const char *where = point_names[point];
+	if (point == GO_ENTRY) {
+		err = binfo_entry_addr(bi, f, &addrs1[0]);
+	} else if (point == GO_RETURN) {
+		n = binfo_ret_addrs(bi, f, &addrs);
+		if (n == 0 && !quiet)
+			diag_warning(s->src, loc,
+				     "%s has no RET instruction (it never returns normally): "
+				     "no :return probe for it",
+				     f->name);
+		err = n < 0 ? n : 0;
+	} else {
+		addrs1[0] = f->addr + off;
+		if (off >= f->size || !binfo_is_insn_boundary(bi, f, addrs1[0])) {
+			diag_error(s->src, loc, "%s+%llu is not an instruction boundary of %s",
+				   f->name, (unsigned long long)off, f->name);
+			return -EINVAL;
+		}
+		where = arena_printf(s->arena, "+%llu", (unsigned long long)off);
+	}
+	if (err) {
+		diag_error(s->src, loc, "cannot place a probe in %s", f->name);
+		return err;
+	}
+	const char *probe = arena_printf(s->arena, "go:%s:%s", f->name, where);
+	uint32_t flags = site_flags(bi, f);
+	for (int i = 0; i < n && !err; i++) {
+		uint64_t foff;
+		err = binfo_vaddr_to_offset(bi, addrs[i], &foff);
+		if (err)
+			diag_error(s->src, loc, "cannot place a probe in %s", f->name);
+		else
+			add_site(s, bi, f, point, probe, addrs[i], foff, flags);
+	}
+	if (addrs != addrs1)
+		free(addrs);
+	return err;
+}
+
+static int add_go_sites(struct sema *s, struct go_probe *gp)
+{
+	struct binfo *bi = gp->bi;
 	const struct binfo_func **fs = NULL;
 	int nf;
-	if (is_wildcard(func)) {
-		nf = binfo_match_funcs(bi, func, &fs);
+	if (is_wildcard(gp->func)) {
+		nf = binfo_match_funcs(bi, gp->func, &fs);
 	} else {
-		const struct binfo_func *f = binfo_find_func(bi, func);
+		const struct binfo_func *f = binfo_find_func(bi, gp->func);
 		nf = f ? 1 : 0;
 		fs = xmalloc(sizeof(*fs));
 		fs[0] = f;
 	}
 	if (nf <= 0) {
 		free(fs);
-		if (is_wildcard(func))
-			diag_error(s->src, p->loc, "no function matches '%s' in %s", func, path);
+		if (is_wildcard(gp->func))
+			diag_error(s->src, gp->node->loc, "no function matches '%s' in %s",
+				   gp->func, gp->path);
 		else
-			diag_error(s->src, p->loc, "no function '%s' in %s%s", func, path,
-				   suggest_funcs(s, bi, func));
+			diag_error(s->src, gp->node->loc, "no function '%s' in %s%s", gp->func,
+				   gp->path, suggest_funcs(s, bi, gp->func));
 		return -ENOENT;
 	}
-	int err = 0;
-	for (int i = 0; i < nf && !err; i++) {
-		uint64_t addr;
-		if (is_entry) {
-			err = binfo_entry_addr(bi, fs[i], &addr);
-		} else {
-			addr = fs[i]->addr + off;
-			if (off >= fs[i]->size || !binfo_is_insn_boundary(bi, fs[i], addr)) {
-				diag_error(s->src, p->loc,
-					   "%s+%llu is not an instruction boundary of %s",
-					   fs[i]->name, (unsigned long long)off, fs[i]->name);
-				err = -EINVAL;
-				break;
-			}
-		}
-		uint64_t foff;
-		if (!err)
-			err = binfo_vaddr_to_offset(bi, addr, &foff);
-		if (err) {
-			diag_error(s->src, p->loc, "cannot place a probe in %s", fs[i]->name);
-			break;
-		}
-		const char *probe = arena_printf(s->arena, "go:%s:%s", fs[i]->name, where);
-		add_site(s, bi, fs[i]->name, probe, addr, foff);
+	int err = 0, before = s->sites.n;
+	for (int i = 0; i < nf && !err; i++)
+		err = sema_add_func_sites(s, bi, fs[i], gp->point, gp->off, gp->node->loc,
+					  nf > 1);
+	if (!err && s->sites.n == before) {
+		diag_error(s->src, gp->node->loc, "no %s site for '%s' in %s", gp->where, gp->func,
+			   gp->path);
+		err = -ENOENT;
 	}
 	free(fs);
-	*kind_out = PLAN_PROG_UPROBE;
 	return err;
 }
 
@@ -188,21 +237,24 @@ static const char *const later_providers[] = {
 	"kprobe", "kretprobe", "usdt", "software", "hardware", "watchpoint",
 };
 
-/* One program per (probe kind, target) pair of the clause. */
-static void close_group(struct sema *s, struct ast_node *clause, int kind, const char *target,
-			int ci)
+/* One program over the sites added since group_site_begin. */
+void sema_close_group(struct sema *s, struct ast_node *clause, int kind, struct binfo *bi,
+		      enum go_point point, enum sema_hidden hidden, const char *name)
 {
-	static const char *const kind_names[] = {"BEGIN", "END", "uprobe"};
 	struct plan_prog prog = {
 		.kind = kind,
-		.fn_name = arena_printf(s->arena, "gt_c%d_%s%d", ci, kind_names[kind],
-					s->progs.n),
+		.fn_name = arena_printf(s->arena, "gt_%s%d", name, s->progs.n),
 		.site_begin = s->group_site_begin,
 		.site_count = s->sites.n - s->group_site_begin,
-		.clause_line = clause->loc.line,
+		.clause_line = clause ? clause->loc.line : 0,
 	};
-	(void)target;
-	struct sema_prog sp = {.clause = clause, .plan_prog = s->progs.n};
+	struct sema_prog sp = {
+		.clause = clause,
+		.plan_prog = s->progs.n,
+		.bi = bi,
+		.point = point,
+		.hidden = hidden,
+	};
 	vec_push(&s->progs, prog);
 	vec_push(&s->sprogs, sp);
 }
@@ -211,7 +263,6 @@ int sema_expand_probes(struct sema *s, struct ast_node *clause, int ci)
 {
 	int err = 0;
 	struct ast_list *probes = &clause->u.clause.probes;
-	/* Sites of one program must be contiguous: gather probes of a kind/target together. */
 	for (int i = 0; i < probes->n; i++) {
 		struct ast_node *p = probes->v[i];
 		const char *prov = p->u.probe.provider;
@@ -241,7 +292,6 @@ int sema_expand_probes(struct sema *s, struct ast_node *clause, int ci)
 	if (err)
 		return err;
 
-	/* BEGIN / END groups */
 	for (int k = PLAN_PROG_BEGIN; k <= PLAN_PROG_END; k++) {
 		if (!(s->clause_kinds & (1u << k)))
 			continue;
@@ -249,41 +299,43 @@ int sema_expand_probes(struct sema *s, struct ast_node *clause, int ci)
 		/* A pseudo-site gives `probe` a name in BEGIN/END. */
 		const char *name = k == PLAN_PROG_BEGIN ? "BEGIN" : "END";
 		struct plan_site site = {.target = "", .func = name, .probe = name};
+		struct sema_site_info info = {0};
 		vec_push(&s->sites, site);
-		close_group(s, clause, k, NULL, ci);
+		vec_push(&s->site_info, info);
+		sema_close_group(s, clause, k, NULL, GO_ENTRY, HIDDEN_NONE,
+				 arena_printf(s->arena, "c%d_%s", ci, name));
 	}
-	/* go: probes grouped per target, in order of first appearance */
-	bool used[probes->n];
-	memset(used, 0, sizeof(used));
+
+	/* Sites of one program are contiguous: go probes are grouped by (target, point). */
+	struct go_probe gps[probes->n];
+	int ngp = 0;
 	for (int i = 0; i < probes->n; i++) {
 		struct ast_node *p = probes->v[i];
-		if (used[i] || strcmp(p->u.probe.provider, "go"))
+		if (strcmp(p->u.probe.provider, "go"))
 			continue;
-		int kind;
-		const char *target = NULL;
+		if (parse_go_probe(s, p, &gps[ngp]))
+			err = -EINVAL;
+		else
+			s->clause_points |= 1u << gps[ngp++].point;
+	}
+	if (err)
+		return err;
+	bool used[ngp + 1];
+	memset(used, 0, sizeof(used));
+	for (int i = 0; i < ngp; i++) {
+		if (used[i])
+			continue;
 		s->group_site_begin = s->sites.n;
-		int e = expand_go_probe(s, p, &kind, &target);
-		used[i] = true;
-		for (int j = i + 1; j < probes->n && !e; j++) {
-			struct ast_node *q = probes->v[j];
-			if (used[j] || strcmp(q->u.probe.provider, "go"))
+		for (int j = i; j < ngp; j++) {
+			if (used[j] || gps[j].bi != gps[i].bi || gps[j].point != gps[i].point)
 				continue;
-			/* Peek the target of q without expanding twice. */
-			const char *qpath = q->u.probe.nparts == 3 ? q->u.probe.parts[0]
-								    : s->opts->default_target;
-			struct binfo *bi = qpath ? sema_target(s, qpath, q->loc) : NULL;
-			if (!bi || strcmp(binfo_path(bi), target))
-				continue;
-			const char *t2;
-			int k2;
-			e = expand_go_probe(s, q, &k2, &t2);
 			used[j] = true;
+			if (add_go_sites(s, &gps[j]))
+				err = -EINVAL;
 		}
-		if (e) {
-			err = e;
-			continue;
-		}
-		close_group(s, clause, kind, target, ci);
+		static const char *const names[] = {"entry", "return", "offset"};
+		sema_close_group(s, clause, PLAN_PROG_UPROBE, gps[i].bi, gps[i].point, HIDDEN_NONE,
+				 arena_printf(s->arena, "c%d_%s", ci, names[gps[i].point]));
 	}
 	return err;
 }

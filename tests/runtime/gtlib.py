@@ -52,15 +52,17 @@ class Suite:
 
     # -- Go targets -------------------------------------------------------------
     def go_build(self, name, suffix="", flags=(), cgo=False, src_dir=None):
-        """Builds tests/go/NAME/main.go into WORK/bin/NAME+SUFFIX (cached by mtime)."""
+        """Builds the .go files of tests/go/NAME into WORK/bin/NAME+SUFFIX (cached by
+        mtime; build constraints such as //go:build cgo apply)."""
         src = src_dir or os.path.join(TESTS, "go", name)
         out = os.path.join(self.work, "bin", name + suffix)
-        main = os.path.join(src, "main.go")
-        if os.path.exists(out) and os.path.getmtime(out) >= os.path.getmtime(main):
+        files = sorted(f for f in os.listdir(src) if f.endswith(".go"))
+        newest = max(os.path.getmtime(os.path.join(src, f)) for f in files)
+        if os.path.exists(out) and os.path.getmtime(out) >= newest:
             return out
         env = dict(self.env)
         env["CGO_ENABLED"] = "1" if cgo else "0"
-        cmd = ["go", "build", *flags, "-o", out, "main.go"]
+        cmd = ["go", "build", *flags, "-o", out, *files]
         r = subprocess.run(cmd, cwd=src, env=env, capture_output=True, text=True)
         if r.returncode != 0:
             raise RuntimeError("go build failed for %s: %s" % (name, r.stderr))

@@ -1,0 +1,500 @@
+/* binfo/goruntime: what the BPF side needs to find the current goroutine.
+ *
+ *   g      = R14 at a Go function's entry (ABIInternal, Go >= 1.17), or
+ *            *(fsbase + tls_g_offset) with fsbase = *(task + off(task_struct.thread.fsbase))
+ *   g      = g.m.curg when g is the m's g0 (system stack)
+ *   goid   = *(g + off(g.goid)); stack depth = g.stack.hi - SP
+ *
+ * Offsets inside runtime.g / runtime.m come from the binary's DWARF (only the runtime
+ * CUs are walked, and only their top level), else from a table keyed by the Go
+ * version. The TLS slot comes from the ELF program headers and runtime.tlsg. */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/btf.h>
+#include <libdwarf/dwarf.h>
+#include <libdwarf/libdwarf.h>
+
+#include "binfo/binfo_int.h"
+
+/* ---- Go version ---- */
+
+/* Minor version N of "go1.N", "go1.N.P", "go1.NrcK", "go1.N-<suffix> ..." (Google's
+ * internal toolchains), and of "devel go1.N-<hash> ..." (then *release = false); -1 when
+ * the string is not one of those. */
+static int go_minor(const char *v, bool *release)
+{
+	*release = true;
+	if (!v)
+		return -1;
+	if (strncmp(v, "devel ", 6) == 0) {
+		*release = false;
+		v += 6;
+	}
+	if (strncmp(v, "go1.", 4) != 0 || v[4] < '0' || v[4] > '9')
+		return -1;
+	int n = 0;
+	for (v += 4; *v >= '0' && *v <= '9' && n < 1000; v++)
+		n = n * 10 + (*v - '0');
+	return n;
+}
+
+/* Offsets of linux/amd64 Go releases, each row checked against src/runtime/runtime2.go
+ * of that release (type g, type m, gobuf = 7 words, gsignalStack = 5 words, sigset =
+ * [2]uint32, tlsSlots = 6) and against the DWARF of real binaries:
+ *   g.stack = 0 (stack.hi = 8), g.m = 48 (after stackguard0/1, _panic, _defer),
+ *   g.goid  = 152: sched gobuf at 56, syscallsp, syscallpc, stktopsp, param,
+ *                  atomicstatus + stackLock (2 x 4 bytes)          (1.17 .. 1.22)
+ *           = 160: g.syscallbp inserted after syscallpc            (1.23, 1.24)
+ *   m.g0    = 0, m.curg = 192: g0, morebuf gobuf, divmod + pad, procid, gsignal,
+ *                  goSigStack (40), sigmask (8), tls [6]uintptr, mstartfn.
+ * Go 1.25 drops gobuf.ret (every offset after g.sched moves): not in the table. */
+static const struct go_layout {
+	int first_minor, last_minor;
+	int g_stack_hi, g_m, g_goid, m_g0, m_curg;
+} go_layouts[] = {
+    {17, 22, 8, 48, 152, 0, 192},
+    {23, 24, 8, 48, 160, 0, 192},
+};
+
+static bool layout_from_table(const struct binfo *bi, struct binfo_goruntime *out)
+{
+	bool release;
+	int minor = go_minor(bi->go_version, &release);
+	if (!release)
+		return false; /* a development toolchain can be anywhere between two layouts */
+	for (size_t i = 0; i < sizeof(go_layouts) / sizeof(go_layouts[0]); i++) {
+		const struct go_layout *l = &go_layouts[i];
+		if (minor < l->first_minor || minor > l->last_minor)
+			continue;
+		out->g_stack_hi = l->g_stack_hi;
+		out->g_m = l->g_m;
+		out->g_goid = l->g_goid;
+		out->m_g0 = l->m_g0;
+		out->m_curg = l->m_curg;
+		out->source = "go-version table";
+		return true;
+	}
+	return false;
+}
+
+/* ---- DWARF ---- */
+
+struct dw {
+	Dwarf_Debug dbg;
+	Dwarf_Error err;
+	bool failed; /* a libdwarf call returned DW_DLV_ERROR: stop walking */
+};
+
+/* Turns a libdwarf result into true (DW_DLV_OK) / false, freeing the error of DW_DLV_ERROR. */
+static bool dw_ok(struct dw *d, int res)
+{
+	if (res == DW_DLV_OK)
+		return true;
+	if (res == DW_DLV_ERROR) {
+		d->failed = true;
+		if (d->err)
+			dwarf_dealloc_error(d->dbg, d->err);
+	}
+	d->err = NULL;
+	return false;
+}
+
+static void dw_free_die(Dwarf_Die die)
+{
+	if (die)
+		dwarf_dealloc_die(die);
+}
+
+/* The name of DIE, pointing into .debug_str (not to be freed), or NULL. */
+static const char *dw_name(struct dw *d, Dwarf_Die die)
+{
+	char *name = NULL;
+	return dw_ok(d, dwarf_diename(die, &name, &d->err)) ? name : NULL;
+}
+
+static Dwarf_Half dw_tag(struct dw *d, Dwarf_Die die)
+{
+	Dwarf_Half tag = 0;
+	return dw_ok(d, dwarf_tag(die, &tag, &d->err)) ? tag : 0;
+}
+
+static bool uleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	uint64_t x = 0;
+	for (int shift = 0; *p < end && shift < 64; shift += 7) {
+		uint8_t b = *(*p)++;
+		x |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*v = x;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* DW_AT_data_member_location of MEMBER: a constant (what Go emits), or the old
+ * location-expression form DW_OP_plus_uconst N. */
+static bool dw_member_offset(struct dw *d, Dwarf_Die member, uint64_t *off)
+{
+	Dwarf_Attribute attr = NULL;
+	Dwarf_Half form = 0;
+	bool ok = false;
+
+	if (!dw_ok(d, dwarf_attr(member, DW_AT_data_member_location, &attr, &d->err)))
+		return false;
+	if (!dw_ok(d, dwarf_whatform(attr, &form, &d->err)))
+		goto out;
+	if (form == DW_FORM_exprloc) {
+		Dwarf_Unsigned len = 0;
+		Dwarf_Ptr expr = NULL;
+		if (dw_ok(d, dwarf_formexprloc(attr, &len, &expr, &d->err)) && len >= 2) {
+			const uint8_t *p = expr, *end = p + len;
+			ok = *p++ == DW_OP_plus_uconst && uleb(&p, end, off) && p == end;
+		}
+	} else {
+		Dwarf_Unsigned v = 0;
+		ok = dw_ok(d, dwarf_formudata(attr, &v, &d->err));
+		*off = v;
+	}
+out:
+	dwarf_dealloc_attribute(attr);
+	return ok;
+}
+
+/* Global .debug_info offset of the DIE that DW_AT_type of DIE refers to. */
+static bool dw_type_ref(struct dw *d, Dwarf_Die die, Dwarf_Off *ref)
+{
+	Dwarf_Attribute attr = NULL;
+	if (!dw_ok(d, dwarf_attr(die, DW_AT_type, &attr, &d->err)))
+		return false;
+	bool ok = dw_ok(d, dwarf_global_formref(attr, ref, &d->err));
+	dwarf_dealloc_attribute(attr);
+	return ok;
+}
+
+struct member_want {
+	const char *name;
+	int *out;       /* offset, set when found */
+	Dwarf_Off *ref; /* optional: its DW_AT_type */
+	bool found;
+};
+
+/* Offsets of the wanted members of the structure STRUCT_DIE. True when all are found. */
+static bool dw_members(struct dw *d, Dwarf_Die st, struct member_want *w, int nw)
+{
+	Dwarf_Die cur = NULL, next = NULL;
+	int left = nw;
+
+	if (!dw_ok(d, dwarf_child(st, &cur, &d->err)))
+		return false;
+	while (cur && left > 0 && !d->failed) {
+		if (dw_tag(d, cur) == DW_TAG_member) {
+			const char *name = dw_name(d, cur);
+			for (int i = 0; name && i < nw; i++) {
+				uint64_t off;
+				if (w[i].found || strcmp(name, w[i].name) != 0)
+					continue;
+				if (!dw_member_offset(d, cur, &off) || off > INT32_MAX)
+					break;
+				if (w[i].ref && !dw_type_ref(d, cur, w[i].ref))
+					break;
+				*w[i].out = (int)off;
+				w[i].found = true;
+				left--;
+				break;
+			}
+		}
+		next = NULL;
+		dw_ok(d, dwarf_siblingof_b(d->dbg, cur, true, &next, &d->err));
+		dw_free_die(cur);
+		cur = next;
+	}
+	dw_free_die(cur);
+	return left == 0;
+}
+
+/* runtime.stack's `hi`, through the type of g.stack: Go's members refer to a
+ * DW_TAG_typedef "runtime.stack" whose DW_AT_type is the structure. */
+static bool dw_stack_hi(struct dw *d, Dwarf_Off type, int *hi)
+{
+	Dwarf_Die st = NULL;
+	Dwarf_Half tag = 0;
+	for (int depth = 0; depth < 4; depth++) {
+		if (!dw_ok(d, dwarf_offdie_b(d->dbg, type, true, &st, &d->err)))
+			return false;
+		tag = dw_tag(d, st);
+		if (tag != DW_TAG_typedef || !dw_type_ref(d, st, &type))
+			break;
+		dw_free_die(st);
+		st = NULL;
+	}
+	struct member_want w[] = {{"hi", hi, NULL, false}};
+	bool ok = st && tag == DW_TAG_structure_type && dw_members(d, st, w, 1);
+	dw_free_die(st);
+	return ok;
+}
+
+struct dw_found {
+	bool g, m, bad;
+	int stack, stack_hi, m_field, goid, g0, curg;
+	Dwarf_Off stack_type;
+	bool regabi_producer; /* DW_AT_producer of a runtime CU says "regabi" */
+};
+
+/* Top-level DIEs of one CU (its children, not their children): the struct types. */
+static void dw_scan_cu(struct dw *d, Dwarf_Die cu, struct dw_found *f)
+{
+	Dwarf_Die cur = NULL, next = NULL;
+
+	if (!dw_ok(d, dwarf_child(cu, &cur, &d->err)))
+		return;
+	while (cur && !(f->g && f->m) && !f->bad && !d->failed) {
+		if (dw_tag(d, cur) == DW_TAG_structure_type) {
+			const char *name = dw_name(d, cur);
+			if (name && !f->g && strcmp(name, "runtime.g") == 0) {
+				struct member_want w[] = {{"stack", &f->stack, &f->stack_type, false},
+				                          {"m", &f->m_field, NULL, false},
+				                          {"goid", &f->goid, NULL, false}};
+				f->g = dw_members(d, cur, w, 3) && f->stack == 0 &&
+				       dw_stack_hi(d, f->stack_type, &f->stack_hi);
+				if (!f->g) {
+					f->bad = true; /* not as expected: let the table decide */
+					break;
+				}
+			} else if (name && !f->m && strcmp(name, "runtime.m") == 0) {
+				struct member_want w[] = {{"g0", &f->g0, NULL, false},
+				                          {"curg", &f->curg, NULL, false}};
+				f->m = dw_members(d, cur, w, 2);
+				if (!f->m) {
+					f->bad = true;
+					break;
+				}
+			}
+		}
+		next = NULL;
+		dw_ok(d, dwarf_siblingof_b(d->dbg, cur, true, &next, &d->err));
+		dw_free_die(cur);
+		cur = next;
+	}
+	dw_free_die(cur);
+}
+
+/* True when the CU is Go's "runtime" package; notes the regabi producer flag. */
+static bool dw_is_runtime_cu(struct dw *d, Dwarf_Die cu, struct dw_found *f)
+{
+	const char *name = dw_name(d, cu);
+	if (!name || strcmp(name, "runtime") != 0)
+		return false;
+	Dwarf_Attribute attr = NULL;
+	if (dw_ok(d, dwarf_attr(cu, DW_AT_producer, &attr, &d->err))) {
+		char *prod = NULL;
+		if (dw_ok(d, dwarf_formstring(attr, &prod, &d->err)) && strstr(prod, "regabi"))
+			f->regabi_producer = true;
+		dwarf_dealloc_attribute(attr);
+	}
+	return true;
+}
+
+/* 1 = offsets filled from DWARF, 0 = no DWARF or the types are not in it. */
+static int layout_from_dwarf(const struct binfo *bi, struct binfo_goruntime *out,
+                             bool *regabi_producer)
+{
+	struct dw d = {0};
+	struct dw_found f = {0};
+	int fd, res;
+
+	/* A descriptor of its own: libdwarf reads with lseek/read, libelf has its mapping. */
+	fd = open(bi->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	res = dwarf_init_b(fd, DW_DLC_READ, DW_GROUPNUMBER_ANY, NULL, NULL, &d.dbg, &d.err);
+	if (res != DW_DLV_OK) {
+		if (res == DW_DLV_ERROR && d.err)
+			dwarf_dealloc_error(d.dbg, d.err);
+		close(fd);
+		return 0;
+	}
+
+	for (;;) {
+		Dwarf_Unsigned hdr_len = 0, abbrev_off = 0, typeoff = 0, next_off = 0;
+		Dwarf_Half version = 0, addr_size = 0, off_size = 0, ext_size = 0, cu_type = 0;
+		Dwarf_Sig8 sig;
+		Dwarf_Die cu = NULL;
+
+		res = dwarf_next_cu_header_d(d.dbg, true, &hdr_len, &version, &abbrev_off,
+		                             &addr_size, &off_size, &ext_size, &sig, &typeoff,
+		                             &next_off, &cu_type, &d.err);
+		if (!dw_ok(&d, res))
+			break;
+		/* The CU header only: CUs of other packages are skipped without reading DIEs. */
+		if (!dw_ok(&d, dwarf_siblingof_b(d.dbg, NULL, true, &cu, &d.err)))
+			break;
+		if (dw_is_runtime_cu(&d, cu, &f))
+			dw_scan_cu(&d, cu, &f);
+		dw_free_die(cu);
+		if ((f.g && f.m) || f.bad || d.failed)
+			break;
+	}
+	*regabi_producer = f.regabi_producer;
+
+	Dwarf_Error ferr = NULL;
+	if (dwarf_finish(d.dbg, &ferr) == DW_DLV_ERROR && ferr)
+		dwarf_dealloc_error(NULL, ferr);
+	close(fd);
+
+	if (!f.g || !f.m || f.bad)
+		return 0;
+	out->g_stack_hi = f.stack + f.stack_hi;
+	out->g_m = f.m_field;
+	out->g_goid = f.goid;
+	out->m_g0 = f.g0;
+	out->m_curg = f.curg;
+	out->source = "dwarf";
+	return 1;
+}
+
+/* ---- TLS slot of g ---- */
+
+/* Value of the STT_TLS symbol runtime.tlsg (its offset inside the TLS segment). */
+static bool find_tlsg(const struct binfo *bi, uint64_t *value)
+{
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(bi->elf, scn)) != NULL) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB ||
+		    sh.sh_entsize != sizeof(Elf64_Sym))
+			continue;
+		Elf_Scn *strscn = elf_getscn(bi->elf, sh.sh_link);
+		Elf_Data *d = elf_getdata(scn, NULL), *sd = strscn ? elf_getdata(strscn, NULL) : NULL;
+		if (!d || !sd || !d->d_buf || !sd->d_buf)
+			return false;
+		const Elf64_Sym *syms = d->d_buf;
+		const char *strs = sd->d_buf;
+		size_t n = d->d_size / sizeof(Elf64_Sym);
+		for (size_t i = 0; i < n; i++) {
+			/* Few symbols are TLS: test the type before the name. */
+			if (ELF64_ST_TYPE(syms[i].st_info) != STT_TLS || syms[i].st_name >= sd->d_size)
+				continue;
+			const char *name = strs + syms[i].st_name;
+			if (strnlen(name, sd->d_size - syms[i].st_name) == 12 &&
+			    memcmp(name, "runtime.tlsg", 12) == 0) {
+				*value = syms[i].st_value;
+				return true;
+			}
+		}
+		return false;
+	}
+	return false;
+}
+
+/* x86-64 TLS is variant II: the thread pointer (fsbase) points just past the static
+ * TLS blocks, and the executable's block comes first, ending at the thread pointer.
+ * The block starts at tp - S, S the smallest size >= p_memsz with tp - S congruent to
+ * p_vaddr modulo p_align (glibc's _dl_determine_tlsoffset; the static linker's TPOFF
+ * for the executable agrees), so a TLS symbol at offset V of the segment lives at
+ * tp - S + V. Go's own linker always puts g at tp - 8 (runtime.tlsg is then not in
+ * .symtab, even when a PT_TLS segment of 8 bytes exists: PIE, internal cgo link). */
+static void tls_slot(const struct binfo *bi, struct binfo_goruntime *out)
+{
+	size_t nphdr = 0;
+	uint64_t tlsg;
+
+	out->tls_mode = BINFO_TLS_INTERNAL;
+	out->tls_g_offset = -8;
+	if (!find_tlsg(bi, &tlsg) || elf_getphdrnum(bi->elf, &nphdr) != 0)
+		return;
+	for (size_t i = 0; i < nphdr; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(bi->elf, (int)i, &ph) || ph.p_type != PT_TLS)
+			continue;
+		uint64_t align = ph.p_align ? ph.p_align : 1, size;
+		if ((align & (align - 1)) == 0)
+			size = ph.p_memsz + ((0 - ph.p_vaddr - ph.p_memsz) & (align - 1));
+		else /* not valid ELF; round the same way without the mask trick */
+			size = ph.p_memsz + (align - (ph.p_vaddr + ph.p_memsz) % align) % align;
+		out->tls_mode = BINFO_TLS_EXTERNAL;
+		out->tls_g_offset = (int64_t)tlsg - (int64_t)size;
+		return;
+	}
+}
+
+/* ---- public ---- */
+
+int binfo_goruntime(struct binfo *bi, struct binfo_goruntime *out)
+{
+	bool release, regabi_producer = false;
+	int minor = go_minor(bi->go_version, &release);
+
+	memset(out, 0, sizeof(*out));
+	if (!layout_from_dwarf(bi, out, &regabi_producer) && !layout_from_table(bi, out)) {
+		memset(out, 0, sizeof(*out));
+		return -ENOENT;
+	}
+	tls_slot(bi, out);
+	/* The register ABI is on for every linux/amd64 build since Go 1.17; the compiler
+	 * also says so in DW_AT_producer ("Go cmd/compile go1.19.8; regabi"). */
+	out->regabi = minor >= 0 ? minor >= 17 : regabi_producer;
+	return 0;
+}
+
+/* Bit offset of member NAME in the struct/union TYPE_ID, looking through anonymous
+ * struct/union members (randomized task_struct layouts wrap fields in them). */
+static bool btf_member_bits(const struct btf *btf, __u32 type_id, const char *name,
+                            __u32 *type_out, uint64_t *bits, int depth)
+{
+	int id = btf__resolve_type(btf, type_id);
+	const struct btf_type *t = id < 0 ? NULL : btf__type_by_id(btf, (__u32)id);
+	if (!t || depth > 8 || (!btf_is_struct(t) && !btf_is_union(t)))
+		return false;
+	const struct btf_member *m = btf_members(t);
+	for (__u16 i = 0; i < btf_vlen(t); i++, m++) {
+		const char *mname = btf__name_by_offset(btf, m->name_off);
+		uint64_t off = btf_member_bit_offset(t, i);
+		if (mname && strcmp(mname, name) == 0) {
+			*type_out = m->type;
+			*bits = off;
+			return true;
+		}
+		if ((!mname || !*mname) &&
+		    btf_member_bits(btf, m->type, name, type_out, bits, depth + 1)) {
+			*bits += off;
+			return true;
+		}
+	}
+	return false;
+}
+
+int binfo_kernel_fsbase_offset(void)
+{
+	static int cached;
+	struct btf *btf;
+	__u32 thread_type, fsbase_type;
+	uint64_t thread_bits, fsbase_bits;
+	int err = -ENOENT;
+
+	if (cached > 0)
+		return cached;
+	errno = 0;
+	btf = btf__load_vmlinux_btf();
+	if (!btf || (unsigned long)btf >= (unsigned long)-4095L) {
+		err = btf ? (int)(long)btf : (errno ? -errno : -ENOENT);
+		return err;
+	}
+	__s32 task = btf__find_by_name_kind(btf, "task_struct", BTF_KIND_STRUCT);
+	if (task > 0 &&
+	    btf_member_bits(btf, (__u32)task, "thread", &thread_type, &thread_bits, 0) &&
+	    btf_member_bits(btf, thread_type, "fsbase", &fsbase_type, &fsbase_bits, 0)) {
+		uint64_t bits = thread_bits + fsbase_bits;
+		if (bits % 8 == 0 && bits / 8 <= INT32_MAX)
+			err = cached = (int)(bits / 8);
+		else
+			err = -EINVAL;
+	}
+	btf__free(btf);
+	return err;
+}

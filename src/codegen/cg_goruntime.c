@@ -1,0 +1,89 @@
+/* cg_goruntime: the Go runtime prologue of a uprobe program: the target's constants
+ * (struct gt_target, folded at O2), and the call-stack bookkeeping of :entry and
+ * :return probes that gives `depth` and `duration`. */
+#include "codegen/cg_int.h"
+
+#include "binfo/binfo.h"
+
+/* struct gt_target of runtime-bpf/gt_runtime.h as a private constant. */
+static LLVMValueRef target_const(struct cg *g, struct binfo *bi)
+{
+	struct binfo_goruntime rt;
+	if (binfo_goruntime(bi, &rt) < 0)
+		return NULL; /* sema refused programs that need it */
+	int fsbase = binfo_kernel_fsbase_offset();
+	LLVMTypeRef f[7] = {g->i64, g->i32, g->i32, g->i32, g->i32, g->i32, g->i32};
+	LLVMTypeRef ty = LLVMStructTypeInContext(g->ctx, f, 7, false);
+	LLVMValueRef v[7] = {
+		LLVMConstInt(g->i64, (uint64_t)rt.tls_g_offset, true),
+		LLVMConstInt(g->i32, (uint64_t)(fsbase > 0 ? fsbase : 0), false),
+		LLVMConstInt(g->i32, (uint64_t)rt.g_stack_hi, false),
+		LLVMConstInt(g->i32, (uint64_t)rt.g_m, false),
+		LLVMConstInt(g->i32, (uint64_t)rt.g_goid, false),
+		LLVMConstInt(g->i32, (uint64_t)rt.m_curg, false),
+		LLVMConstInt(g->i32, 0, false),
+	};
+	LLVMValueRef gv = LLVMAddGlobal(g->mod, ty, "gt_target");
+	LLVMSetInitializer(gv, LLVMConstNamedStruct(ty, v, 7));
+	LLVMSetGlobalConstant(gv, true);
+	LLVMSetLinkage(gv, LLVMPrivateLinkage);
+	return gv;
+}
+
+LLVMValueRef cg_goid(struct cg *g)
+{
+	if (!g->target)
+		return cg_const(g, (uint64_t)-1);
+	LLVMValueRef args[3] = {g->ctx_arg, g->target, g->cookie};
+	return cg_runtime_call(g, "gt_goid", args, 3);
+}
+
+void cg_goruntime_prologue(struct cg *g)
+{
+	const struct sema_prog *sp = g->sp;
+	if (!sp->bi || !sp->needs_goruntime)
+		return;
+	g->target = target_const(g, sp->bi);
+	if (!g->target)
+		return;
+	LLVMValueRef ctx = g->ctx_arg;
+	if (sp->hidden == HIDDEN_GOEXIT) {
+		LLVMValueRef args[3] = {ctx, g->target, g->cookie};
+		cg_runtime_call(g, "gt_goroutine_exit", args, 3);
+		return;
+	}
+	g->depth = cg_alloca(g, g->i64, "depth");
+	LLVMBuildStore(g->b, cg_const(g, 0), g->depth);
+	if (sp->point == GO_ENTRY) {
+		/* push only where the site asks (functions whose returns are traced) */
+		LLVMBasicBlockRef push = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "push");
+		LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "pushed");
+		LLVMValueRef track = LLVMBuildAnd(g->b, g->cookie, cg_const(g, CG_COOKIE_TRACK), "");
+		LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntNE, track, cg_const(g, 0), ""), push,
+				done);
+		LLVMPositionBuilderAtEnd(g->b, push);
+		LLVMValueRef args[4] = {ctx, g->target, g->cookie, g->now};
+		LLVMBuildStore(g->b, cg_runtime_call(g, "gt_call_enter", args, 4), g->depth);
+		LLVMBuildBr(g->b, done);
+		LLVMPositionBuilderAtEnd(g->b, done);
+	} else if (sp->point == GO_RETURN) {
+		LLVMValueRef entry = cg_alloca(g, g->i64, "entry_ns");
+		g->duration = cg_alloca(g, g->i64, "duration");
+		LLVMValueRef args[5] = {ctx, g->target, g->cookie, entry, g->depth};
+		LLVMValueRef r = cg_runtime_call(g, "gt_call_return", args, 5);
+		LLVMValueRef paired = LLVMBuildICmp(g->b, LLVMIntEQ, r, cg_const(g, 0), "paired");
+		LLVMValueRef start = LLVMBuildLoad2(g->b, g->i64, entry, "");
+		LLVMValueRef d = LLVMBuildSub(g->b, g->now, start, "");
+		LLVMBuildStore(g->b, LLVMBuildSelect(g->b, paired, d, cg_const(g, 0), ""),
+			       g->duration);
+		if (sp->uses_duration) {
+			/* a return whose entry was never seen has no duration: skip it */
+			LLVMBasicBlockRef go = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "paired");
+			LLVMBuildCondBr(g->b, paired, go, g->exit_bb);
+			LLVMPositionBuilderAtEnd(g->b, go);
+		}
+	} else {
+		LLVMValueRef args[3] = {ctx, g->target, g->cookie};
+		LLVMBuildStore(g->b, cg_runtime_call(g, "gt_call_depth", args, 3), g->depth);
+	}
+}

@@ -1,0 +1,101 @@
+"""Go runtime acceptance: goroutine ids (default, cgo/external linking, PIE builds),
+:return probes on RET instructions with per-goroutine durations, recursion under stack
+copies, panics recovered above the traced frame, and goroutine state freed on exit."""
+
+import re
+from collections import Counter
+
+from gtlib import Suite, bpf_leftovers, describe
+
+s = Suite("goruntime")
+
+# 1. goid equals the goroutine id the program parsed from runtime.Stack.
+if s.case("goid"):
+    for label, kw in (("default", {}),
+                      ("cgo", dict(suffix="-cgo", flags=["-ldflags=-linkmode=external"], cgo=True)),
+                      ("pie", dict(suffix="-pie", flags=["-buildmode=pie"]))):
+        b = s.go_build("marks", **kw)
+        r = s.run(["-c", b + " 8", "-e", 'go:main.Mark:entry { printf("%d %d\\n", goid, arg0); }'])
+        pairs = [l.split() for l in r.stdout.splitlines()]
+        ok = (r.returncode == 0 and len(pairs) == 41 and
+              all(len(p) == 2 and p[0] == p[1] for p in pairs) and
+              len({p[0] for p in pairs}) == 9)
+        s.check("goid == Mark's first argument (%s build)" % label, ok, describe(r))
+    # goid read through TLS (not R14): a frameless leaf function has no stack check
+    b = s.go_build("marks")
+    r = s.run(["-c", b + " 4", "-e", 'go:main.Mark:+0 { printf("%d %d\\n", goid, arg0); }'])
+    pairs = [l.split() for l in r.stdout.splitlines()]
+    s.check("goid at an offset probe", r.returncode == 0 and len(pairs) == 21 and
+            all(p[0] == p[1] for p in pairs), describe(r))
+
+# 2. duration of a 50 ms call while other goroutines call it concurrently.
+if s.case("duration"):
+    b = s.go_build("slow")
+    r = s.run(["-c", b + " 4", "-e", 'go:main.Slow:return { printf("%d\\n", duration / 1000000); }'])
+    ms = [int(x) for x in r.stdout.split()]
+    s.check("Slow:return duration is 50 ms (+-2) for all 12 calls",
+            r.returncode == 0 and len(ms) == 12 and all(48 <= m <= 52 for m in ms), describe(r))
+    r = s.run(["-c", b + " 2", "-e",
+               'go:main.Fast:return { printf("%d %d %d\\n", retval, depth, duration < 1000000); }'])
+    lines = r.stdout.splitlines()
+    s.check("retval and depth in :return",
+            r.returncode == 0 and len(lines) == 12 and
+            Counter(l.split()[2] for l in lines) == Counter({"1": 12}) and
+            {l.split()[1] for l in lines} == {"1"}, describe(r))
+
+# 3. recursion deep enough to copy stacks, :entry and :return on the recursive function.
+if s.case("recursion"):
+    b = s.go_build("deep")
+    r = s.run(["-c", b + " 3000 3", "-e",
+               'go:main.Deep:entry { printf("E %d\\n", depth); } go:main.Deep:return { printf("R %d\\n", depth); }'],
+              timeout=180)
+    m = re.search(r"calls=(\d+)", r.stderr)
+    e = [int(l[2:]) for l in r.stdout.splitlines() if l.startswith("E ")]
+    rr = [int(l[2:]) for l in r.stdout.splitlines() if l.startswith("R ")]
+    s.check("the program finishes normally", r.returncode == 0 and m and m.group(1) == "9003",
+            describe(r)[-2000:])
+    s.check("every entry paired with one return", len(e) == len(rr) == 9003,
+            "entries %d returns %d" % (len(e), len(rr)))
+    s.check("depth is right", Counter(e) == Counter(rr) and max(e) == 3001 and
+            e[:3] == [1, 2, 3] and rr[:3] == [3001, 3000, 2999],
+            "max %s first %s %s" % (max(e) if e else None, e[:3], rr[:3]))
+
+# 4. a callee panics, a caller above the traced frame recovers.
+if s.case("panic"):
+    b = s.go_build("recover")
+    prog = ('go:main.Middle:entry, go:main.Panicker:entry { } '
+            'go:main.Middle:return, go:main.Panicker:return { printf("D=never\\n"); } '
+            'go:main.Recoverer:return { printf("D=%d depth=%d\\n", duration / 1000000, depth); } '
+            'go:main.Plain:return { printf("P=%d\\n", duration / 1000000); }')
+    r = s.run(["-c", b, "-v", "-e", prog])
+    lines = r.stdout.splitlines()
+    own = [l for l in lines if not l.startswith(("D=", "P="))]
+    want = []
+    for i in range(3):
+        want += ["recovered: boom %d" % i, "result -1 %d" % i]
+    s.check("the traced program's output is unchanged", own == want, describe(r))
+    ds = [l for l in lines if l.startswith("D=")]
+    s.check("Recoverer's duration is right after the panic",
+            len(ds) == 3 and all(20 <= int(d[2:].split()[0]) <= 24 for d in ds) and
+            all(d.endswith("depth=1") for d in ds), describe(r))
+    ps = [l for l in lines if l.startswith("P=")]
+    s.check("later calls are paired normally", ps == ["P=5"] * 3 or
+            (len(ps) == 3 and all(5 <= int(p[2:]) <= 7 for p in ps)), describe(r))
+    m = re.search(r"abandoned frames: (\d+)", r.stderr)
+    s.check("-v reports the abandoned frames", m is not None and int(m.group(1)) == 6,
+            r.stderr)
+
+# 5. 100,000 short-lived goroutines: their state is freed when they exit.
+if s.case("churn"):
+    b = s.go_build("churn")
+    r = s.run(["-c", b + " 100000", "-v", "-e",
+               'go:main.Short:return /duration > 10000000000/ { printf("slow\\n"); }'],
+              timeout=300)
+    m = re.search(r"goroutine states left: (\d+)", r.stderr)
+    g = re.search(r"goroutine states freed: (\d+)", r.stderr)
+    s.check("100k goroutines: the state map ends near empty",
+            r.returncode == 0 and m is not None and int(m.group(1)) < 100 and
+            g is not None and int(g.group(1)) >= 100000, describe(r))
+
+s.check("nothing left attached", not bpf_leftovers(), bpf_leftovers())
+s.finish()
