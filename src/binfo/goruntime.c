@@ -13,6 +13,7 @@
 #include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <bpf/btf.h>
@@ -43,16 +44,20 @@ static int go_minor(const char *v, bool *release)
 	return n;
 }
 
-/* Offsets of linux/amd64 Go releases, each row checked against src/runtime/runtime2.go
- * of that release (type g, type m, gobuf = 7 words, gsignalStack = 5 words, sigset =
- * [2]uint32, tlsSlots = 6) and against the DWARF of real binaries:
+/* Offsets of linux/amd64 Go releases. The fields before g.goid and m.curg, read in
+ * src/runtime/runtime2.go of go1.17.13, 1.18, 1.19.8, 1.20.2, 1.20.6, 1.21.12 and
+ * 1.23.5 (with gobuf = 7 words, gsignalStack = 5 words, sigset = [2]uint32 on amd64,
+ * tlsSlots = 6):
  *   g.stack = 0 (stack.hi = 8), g.m = 48 (after stackguard0/1, _panic, _defer),
  *   g.goid  = 152: sched gobuf at 56, syscallsp, syscallpc, stktopsp, param,
  *                  atomicstatus + stackLock (2 x 4 bytes)          (1.17 .. 1.22)
  *           = 160: g.syscallbp inserted after syscallpc            (1.23, 1.24)
  *   m.g0    = 0, m.curg = 192: g0, morebuf gobuf, divmod + pad, procid, gsignal,
- *                  goSigStack (40), sigmask (8), tls [6]uintptr, mstartfn.
- * Go 1.25 drops gobuf.ret (every offset after g.sched moves): not in the table. */
+ *                  goSigStack, sigmask, tls [6]uintptr, mstartfn.
+ * Also checked: the DWARF of go1.19.8 and go1.24.3 binaries, and live processes of
+ * go1.21.11, 1.22.5, 1.22.8, 1.22.12, 1.23.6, 1.23.8, 1.24.1 and 1.24.2 builds under
+ * gdb (g from fsbase-8 equals R14, g.goid of the main goroutine is 1, g.m.curg == g).
+ * Later releases are left out until they are checked the same way. */
 static const struct go_layout {
 	int first_minor, last_minor;
 	int g_stack_hi, g_m, g_goid, m_g0, m_curg;
@@ -257,9 +262,10 @@ static void dw_scan_cu(struct dw *d, Dwarf_Die cu, struct dw_found *f)
 		if (dw_tag(d, cur) == DW_TAG_structure_type) {
 			const char *name = dw_name(d, cur);
 			if (name && !f->g && strcmp(name, "runtime.g") == 0) {
-				struct member_want w[] = {{"stack", &f->stack, &f->stack_type, false},
-				                          {"m", &f->m_field, NULL, false},
-				                          {"goid", &f->goid, NULL, false}};
+				struct member_want w[] = {
+				    {"stack", &f->stack, &f->stack_type, false},
+				    {"m", &f->m_field, NULL, false},
+				    {"goid", &f->goid, NULL, false}};
 				f->g = dw_members(d, cur, w, 3) && f->stack == 0 &&
 				       dw_stack_hi(d, f->stack_type, &f->stack_hi);
 				if (!f->g) {
@@ -370,7 +376,8 @@ static bool find_tlsg(const struct binfo *bi, uint64_t *value)
 		    sh.sh_entsize != sizeof(Elf64_Sym))
 			continue;
 		Elf_Scn *strscn = elf_getscn(bi->elf, sh.sh_link);
-		Elf_Data *d = elf_getdata(scn, NULL), *sd = strscn ? elf_getdata(strscn, NULL) : NULL;
+		Elf_Data *d = elf_getdata(scn, NULL),
+		         *sd = strscn ? elf_getdata(strscn, NULL) : NULL;
 		if (!d || !sd || !d->d_buf || !sd->d_buf)
 			return false;
 		const Elf64_Sym *syms = d->d_buf;
@@ -378,7 +385,8 @@ static bool find_tlsg(const struct binfo *bi, uint64_t *value)
 		size_t n = d->d_size / sizeof(Elf64_Sym);
 		for (size_t i = 0; i < n; i++) {
 			/* Few symbols are TLS: test the type before the name. */
-			if (ELF64_ST_TYPE(syms[i].st_info) != STT_TLS || syms[i].st_name >= sd->d_size)
+			if (ELF64_ST_TYPE(syms[i].st_info) != STT_TLS ||
+			    syms[i].st_name >= sd->d_size)
 				continue;
 			const char *name = strs + syms[i].st_name;
 			if (strnlen(name, sd->d_size - syms[i].st_name) == 12 &&
@@ -425,27 +433,59 @@ static void tls_slot(const struct binfo *bi, struct binfo_goruntime *out)
 
 /* ---- public ---- */
 
+/* The last answer, keyed by the file's identity: sema and codegen both ask, and the
+ * DWARF path costs tens of milliseconds on a large binary (inflating .debug_info). */
+static struct {
+	bool valid;
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
+	int rc;
+	struct binfo_goruntime val;
+} gr_cache;
+
 int binfo_goruntime(struct binfo *bi, struct binfo_goruntime *out)
 {
 	bool release, regabi_producer = false;
 	int minor = go_minor(bi->go_version, &release);
+	struct stat st;
+	bool have_st = fstat(bi->fd, &st) == 0;
 
+	if (have_st && gr_cache.valid && gr_cache.dev == st.st_dev && gr_cache.ino == st.st_ino &&
+	    gr_cache.size == st.st_size && gr_cache.mtime.tv_sec == st.st_mtim.tv_sec &&
+	    gr_cache.mtime.tv_nsec == st.st_mtim.tv_nsec) {
+		*out = gr_cache.val;
+		return gr_cache.rc;
+	}
+
+	int rc = 0;
 	memset(out, 0, sizeof(*out));
 	if (!layout_from_dwarf(bi, out, &regabi_producer) && !layout_from_table(bi, out)) {
 		memset(out, 0, sizeof(*out));
-		return -ENOENT;
+		rc = -ENOENT;
+	} else {
+		tls_slot(bi, out);
+		/* The register ABI is on for every linux/amd64 build since Go 1.17; the
+		 * compiler also says so in DW_AT_producer ("Go cmd/compile go1.19.8; regabi"). */
+		out->regabi = minor >= 0 ? minor >= 17 : regabi_producer;
 	}
-	tls_slot(bi, out);
-	/* The register ABI is on for every linux/amd64 build since Go 1.17; the compiler
-	 * also says so in DW_AT_producer ("Go cmd/compile go1.19.8; regabi"). */
-	out->regabi = minor >= 0 ? minor >= 17 : regabi_producer;
-	return 0;
+	if (have_st) {
+		gr_cache.valid = true;
+		gr_cache.dev = st.st_dev;
+		gr_cache.ino = st.st_ino;
+		gr_cache.size = st.st_size;
+		gr_cache.mtime = st.st_mtim;
+		gr_cache.rc = rc;
+		gr_cache.val = *out;
+	}
+	return rc;
 }
 
 /* Bit offset of member NAME in the struct/union TYPE_ID, looking through anonymous
  * struct/union members (randomized task_struct layouts wrap fields in them). */
-static bool btf_member_bits(const struct btf *btf, __u32 type_id, const char *name,
-                            __u32 *type_out, uint64_t *bits, int depth)
+static bool btf_member_bits(const struct btf *btf, __u32 type_id, const char *name, __u32 *type_out,
+                            uint64_t *bits, int depth)
 {
 	int id = btf__resolve_type(btf, type_id);
 	const struct btf_type *t = id < 0 ? NULL : btf__type_by_id(btf, (__u32)id);

@@ -1,7 +1,10 @@
 /* binfo unit test: builds the Go targets of tests/go/binfo{,_cgo} with the installed Go
  * toolchain (plain, -buildmode=pie, cgo with external linking, plus error cases) into a
  * temp dir and checks src/binfo against independent oracles: section headers for file
- * offsets, prologue byte patterns for entry addresses, 0xc3 bytes for RETs.
+ * offsets, prologue byte patterns for entry addresses, 0xc3 bytes for RETs; for the Go
+ * runtime layout the runtime's go_asm.h (offsets) and the TLS loads of g that the
+ * linkers wrote into the code (plus -ldflags=-w and cgo builds with C thread-locals),
+ * and bpftool's view of the kernel BTF for task_struct.thread.fsbase.
  *
  *   binfo_test [SOURCE_DIR]     (default: derived from __FILE__)
  *
@@ -560,7 +563,8 @@ static void check_version_fallback(const char *bin, const char *name, const char
 	}
 }
 
-static void check_speed(const char *path)
+/* Open (and with GORUNTIME, binfo_goruntime: its first call for that file) timings. */
+static void check_speed(const char *path, bool goruntime)
 {
 	struct binfo *bi = NULL;
 	uint64_t t0 = now_ns();
@@ -569,8 +573,20 @@ static void check_speed(const char *path)
 	CHECK(rc == 0, "open %s", path);
 	if (rc == 0) {
 		const struct binfo_func *f = binfo_find_func(bi, "main.main");
+		struct binfo_goruntime gr;
 		uint64_t e;
 		CHECK(f && binfo_entry_addr(bi, f, &e) == 0, "main.main in %s", path);
+		if (goruntime) {
+			uint64_t t2 = now_ns();
+			int grc = binfo_goruntime(bi, &gr);
+			uint64_t t3 = now_ns();
+			CHECK(grc == 0, "binfo_goruntime(%s) = %d", path, grc);
+			printf("  goruntime %s: %.2f ms (%s, goid +%d, g at fsbase%+lld)\n", path,
+			       (double)(t3 - t2) / 1e6, grc == 0 ? gr.source : "failed", gr.g_goid,
+			       (long long)gr.tls_g_offset);
+			CHECK(t3 - t2 < 500000000ull, "goruntime took %.1f ms",
+			      (double)(t3 - t2) / 1e6);
+		}
 		binfo__close(bi);
 	}
 	printf("  open %s: %.2f ms\n", path, (double)(t1 - t0) / 1e6);
@@ -700,6 +716,17 @@ static int64_t check_goruntime(const char *path, const struct rt_layout *want,
 		if (want_tls)
 			CHECK(gr.tls_g_offset == want_tls, "%s: g at fsbase%+lld, want %+lld", path,
 			      (long long)gr.tls_g_offset, (long long)want_tls);
+		struct binfo_goruntime again;
+		uint64_t t2 = now_ns();
+		CHECK(binfo_goruntime(bi, &again) == 0 && again.source == gr.source &&
+		          again.g_stack_hi == gr.g_stack_hi && again.g_m == gr.g_m &&
+		          again.g_goid == gr.g_goid && again.m_g0 == gr.m_g0 &&
+		          again.m_curg == gr.m_curg && again.tls_mode == gr.tls_mode &&
+		          again.tls_g_offset == gr.tls_g_offset && again.regabi == gr.regabi,
+		      "%s: second binfo_goruntime differs", path);
+		uint64_t t3 = now_ns();
+		CHECK(t3 - t2 < 1000000ull, "%s: second binfo_goruntime took %.2f ms (not cached)",
+		      path, (double)(t3 - t2) / 1e6);
 		printf("  %s: %s, goid +%d, curg +%d, g at fsbase%+lld (%s; %d loads in the "
 		       "code agree), %.1f ms\n",
 		       path, gr.source, gr.g_goid, gr.m_curg, (long long)gr.tls_g_offset,
@@ -760,8 +787,7 @@ static void check_goruntime_unknown(const char *bin, const char *gover)
 	CHECK(binfo_go_version(bi) && strcmp(binfo_go_version(bi), fake) == 0,
 	      "%s: version %s, want %s", p, binfo_go_version(bi), fake);
 	int rc = binfo_goruntime(bi, &gr);
-	CHECK(rc == -ENOENT, "%s (%s, no DWARF): binfo_goruntime = %d, want -ENOENT", p, fake,
-	      rc);
+	CHECK(rc == -ENOENT, "%s (%s, no DWARF): binfo_goruntime = %d, want -ENOENT", p, fake, rc);
 	CHECK(gr.source == NULL && gr.g_goid == 0, "%s: *out not cleared", p);
 	printf("  %s (%s, no DWARF): %d\n", p, fake, rc);
 	binfo__close(bi);
@@ -800,9 +826,10 @@ static void check_fsbase(void)
 	    "END{if (t != \"\" && f != \"\") print (t+f)/8}' > %s",
 	    out);
 	char *s = slurp(out);
-	if (s[0])
+	if (s[0]) {
 		CHECK(atoi(s) == off, "fsbase offset %d, bpftool says %s", off, s);
-	else
+		printf("  bpftool btf dump: %s", s);
+	} else
 		printf("  (bpftool: task_struct.thread/fsbase not found at the top level)\n");
 	free(s);
 }
@@ -932,9 +959,9 @@ int main(int argc, char **argv)
 	printf("kernel fsbase offset\n");
 	check_fsbase();
 	printf("speed\n");
-	check_speed(plain);
+	check_speed(plain, false); /* binfo_goruntime(plain) was timed above */
 	if (getenv("BINFO_TEST_BIG")) /* e.g. a 40 MB Go binary with symbols */
-		check_speed(getenv("BINFO_TEST_BIG"));
+		check_speed(getenv("BINFO_TEST_BIG"), true);
 
 	free(gover);
 	run("rm -rf %s", tmp_dir);
