@@ -62,4 +62,13 @@ __u64 gt_call_depth(void *ctx, const struct gt_target *t, __u64 cookie);
 /* The goroutine is exiting (runtime.goexit1): free its state. */
 void gt_goroutine_exit(void *ctx, const struct gt_target *t, __u64 cookie);
 
+/* Aggregations (gt_maps.c). FULL is the gt_mapfull array, ID the map's index. */
+void gt_map_full(void *full, __u32 id);
+void gt_agg_add(void *map, void *key, __s64 v, void *full, __u32 id);
+void gt_agg_avg(void *map, void *key, __s64 v, void *full, __u32 id);
+void gt_agg_minmax(void *map, void *key, __s64 v, int is_max, void *full, __u32 id);
+__u64 gt_hist_bucket(__s64 v);
+__u64 gt_lhist_bucket(__s64 v, __s64 min, __s64 max, __s64 step);
+__u64 gt_streq(const char *a, const char *b, __u32 n);
+
 #endif

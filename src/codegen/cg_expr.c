@@ -72,6 +72,12 @@ void cg_str_into(struct cg *g, struct ast_node *e, LLVMValueRef dst, int size)
 		cg_helper(g, BPF_HELPER_get_current_comm, g->i64, args, 2);
 		return;
 	}
+	if (e->kind == AST_CALL && sn && sn->builtin == BI_STR) {
+		LLVMValueRef addr = cg_expr(g, e->u.call.args.v[0]);
+		LLVMValueRef args[3] = {dst, LLVMConstInt(g->i32, (uint64_t)size, false), addr};
+		cg_runtime_call(g, "gt_read_cstr", args, 3);
+		return;
+	}
 	if (e->kind == AST_FETCH) {
 		LLVMValueRef addr = fetch_rule(g, e->u.fetch.rule);
 		LLVMValueRef args[3] = {dst, LLVMConstInt(g->i32, (uint64_t)size, false), addr};
@@ -132,6 +138,14 @@ static LLVMValueRef cg_binary(struct cg *g, struct ast_node *e)
 	if (!strcmp(op, "&&") || !strcmp(op, "||"))
 		return cg_logical(g, e, op[0] == '&');
 	struct ast_node *ln = e->u.binary.lhs, *rn = e->u.binary.rhs;
+	if (ln->ty->kind == TY_STR) {
+		/* string == / != */
+		int n = ln->ty->size < rn->ty->size ? ln->ty->size : rn->ty->size;
+		LLVMValueRef args[3] = {cg_expr(g, ln), cg_expr(g, rn),
+					LLVMConstInt(g->i32, (uint64_t)n, false)};
+		LLVMValueRef eq = cg_runtime_call(g, "gt_streq", args, 3);
+		return op[0] == '=' ? eq : LLVMBuildXor(g->b, eq, cg_const(g, 1), "");
+	}
 	LLVMValueRef l = cg_expr(g, ln), r = cg_expr(g, rn);
 	bool sgn = ln->ty->is_signed && rn->ty->is_signed;
 	static const struct {
@@ -270,8 +284,12 @@ LLVMValueRef cg_expr(struct cg *g, struct ast_node *e)
 		}
 		return v;
 	}
+	case AST_MAP:
+		return cg_map_read(g, e);
 	case AST_INCDEC: {
 		struct ast_node *var = e->u.incdec.operand;
+		if (var->kind == AST_MAP)
+			return cg_map_incdec(g, e);
 		LLVMValueRef slot = g->vars[((const struct sema_node *)var->sema)->var_slot];
 		LLVMValueRef old = LLVMBuildLoad2(g->b, g->i64, slot, "");
 		LLVMValueRef nv = e->u.incdec.inc ? LLVMBuildAdd(g->b, old, cg_const(g, 1), "")
@@ -306,6 +324,11 @@ LLVMValueRef cg_expr(struct cg *g, struct ast_node *e)
 	case AST_CALL:
 		if (sn && sn->builtin == BI_REG)
 			return load_reg(g, sn->regs_off);
+		if (sn && sn->builtin == BI_STR) {
+			LLVMValueRef buf = cg_str_alloca(g, e->ty->size);
+			cg_str_into(g, e, buf, e->ty->size);
+			return buf;
+		}
 		return cg_const(g, 0);
 	case AST_FETCH:
 		if (e->ty->kind == TY_STR) {

@@ -11,6 +11,8 @@
 /* BPF helper ids (uapi/linux/bpf.h); calls go through inttoptr(id). */
 enum {
 	BPF_HELPER_map_lookup_elem = 1,
+	BPF_HELPER_map_update_elem = 2,
+	BPF_HELPER_map_delete_elem = 3,
 	BPF_HELPER_ktime_get_ns = 5,
 	BPF_HELPER_get_smp_processor_id = 8,
 	BPF_HELPER_get_current_pid_tgid = 14,
@@ -36,7 +38,8 @@ struct cg {
 
 	LLVMTypeRef i1, i8, i32, i64, ptr;
 	LLVMMetadataRef di_file, di_cu, di_int, di_u32, di_u64, di_ptr;
-	LLVMValueRef map_events, map_lost, map_config;
+	LLVMValueRef map_events, map_lost, map_config, map_full;
+	LLVMValueRef *maps; /* [plan->nmaps] */
 
 	/* per program */
 	LLVMValueRef fn, ctx_arg;
@@ -64,6 +67,16 @@ LLVMValueRef cg_alloca(struct cg *g, LLVMTypeRef ty, const char *name);
 LLVMValueRef cg_str_alloca(struct cg *g, int size);
 void cg_set_loc(struct cg *g, struct gt_loc loc);
 LLVMValueRef cg_const(struct cg *g, uint64_t v);
+
+LLVMValueRef cg_define_map_sized(struct cg *g, const char *name, unsigned type, unsigned max,
+				 unsigned key_size, unsigned value_size);
+
+/* cg_maps.c */
+void cg_define_script_maps(struct cg *g);
+void cg_map_assign(struct cg *g, struct ast_node *st);
+LLVMValueRef cg_map_read(struct cg *g, struct ast_node *e);
+void cg_map_delete(struct cg *g, struct ast_node *call);
+LLVMValueRef cg_map_incdec(struct cg *g, struct ast_node *e);
 
 /* cg_expr.c */
 LLVMValueRef cg_expr(struct cg *g, struct ast_node *e);

@@ -138,6 +138,34 @@ static LLVMValueRef define_map(struct cg *g, const char *name, unsigned type, un
 	return gv;
 }
 
+/* A map whose key and value are plain byte strings: struct { type; max_entries;
+ * key_size; value_size; } as BTF-defined maps allow. */
+LLVMValueRef cg_define_map_sized(struct cg *g, const char *name, unsigned type, unsigned max,
+				 unsigned key_size, unsigned value_size)
+{
+	LLVMMetadataRef members[4] = {
+		di_member(g, "type", di_num(g, type), 0),
+		di_member(g, "max_entries", di_num(g, max), 1),
+		di_member(g, "key_size", di_num(g, key_size), 2),
+		di_member(g, "value_size", di_num(g, value_size), 3),
+	};
+	LLVMMetadataRef st = LLVMDIBuilderCreateStructType(g->dib, g->di_file, "", 0, g->di_file, 0,
+							   4 * 64, 64, 0, NULL, members, 4, 0, NULL,
+							   "", 0);
+	LLVMTypeRef fields[4] = {g->ptr, g->ptr, g->ptr, g->ptr};
+	LLVMTypeRef lt = LLVMStructTypeInContext(g->ctx, fields, 4, false);
+	LLVMValueRef gv = LLVMAddGlobal(g->mod, lt, name);
+	LLVMSetInitializer(gv, LLVMConstNull(lt));
+	LLVMSetSection(gv, ".maps");
+	LLVMSetAlignment(gv, 8);
+	LLVMMetadataRef expr = LLVMDIBuilderCreateExpression(g->dib, NULL, 0);
+	LLVMMetadataRef gve = LLVMDIBuilderCreateGlobalVariableExpression(
+		g->dib, g->di_cu, name, strlen(name), name, strlen(name), g->di_file, 0, st, false,
+		expr, NULL, 0);
+	LLVMGlobalSetMetadata(gv, LLVMGetMDKindIDInContext(g->ctx, "dbg", 3), gve);
+	return gv;
+}
+
 static void define_globals(struct cg *g)
 {
 	LLVMValueRef lic = LLVMAddGlobal(g->mod, LLVMArrayType(g->i8, 4), "_license");
@@ -155,6 +183,7 @@ static void define_globals(struct cg *g)
 				   NULL);
 	g->map_lost = define_map(g, PLAN_MAP_LOST, MAP_TYPE_ARRAY, 1, g->di_u32, g->di_u64);
 	g->map_config = define_map(g, PLAN_MAP_CONFIG, MAP_TYPE_ARRAY, 1, g->di_u32, cfg);
+	cg_define_script_maps(g);
 }
 
 /* Links runtime-bpf and makes its functions internal + always_inline. */
@@ -277,6 +306,7 @@ static void teardown(struct cg *g)
 	if (g->ctx)
 		LLVMContextDispose(g->ctx);
 	free(g->llvm_error);
+	free(g->maps);
 }
 
 int cg_generate(const struct diag_src *src, struct sema_result *sr, struct gt_plan *plan,

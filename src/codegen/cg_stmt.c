@@ -49,7 +49,7 @@ static void cg_event(struct cg *g, struct ast_node *call)
 	LLVMPositionBuilderAtEnd(g->b, ok);
 	store_at(g, rec, 0, cg_const(g, (uint64_t)sn->event_id));
 	struct ast_node **argv = call->u.call.args.v;
-	int first = !strcmp(call->u.call.name, "printf") ? 1 : 0;
+	int first = !strcmp(call->u.call.name, "printf") ? 1 : 0; /* skip the format */
 	for (int i = 0; i < ev->nargs; i++) {
 		const struct plan_arg *a = &ev->args[i];
 		struct ast_node *e = argv[first + i];
@@ -69,12 +69,22 @@ static void cg_event(struct cg *g, struct ast_node *call)
 
 static bool is_event_call(struct ast_node *e)
 {
-	return e->kind == AST_CALL && e->sema && e->ty && e->ty->kind == TY_VOID;
+	static const char *const names[] = {"printf", "print", "exit", "time", "clear", "zero"};
+	if (e->kind != AST_CALL)
+		return false;
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+		if (!strcmp(e->u.call.name, names[i]))
+			return true;
+	return false;
 }
 
 static void cg_assign(struct cg *g, struct ast_node *st)
 {
 	struct ast_node *lhs = st->u.assign.lhs, *rhs = st->u.assign.rhs;
+	if (lhs->kind == AST_MAP) {
+		cg_map_assign(g, st);
+		return;
+	}
 	const struct sema_node *sn = lhs->sema;
 	const struct sema_var *v = &g->sp->vars[sn->var_slot];
 	LLVMValueRef slot = g->vars[sn->var_slot];
@@ -123,7 +133,9 @@ static void cg_stmt(struct cg *g, struct ast_node *st)
 		break;
 	case AST_EXPR_STMT: {
 		struct ast_node *e = st->u.expr_stmt.expr;
-		if (is_event_call(e))
+		if (e->kind == AST_CALL && !strcmp(e->u.call.name, "delete"))
+			cg_map_delete(g, e);
+		else if (is_event_call(e))
 			cg_event(g, e);
 		else
 			cg_expr(g, e);

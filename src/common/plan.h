@@ -19,6 +19,7 @@
 #define PLAN_MAP_EVENTS "gt_events" /* BPF_MAP_TYPE_RINGBUF */
 #define PLAN_MAP_LOST "gt_lost"     /* BPF_MAP_TYPE_ARRAY, 1 x u64: ring buffer reserve failures */
 #define PLAN_MAP_CONFIG "gt_config" /* BPF_MAP_TYPE_ARRAY, 1 x struct plan_config, set by runtime */
+#define PLAN_MAP_FULL "gt_mapfull" /* BPF_MAP_TYPE_ARRAY, nmaps x u64: updates refused (full) */
 #define PLAN_RINGBUF_SIZE (1u << 22)
 
 /* Values the runtime writes into gt_config before anything is attached. */
@@ -68,17 +69,68 @@ struct plan_arg {
 };
 
 enum plan_event_kind {
-	PLAN_EV_PRINTF, /* fmt + args */
-	PLAN_EV_PRINT,  /* print(x): one arg, printed as bpftrace prints a value + newline */
-	PLAN_EV_EXIT,   /* exit(): stop the trace */
+	PLAN_EV_PRINTF,    /* fmt + args */
+	PLAN_EV_PRINT,     /* print(x): one arg, printed as bpftrace prints a value + newline */
+	PLAN_EV_EXIT,      /* exit(): stop the trace */
+	PLAN_EV_PRINT_MAP, /* print(@m): map_id; dump it now as at exit */
+	PLAN_EV_CLEAR_MAP, /* clear(@m): map_id; delete every key */
+	PLAN_EV_ZERO_MAP,  /* zero(@m): map_id; set every value to zero, keep the keys */
+	PLAN_EV_TIME,      /* time(fmt): strftime(fmt) of the wall clock now (fmt "%H:%M:%S\n" default) */
 };
 
 struct plan_event {
 	enum plan_event_kind kind;
+	int map_id; /* PRINT_MAP, CLEAR_MAP, ZERO_MAP: index into plan.maps */
 	const char *fmt;
 	struct plan_arg *args;
 	int nargs;
 	int size; /* record size in bytes */
+};
+
+/* Maps (@name). A BPF map each, named bpf_name in the object. Keys are the
+ * concatenated key fields (8-byte ints, strings of their size), or a single u64 0 for
+ * a map without keys. HIST/LHIST maps append a u64 bucket index to the key and count
+ * per bucket. Values, per CPU when percpu (user space adds the CPUs up):
+ *   INT: s64   STR: char[value_size]   COUNT, SUM: s64
+ *   AVG, STATS: struct { s64 count; s64 total; }
+ *   MIN, MAX: struct { s64 value; u64 set; }  (set != 0 once a value was stored)
+ *   HIST, LHIST: u64 count of the bucket */
+enum plan_map_kind {
+	PLAN_MAP_INT,
+	PLAN_MAP_STR,
+	PLAN_MAP_COUNT,
+	PLAN_MAP_SUM,
+	PLAN_MAP_AVG,
+	PLAN_MAP_MIN,
+	PLAN_MAP_MAX,
+	PLAN_MAP_STATS,
+	PLAN_MAP_HIST,
+	PLAN_MAP_LHIST,
+};
+
+/* hist bucket index of value v (as bpftrace 0.17): 0 for v < 0, 1 for v == 0,
+ * 2 + floor(log2(v)) for v >= 1 (so [1] is index 2, [2, 4) index 3, ...).
+ * lhist index: 0 below min, 1 + (v - min) / step inside, 1 + (max - min) / step at or
+ * above max. */
+
+struct plan_key_field {
+	enum plan_arg_kind kind; /* INT, STR, SITE_FUNC, SITE_PROBE */
+	int offset, size;
+	bool is_signed;
+};
+
+struct plan_map {
+	const char *name;     /* "@m", or "@" for the anonymous map */
+	const char *bpf_name; /* map name in the BPF object */
+	enum plan_map_kind kind;
+	bool percpu;
+	struct plan_key_field *keys;
+	int nkeys;      /* 0: a scalar map (key is a u64 0) */
+	int key_size;   /* bytes, bucket index included */
+	int value_size; /* bytes per CPU */
+	bool value_signed;
+	int64_t lhist_min, lhist_max, lhist_step;
+	uint32_t max_entries;
 };
 
 struct gt_plan {
@@ -88,6 +140,8 @@ struct gt_plan {
 	int nprogs;
 	struct plan_event *events;
 	int nevents;
+	struct plan_map *maps;
+	int nmaps;
 	void *obj;          /* BPF ELF object (malloc'd) */
 	size_t obj_size;
 	int filter_pid;     /* -p / -c: only this process (0 = all) */

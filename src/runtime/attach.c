@@ -4,6 +4,7 @@
  * where separate perf-event uprobes take minutes to detach (each close waits on RCU). */
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,11 +52,12 @@ static const char *attach_strerror(int err)
 	return strerror(err);
 }
 
-/* Finds one site whose attach fails, by bisection: a link over many sites fails as a
- * whole, and "which function" is what the user needs. Error path only; each step attaches
- * and detaches half of the remaining sites (a few ms each). */
-static uint32_t find_failing_site(int prog_fd, const char *path, const uint64_t *offsets,
-				  const uint64_t *cookies, uint32_t cnt, pid_t pid)
+/* Finds one site whose attach fails with `err`, by bisection: a link over many sites fails
+ * as a whole, and "which function" is what the user needs. Error path only; each step
+ * attaches and detaches part of the sites (a few ms). Returns -1 when a step fails
+ * differently (e.g. the -p process exited meanwhile): then no site is blamed. */
+static long find_failing_site(int prog_fd, const char *path, const uint64_t *offsets,
+			      const uint64_t *cookies, uint32_t cnt, pid_t pid, int err)
 {
 	uint32_t lo = 0, hi = cnt; /* a failing site lies in [lo, hi) */
 	while (hi - lo > 1) {
@@ -65,8 +67,10 @@ static uint32_t find_failing_site(int prog_fd, const char *path, const uint64_t 
 		if (fd >= 0) {
 			close(fd);
 			lo = mid;
-		} else {
+		} else if (fd == err) {
 			hi = mid;
+		} else {
+			return -1;
 		}
 	}
 	return lo;
@@ -102,10 +106,15 @@ static int attach_prog(struct rt_session *s, int pi, int prog_fd)
 		int fd = uprobe_multi_link_create(prog_fd, target, offsets, cookies, cnt, s->pid);
 		if (fd < 0) {
 			err = fd;
-			/* A missing or unreadable file is about the path, not a site. */
-			if (cnt > 1 && err != -ENOENT && err != -EACCES && err != -ESRCH) {
-				uint32_t k = find_failing_site(prog_fd, target, offsets, cookies, cnt,
-							       s->pid);
+			/* A missing or unreadable file, or a vanished process, is not about a site. */
+			bool site_err = err != -ENOENT && err != -ENOTDIR && err != -EACCES &&
+					err != -EPERM && err != -ESRCH;
+			long k = -1;
+			if (site_err)
+				k = cnt == 1 ? 0
+					     : find_failing_site(prog_fd, target, offsets, cookies, cnt,
+								 s->pid, err);
+			if (k >= 0) {
 				const struct plan_site *bad = &sites[cookies[k] & 0xffffffffu];
 				diag_fatal("cannot attach to %s: %s at %s (address 0x%llx)", target,
 					   attach_strerror(-err), bad->probe ? bad->probe : bad->func,
@@ -154,6 +163,48 @@ int rt_session__attach(struct rt_session *s)
 	return 0;
 }
 
+/* Closing a uprobe_multi link waits for an RCU-tasks-trace grace period (~45 ms here),
+ * one link after the other: 32 clauses took 1.5 s to detach. Closes issued concurrently
+ * share grace periods, so each link gets its own thread (at most RT_DETACH_THREADS). */
+#define RT_DETACH_THREADS 64
+
+struct detach_job {
+	const int *fds;
+	int n, stride;
+};
+
+static void *detach_worker(void *arg)
+{
+	const struct detach_job *j = arg;
+	for (int i = 0; i < j->n; i += j->stride)
+		close(j->fds[i]);
+	return NULL;
+}
+
+static void close_links(int *fds, int n)
+{
+	int nt = n < RT_DETACH_THREADS ? n : RT_DETACH_THREADS;
+	pthread_t th[RT_DETACH_THREADS];
+	struct detach_job jobs[RT_DETACH_THREADS];
+	int started = 0;
+
+	for (int t = 1; t < nt; t++) {
+		jobs[t] = (struct detach_job){fds + t, n - t, nt};
+		if (pthread_create(&th[t], NULL, detach_worker, &jobs[t]))
+			break;
+		started = t;
+	}
+	/* This thread closes slot 0 and whatever no thread could be started for. */
+	for (int t = started + 1; t < nt; t++) {
+		jobs[t] = (struct detach_job){fds + t, n - t, nt};
+		detach_worker(&jobs[t]);
+	}
+	jobs[0] = (struct detach_job){fds, n, nt};
+	detach_worker(&jobs[0]);
+	for (int t = 1; t <= started; t++)
+		pthread_join(th[t], NULL);
+}
+
 void rt_session__detach(struct rt_session *s)
 {
 	if (!s->nlinks) {
@@ -162,8 +213,7 @@ void rt_session__detach(struct rt_session *s)
 		return;
 	}
 	uint64_t t0 = now_ns();
-	for (int i = 0; i < s->nlinks; i++)
-		close(s->links[i]);
+	close_links(s->links, s->nlinks);
 	if (s->opts->verbose)
 		fprintf(stderr, "gotrace: detached %d links in %.1f ms\n", s->nlinks,
 			(double)(now_ns() - t0) / 1e6);

@@ -26,8 +26,9 @@ static bool rt_print_installed;
 
 static int rt_libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-	/* Silent by default: every failure that matters gets our own one-line error. */
-	if (!rt_verbose || level == LIBBPF_DEBUG)
+	/* Silent by default: every failure that matters gets our own one-line error. With -v
+	 * warnings only: libbpf's info lines (".eh_frame skipped") are noise to a user. */
+	if (!rt_verbose || level != LIBBPF_WARN)
 		return 0;
 	return vfprintf(stderr, fmt, ap);
 }

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/diag.h"
 #include "common/fmt.h"
@@ -21,6 +22,7 @@ struct rt_output {
 	bool discard;   /* after exit(): consume records, print nothing */
 	bool exit_seen;
 	struct fmt *fmts; /* [plan->nevents], parsed for PLAN_EV_PRINTF */
+	struct rt_maps *maps;
 	char *strbuf;     /* one string argument, NUL-terminated: max arg size + 1 */
 	struct strbuf line;
 	uint64_t records, bad_records;
@@ -195,6 +197,27 @@ static void emit_print(struct rt_output *o, const struct plan_event *ev, const u
 	fputs(o->json ? "}\n" : "\n", o->f);
 }
 
+/* time(fmt): the wall clock when the record is printed, as bpftrace (not when it fired). */
+static void emit_time(struct rt_output *o, const struct plan_event *ev)
+{
+	char buf[1024];
+	struct tm tm;
+	time_t now = time(NULL);
+
+	localtime_r(&now, &tm);
+	size_t n = strftime(buf, sizeof(buf), ev->fmt ? ev->fmt : "%H:%M:%S\n", &tm);
+	if (!o->json) {
+		fwrite(buf, 1, n, o->f);
+		return;
+	}
+	struct strbuf j = {0};
+	strbuf_puts(&j, "{\"type\": \"time\", \"data\": ");
+	json_escape(&j, buf, n);
+	strbuf_puts(&j, "}\n");
+	fwrite(j.buf, 1, j.len, o->f);
+	strbuf_free(&j);
+}
+
 int rt_output__handle(void *ctx, void *data, size_t size)
 {
 	struct rt_output *o = ctx;
@@ -219,10 +242,33 @@ int rt_output__handle(void *ctx, void *data, size_t size)
 	}
 	if (o->discard)
 		return 0;
-	if (ev->kind == PLAN_EV_PRINTF)
+	switch (ev->kind) {
+	case PLAN_EV_PRINTF:
 		emit_printf(o, ev, &o->fmts[id], rec);
-	else if (ev->kind == PLAN_EV_PRINT)
+		break;
+	case PLAN_EV_PRINT:
 		emit_print(o, ev, rec);
+		break;
+	case PLAN_EV_TIME:
+		emit_time(o, ev);
+		break;
+	/* Map events act when the record is consumed, not when the probe fired: updates in
+	 * between are in the dump (bpftrace has the same asynchrony). */
+	case PLAN_EV_PRINT_MAP:
+		if (o->maps)
+			rt_maps__print(o->maps, ev->map_id, o->f, o->json);
+		break;
+	case PLAN_EV_CLEAR_MAP:
+		if (o->maps)
+			rt_maps__clear(o->maps, ev->map_id);
+		break;
+	case PLAN_EV_ZERO_MAP:
+		if (o->maps)
+			rt_maps__zero(o->maps, ev->map_id);
+		break;
+	case PLAN_EV_EXIT:
+		break;
+	}
 	return 0;
 }
 
@@ -271,7 +317,17 @@ static int check_event(const struct gt_plan *plan, int id, struct fmt *f, int *m
 			return -EINVAL;
 		}
 		break;
+	case PLAN_EV_PRINT_MAP:
+	case PLAN_EV_CLEAR_MAP:
+	case PLAN_EV_ZERO_MAP:
+		if (ev->map_id < 0 || ev->map_id >= plan->nmaps) {
+			diag_fatal("internal error: event %d names map %d of %d", id, ev->map_id,
+				   plan->nmaps);
+			return -EINVAL;
+		}
+		break;
 	case PLAN_EV_EXIT:
+	case PLAN_EV_TIME:
 		break;
 	}
 	return 0;
@@ -316,6 +372,11 @@ void rt_output__free(struct rt_output *o)
 bool rt_output__exit_seen(const struct rt_output *o)
 {
 	return o->exit_seen;
+}
+
+void rt_output__set_maps(struct rt_output *o, struct rt_maps *maps)
+{
+	o->maps = maps;
 }
 
 void rt_output__set_discard(struct rt_output *o, bool discard)

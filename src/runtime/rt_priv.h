@@ -12,6 +12,18 @@
 
 #include "common/plan.h"
 #include "runtime/rt.h"
+#include "runtime/rt_maps.h"
+
+/* rt_maps.c (map dumps) is written in parallel with the rest of the runtime: weak
+ * references keep gotrace linking before it lands, and bind normally once it does.
+ * A plan with maps and no rt_maps.c is refused (rt_run). Drop these when it exists. */
+#pragma weak rt_maps__new
+#pragma weak rt_maps__free
+#pragma weak rt_maps__print_all
+#pragma weak rt_maps__print
+#pragma weak rt_maps__clear
+#pragma weak rt_maps__zero
+#pragma weak rt_maps__report_full
 
 /* BPF_TRACE_UPROBE_MULTI: Debian 12's UAPI headers (6.1) predate it (kernel 6.6). */
 #define RT_ATTACH_UPROBE_MULTI 48
@@ -50,6 +62,7 @@ struct rt_session {
 	FILE *out;
 	bool out_owned;
 	struct rt_output *output;
+	struct rt_maps *maps; /* @maps: print(@m), clear, zero, the dump at the end */
 	struct ring_buffer *rb;
 	uint64_t lost_reported;
 };
@@ -78,6 +91,8 @@ int rt_output__handle(void *ctx, void *data, size_t size); /* ring_buffer_sample
 bool rt_output__exit_seen(const struct rt_output *o);
 /* While discarding (after exit()), records are consumed and not printed. */
 void rt_output__set_discard(struct rt_output *o, bool discard);
+/* The maps print(@m) / clear(@m) / zero(@m) events act on (NULL: none). */
+void rt_output__set_maps(struct rt_output *o, struct rt_maps *maps);
 void rt_output__lost(struct rt_output *o, uint64_t n);
 uint64_t rt_output__records(const struct rt_output *o);
 

@@ -107,6 +107,62 @@ static void report_lost(struct rt_session *s)
 	}
 }
 
+/* Counters of the goroutine tracking in runtime-bpf: map gt_stats indexed by enum gt_stat
+ * of runtime-bpf/gt_runtime.h (keep this list in its order). */
+static const char *const rt_go_stat_names[] = {
+	"unpaired returns", "abandoned frames", "goroutine state map full", "g unreadable",
+	"goroutine states freed",
+};
+#define RT_GO_STAT_STATE_FULL 2
+
+static long map_count_entries(const struct bpf_map *m)
+{
+	size_t ks = bpf_map__key_size(m);
+	uint8_t *cur = xcalloc(2, ks), *next = cur + ks;
+	int fd = bpf_map__fd(m);
+	long n = 0;
+	for (void *prev = NULL; !bpf_map_get_next_key(fd, prev, next); prev = cur) {
+		memcpy(cur, next, ks);
+		n++;
+	}
+	free(cur);
+	return n;
+}
+
+/* -v: what the goroutine tracking saw. A full state map is reported even without -v:
+ * pairing (duration, depth) was wrong for some calls then. */
+static void report_go_stats(struct rt_session *s)
+{
+	struct bpf_map *m = bpf_object__find_map_by_name(s->obj, "gt_stats");
+	struct strbuf sb = {0};
+	uint64_t full = 0;
+
+	if (!m || bpf_map__value_size(m) != sizeof(uint64_t))
+		return;
+	for (uint32_t i = 0; i < bpf_map__max_entries(m) && i < ARRAY_SIZE(rt_go_stat_names); i++) {
+		uint64_t v = 0;
+		bpf_map_lookup_elem(bpf_map__fd(m), &i, &v);
+		if (i == RT_GO_STAT_STATE_FULL)
+			full = v;
+		strbuf_printf(&sb, "%s%s: %llu", i ? ", " : "", rt_go_stat_names[i],
+			      (unsigned long long)v);
+	}
+	if (s->opts->verbose) {
+		fprintf(stderr, "gotrace: %s\n", sb.buf ? sb.buf : "");
+		struct bpf_map *gs = bpf_object__find_map_by_name(s->obj, "gt_gstate");
+		struct bpf_map *fr = bpf_object__find_map_by_name(s->obj, "gt_frames");
+		if (gs && fr)
+			fprintf(stderr, "gotrace: goroutine states left: %ld, frames left: %ld\n",
+				map_count_entries(gs), map_count_entries(fr));
+	} else if (full) {
+		fprintf(stderr,
+			"gotrace: warning: %llu calls were not tracked (goroutine state map "
+			"full): duration and depth may be wrong\n",
+			(unsigned long long)full);
+	}
+	strbuf_free(&sb);
+}
+
 /* Consumes everything in the ring buffer (producers are stopped or quiescent). */
 static void drain(struct rt_session *s)
 {
@@ -205,6 +261,15 @@ int rt_run(struct gt_plan *plan, const struct rt_options *opts)
 		ret = 0;
 		goto cleanup;
 	}
+	if (rt_maps__new) {
+		s.maps = rt_maps__new(plan, s.obj, &err);
+		if (!s.maps)
+			goto cleanup;
+		rt_output__set_maps(s.output, s.maps);
+	} else if (plan->nmaps > 0) {
+		diag_fatal("internal error: this gotrace was built without map support");
+		goto cleanup;
+	}
 
 	if (s.events_fd >= 0) {
 		s.rb = ring_buffer__new(s.events_fd, rt_output__handle, s.output, NULL);
@@ -289,7 +354,13 @@ int rt_run(struct gt_plan *plan, const struct rt_options *opts)
 		drain(&s);
 	}
 	report_lost(&s);
+	/* As bpftrace: END's output, then every map. */
+	if (s.maps && !out_failed) {
+		rt_maps__print_all(s.maps, s.out, opts->json);
+		rt_maps__report_full(s.maps, stderr);
+	}
 	flush_output(&s, &out_failed);
+	report_go_stats(&s);
 	ret = out_failed ? 1 : 0;
 
 cleanup:
@@ -306,6 +377,8 @@ cleanup:
 			(unsigned long long)rt_output__records(s.output),
 			(unsigned long long)s.lost_reported, (double)(now_ns() - t_start) / 1e9);
 	ring_buffer__free(s.rb); /* NULL-safe */
+	if (s.maps)
+		rt_maps__free(s.maps); /* before the object that owns the map fds */
 	rt_session__unload(&s);
 	signals_restore(&sigsave);
 	rt_output__free(s.output);

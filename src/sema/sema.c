@@ -53,10 +53,13 @@ int sema_check(struct arena *a, const struct diag_src *src, struct ast_node *pro
 	struct sema s = {.arena = a, .src = src, .opts = opts};
 	int err = 0;
 	struct ast_list *cl = &program->u.program.clauses;
+	sema_discover_maps(&s, program);
 	for (int i = 0; i < cl->n; i++)
 		err |= check_clause(&s, cl->v[i], i);
 	if (!err)
 		err = sema_finish_tracking(&s);
+	if (!err)
+		err = sema_finish_maps(&s, plan, a);
 
 	/* The plan owns copies in the arena; the vectors go. */
 	plan->nsites = s.sites.n;
@@ -76,6 +79,7 @@ int sema_check(struct arena *a, const struct diag_src *src, struct ast_node *pro
 	vec_free(&s.events);
 	vec_free(&s.sprogs);
 	vec_free(&s.vars);
+	vec_free(&s.maps);
 	if (!err && plan->nprogs == 0) {
 		diag_fatal("the program has no probes");
 		err = -EINVAL;

@@ -43,6 +43,7 @@ enum sema_builtin {
 	BI_DURATION,
 	BI_DEPTH,
 	BI_RETVAL,
+	BI_STR, /* str(addr[, n]) */
 };
 
 enum go_point { GO_ENTRY, GO_RETURN, GO_OFFSET };
@@ -61,6 +62,7 @@ struct sema_node {
 	int regs_off;      /* BI_ARGn, BI_REG, FETCH_REG: offset in struct pt_regs */
 	int var_slot;      /* AST_VAR: index into the clause's variables */
 	int event_id;      /* printf/print/exit: index into plan.events */
+	int map_id;        /* AST_MAP, map calls, map assignments: index into plan.maps */
 	int64_t const_val; /* AST_POSPARAM integer, unroll count */
 	const char *const_str; /* AST_POSPARAM string */
 };

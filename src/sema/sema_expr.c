@@ -115,12 +115,14 @@ static const char *const later_idents[] = {
 	"cgroup", "curtask", "rand", "username", "sarg0",
 };
 static const char *const later_funcs[] = {
-	"count", "sum", "avg", "min", "max", "stats", "hist", "lhist", "delete", "clear", "zero",
-	"str", "time", "usym", "ksym", "len", "system", "join", "strftime", "buf", "ntop",
+	"usym", "ksym", "len", "system", "join", "strftime", "buf", "ntop",
 	"kaddr", "uaddr", "cat", "signal", "override", "strncmp", "sizeof", "offsetof",
 	"ustack", "kstack", "printf_json",
 };
-static const char *const funcs_now[] = {"printf", "print", "exit", "reg"};
+static const char *const funcs_now[] = {
+	"printf", "print", "exit", "reg", "str", "time", "delete", "clear", "zero",
+	"count", "sum", "avg", "min", "max", "stats", "hist", "lhist",
+};
 
 /* Regs of Go's register ABI for arg0..arg8. */
 static const char *const go_arg_regs[] = {"ax", "bx", "cx", "di", "si", "r8", "r9", "r10", "r11"};
@@ -291,8 +293,8 @@ static int check_fetch(struct sema *s, struct ast_node *e)
 	return -EINVAL;
 }
 
-static int new_event(struct sema *s, enum plan_event_kind kind, const char *fmt,
-		     struct ast_node **args, int nargs)
+int sema_new_event(struct sema *s, enum plan_event_kind kind, const char *fmt,
+		   struct ast_node **args, int nargs)
 {
 	struct plan_event ev = {.kind = kind, .fmt = fmt, .nargs = nargs};
 	ev.args = arena_alloc(s->arena, sizeof(struct plan_arg) * (size_t)(nargs ? nargs : 1));
@@ -378,7 +380,7 @@ static int check_printf(struct sema *s, struct ast_node *e)
 	if (err)
 		return err;
 	sema_node_of(s, e)->event_id =
-		new_event(s, PLAN_EV_PRINTF, fnode->u.str.bytes, args->v + 1, args->n - 1);
+		sema_new_event(s, PLAN_EV_PRINTF, fnode->u.str.bytes, args->v + 1, args->n - 1);
 	e->ty = &ty_void;
 	return 0;
 }
@@ -393,6 +395,52 @@ static int check_call(struct sema *s, struct ast_node *e)
 			err |= sema_check_expr(s, args->v[i]);
 		return err ? -EINVAL : check_printf(s, e);
 	}
+	if (!strcmp(name, "delete") || !strcmp(name, "clear") || !strcmp(name, "zero") ||
+	    (!strcmp(name, "print") && args->n == 1 && args->v[0]->kind == AST_MAP))
+		return sema_map_call(s, e);
+	if (sema_is_aggregation(name, NULL)) {
+		diag_error(s->src, e->u.call.name_loc,
+			   "%s() must be stored in a map: @name = %s(...)", name, name);
+		return -EINVAL;
+	}
+	if (!strcmp(name, "str")) {
+		if (args->n < 1 || args->n > 2) {
+			diag_error(s->src, e->loc, "str() takes an address and an optional length");
+			return -EINVAL;
+		}
+		for (int i = 0; i < args->n; i++) {
+			if (sema_check_expr(s, args->v[i]))
+				return -EINVAL;
+			if (!is_int(args->v[i])) {
+				diag_error(s->src, args->v[i]->loc, "str() needs an integer, got %s",
+					   kind_word(args->v[i]));
+				return -EINVAL;
+			}
+		}
+		int size = s->opts->str_len;
+		if (args->n == 2) {
+			if (args->v[1]->kind != AST_INT || args->v[1]->u.int_.value < 1 ||
+			    args->v[1]->u.int_.value > 1024) {
+				diag_error(s->src, args->v[1]->loc,
+					   "str()'s length must be a constant between 1 and 1024");
+				return -EINVAL;
+			}
+			size = (int)args->v[1]->u.int_.value + 1;
+		}
+		sema_node_of(s, e)->builtin = BI_STR;
+		e->ty = type_new(s, TY_STR, size, false);
+		return 0;
+	}
+	if (!strcmp(name, "time")) {
+		if (args->n > 1 || (args->n == 1 && args->v[0]->kind != AST_STR)) {
+			diag_error(s->src, e->loc, "time() takes an optional format string literal");
+			return -EINVAL;
+		}
+		sema_node_of(s, e)->event_id = sema_new_event(
+			s, PLAN_EV_TIME, args->n ? args->v[0]->u.str.bytes : "%H:%M:%S\n", NULL, 0);
+		e->ty = &ty_void;
+		return 0;
+	}
 	if (!strcmp(name, "print")) {
 		if (args->n != 1) {
 			diag_error(s->src, e->loc, "print() takes one argument");
@@ -405,7 +453,7 @@ static int check_call(struct sema *s, struct ast_node *e)
 				   kind_word(args->v[0]));
 			return -EINVAL;
 		}
-		sema_node_of(s, e)->event_id = new_event(s, PLAN_EV_PRINT, NULL, args->v, 1);
+		sema_node_of(s, e)->event_id = sema_new_event(s, PLAN_EV_PRINT, NULL, args->v, 1);
 		e->ty = &ty_void;
 		return 0;
 	}
@@ -414,7 +462,7 @@ static int check_call(struct sema *s, struct ast_node *e)
 			diag_error(s->src, e->loc, "exit() takes no arguments");
 			return -EINVAL;
 		}
-		sema_node_of(s, e)->event_id = new_event(s, PLAN_EV_EXIT, NULL, NULL, 0);
+		sema_node_of(s, e)->event_id = sema_new_event(s, PLAN_EV_EXIT, NULL, NULL, 0);
 		e->ty = &ty_void;
 		return 0;
 	}
@@ -463,8 +511,13 @@ static int check_binary(struct sema *s, struct ast_node *e)
 	const char *op = e->u.binary.op;
 	bool cmp = !strcmp(op, "==") || !strcmp(op, "!=");
 	if (cmp && is_textual(l) && is_textual(r)) {
-		diag_error(s->src, e->loc, "string comparison is not supported yet");
-		return -ENOTSUP;
+		if (l->ty->kind != TY_STR || r->ty->kind != TY_STR) {
+			diag_error(s->src, e->loc, "func and probe cannot be compared yet");
+			return -ENOTSUP;
+		}
+		static struct gt_type cmp_ty = {TY_INT, 8, true};
+		e->ty = &cmp_ty;
+		return 0;
 	}
 	struct ast_node *bad = !is_int(l) ? l : !is_int(r) ? r : NULL;
 	if (bad) {
@@ -566,8 +619,7 @@ int sema_check_expr(struct sema *s, struct ast_node *e)
 		return 0;
 	}
 	case AST_MAP:
-		diag_error(s->src, e->loc, "maps are not supported yet");
-		return -ENOTSUP;
+		return sema_map_read(s, e);
 	case AST_IDENT:
 		return check_ident(s, e);
 	case AST_POSPARAM:
@@ -592,10 +644,8 @@ int sema_check_expr(struct sema *s, struct ast_node *e)
 	}
 	case AST_INCDEC: {
 		struct ast_node *v = e->u.incdec.operand;
-		if (v->kind != AST_VAR) {
-			diag_error(s->src, v->loc, v->kind == AST_MAP
-							   ? "maps are not supported yet"
-							   : "++ and -- need a variable");
+		if (v->kind != AST_VAR && v->kind != AST_MAP) {
+			diag_error(s->src, v->loc, "++ and -- need a variable or a map");
 			return -EINVAL;
 		}
 		if (sema_check_expr(s, v))
@@ -663,10 +713,8 @@ int sema_check_expr(struct sema *s, struct ast_node *e)
 static int check_assign(struct sema *s, struct ast_node *st)
 {
 	struct ast_node *lhs = st->u.assign.lhs, *rhs = st->u.assign.rhs;
-	if (lhs->kind == AST_MAP) {
-		diag_error(s->src, lhs->loc, "maps are not supported yet");
-		return -ENOTSUP;
-	}
+	if (lhs->kind == AST_MAP)
+		return sema_map_assign(s, st);
 	if (lhs->kind != AST_VAR) {
 		diag_error(s->src, lhs->loc, "can only assign to a $variable");
 		return -EINVAL;

@@ -23,6 +23,18 @@ struct go_probe {
 	uint64_t off;
 };
 
+struct sema_map {
+	const char *name; /* without '@' */
+	enum plan_map_kind kind; /* -1 until something is stored */
+	bool keys_known;
+	struct gt_type *keys;
+	int nkeys;
+	int value_size; /* STR */
+	bool lhist_set;
+	int64_t lhist_min, lhist_max, lhist_step;
+	struct gt_loc first_use;
+};
+
 struct sema {
 	struct arena *arena;
 	const struct diag_src *src;
@@ -32,6 +44,7 @@ struct sema {
 	VEC(struct plan_prog) progs;
 	VEC(struct plan_event) events;
 	VEC(struct sema_prog) sprogs;
+	VEC(struct sema_map) maps;
 	struct binfo **targets;
 	const char **target_paths;
 	int ntargets;
@@ -52,6 +65,17 @@ int sema_add_func_sites(struct sema *s, struct binfo *bi, const struct binfo_fun
 void sema_close_group(struct sema *s, struct ast_node *clause, int kind, struct binfo *bi,
 		      enum go_point point, enum sema_hidden hidden, const char *name);
 int sema_finish_tracking(struct sema *s);
+int sema_new_event(struct sema *s, enum plan_event_kind kind, const char *fmt,
+		   struct ast_node **args, int nargs);
+
+/* sema_maps.c */
+bool sema_is_aggregation(const char *name, enum plan_map_kind *kind);
+void sema_discover_maps(struct sema *s, struct ast_node *program);
+int sema_map_use(struct sema *s, struct ast_node *e, struct sema_map **out);
+int sema_map_read(struct sema *s, struct ast_node *e);
+int sema_map_assign(struct sema *s, struct ast_node *st);
+int sema_map_call(struct sema *s, struct ast_node *call);
+int sema_finish_maps(struct sema *s, struct gt_plan *plan, struct arena *a);
 int sema_check_block(struct sema *s, struct ast_node *block);
 int sema_check_expr(struct sema *s, struct ast_node *e);
 struct sema_node *sema_node_of(struct sema *s, struct ast_node *n);

@@ -1,0 +1,120 @@
+/* Aggregations into the script's maps. Values of aggregation maps are per CPU, so
+ * an update is a plain read-modify-write of this CPU's slot. */
+#include "gt_runtime.h"
+
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+
+#define GT_EEXIST 17
+
+void gt_map_full(void *full, __u32 id)
+{
+	__u64 *v = bpf_map_lookup_elem(full, &id);
+	if (v)
+		__sync_fetch_and_add(v, 1);
+}
+
+/* Inserts INIT under KEY unless another update got there first; counts a full map. */
+static __always_inline int insert(void *map, void *key, void *init, void *full, __u32 id)
+{
+	long err = bpf_map_update_elem(map, key, init, BPF_NOEXIST);
+	if (!err)
+		return 0;
+	if (err == -GT_EEXIST)
+		return 1; /* look it up again */
+	gt_map_full(full, id);
+	return -1;
+}
+
+void gt_agg_add(void *map, void *key, __s64 v, void *full, __u32 id)
+{
+	__s64 *p = bpf_map_lookup_elem(map, key);
+	if (!p) {
+		if (insert(map, key, &v, full, id) <= 0)
+			return;
+		p = bpf_map_lookup_elem(map, key);
+		if (!p)
+			return;
+	}
+	*p += v;
+}
+
+struct gt_avg {
+	__s64 count;
+	__s64 total;
+};
+
+void gt_agg_avg(void *map, void *key, __s64 v, void *full, __u32 id)
+{
+	struct gt_avg *p = bpf_map_lookup_elem(map, key);
+	if (!p) {
+		struct gt_avg init = {1, v};
+		if (insert(map, key, &init, full, id) <= 0)
+			return;
+		p = bpf_map_lookup_elem(map, key);
+		if (!p)
+			return;
+	}
+	p->count++;
+	p->total += v;
+}
+
+struct gt_minmax {
+	__s64 value;
+	__u64 set;
+};
+
+void gt_agg_minmax(void *map, void *key, __s64 v, int is_max, void *full, __u32 id)
+{
+	struct gt_minmax *p = bpf_map_lookup_elem(map, key);
+	if (!p) {
+		struct gt_minmax init = {v, 1};
+		if (insert(map, key, &init, full, id) <= 0)
+			return;
+		p = bpf_map_lookup_elem(map, key);
+		if (!p)
+			return;
+	}
+	if (!p->set || (is_max ? v > p->value : v < p->value)) {
+		p->value = v;
+		p->set = 1;
+	}
+}
+
+/* hist: 0 for v < 0, 1 for 0, 2 + floor(log2(v)) for v >= 1 */
+__u64 gt_hist_bucket(__s64 v)
+{
+	if (v < 0)
+		return 0;
+	if (v == 0)
+		return 1;
+	__u64 n = (__u64)v, r = 0;
+	if (n >> 32) { n >>= 32; r += 32; }
+	if (n >> 16) { n >>= 16; r += 16; }
+	if (n >> 8) { n >>= 8; r += 8; }
+	if (n >> 4) { n >>= 4; r += 4; }
+	if (n >> 2) { n >>= 2; r += 2; }
+	if (n >> 1) { r += 1; }
+	return r + 2;
+}
+
+__u64 gt_lhist_bucket(__s64 v, __s64 min, __s64 max, __s64 step)
+{
+	if (v < min)
+		return 0;
+	if (v >= max)
+		return 1 + (__u64)(max - min) / (__u64)step;
+	return 1 + (__u64)(v - min) / (__u64)step;
+}
+
+/* bpftrace compares strings up to the first difference or NUL, within n bytes. */
+__u64 gt_streq(const char *a, const char *b, __u32 n)
+{
+	for (__u32 i = 0; i < n && i < 1024; i++) {
+		if (a[i] != b[i])
+			return 0;
+		if (!a[i])
+			return 1;
+	}
+	return 1;
+}

@@ -1,0 +1,244 @@
+/* cg_maps: the script's @maps: definitions, keys, stores, reads and aggregations
+ * (through runtime-bpf/gt_maps.c). */
+#include "codegen/cg_int.h"
+
+#include <string.h>
+
+#include "common/util.h"
+
+enum { MAP_TYPE_HASH = 1, MAP_TYPE_ARRAY = 2, MAP_TYPE_PERCPU_HASH = 5 };
+
+void cg_define_script_maps(struct cg *g)
+{
+	const struct gt_plan *plan = g->plan;
+	g->maps = xcalloc((size_t)plan->nmaps + 1, sizeof(LLVMValueRef));
+	for (int i = 0; i < plan->nmaps; i++) {
+		const struct plan_map *m = &plan->maps[i];
+		g->maps[i] = cg_define_map_sized(g, m->bpf_name,
+						 m->percpu ? MAP_TYPE_PERCPU_HASH : MAP_TYPE_HASH,
+						 m->max_entries, (unsigned)m->key_size,
+						 (unsigned)((m->value_size + 7) & ~7));
+	}
+	if (plan->nmaps)
+		g->map_full = cg_define_map_sized(g, PLAN_MAP_FULL, MAP_TYPE_ARRAY,
+						  (unsigned)plan->nmaps, 4, 8);
+}
+
+static LLVMValueRef gep(struct cg *g, LLVMValueRef p, int off)
+{
+	LLVMValueRef idx = cg_const(g, (uint64_t)off);
+	return LLVMBuildGEP2(g->b, g->i8, p, &idx, 1, "");
+}
+
+static void store64(struct cg *g, LLVMValueRef p, int off, LLVMValueRef v)
+{
+	LLVMValueRef st = LLVMBuildStore(g->b, v, gep(g, p, off));
+	LLVMSetAlignment(st, 8);
+}
+
+/* The key of @m[k...] in a zeroed stack buffer (the bucket slot, if any, is last). */
+static LLVMValueRef build_key(struct cg *g, struct ast_node *mn, const struct plan_map *m)
+{
+	LLVMValueRef key = cg_str_alloca(g, m->key_size);
+	LLVMBuildMemSet(g->b, key, LLVMConstInt(g->i8, 0, false), cg_const(g, (uint64_t)m->key_size),
+			8);
+	struct ast_list *keys = &mn->u.map.keys;
+	for (int i = 0; i < keys->n && i < m->nkeys; i++) {
+		const struct plan_key_field *f = &m->keys[i];
+		if (f->kind == PLAN_ARG_STR)
+			cg_str_into(g, keys->v[i], gep(g, key, f->offset), f->size);
+		else
+			store64(g, key, f->offset, cg_expr(g, keys->v[i]));
+	}
+	return key;
+}
+
+static const struct plan_map *map_of(struct cg *g, struct ast_node *mn, int *id)
+{
+	*id = ((const struct sema_node *)mn->sema)->map_id;
+	return &g->plan->maps[*id];
+}
+
+static LLVMValueRef lookup(struct cg *g, int id, LLVMValueRef key)
+{
+	LLVMValueRef args[2] = {g->maps[id], key};
+	return cg_helper(g, BPF_HELPER_map_lookup_elem, g->ptr, args, 2);
+}
+
+/* bpf_map_update_elem; a failure means the map is full: count it. */
+static void update(struct cg *g, int id, LLVMValueRef key, LLVMValueRef val)
+{
+	LLVMValueRef args[4] = {g->maps[id], key, val, cg_const(g, 0 /* BPF_ANY */)};
+	LLVMValueRef r = cg_helper(g, BPF_HELPER_map_update_elem, g->i64, args, 4);
+	LLVMBasicBlockRef full = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "map.full");
+	LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "map.done");
+	LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntNE, r, cg_const(g, 0), ""), full, done);
+	LLVMPositionBuilderAtEnd(g->b, full);
+	LLVMValueRef fargs[2] = {g->map_full, LLVMConstInt(g->i32, (uint64_t)id, false)};
+	cg_runtime_call(g, "gt_map_full", fargs, 2);
+	LLVMBuildBr(g->b, done);
+	LLVMPositionBuilderAtEnd(g->b, done);
+}
+
+/* The stored integer, or 0 when the key is absent. */
+static LLVMValueRef read_int(struct cg *g, int id, LLVMValueRef key)
+{
+	LLVMValueRef p = lookup(g, id, key);
+	LLVMValueRef res = cg_alloca(g, g->i64, "mapval");
+	LLVMBuildStore(g->b, cg_const(g, 0), res);
+	LLVMBasicBlockRef have = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "map.have");
+	LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "map.read");
+	LLVMBuildCondBr(g->b, LLVMBuildIsNull(g->b, p, ""), done, have);
+	LLVMPositionBuilderAtEnd(g->b, have);
+	LLVMValueRef v = LLVMBuildLoad2(g->b, g->i64, p, "");
+	LLVMSetAlignment(v, 8);
+	LLVMBuildStore(g->b, v, res);
+	LLVMBuildBr(g->b, done);
+	LLVMPositionBuilderAtEnd(g->b, done);
+	return LLVMBuildLoad2(g->b, g->i64, res, "");
+}
+
+static LLVMValueRef binop(struct cg *g, const char *op, LLVMValueRef a, LLVMValueRef b)
+{
+	switch (op[0]) {
+	case '+':
+		return LLVMBuildAdd(g->b, a, b, "");
+	case '-':
+		return LLVMBuildSub(g->b, a, b, "");
+	case '*':
+		return LLVMBuildMul(g->b, a, b, "");
+	case '/':
+		return LLVMBuildUDiv(g->b, a, b, "");
+	case '%':
+		return LLVMBuildURem(g->b, a, b, "");
+	case '&':
+		return LLVMBuildAnd(g->b, a, b, "");
+	case '|':
+		return LLVMBuildOr(g->b, a, b, "");
+	case '^':
+		return LLVMBuildXor(g->b, a, b, "");
+	case '<':
+		return LLVMBuildShl(g->b, a, b, "");
+	default:
+		return LLVMBuildAShr(g->b, a, b, "");
+	}
+}
+
+static void aggregate(struct cg *g, int id, const struct plan_map *m, struct ast_node *mn,
+		      struct ast_node *call)
+{
+	struct ast_node **args = call->u.call.args.v;
+	LLVMValueRef v = m->kind == PLAN_MAP_COUNT ? cg_const(g, 1) : cg_expr(g, args[0]);
+	LLVMValueRef key = build_key(g, mn, m);
+	LLVMValueRef full = g->map_full, mid = LLVMConstInt(g->i32, (uint64_t)id, false);
+	switch (m->kind) {
+	case PLAN_MAP_HIST:
+	case PLAN_MAP_LHIST: {
+		LLVMValueRef b;
+		if (m->kind == PLAN_MAP_HIST) {
+			b = cg_runtime_call(g, "gt_hist_bucket", &v, 1);
+		} else {
+			LLVMValueRef la[4] = {v, cg_const(g, (uint64_t)m->lhist_min),
+					      cg_const(g, (uint64_t)m->lhist_max),
+					      cg_const(g, (uint64_t)m->lhist_step)};
+			b = cg_runtime_call(g, "gt_lhist_bucket", la, 4);
+		}
+		store64(g, key, m->key_size - 8, b);
+		LLVMValueRef a[5] = {g->maps[id], key, cg_const(g, 1), full, mid};
+		cg_runtime_call(g, "gt_agg_add", a, 5);
+		break;
+	}
+	case PLAN_MAP_AVG:
+	case PLAN_MAP_STATS: {
+		LLVMValueRef a[5] = {g->maps[id], key, v, full, mid};
+		cg_runtime_call(g, "gt_agg_avg", a, 5);
+		break;
+	}
+	case PLAN_MAP_MIN:
+	case PLAN_MAP_MAX: {
+		LLVMValueRef a[6] = {g->maps[id], key, v,
+				     LLVMConstInt(g->i32, m->kind == PLAN_MAP_MAX, false), full, mid};
+		cg_runtime_call(g, "gt_agg_minmax", a, 6);
+		break;
+	}
+	default: {
+		LLVMValueRef a[5] = {g->maps[id], key, v, full, mid};
+		cg_runtime_call(g, "gt_agg_add", a, 5);
+		break;
+	}
+	}
+}
+
+void cg_map_assign(struct cg *g, struct ast_node *st)
+{
+	struct ast_node *mn = st->u.assign.lhs, *rhs = st->u.assign.rhs;
+	int id;
+	const struct plan_map *m = map_of(g, mn, &id);
+	if (m->kind != PLAN_MAP_INT && m->kind != PLAN_MAP_STR) {
+		aggregate(g, id, m, mn, rhs);
+		return;
+	}
+	if (m->kind == PLAN_MAP_STR) {
+		int vsize = (m->value_size + 7) & ~7;
+		LLVMValueRef val = cg_str_alloca(g, vsize);
+		LLVMBuildMemSet(g->b, val, LLVMConstInt(g->i8, 0, false), cg_const(g, (uint64_t)vsize),
+				8);
+		cg_str_into(g, rhs, val, rhs->ty->size < m->value_size ? rhs->ty->size : m->value_size);
+		update(g, id, build_key(g, mn, m), val);
+		return;
+	}
+	LLVMValueRef v = cg_expr(g, rhs);
+	LLVMValueRef key = build_key(g, mn, m);
+	if (st->u.assign.op)
+		v = binop(g, st->u.assign.op, read_int(g, id, key), v);
+	LLVMValueRef slot = cg_alloca(g, g->i64, "mapnew");
+	LLVMBuildStore(g->b, v, slot);
+	update(g, id, key, slot);
+}
+
+LLVMValueRef cg_map_incdec(struct cg *g, struct ast_node *e)
+{
+	struct ast_node *mn = e->u.incdec.operand;
+	int id;
+	const struct plan_map *m = map_of(g, mn, &id);
+	LLVMValueRef key = build_key(g, mn, m);
+	LLVMValueRef old = read_int(g, id, key);
+	LLVMValueRef nv = e->u.incdec.inc ? LLVMBuildAdd(g->b, old, cg_const(g, 1), "")
+					  : LLVMBuildSub(g->b, old, cg_const(g, 1), "");
+	LLVMValueRef slot = cg_alloca(g, g->i64, "mapnew");
+	LLVMBuildStore(g->b, nv, slot);
+	update(g, id, key, slot);
+	return e->u.incdec.prefix ? nv : old;
+}
+
+LLVMValueRef cg_map_read(struct cg *g, struct ast_node *e)
+{
+	int id;
+	const struct plan_map *m = map_of(g, e, &id);
+	LLVMValueRef key = build_key(g, e, m);
+	if (m->kind == PLAN_MAP_INT)
+		return read_int(g, id, key);
+	/* string: copy out, or "" when absent */
+	int size = e->ty->size;
+	LLVMValueRef buf = cg_str_alloca(g, size);
+	LLVMBuildMemSet(g->b, buf, LLVMConstInt(g->i8, 0, false), cg_const(g, (uint64_t)size), 8);
+	LLVMValueRef p = lookup(g, id, key);
+	LLVMBasicBlockRef have = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "map.have");
+	LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "map.read");
+	LLVMBuildCondBr(g->b, LLVMBuildIsNull(g->b, p, ""), done, have);
+	LLVMPositionBuilderAtEnd(g->b, have);
+	int n = size < m->value_size ? size : m->value_size;
+	LLVMBuildMemCpy(g->b, buf, 1, p, 1, cg_const(g, (uint64_t)n));
+	LLVMBuildBr(g->b, done);
+	LLVMPositionBuilderAtEnd(g->b, done);
+	return buf;
+}
+
+void cg_map_delete(struct cg *g, struct ast_node *call)
+{
+	struct ast_node *mn = call->u.call.args.v[0];
+	int id;
+	const struct plan_map *m = map_of(g, mn, &id);
+	LLVMValueRef args[2] = {g->maps[id], build_key(g, mn, m)};
+	cg_helper(g, BPF_HELPER_map_delete_elem, g->i64, args, 2);
+}

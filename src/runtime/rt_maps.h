@@ -1,0 +1,27 @@
+/* rt_maps: reading the script's maps (@name) out of the kernel and printing them the
+ * way bpftrace 0.17 does, as text or JSON; clear() and zero(). */
+#ifndef GT_RT_MAPS_H
+#define GT_RT_MAPS_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "common/plan.h"
+
+struct bpf_object;
+struct rt_maps;
+
+/* After the object is loaded. Returns NULL and sets *err (negative errno) on failure. */
+struct rt_maps *rt_maps__new(const struct gt_plan *plan, struct bpf_object *obj, int *err);
+void rt_maps__free(struct rt_maps *m);
+
+/* Every map, in bpftrace's order and format, as at the end of a run. */
+void rt_maps__print_all(struct rt_maps *m, FILE *out, bool json);
+/* One map, for print(@m). */
+void rt_maps__print(struct rt_maps *m, int map_id, FILE *out, bool json);
+void rt_maps__clear(struct rt_maps *m, int map_id);
+void rt_maps__zero(struct rt_maps *m, int map_id);
+/* One stderr line per map that refused updates because it was full. */
+void rt_maps__report_full(struct rt_maps *m, FILE *err);
+
+#endif

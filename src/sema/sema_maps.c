@@ -1,0 +1,451 @@
+/* sema_maps: @maps. A map's value kind comes from what is stored in it (a plain value
+ * or an aggregation such as count()); its key layout from the keys it is used with.
+ * String sizes grow to the largest use and offsets are fixed once every clause is
+ * checked (sema_finish_maps). */
+#include "sema/sema_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct {
+	const char *name;
+	enum plan_map_kind kind;
+	int nargs;
+} aggregations[] = {
+	{"count", PLAN_MAP_COUNT, 0}, {"sum", PLAN_MAP_SUM, 1},     {"avg", PLAN_MAP_AVG, 1},
+	{"min", PLAN_MAP_MIN, 1},     {"max", PLAN_MAP_MAX, 1},     {"stats", PLAN_MAP_STATS, 1},
+	{"hist", PLAN_MAP_HIST, 1},   {"lhist", PLAN_MAP_LHIST, 4},
+};
+
+bool sema_is_aggregation(const char *name, enum plan_map_kind *kind)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(aggregations); i++) {
+		if (!strcmp(aggregations[i].name, name)) {
+			if (kind)
+				*kind = aggregations[i].kind;
+			return true;
+		}
+	}
+	return false;
+}
+
+static const char *kind_name(enum plan_map_kind k)
+{
+	static const char *const names[] = {"an integer", "a string", "count()", "sum()",
+					    "avg()", "min()", "max()", "stats()", "hist()",
+					    "lhist()"};
+	return names[k];
+}
+
+static struct sema_map *find_map(struct sema *s, const char *name, int *id)
+{
+	for (int i = 0; i < s->maps.n; i++) {
+		if (!strcmp(s->maps.v[i].name, name)) {
+			*id = i;
+			return &s->maps.v[i];
+		}
+	}
+	return NULL;
+}
+
+static struct sema_map *get_map(struct sema *s, const char *name, int *id)
+{
+	struct sema_map *m = find_map(s, name, id);
+	if (m)
+		return m;
+	struct sema_map nm = {.name = name, .kind = -1};
+	vec_push(&s->maps, nm);
+	*id = s->maps.n - 1;
+	return &s->maps.v[*id];
+}
+
+/* Pre-pass: the value kind of every map from the statements that store into it, so
+ * that a clause may read a map that a later clause writes. */
+static void discover(struct sema *s, struct ast_node *n)
+{
+	if (!n)
+		return;
+	switch (n->kind) {
+	case AST_PROGRAM:
+		for (int i = 0; i < n->u.program.clauses.n; i++)
+			discover(s, n->u.program.clauses.v[i]);
+		break;
+	case AST_CLAUSE:
+		discover(s, n->u.clause.body);
+		break;
+	case AST_BLOCK:
+		for (int i = 0; i < n->u.block.stmts.n; i++)
+			discover(s, n->u.block.stmts.v[i]);
+		break;
+	case AST_IF:
+		discover(s, n->u.if_.then);
+		discover(s, n->u.if_.els);
+		break;
+	case AST_UNROLL:
+	case AST_WHILE:
+		discover(s, n->u.loop.body);
+		break;
+	case AST_EXPR_STMT: {
+		struct ast_node *e = n->u.expr_stmt.expr;
+		int id;
+		if (e->kind == AST_INCDEC && e->u.incdec.operand->kind == AST_MAP) {
+			struct sema_map *m = get_map(s, e->u.incdec.operand->u.map.name, &id);
+			if ((int)m->kind < 0)
+				m->kind = PLAN_MAP_INT;
+		}
+		break;
+	}
+	case AST_ASSIGN: {
+		struct ast_node *lhs = n->u.assign.lhs, *rhs = n->u.assign.rhs;
+		if (lhs->kind != AST_MAP)
+			break;
+		int id;
+		struct sema_map *m = get_map(s, lhs->u.map.name, &id);
+		if ((int)m->kind >= 0)
+			break;
+		enum plan_map_kind k = PLAN_MAP_INT;
+		if (rhs->kind == AST_CALL && !n->u.assign.op &&
+		    sema_is_aggregation(rhs->u.call.name, &k))
+			m->kind = k;
+		else if (!n->u.assign.op &&
+			 (rhs->kind == AST_STR ||
+			  (rhs->kind == AST_IDENT && !strcmp(rhs->u.name, "comm")) ||
+			  (rhs->kind == AST_CALL && !strcmp(rhs->u.call.name, "str")) ||
+			  (rhs->kind == AST_FETCH && (rhs->u.fetch.type[0] == 'c' ||
+						      !strcmp(rhs->u.fetch.type, "str")))))
+			m->kind = PLAN_MAP_STR;
+		else
+			m->kind = PLAN_MAP_INT;
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+void sema_discover_maps(struct sema *s, struct ast_node *program)
+{
+	discover(s, program);
+}
+
+static bool key_type_ok(const struct gt_type *t)
+{
+	return t && (t->kind == TY_INT || t->kind == TY_STR || t->kind == TY_SITE_FUNC ||
+		     t->kind == TY_SITE_PROBE);
+}
+
+/* Checks the keys of one use and merges them into the map's key layout. */
+int sema_map_use(struct sema *s, struct ast_node *e, struct sema_map **out)
+{
+	int id;
+	struct sema_map *m = find_map(s, e->u.map.name, &id);
+	if (!m || (int)m->kind < 0) {
+		diag_error(s->src, e->loc, "map %s%s is read but nothing is ever stored in it",
+			   "@", e->u.map.name);
+		return -EINVAL;
+	}
+	struct ast_list *keys = &e->u.map.keys;
+	int err = 0;
+	for (int i = 0; i < keys->n; i++) {
+		struct ast_node *k = keys->v[i];
+		if (k->kind == AST_TUPLE) {
+			diag_error(s->src, k->loc, "write tuple keys as @m[a, b]");
+			return -EINVAL;
+		}
+		if (sema_check_expr(s, k))
+			err = -EINVAL;
+		else if (!key_type_ok(k->ty)) {
+			diag_error(s->src, k->loc, "a map key must be an integer or a string");
+			err = -EINVAL;
+		}
+	}
+	if (err)
+		return err;
+	if (!m->keys_known) {
+		m->keys_known = true;
+		m->nkeys = keys->n;
+		m->keys = arena_alloc(s->arena, sizeof(struct gt_type) * (size_t)(keys->n + 1));
+		for (int i = 0; i < keys->n; i++) {
+			m->keys[i] = *keys->v[i]->ty;
+			if (m->keys[i].kind == TY_INT)
+				m->keys[i].size = 8;
+		}
+		m->first_use = e->loc;
+	} else {
+		if (m->nkeys != keys->n) {
+			diag_error(s->src, e->loc,
+				   "@%s is used with %d key%s here but with %d before", e->u.map.name,
+				   keys->n, keys->n == 1 ? "" : "s", m->nkeys);
+			return -EINVAL;
+		}
+		for (int i = 0; i < keys->n; i++) {
+			const struct gt_type *t = keys->v[i]->ty;
+			bool was_int = m->keys[i].kind == TY_INT, is_int = t->kind == TY_INT;
+			if (was_int != is_int || (!is_int && t->kind != m->keys[i].kind &&
+						  (t->kind == TY_STR || m->keys[i].kind == TY_STR))) {
+				diag_error(s->src, keys->v[i]->loc,
+					   "key %d of @%s is %s here but was %s before", i + 1,
+					   e->u.map.name, is_int ? "an integer" : "a string",
+					   was_int ? "an integer" : "a string");
+				return -EINVAL;
+			}
+			if (t->kind == TY_STR && t->size > m->keys[i].size)
+				m->keys[i].size = t->size;
+			if (is_int && !t->is_signed)
+				m->keys[i].is_signed = false;
+		}
+	}
+	struct sema_node *sn = sema_node_of(s, e);
+	sn->map_id = id;
+	*out = m;
+	return 0;
+}
+
+/* @m[k] in an expression: the stored value, 0 or "" when absent. */
+int sema_map_read(struct sema *s, struct ast_node *e)
+{
+	struct sema_map *m;
+	if (sema_map_use(s, e, &m))
+		return -EINVAL;
+	if (m->kind == PLAN_MAP_INT) {
+		static struct gt_type i64 = {TY_INT, 8, true};
+		e->ty = &i64;
+		return 0;
+	}
+	if (m->kind == PLAN_MAP_STR) {
+		struct gt_type *t = arena_alloc(s->arena, sizeof(*t));
+		t->kind = TY_STR;
+		t->size = m->value_size ? m->value_size : s->opts->str_len;
+		e->ty = t;
+		return 0;
+	}
+	diag_error(s->src, e->loc,
+		   "@%s holds %s: aggregations are read by user space; print(@%s) shows it",
+		   e->u.map.name, kind_name(m->kind), e->u.map.name);
+	return -EINVAL;
+}
+
+static int const_arg(struct sema *s, struct ast_node *a, int64_t *v)
+{
+	if (a->kind == AST_INT) {
+		*v = (int64_t)a->u.int_.value;
+		return 0;
+	}
+	if (a->kind == AST_UNARY && !strcmp(a->u.unary.op, "-") &&
+	    a->u.unary.operand->kind == AST_INT) {
+		*v = -(int64_t)a->u.unary.operand->u.int_.value;
+		return 0;
+	}
+	if (a->kind == AST_POSPARAM && a->ty && a->ty->kind == TY_INT) {
+		*v = sema_node_of(s, a)->const_val;
+		return 0;
+	}
+	diag_error(s->src, a->loc, "lhist() needs constant min, max and step");
+	return -EINVAL;
+}
+
+/* @m[k] = value, @m[k] op= value, @m[k] = aggregation(...) */
+int sema_map_assign(struct sema *s, struct ast_node *st)
+{
+	struct ast_node *lhs = st->u.assign.lhs, *rhs = st->u.assign.rhs;
+	struct sema_map *m;
+	if (sema_map_use(s, lhs, &m))
+		return -EINVAL;
+	enum plan_map_kind agg;
+	if (rhs->kind == AST_CALL && sema_is_aggregation(rhs->u.call.name, &agg)) {
+		struct ast_list *args = &rhs->u.call.args;
+		int want = agg == PLAN_MAP_COUNT ? 0 : agg == PLAN_MAP_LHIST ? 4 : 1;
+		if (st->u.assign.op) {
+			diag_error(s->src, st->loc, "use @m = %s(...), not %s=", rhs->u.call.name,
+				   st->u.assign.op);
+			return -EINVAL;
+		}
+		if (args->n != want) {
+			diag_error(s->src, rhs->loc, "%s() takes %d argument%s", rhs->u.call.name,
+				   want, want == 1 ? "" : "s");
+			return -EINVAL;
+		}
+		if (m->kind != agg) {
+			diag_error(s->src, rhs->loc, "@%s holds %s, it cannot also take %s()",
+				   lhs->u.map.name, kind_name(m->kind), rhs->u.call.name);
+			return -EINVAL;
+		}
+		if (want && sema_check_expr(s, args->v[0]))
+			return -EINVAL;
+		if (want && args->v[0]->ty->kind != TY_INT) {
+			diag_error(s->src, args->v[0]->loc, "%s() needs an integer",
+				   rhs->u.call.name);
+			return -EINVAL;
+		}
+		if (agg == PLAN_MAP_LHIST) {
+			int64_t lo, hi, step;
+			for (int i = 1; i < 4; i++)
+				if (sema_check_expr(s, args->v[i]))
+					return -EINVAL;
+			if (const_arg(s, args->v[1], &lo) || const_arg(s, args->v[2], &hi) ||
+			    const_arg(s, args->v[3], &step))
+				return -EINVAL;
+			if (step <= 0 || hi <= lo || (hi - lo) / step > 1000) {
+				diag_error(s->src, rhs->loc,
+					   "lhist(x, min, max, step) needs min < max, step > 0 and "
+					   "at most 1000 buckets");
+				return -EINVAL;
+			}
+			if (m->lhist_set && (m->lhist_min != lo || m->lhist_max != hi ||
+					     m->lhist_step != step)) {
+				diag_error(s->src, rhs->loc,
+					   "@%s was given other lhist() bounds before",
+					   lhs->u.map.name);
+				return -EINVAL;
+			}
+			m->lhist_set = true;
+			m->lhist_min = lo;
+			m->lhist_max = hi;
+			m->lhist_step = step;
+		}
+		rhs->ty = arena_alloc(s->arena, sizeof(struct gt_type)); /* void */
+		sema_node_of(s, st)->map_id = sema_node_of(s, lhs)->map_id;
+		return 0;
+	}
+	if (sema_check_expr(s, rhs))
+		return -EINVAL;
+	if (m->kind == PLAN_MAP_INT && rhs->ty->kind == TY_INT) {
+		lhs->ty = rhs->ty;
+		return 0;
+	}
+	if (m->kind == PLAN_MAP_STR && rhs->ty->kind == TY_STR && !st->u.assign.op) {
+		if (rhs->ty->size > m->value_size)
+			m->value_size = rhs->ty->size;
+		lhs->ty = rhs->ty;
+		return 0;
+	}
+	diag_error(s->src, rhs->loc, "@%s holds %s, it cannot store %s here", lhs->u.map.name,
+		   kind_name(m->kind),
+		   rhs->ty->kind == TY_INT ? "an integer" : rhs->ty->kind == TY_VOID
+								 ? "nothing"
+								 : "a string");
+	return -EINVAL;
+}
+
+/* print/clear/zero(@m), delete(@m[k]) */
+int sema_map_call(struct sema *s, struct ast_node *call)
+{
+	const char *name = call->u.call.name;
+	struct ast_list *args = &call->u.call.args;
+	if (args->n != 1 || args->v[0]->kind != AST_MAP) {
+		diag_error(s->src, call->loc, "%s() takes a map: %s(@m%s)", name, name,
+			   !strcmp(name, "delete") ? "[key]" : "");
+		return -EINVAL;
+	}
+	struct ast_node *mn = args->v[0];
+	struct sema_map *m;
+	int id;
+	if (!strcmp(name, "delete") || mn->u.map.keys.n) {
+		if (sema_map_use(s, mn, &m))
+			return -EINVAL;
+		id = sema_node_of(s, mn)->map_id;
+	} else if (!(m = find_map(s, mn->u.map.name, &id)) || (int)m->kind < 0) {
+		diag_error(s->src, mn->loc, "map @%s is never stored into", mn->u.map.name);
+		return -EINVAL;
+	}
+	if (!strcmp(name, "delete")) {
+		if (!mn->u.map.keys.n) {
+			diag_error(s->src, mn->loc,
+				   "delete() needs a key: delete(@m[key]); clear(@m) empties a map");
+			return -EINVAL;
+		}
+		if (m->kind == PLAN_MAP_HIST || m->kind == PLAN_MAP_LHIST) {
+			diag_error(s->src, mn->loc, "delete() of a hist key is not supported yet");
+			return -ENOTSUP;
+		}
+	} else if (mn->u.map.keys.n) {
+		diag_error(s->src, mn->loc, "%s() takes a whole map: %s(@%s)", name, name,
+			   mn->u.map.name);
+		return -EINVAL;
+	}
+	static struct gt_type void_ty = {TY_VOID, 0, false};
+	call->ty = &void_ty;
+	struct sema_node *sn = sema_node_of(s, call);
+	sn->map_id = id;
+	if (strcmp(name, "delete")) {
+		enum plan_event_kind k = !strcmp(name, "print")   ? PLAN_EV_PRINT_MAP
+					 : !strcmp(name, "clear") ? PLAN_EV_CLEAR_MAP
+								  : PLAN_EV_ZERO_MAP;
+		sn->event_id = sema_new_event(s, k, NULL, NULL, 0);
+		s->events.v[sn->event_id].map_id = id;
+	}
+	return 0;
+}
+
+/* Fixes key offsets and value sizes into plan.maps. */
+int sema_finish_maps(struct sema *s, struct gt_plan *plan, struct arena *a)
+{
+	uint32_t max_entries = 4096;
+	const char *env = getenv("GT_MAX_MAP_KEYS");
+	if (env && atol(env) > 0)
+		max_entries = (uint32_t)atol(env);
+	plan->nmaps = s->maps.n;
+	plan->maps = arena_alloc(a, sizeof(struct plan_map) * (size_t)(s->maps.n + 1));
+	for (int i = 0; i < s->maps.n; i++) {
+		struct sema_map *m = &s->maps.v[i];
+		struct plan_map *pm = &plan->maps[i];
+		pm->name = arena_printf(a, "@%s", m->name);
+		pm->bpf_name = arena_printf(a, "gtm_%s", m->name[0] ? m->name : "_");
+		pm->kind = (int)m->kind < 0 ? PLAN_MAP_INT : m->kind;
+		pm->percpu = pm->kind != PLAN_MAP_INT && pm->kind != PLAN_MAP_STR;
+		pm->nkeys = m->nkeys;
+		pm->keys = arena_alloc(a, sizeof(struct plan_key_field) * (size_t)(m->nkeys + 1));
+		int off = 0;
+		for (int k = 0; k < m->nkeys; k++) {
+			struct plan_key_field *f = &pm->keys[k];
+			const struct gt_type *t = &m->keys[k];
+			f->offset = off;
+			f->is_signed = t->is_signed;
+			switch (t->kind) {
+			case TY_STR:
+				f->kind = PLAN_ARG_STR;
+				f->size = t->size;
+				break;
+			case TY_SITE_FUNC:
+				f->kind = PLAN_ARG_SITE_FUNC;
+				f->size = 8;
+				break;
+			case TY_SITE_PROBE:
+				f->kind = PLAN_ARG_SITE_PROBE;
+				f->size = 8;
+				break;
+			default:
+				f->kind = PLAN_ARG_INT;
+				f->size = 8;
+				break;
+			}
+			off += (f->size + 7) & ~7;
+		}
+		if (!m->nkeys)
+			off = 8; /* scalar maps have one u64 0 key */
+		if (pm->kind == PLAN_MAP_HIST || pm->kind == PLAN_MAP_LHIST)
+			off += 8; /* bucket index */
+		pm->key_size = off;
+		switch (pm->kind) {
+		case PLAN_MAP_STR:
+			pm->value_size = m->value_size ? m->value_size : s->opts->str_len;
+			break;
+		case PLAN_MAP_AVG:
+		case PLAN_MAP_STATS:
+		case PLAN_MAP_MIN:
+		case PLAN_MAP_MAX:
+			pm->value_size = 16;
+			break;
+		default:
+			pm->value_size = 8;
+			break;
+		}
+		pm->value_signed = true;
+		pm->lhist_min = m->lhist_min;
+		pm->lhist_max = m->lhist_max;
+		pm->lhist_step = m->lhist_step;
+		pm->max_entries = max_entries;
+	}
+	return 0;
+}
