@@ -341,6 +341,11 @@ int sema_map_call(struct sema *s, struct ast_node *call)
 	struct ast_node *mn = args->v[0];
 	struct sema_map *m;
 	int id;
+	if (!strcmp(name, "delete") && !mn->u.map.keys.n) {
+		diag_error(s->src, mn->loc,
+			   "delete() needs a key: delete(@m[key]); clear(@m) empties a map");
+		return -EINVAL;
+	}
 	if (!strcmp(name, "delete") || mn->u.map.keys.n) {
 		if (sema_map_use(s, mn, &m))
 			return -EINVAL;
@@ -350,11 +355,6 @@ int sema_map_call(struct sema *s, struct ast_node *call)
 		return -EINVAL;
 	}
 	if (!strcmp(name, "delete")) {
-		if (!mn->u.map.keys.n) {
-			diag_error(s->src, mn->loc,
-				   "delete() needs a key: delete(@m[key]); clear(@m) empties a map");
-			return -EINVAL;
-		}
 		if (m->kind == PLAN_MAP_HIST || m->kind == PLAN_MAP_LHIST) {
 			diag_error(s->src, mn->loc, "delete() of a hist key is not supported yet");
 			return -ENOTSUP;

@@ -33,7 +33,7 @@ struct {
 } gt_config SEC(".maps");
 
 /* Event ids: indexes into the plan's events (rt_selftest.c). */
-enum { EV_BEGIN, EV_ADD, EV_EXIT, EV_END, EV_PRINT_INT, EV_PRINT_STR, EV_FLOOD };
+enum { EV_BEGIN, EV_ADD, EV_EXIT, EV_END, EV_PRINT_INT, EV_PRINT_STR, EV_FLOOD, EV_TIME };
 
 static __always_inline void count_lost(void)
 {
@@ -132,7 +132,7 @@ int rtst_add_exit(struct pt_regs *ctx)
 	return 0;
 }
 
-/* "%s: bye %p %p %-6p|%s\n", then print(-7), print("done") */
+/* "%s: bye %p %p %-6p|%s\n", then print(-7), print("done"), time("year %Y\n") */
 struct ev_end {
 	__u64 id, probe, p0, p1, p2;
 	char s[16];
@@ -161,6 +161,11 @@ int rtst_end(void *ctx)
 	if (p) {
 		p[0] = EV_PRINT_STR;
 		__builtin_memcpy(&p[1], "done\0\0\0\0", 8);
+		bpf_ringbuf_submit(p, 0);
+	}
+	p = reserve(8);
+	if (p) {
+		p[0] = EV_TIME;
 		bpf_ringbuf_submit(p, 0);
 	}
 	return 0;

@@ -73,6 +73,18 @@ struct func {
 	uint64_t vaddr, off;
 };
 
+/* Whether the instruction at file offset `off` is int3 or int $N: uprobes refuse those
+ * (ENOTSUPP), e.g. runtime.abort (int $3). */
+static bool is_int3(const char *path, uint64_t off)
+{
+	unsigned char b = 0;
+	int fd = open(path, O_RDONLY);
+	bool r = fd >= 0 && pread(fd, &b, 1, (off_t)off) == 1 && (b == 0xcc || b == 0xcd);
+	if (fd >= 0)
+		close(fd);
+	return r;
+}
+
 static int elf_funcs(const char *path, const char *only, struct func **out)
 {
 	VEC(struct func) v = {0};
@@ -120,7 +132,7 @@ static int elf_funcs(const char *path, const char *only, struct func **out)
 
 /* --- the plan matching probes.bpf.c --- */
 
-enum { EV_BEGIN, EV_ADD, EV_EXIT, EV_END, EV_PRINT_INT, EV_PRINT_STR, EV_FLOOD, EV_COUNT };
+enum { EV_BEGIN, EV_ADD, EV_EXIT, EV_END, EV_PRINT_INT, EV_PRINT_STR, EV_FLOOD, EV_TIME, EV_COUNT };
 
 static struct plan_arg begin_args[] = {
 	{PLAN_ARG_SITE_PROBE, 8, 8, false, "BEGIN"},
@@ -153,19 +165,38 @@ static struct plan_arg flood_args[] = {
 };
 
 static struct plan_event events[EV_COUNT] = {
-	[EV_BEGIN] = {PLAN_EV_PRINTF, "%s: hello %5d|%-5x|%c|%s|%%|%05i|%+d|%#o|%-4c|%.3s|%8s|\n",
-		      begin_args, 11, 96},
-	[EV_ADD] = {PLAN_EV_PRINTF, "%s %s a=%d b=%d pid_ok=%d elapsed_ok=%d\n", add_args, 6, 56},
-	[EV_EXIT] = {PLAN_EV_EXIT, NULL, NULL, 0, 8},
-	[EV_END] = {PLAN_EV_PRINTF, "%s: bye %p %p %-6p|%s\n", end_args, 5, 56},
-	[EV_PRINT_INT] = {PLAN_EV_PRINT, NULL, print_int_args, 1, 16},
-	[EV_PRINT_STR] = {PLAN_EV_PRINT, NULL, print_str_args, 1, 16},
-	[EV_FLOOD] = {PLAN_EV_PRINTF, "%d %s\n", flood_args, 2, 256 * 1024},
+	[EV_BEGIN] = {.kind = PLAN_EV_PRINTF,
+		      .fmt = "%s: hello %5d|%-5x|%c|%s|%%|%05i|%+d|%#o|%-4c|%.3s|%8s|\n",
+		      .args = begin_args,
+		      .nargs = 11,
+		      .size = 96},
+	[EV_ADD] = {.kind = PLAN_EV_PRINTF,
+		    .fmt = "%s %s a=%d b=%d pid_ok=%d elapsed_ok=%d\n",
+		    .args = add_args,
+		    .nargs = 6,
+		    .size = 56},
+	[EV_EXIT] = {.kind = PLAN_EV_EXIT, .size = 8},
+	[EV_END] = {.kind = PLAN_EV_PRINTF,
+		    .fmt = "%s: bye %p %p %-6p|%s\n",
+		    .args = end_args,
+		    .nargs = 5,
+		    .size = 56},
+	[EV_PRINT_INT] = {.kind = PLAN_EV_PRINT, .args = print_int_args, .nargs = 1, .size = 16},
+	[EV_PRINT_STR] = {.kind = PLAN_EV_PRINT, .args = print_str_args, .nargs = 1, .size = 16},
+	[EV_FLOOD] = {.kind = PLAN_EV_PRINTF,
+		      .fmt = "%d %s\n",
+		      .args = flood_args,
+		      .nargs = 2,
+		      .size = 256 * 1024},
+	[EV_TIME] = {.kind = PLAN_EV_TIME, .fmt = "year %Y\n", .size = 8},
 };
 
 static const char expect_begin[] =
 	"BEGIN: hello    42|ff   |A|world|%|-0042|+7|010|z   |abc|   right|\n";
-static const char expect_end[] = "END: bye 0x0 0xdeadbeef 0x1   |q\"uo\\te\t\n-7\ndone\n";
+static const char expect_end_fixed[] =
+	"END: bye 0x0 0xdeadbeef 0x1   |q\"uo\\te\t\n-7\ndone\n";
+static char expect_end[128]; /* + "year YYYY\n" from time("year %Y\n") */
+static int this_year;
 
 static struct plan_site *sites;
 static int nsites;
@@ -399,6 +430,8 @@ static void test_child(bool json)
 		strbuf_puts(&want, "{\"type\": \"printf\", \"data\": \"END: bye 0x0 0xdeadbeef 0x1   "
 				   "|q\\\"uo\\\\te\\t\\n\"}\n{\"type\": \"value\", \"data\": -7}\n"
 				   "{\"type\": \"value\", \"data\": \"done\"}\n");
+		strbuf_printf(&want, "{\"type\": \"time\", \"data\": \"year %d\\n\"}\n",
+			      this_year);
 	} else {
 		strbuf_puts(&want, expect_begin);
 		for (int a = 0; a < 5; a++)
@@ -625,6 +658,44 @@ static void test_attach_failure(void)
 	result_free(&r);
 	check_clean("bad offset");
 
+	/* A site uprobes refuse (int $3: runtime.abort) in a running process (-p writes the
+	 * breakpoints at attach time): the error names the site, the process is unharmed. */
+	struct func *ab;
+	if (elf_funcs(target, "runtime.abort.abi0", &ab) == 1 && is_int3(target, ab[0].off)) {
+		char *argv_live[] = {target, "-1", "1", "0", NULL};
+		pid_t live = spawn(argv_live);
+		usleep(100 * 1000);
+		struct plan_site many[40];
+		for (int i = 0; i < 40; i++)
+			many[i] = sites[0];
+		many[29] = (struct plan_site){.target = target, .func = ab[0].name,
+					      .probe = "go:runtime.abort.abi0:entry",
+					      .vaddr = ab[0].vaddr, .file_off = ab[0].off};
+		struct plan_prog p1[] = {{PLAN_PROG_UPROBE, "rtst_add", 0, 40, 4}};
+		struct gt_plan plan40 = make_plan(p1, 1);
+		plan40.sites = many;
+		plan40.nsites = 40;
+		o = (struct rt_options){.pid = live};
+		r = run(&plan40, &o);
+		char want[PATH_MAX + 256];
+		snprintf(want, sizeof(want),
+			 "gotrace: error: cannot attach to %s: the instruction cannot be probed "
+			 "(ENOTSUPP) at go:runtime.abort.abi0:entry (address 0x%llx)\n",
+			 target, (unsigned long long)ab[0].vaddr);
+		CHECK(r.rc == 1, "int3 site: rc %d", r.rc);
+		expect_eq("int3 site", "stderr", r.err, want);
+		CHECK(kill(live, 0) == 0, "int3 site: the traced process died");
+		kill(live, SIGKILL);
+		int st;
+		waitpid(live, &st, 0);
+		result_free(&r);
+		check_clean("int3 site");
+		free(ab[0].name);
+		free(ab);
+	} else {
+		CHECK(false, "no runtime.abort.abi0 (int3) in %s", target);
+	}
+
 	/* -o into a directory that does not exist: nothing is loaded. */
 	o = (struct rt_options){.child_argv = argv, .output_path = "/nonexistent/out"};
 	r = run(&plan, &o);
@@ -640,10 +711,12 @@ static void test_attach_failure(void)
 static void bench(void)
 {
 	struct func *fs;
-	int n = elf_funcs(target, NULL, &fs);
-	struct plan_site *all = xcalloc((size_t)n, sizeof(*all));
-	for (int i = 0; i < n; i++)
-		all[i] = (struct plan_site){target, fs[i].name, fs[i].name, fs[i].vaddr, fs[i].off};
+	int nfs = elf_funcs(target, NULL, &fs), n = 0;
+	struct plan_site *all = xcalloc((size_t)nfs, sizeof(*all));
+	for (int i = 0; i < nfs; i++)
+		if (!is_int3(target, fs[i].off))
+			all[n++] = (struct plan_site){.target = target, .func = fs[i].name, .probe = fs[i].name,
+					    .vaddr = fs[i].vaddr, .file_off = fs[i].off};
 	char *argv1[] = {target, "1", "0", "0", NULL};
 	struct plan_prog nop[] = {{PLAN_PROG_UPROBE, "rtst_nop", 0, n, 1}};
 	struct gt_plan plan = make_plan(nop, 1);
@@ -659,7 +732,7 @@ static void bench(void)
 		result_free(&r);
 	}
 	/* -p: the binary is mapped already, so attach writes every breakpoint now. */
-	char *argv_p[] = {target, "1", "0", "500", NULL};
+	char *argv_p[] = {target, "1", "0", "3000", NULL};
 	for (int rep = 0; rep < 2; rep++) {
 		pid_t p = spawn(argv_p);
 		usleep(100 * 1000);
@@ -672,6 +745,25 @@ static void bench(void)
 			if (strstr(l, "attached") || strstr(l, "detached") || strstr(l, "error"))
 				fprintf(stderr, "  %s\n", l);
 		result_free(&r);
+	}
+	/* Many links (one per clause in gotrace): each close waits for a grace period. */
+	for (int nl = 4; nl <= 32; nl *= 2) {
+		struct plan_prog *many = xcalloc((size_t)nl, sizeof(*many));
+		for (int i = 0; i < nl; i++)
+			many[i] = (struct plan_prog){PLAN_PROG_UPROBE, "rtst_nop", i * (n / nl), n / nl,
+						     1};
+		plan = make_plan(many, nl);
+		plan.sites = all;
+		plan.nsites = n;
+		o = (struct rt_options){.child_argv = argv1, .verbose = true};
+		struct result r = run(&plan, &o);
+		fprintf(stderr, "%d links x %d sites, rc %d:", nl, n / nl, r.rc);
+		for (char *l = strtok(r.err, "\n"); l; l = strtok(NULL, "\n"))
+			if (strstr(l, "attached") || strstr(l, "detached"))
+				fprintf(stderr, " %s;", strstr(l, " in ") + 4);
+		fputc('\n', stderr);
+		result_free(&r);
+		free(many);
 	}
 	check_clean("bench attach");
 
@@ -709,7 +801,7 @@ static void bench(void)
 		result_free(&r);
 	}
 	check_clean("bench");
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < nfs; i++)
 		free(fs[i].name);
 	free(fs);
 	free(all);
@@ -753,8 +845,20 @@ int main(int argc, char **argv)
 	}
 	nsites = 1;
 	sites = xcalloc(1, sizeof(*sites));
-	sites[0] = (struct plan_site){target, "main.add", "go:main.add:entry", fs[0].vaddr,
-				      fs[0].off};
+	/* Flags in the cookie's high half: the BPF side stores the raw cookie as the site id,
+	 * so the output must mask it. */
+	sites[0] = (struct plan_site){.target = target,
+				      .func = "main.add",
+				      .probe = "go:main.add:entry",
+				      .vaddr = fs[0].vaddr,
+				      .file_off = fs[0].off,
+				      .cookie_flags = SITE_R14_IS_G | SITE_TRACK};
+
+	time_t now = time(NULL);
+	struct tm tm;
+	localtime_r(&now, &tm);
+	this_year = tm.tm_year + 1900;
+	snprintf(expect_end, sizeof(expect_end), "%syear %d\n", expect_end_fixed, this_year);
 
 	if (do_bench) {
 		bench();
