@@ -239,6 +239,12 @@ static LLVMValueRef cg_ident(struct cg *g, struct ast_node *e)
 				   : cg_const(g, 0);
 	case BI_RETVAL:
 		return load_reg(g, sn->regs_off);
+	case BI_RETADDR: {
+		/* at an :entry probe the return address is on top of the stack */
+		LLVMValueRef args[2] = {load_reg(g, sema_reg_offset("sp")),
+					LLVMConstInt(g->i32, 8, false)};
+		return cg_runtime_call(g, "gt_read_uint", args, 2);
+	}
 	case BI_COMM: {
 		LLVMValueRef buf = cg_str_alloca(g, 16);
 		cg_str_into(g, e, buf, 16);

@@ -69,7 +69,8 @@ static void cg_event(struct cg *g, struct ast_node *call)
 
 static bool is_event_call(struct ast_node *e)
 {
-	static const char *const names[] = {"printf", "print", "exit", "time", "clear", "zero"};
+	static const char *const names[] = {"printf", "print",   "exit",    "time",
+					    "clear",  "zero",    "fgentry", "fgreturn"};
 	if (e->kind != AST_CALL)
 		return false;
 	for (size_t i = 0; i < ARRAY_SIZE(names); i++)

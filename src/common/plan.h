@@ -76,6 +76,12 @@ enum plan_event_kind {
 	PLAN_EV_CLEAR_MAP, /* clear(@m): map_id; delete every key */
 	PLAN_EV_ZERO_MAP,  /* zero(@m): map_id; set every value to zero, keep the keys */
 	PLAN_EV_TIME,      /* time(fmt): strftime(fmt) of the wall clock now (fmt "%H:%M:%S\n" default) */
+	/* call-graph mode (--funcgraph): handed to the funcgraph consumer, not printed.
+	 * FG_ENTRY args: goid, depth, nsecs, site (SITE_FUNC), caller pc (the return
+	 *   address), then the fetched arguments formatted by fmt (printf conversions).
+	 * FG_RETURN args: goid, depth, nsecs, site (SITE_FUNC), duration. */
+	PLAN_EV_FG_ENTRY,
+	PLAN_EV_FG_RETURN,
 };
 
 struct plan_event {

@@ -142,8 +142,8 @@ int rt_session__attach(struct rt_session *s)
 	uint64_t t0 = now_ns();
 	int err = 0;
 
-	/* Upper bound: one link per site. */
-	s->links = xcalloc((size_t)plan->nsites + 1, sizeof(*s->links));
+	/* Upper bound: one link per site of each program (clauses may share sites). */
+	size_t max_links = 1;
 	for (int i = 0; i < plan->nprogs; i++) {
 		const struct plan_prog *pp = &plan->progs[i];
 		if (pp->kind != PLAN_PROG_UPROBE || pp->site_count <= 0)
@@ -153,6 +153,13 @@ int rt_session__attach(struct rt_session *s)
 				   pp->site_begin, pp->site_begin + pp->site_count, plan->nsites);
 			return -EINVAL;
 		}
+		max_links += (size_t)pp->site_count;
+	}
+	s->links = xcalloc(max_links, sizeof(*s->links));
+	for (int i = 0; i < plan->nprogs; i++) {
+		const struct plan_prog *pp = &plan->progs[i];
+		if (pp->kind != PLAN_PROG_UPROBE || pp->site_count <= 0)
+			continue;
 		err = attach_prog(s, i, bpf_program__fd(s->progs[i]));
 		if (err)
 			return err; /* the caller detaches what is already attached */

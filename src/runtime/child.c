@@ -2,10 +2,12 @@
  *
  * The -c child is forked before anything is attached and waits on a pipe before execve,
  * so none of its code runs untraced: its pid is known when the uprobe_multi links are
- * created (pid filter), and it execs only after BEGIN has run. The uprobe_multi pid
- * filter holds a reference to the task and compares address spaces / thread groups, so
- * it still matches after execve (same pid, new mm, the filter reads task->mm at mmap
- * time); the self-test checks this (events arrive, filter_pid == the traced pid). */
+ * created (pid filter), and it execs only after BEGIN has run.
+ *
+ * The uprobe_multi pid filter keeps matching across the child's execve (same pid, new
+ * address space; breakpoints are installed when the exec maps the binary). Verified on
+ * 6.18 by tests/unit/rt_selftest: the child's events arrive with gt_config.filter_pid ==
+ * its tgid, and another process running the same binary meanwhile is filtered out. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>

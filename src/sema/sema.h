@@ -44,6 +44,7 @@ enum sema_builtin {
 	BI_DEPTH,
 	BI_RETVAL,
 	BI_STR, /* str(addr[, n]) */
+	BI_RETADDR, /* __retaddr (call-graph mode): the return address at entry */
 };
 
 enum go_point { GO_ENTRY, GO_RETURN, GO_OFFSET };
@@ -93,6 +94,7 @@ struct sema_options {
 	int nposargs;
 	bool unsafe;
 	int str_len;                /* GT_STRLEN, default 64 */
+	bool funcgraph;             /* call-graph mode: fgentry(), fgreturn(), __retaddr */
 };
 
 struct sema_result {

@@ -177,6 +177,11 @@ static int check_go_ident(struct sema *s, struct ast_node *e, struct sema_node *
 static int check_ident(struct sema *s, struct ast_node *e)
 {
 	const char *name = e->u.name;
+	if (s->opts->funcgraph && !strcmp(name, "__retaddr")) {
+		sema_node_of(s, e)->builtin = BI_RETADDR;
+		e->ty = &ty_u64;
+		return check_uprobe_only(s, e, name);
+	}
 	static const struct {
 		const char *name;
 		enum sema_builtin bi;
@@ -333,6 +338,35 @@ int sema_new_event(struct sema *s, enum plan_event_kind kind, const char *fmt,
 	return s->events.n - 1;
 }
 
+/* fgentry(fmt, args...) / fgreturn() of call-graph mode: the fixed fields of the
+ * event become ordinary (synthetic) arguments ahead of the fetched ones, and the
+ * call's argument list is replaced by that list (codegen stores them all). */
+static int check_fg_event(struct sema *s, struct ast_node *e, enum plan_event_kind kind,
+			  const char *fmt)
+{
+	static const char *const entry_fields[] = {"goid", "depth", "nsecs", "func", "__retaddr"};
+	static const char *const return_fields[] = {"goid", "depth", "nsecs", "func", "duration"};
+	const char *const *fields = kind == PLAN_EV_FG_ENTRY ? entry_fields : return_fields;
+	struct ast_list *old = &e->u.call.args;
+	struct ast_list list = {0};
+	for (int i = 0; i < 5; i++) {
+		struct ast_node *id = ast_new(s->arena, AST_IDENT, e->loc);
+		id->u.name = fields[i];
+		if (sema_check_expr(s, id)) {
+			ast_list_free(&list);
+			return -EINVAL;
+		}
+		ast_list_push(&list, id);
+	}
+	for (int i = kind == PLAN_EV_FG_ENTRY ? 1 : 0; i < old->n; i++)
+		ast_list_push(&list, old->v[i]);
+	ast_list_free(old);
+	*old = list;
+	sema_node_of(s, e)->event_id = sema_new_event(s, kind, fmt, list.v, list.n);
+	e->ty = &ty_void;
+	return 0;
+}
+
 static int check_printf(struct sema *s, struct ast_node *e)
 {
 	struct ast_list *args = &e->u.call.args;
@@ -379,6 +413,8 @@ static int check_printf(struct sema *s, struct ast_node *e)
 	fmt_free(&f);
 	if (err)
 		return err;
+	if (!strcmp(e->u.call.name, "fgentry"))
+		return check_fg_event(s, e, PLAN_EV_FG_ENTRY, fnode->u.str.bytes);
 	sema_node_of(s, e)->event_id =
 		sema_new_event(s, PLAN_EV_PRINTF, fnode->u.str.bytes, args->v + 1, args->n - 1);
 	e->ty = &ty_void;
@@ -390,7 +426,9 @@ static int check_call(struct sema *s, struct ast_node *e)
 	const char *name = e->u.call.name;
 	struct ast_list *args = &e->u.call.args;
 	int err = 0;
-	if (!strcmp(name, "printf")) {
+	if (s->opts->funcgraph && !strcmp(name, "fgreturn"))
+		return check_fg_event(s, e, PLAN_EV_FG_RETURN, NULL);
+	if (!strcmp(name, "printf") || (s->opts->funcgraph && !strcmp(name, "fgentry"))) {
 		for (int i = 1; i < args->n; i++)
 			err |= sema_check_expr(s, args->v[i]);
 		return err ? -EINVAL : check_printf(s, e);
