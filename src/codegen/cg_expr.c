@@ -62,10 +62,48 @@ static LLVMValueRef cg_fetch_int(struct cg *g, struct ast_node *e)
 	return narrow(g, v, e->ty->size, e->ty->is_signed);
 }
 
+/* args.FIELD of a tracepoint record: ctx points at the record. */
+static LLVMValueRef tp_field_ptr(struct cg *g, int off)
+{
+	LLVMValueRef idx = cg_const(g, (uint64_t)off);
+	return LLVMBuildGEP2(g->b, g->i8, g->ctx_arg, &idx, 1, "");
+}
+
+static LLVMValueRef tp_int(struct cg *g, const struct sema_node *sn)
+{
+	LLVMTypeRef t = LLVMIntTypeInContext(g->ctx, (unsigned)sn->tp_size * 8);
+	LLVMValueRef v = LLVMBuildLoad2(g->b, t, tp_field_ptr(g, sn->tp_offset), "tparg");
+	LLVMSetAlignment(v, (unsigned)sn->tp_size);
+	if (sn->tp_size == 8)
+		return v;
+	return sn->tp_signed ? LLVMBuildSExt(g->b, v, g->i64, "") : LLVMBuildZExt(g->b, v, g->i64, "");
+}
+
+static void tp_str_into(struct cg *g, const struct sema_node *sn, LLVMValueRef dst, int size)
+{
+	LLVMValueRef src;
+	if (sn->tp_data_loc) {
+		/* __data_loc: u32 (length << 16 | offset from the record start) */
+		LLVMValueRef loc = LLVMBuildLoad2(g->b, g->i32, tp_field_ptr(g, sn->tp_offset), "");
+		LLVMSetAlignment(loc, 4);
+		LLVMValueRef off = LLVMBuildAnd(g->b, LLVMBuildZExt(g->b, loc, g->i64, ""),
+						cg_const(g, 0xffff), "");
+		src = LLVMBuildGEP2(g->b, g->i8, g->ctx_arg, &off, 1, "");
+	} else {
+		src = tp_field_ptr(g, sn->tp_offset);
+	}
+	LLVMValueRef args[3] = {dst, LLVMConstInt(g->i32, (uint64_t)size, false), src};
+	cg_helper(g, BPF_HELPER_probe_read_kernel_str, g->i64, args, 3);
+}
+
 /* Writes the text of a string-typed expression into dst (size bytes). */
 void cg_str_into(struct cg *g, struct ast_node *e, LLVMValueRef dst, int size)
 {
 	const struct sema_node *sn = e->sema;
+	if (e->kind == AST_FIELD && sn && sn->builtin == BI_TPARG) {
+		tp_str_into(g, sn, dst, size);
+		return;
+	}
 	if (e->kind == AST_IDENT && sn && sn->builtin == BI_COMM) {
 		LLVMValueRef args[2] = {dst, LLVMConstInt(g->i32, (uint64_t)(size < 16 ? size : 16),
 							  false)};
@@ -334,6 +372,16 @@ LLVMValueRef cg_expr(struct cg *g, struct ast_node *e)
 			LLVMValueRef buf = cg_str_alloca(g, e->ty->size);
 			cg_str_into(g, e, buf, e->ty->size);
 			return buf;
+		}
+		return cg_const(g, 0);
+	case AST_FIELD:
+		if (sn && sn->builtin == BI_TPARG) {
+			if (e->ty->kind == TY_STR) {
+				LLVMValueRef buf = cg_str_alloca(g, e->ty->size);
+				cg_str_into(g, e, buf, e->ty->size);
+				return buf;
+			}
+			return tp_int(g, sn);
 		}
 		return cg_const(g, 0);
 	case AST_FETCH:

@@ -19,6 +19,8 @@ enum {
 	BPF_HELPER_get_current_uid_gid = 15,
 	BPF_HELPER_get_current_comm = 16,
 	BPF_HELPER_probe_read_user = 112,
+	BPF_HELPER_probe_read_kernel = 113,
+	BPF_HELPER_probe_read_kernel_str = 115,
 	BPF_HELPER_ringbuf_reserve = 131,
 	BPF_HELPER_ringbuf_submit = 132,
 	BPF_HELPER_get_attach_cookie = 174,

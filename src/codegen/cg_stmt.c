@@ -232,8 +232,9 @@ void cg_program(struct cg *g, const struct sema_prog *sp)
 	g->sp = sp;
 	g->pp = pp;
 	g->cookie = g->now = g->target = g->depth = g->duration = NULL;
-	begin_function(g, pp->fn_name, pp->kind == PLAN_PROG_UPROBE ? "uprobe" : "raw_tp",
-		       clause->loc.line);
+	static const char *const sections[] = {"raw_tp", "raw_tp", "uprobe", "perf_event",
+					       "tracepoint"};
+	begin_function(g, pp->fn_name, sections[pp->kind], clause->loc.line);
 	cg_set_loc(g, clause->loc);
 	g->exit_bb = new_bb(g, "exit");
 	if (pp->kind == PLAN_PROG_UPROBE) {

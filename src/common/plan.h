@@ -32,6 +32,8 @@ enum plan_prog_kind {
 	PLAN_PROG_BEGIN,  /* run once by BPF_PROG_TEST_RUN before the trace starts */
 	PLAN_PROG_END,    /* run once by BPF_PROG_TEST_RUN after everything is detached */
 	PLAN_PROG_UPROBE, /* one uprobe_multi link over sites[site_begin .. +site_count] */
+	PLAN_PROG_PERF,   /* perf software cpu-clock: interval (one CPU) or profile (every CPU) */
+	PLAN_PROG_TRACEPOINT, /* a kernel tracepoint (perf event of type tracepoint) */
 };
 
 struct plan_site {
@@ -52,6 +54,11 @@ struct plan_prog {
 	const char *fn_name; /* function (and program) name in the BPF object */
 	int site_begin, site_count;
 	int clause_line;     /* script line of the clause, for messages */
+	/* PERF: sample_period in ns (interval, profile:ms/us) or a frequency (profile:hz) */
+	uint64_t perf_period_ns, perf_freq;
+	bool perf_all_cpus; /* profile: every CPU; interval: CPU 0 only */
+	/* TRACEPOINT */
+	const char *tp_category, *tp_name;
 };
 
 enum plan_arg_kind {

@@ -8,12 +8,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/perf_event.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "common/diag.h"
 #include "common/util.h"
 #include "runtime/rt_priv.h"
+#include "sema/tracepoint.h"
 
 #ifndef BPF_LINK_CREATE
 #define BPF_LINK_CREATE 28
@@ -136,6 +139,93 @@ static int attach_prog(struct rt_session *s, int pi, int prog_fd)
 	return err;
 }
 
+static int perf_open(struct perf_event_attr *attr, int cpu)
+{
+	return (int)syscall(__NR_perf_event_open, attr, -1 /* any process */, cpu, -1,
+			    PERF_FLAG_FD_CLOEXEC);
+}
+
+/* Attaches PROG_FD to an open perf event and keeps the event's fd as the link. */
+static int perf_attach(struct rt_session *s, int pfd, int prog_fd)
+{
+	if (ioctl(pfd, PERF_EVENT_IOC_SET_BPF, prog_fd) || ioctl(pfd, PERF_EVENT_IOC_ENABLE, 0)) {
+		int err = -errno;
+		close(pfd);
+		return err;
+	}
+	s->links[s->nlinks++] = pfd;
+	return 0;
+}
+
+/* interval: one CPU; profile: every online CPU. cpu-clock software events, like bpftrace. */
+static int attach_perf(struct rt_session *s, const struct plan_prog *pp, int prog_fd)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+	};
+	if (pp->perf_freq) {
+		attr.freq = 1;
+		attr.sample_freq = pp->perf_freq;
+	} else {
+		attr.sample_period = pp->perf_period_ns;
+	}
+	int ncpus = pp->perf_all_cpus ? libbpf_num_possible_cpus() : 1;
+	int attached = 0;
+	for (int cpu = 0; cpu < ncpus; cpu++) {
+		int pfd = perf_open(&attr, cpu);
+		if (pfd < 0) {
+			if (errno == ENODEV)
+				continue; /* a possible CPU that is offline */
+			diag_fatal("cannot open a perf event for %s: %s", pp->fn_name,
+				   strerror(errno));
+			return -errno;
+		}
+		int err = perf_attach(s, pfd, prog_fd);
+		if (err) {
+			diag_fatal("cannot attach %s to a perf event: %s", pp->fn_name,
+				   strerror(-err));
+			return err;
+		}
+		attached++;
+	}
+	s->nattached_sites += attached;
+	return 0;
+}
+
+static int attach_tracepoint(struct rt_session *s, const struct plan_prog *pp, int prog_fd)
+{
+	struct tp_format fmt;
+	int err = tp_format_read(pp->tp_category, pp->tp_name, &fmt);
+	tp_format_free(&fmt);
+	if (err) {
+		diag_fatal("no tracepoint %s:%s: %s", pp->tp_category, pp->tp_name, strerror(-err));
+		return err;
+	}
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_TRACEPOINT,
+		.size = sizeof(attr),
+		.config = (uint64_t)fmt.id,
+		.sample_period = 1,
+		.wakeup_events = 1,
+	};
+	/* The program hangs off the tracepoint itself: one event fires on every CPU. */
+	int pfd = perf_open(&attr, 0);
+	if (pfd < 0) {
+		diag_fatal("cannot open tracepoint %s:%s: %s", pp->tp_category, pp->tp_name,
+			   strerror(errno));
+		return -errno;
+	}
+	err = perf_attach(s, pfd, prog_fd);
+	if (err)
+		diag_fatal("cannot attach to tracepoint %s:%s: %s", pp->tp_category, pp->tp_name,
+			   strerror(-err));
+	else
+		s->nattached_sites++;
+	return err;
+}
+
 int rt_session__attach(struct rt_session *s)
 {
 	const struct gt_plan *plan = s->plan;
@@ -155,12 +245,23 @@ int rt_session__attach(struct rt_session *s)
 		}
 		max_links += (size_t)pp->site_count;
 	}
+	for (int i = 0; i < plan->nprogs; i++) {
+		const struct plan_prog *pp = &plan->progs[i];
+		if (pp->kind == PLAN_PROG_PERF)
+			max_links += pp->perf_all_cpus ? (size_t)libbpf_num_possible_cpus() : 1;
+		else if (pp->kind == PLAN_PROG_TRACEPOINT)
+			max_links++;
+	}
 	s->links = xcalloc(max_links, sizeof(*s->links));
 	for (int i = 0; i < plan->nprogs; i++) {
 		const struct plan_prog *pp = &plan->progs[i];
-		if (pp->kind != PLAN_PROG_UPROBE || pp->site_count <= 0)
-			continue;
-		err = attach_prog(s, i, bpf_program__fd(s->progs[i]));
+		int fd = bpf_program__fd(s->progs[i]);
+		if (pp->kind == PLAN_PROG_PERF)
+			err = attach_perf(s, pp, fd);
+		else if (pp->kind == PLAN_PROG_TRACEPOINT)
+			err = attach_tracepoint(s, pp, fd);
+		else if (pp->kind == PLAN_PROG_UPROBE && pp->site_count > 0)
+			err = attach_prog(s, i, fd);
 		if (err)
 			return err; /* the caller detaches what is already attached */
 	}

@@ -183,6 +183,10 @@ static int configure_programs(struct rt_session *s)
 			if (!err)
 				err = bpf_program__set_expected_attach_type(
 					prog, (enum bpf_attach_type)RT_ATTACH_UPROBE_MULTI);
+		} else if (pp->kind == PLAN_PROG_PERF) {
+			err = bpf_program__set_type(prog, BPF_PROG_TYPE_PERF_EVENT);
+		} else if (pp->kind == PLAN_PROG_TRACEPOINT) {
+			err = bpf_program__set_type(prog, BPF_PROG_TYPE_TRACEPOINT);
 		} else {
 			/* BEGIN/END are run by BPF_PROG_TEST_RUN, which raw tracepoints support. */
 			err = bpf_program__set_type(prog, BPF_PROG_TYPE_RAW_TRACEPOINT);

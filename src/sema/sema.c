@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "binfo/binfo.h"
+#include "sema/tracepoint.h"
 
 /* memcpy into the arena that tolerates empty vectors (their storage is NULL). */
 static void *arena_copy(struct arena *a, const void *src, size_t n)
@@ -22,6 +23,7 @@ static int check_clause(struct sema *s, struct ast_node *clause, int ci)
 	s->clause_points = 0;
 	s->clause_uses_duration = false;
 	s->clause_uses_goruntime = false;
+	s->clause_tp = NULL;
 	s->vars.n = 0;
 	int first_prog = s->sprogs.n;
 	int err = sema_expand_probes(s, clause, ci);
@@ -80,6 +82,9 @@ int sema_check(struct arena *a, const struct diag_src *src, struct ast_node *pro
 	vec_free(&s.sprogs);
 	vec_free(&s.vars);
 	vec_free(&s.maps);
+	for (int i = 0; i < s.tp_formats.n; i++)
+		tp_format_free(s.tp_formats.v[i]);
+	vec_free(&s.tp_formats);
 	if (!err && plan->nprogs == 0) {
 		diag_fatal("the program has no probes");
 		err = -EINVAL;
@@ -98,7 +103,8 @@ void sema_result_free(struct sema_result *r)
 
 void sema_dump_sites(FILE *out, const struct gt_plan *plan)
 {
-	static const char *const kinds[] = {"BEGIN", "END", "uprobe_multi"};
+	static const char *const kinds[] = {"BEGIN", "END", "uprobe_multi", "perf_event",
+					    "tracepoint"};
 	for (int i = 0; i < plan->nprogs; i++) {
 		const struct plan_prog *p = &plan->progs[i];
 		fprintf(out, "program %s (%s, line %d)\n", p->fn_name, kinds[p->kind],

@@ -45,6 +45,7 @@ enum sema_builtin {
 	BI_RETVAL,
 	BI_STR, /* str(addr[, n]) */
 	BI_RETADDR, /* __retaddr (call-graph mode): the return address at entry */
+	BI_TPARG,   /* args.FIELD of a tracepoint: tp_* below */
 };
 
 enum go_point { GO_ENTRY, GO_RETURN, GO_OFFSET };
@@ -66,6 +67,8 @@ struct sema_node {
 	int map_id;        /* AST_MAP, map calls, map assignments: index into plan.maps */
 	int64_t const_val; /* AST_POSPARAM integer, unroll count */
 	const char *const_str; /* AST_POSPARAM string */
+	int tp_offset, tp_size; /* BI_TPARG */
+	bool tp_signed, tp_string, tp_data_loc;
 };
 
 struct sema_var {

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/fmt.h"
+#include "sema/tracepoint.h"
 
 static struct gt_type ty_void = {TY_VOID, 0, false};
 static struct gt_type ty_i64 = {TY_INT, 8, true};
@@ -146,12 +147,53 @@ static const char *closest(struct sema *s, const char *name, const char *const *
 
 static int check_uprobe_only(struct sema *s, struct ast_node *e, const char *what)
 {
+	static const char *const names[] = {"BEGIN", "END", "go", "interval/profile",
+					    "tracepoint"};
 	unsigned others = s->clause_kinds & ~(1u << PLAN_PROG_UPROBE);
 	if (!others)
 		return 0;
-	diag_error(s->src, e->loc, "%s is not available in %s probes", what,
-		   (others & (1u << PLAN_PROG_BEGIN)) ? "BEGIN" : "END");
+	int k = 0;
+	while (!(others & (1u << k)))
+		k++;
+	diag_error(s->src, e->loc, "%s is not available in %s probes", what, names[k]);
 	return -EINVAL;
+}
+
+/* args.FIELD of the clause's tracepoint */
+static int check_tp_arg(struct sema *s, struct ast_node *e)
+{
+	if (s->clause_kinds != (1u << PLAN_PROG_TRACEPOINT) || !s->clause_tp) {
+		diag_error(s->src, e->loc, "args.%s is only available in tracepoint probes here "
+			   "(Go parameters from DWARF are not supported yet)", e->u.field.name);
+		return -ENOTSUP;
+	}
+	if (s->clause_tp == (struct tp_format *)-1) {
+		diag_error(s->src, e->loc, "args in a clause with several tracepoints is not "
+			   "supported yet");
+		return -ENOTSUP;
+	}
+	const struct tp_field *f = tp_field_find(s->clause_tp, e->u.field.name);
+	if (!f) {
+		diag_error(s->src, e->loc, "the tracepoint has no field '%s'", e->u.field.name);
+		return -EINVAL;
+	}
+	struct sema_node *sn = sema_node_of(s, e);
+	sn->builtin = BI_TPARG;
+	sn->tp_offset = f->offset;
+	sn->tp_size = f->size;
+	sn->tp_signed = f->is_signed;
+	sn->tp_string = f->is_string;
+	sn->tp_data_loc = f->is_data_loc;
+	if (f->is_string || f->is_data_loc)
+		e->ty = type_new(s, TY_STR, f->is_string ? f->size + 1 : s->opts->str_len, false);
+	else if (f->size == 1 || f->size == 2 || f->size == 4 || f->size == 8)
+		e->ty = type_new(s, TY_INT, f->size, f->is_signed);
+	else {
+		diag_error(s->src, e->loc, "field '%s' (%d bytes) is not supported yet",
+			   e->u.field.name, f->size);
+		return -ENOTSUP;
+	}
+	return 0;
 }
 
 /* goid, duration, depth, retval: the Go runtime builtins. */
@@ -724,6 +766,9 @@ int sema_check_expr(struct sema *s, struct ast_node *e)
 	case AST_CAST:
 		return check_cast(s, e);
 	case AST_FIELD:
+		if (e->u.field.expr->kind == AST_IDENT && !strcmp(e->u.field.expr->u.name, "args") &&
+		    (s->clause_kinds & (1u << PLAN_PROG_TRACEPOINT)))
+			return check_tp_arg(s, e);
 		if (e->u.field.expr->kind == AST_IDENT &&
 		    (!strcmp(e->u.field.expr->u.name, "args") ||
 		     !strcmp(e->u.field.expr->u.name, "rets")))

@@ -7,6 +7,7 @@
 
 struct binfo;
 struct binfo_func;
+struct tp_format;
 
 /* What sema knows about each plan site beyond what the runtime needs. */
 struct sema_site_info {
@@ -45,6 +46,8 @@ struct sema {
 	VEC(struct plan_event) events;
 	VEC(struct sema_prog) sprogs;
 	VEC(struct sema_map) maps;
+	VEC(struct tp_format *) tp_formats; /* freed at the end of sema */
+	struct tp_format *clause_tp; /* the clause's tracepoint; (void *)-1 for several */
 	struct binfo **targets;
 	const char **target_paths;
 	int ntargets;

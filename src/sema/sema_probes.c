@@ -7,6 +7,7 @@
 
 #include "binfo/binfo.h"
 #include "common/util.h"
+#include "sema/tracepoint.h"
 
 /* Opened targets, shared by all clauses; closed by sema_result_free through the plan. */
 struct binfo *sema_target(struct sema *s, const char *path, struct gt_loc loc)
@@ -233,9 +234,84 @@ static int add_go_sites(struct sema *s, struct go_probe *gp)
 }
 
 static const char *const later_providers[] = {
-	"uprobe", "uretprobe", "tracepoint", "profile", "interval", "kfunc", "kretfunc",
-	"kprobe", "kretprobe", "usdt", "software", "hardware", "watchpoint",
+	"uprobe", "uretprobe", "kfunc", "kretfunc", "kprobe", "kretprobe",
+	"usdt", "software", "hardware", "watchpoint",
 };
+
+/* interval:UNIT:N, profile:UNIT:N -> a PERF program with a pseudo-site named after it */
+static int expand_timer(struct sema *s, struct ast_node *clause, struct ast_node *p, int ci)
+{
+	const char *prov = p->u.probe.provider;
+	bool profile = !strcmp(prov, "profile");
+	char *end = NULL;
+	unsigned long long n = 0;
+	if (p->u.probe.nparts == 2)
+		n = strtoull(p->u.probe.parts[1], &end, 10);
+	if (p->u.probe.nparts != 2 || !end || *end || n == 0) {
+		diag_error(s->src, p->loc, "%s probes are %s:hz:N, %s:s:N, %s:ms:N or %s:us:N", prov,
+			   prov, prov, prov, prov);
+		return -EINVAL;
+	}
+	const char *unit = p->u.probe.parts[0];
+	uint64_t period = 0, freq = 0;
+	if (!strcmp(unit, "s"))
+		period = n * 1000000000ull;
+	else if (!strcmp(unit, "ms"))
+		period = n * 1000000ull;
+	else if (!strcmp(unit, "us"))
+		period = n * 1000ull;
+	else if (!strcmp(unit, "hz"))
+		freq = n;
+	else {
+		diag_error(s->src, p->loc, "unknown %s unit '%s': expected hz, s, ms or us", prov,
+			   unit);
+		return -EINVAL;
+	}
+	s->group_site_begin = s->sites.n;
+	struct plan_site site = {.target = "", .func = "", .probe = p->u.probe.raw};
+	struct sema_site_info info = {0};
+	vec_push(&s->sites, site);
+	vec_push(&s->site_info, info);
+	sema_close_group(s, clause, PLAN_PROG_PERF, NULL, GO_ENTRY, HIDDEN_NONE,
+			 arena_printf(s->arena, "c%d_%s", ci, prov));
+	struct plan_prog *pp = &s->progs.v[s->progs.n - 1];
+	pp->perf_period_ns = period;
+	pp->perf_freq = freq;
+	pp->perf_all_cpus = profile;
+	return 0;
+}
+
+static int expand_tracepoint(struct sema *s, struct ast_node *clause, struct ast_node *p, int ci)
+{
+	if (p->u.probe.nparts != 2) {
+		diag_error(s->src, p->loc, "a tracepoint probe is tracepoint:CATEGORY:NAME");
+		return -EINVAL;
+	}
+	const char *cat = p->u.probe.parts[0], *name = p->u.probe.parts[1];
+	struct tp_format *fmt = arena_alloc(s->arena, sizeof(*fmt));
+	int err = tp_format_read(cat, name, fmt);
+	if (err == -ENOTSUP) {
+		diag_error(s->src, p->loc, "tracefs is not available (mount it on /sys/kernel/tracing)");
+		return err;
+	}
+	if (err) {
+		diag_error(s->src, p->loc, "no tracepoint %s:%s in this kernel", cat, name);
+		return err;
+	}
+	vec_push(&s->tp_formats, fmt);
+	s->clause_tp = s->clause_tp ? (struct tp_format *)-1 : fmt; /* -1: several */
+	s->group_site_begin = s->sites.n;
+	struct plan_site site = {.target = "", .func = "", .probe = p->u.probe.raw};
+	struct sema_site_info info = {0};
+	vec_push(&s->sites, site);
+	vec_push(&s->site_info, info);
+	sema_close_group(s, clause, PLAN_PROG_TRACEPOINT, NULL, GO_ENTRY, HIDDEN_NONE,
+			 arena_printf(s->arena, "c%d_tp", ci));
+	struct plan_prog *pp = &s->progs.v[s->progs.n - 1];
+	pp->tp_category = cat;
+	pp->tp_name = name;
+	return 0;
+}
 
 /* One program over the sites added since group_site_begin. */
 void sema_close_group(struct sema *s, struct ast_node *clause, int kind, struct binfo *bi,
@@ -279,6 +355,14 @@ int sema_expand_probes(struct sema *s, struct ast_node *clause, int ci)
 			s->clause_kinds |= 1u << PLAN_PROG_UPROBE;
 			continue;
 		}
+		if (!strcmp(prov, "interval") || !strcmp(prov, "profile")) {
+			s->clause_kinds |= 1u << PLAN_PROG_PERF;
+			continue;
+		}
+		if (!strcmp(prov, "tracepoint")) {
+			s->clause_kinds |= 1u << PLAN_PROG_TRACEPOINT;
+			continue;
+		}
 		bool later = false;
 		for (size_t k = 0; k < ARRAY_SIZE(later_providers); k++)
 			later |= !strcmp(prov, later_providers[k]);
@@ -286,7 +370,9 @@ int sema_expand_probes(struct sema *s, struct ast_node *clause, int ci)
 			diag_error(s->src, p->loc, "%s probes are not supported yet", prov);
 		else
 			diag_error(s->src, p->loc,
-				   "unknown probe type '%s': expected BEGIN, END or go:...", prov);
+				   "unknown probe type '%s': expected BEGIN, END, go, interval, profile "
+				   "or tracepoint",
+				   prov);
 		err = -EINVAL;
 	}
 	if (err)
@@ -305,6 +391,20 @@ int sema_expand_probes(struct sema *s, struct ast_node *clause, int ci)
 		sema_close_group(s, clause, k, NULL, GO_ENTRY, HIDDEN_NONE,
 				 arena_printf(s->arena, "c%d_%s", ci, name));
 	}
+
+	for (int i = 0; i < probes->n; i++) {
+		struct ast_node *p = probes->v[i];
+		const char *prov = p->u.probe.provider;
+		int e = 0;
+		if (!strcmp(prov, "interval") || !strcmp(prov, "profile"))
+			e = expand_timer(s, clause, p, ci);
+		else if (!strcmp(prov, "tracepoint"))
+			e = expand_tracepoint(s, clause, p, ci);
+		if (e)
+			err = -EINVAL;
+	}
+	if (err)
+		return err;
 
 	/* Sites of one program are contiguous: go probes are grouped by (target, point). */
 	struct go_probe gps[probes->n];
