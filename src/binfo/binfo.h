@@ -20,6 +20,9 @@ struct binfo_func {
  * ("PATH: No such file or directory", "PATH: not an ELF file", "PATH: not a Go
  * binary (no .gopclntab / Go build info)", ...) and returns a negative errno. */
 int binfo__open(const char *path, struct binfo **out);
+/* The same for any x86-64 ELF with symbols (uprobe: on C code); no Go required. */
+int binfo__open_elf(const char *path, struct binfo **out);
+bool binfo_is_go(const struct binfo *bi);
 void binfo__close(struct binfo *bi);
 
 const char *binfo_path(const struct binfo *bi);      /* absolute path */

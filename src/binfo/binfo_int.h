@@ -12,6 +12,7 @@ struct binfo_load {
 };
 
 struct binfo {
+	bool is_go; /* .gopclntab, Go build info or runtime.buildVersion */
 	char *path; /* realpath */
 	char *go_version;
 	int fd;

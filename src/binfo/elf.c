@@ -289,7 +289,24 @@ static bool has_suffix(const char *s, const char *suf)
 	return n >= m && memcmp(s + n - m, suf, m) == 0;
 }
 
+static int open_impl(const char *path, struct binfo **out, bool need_go);
+
 int binfo__open(const char *path, struct binfo **out)
+{
+	return open_impl(path, out, true);
+}
+
+int binfo__open_elf(const char *path, struct binfo **out)
+{
+	return open_impl(path, out, false);
+}
+
+bool binfo_is_go(const struct binfo *bi)
+{
+	return bi->is_go;
+}
+
+static int open_impl(const char *path, struct binfo **out, bool need_go)
 {
 	struct binfo *bi = xcalloc(1, sizeof(*bi));
 	struct version_syms vs = {0};
@@ -381,7 +398,20 @@ int binfo__open(const char *path, struct binfo **out)
 	if (symtab || dynsym)
 		load_symbols(bi, symtab ? symtab : dynsym, &vs);
 
-	if (!has_pclntab && !buildinfo && !vs.hdr_addr) {
+	bi->is_go = has_pclntab || buildinfo || vs.hdr_addr;
+	if (!bi->is_go && !need_go) {
+		build_name_index(bi);
+		if (bi->nfuncs == 0) {
+			err = -EOPNOTSUPP;
+			diag_fatal("%s: has no symbol table", path);
+			goto fail;
+		}
+		char *rp = realpath(path, NULL);
+		bi->path = rp ? rp : xstrdup(path);
+		*out = bi;
+		return 0;
+	}
+	if (!bi->is_go) {
 		err = -ENOEXEC;
 		diag_fatal("%s: not a Go binary (no .gopclntab or Go build info)", path);
 		goto fail;

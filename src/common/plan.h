@@ -57,6 +57,7 @@ struct plan_prog {
 	/* PERF: sample_period in ns (interval, profile:ms/us) or a frequency (profile:hz) */
 	uint64_t perf_period_ns, perf_freq;
 	bool perf_all_cpus; /* profile: every CPU; interval: CPU 0 only */
+	bool uprobe_return; /* UPROBE: a uretprobe (uprobe_multi return flag) */
 	/* TRACEPOINT */
 	const char *tp_category, *tp_name;
 };

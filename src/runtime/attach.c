@@ -30,7 +30,7 @@ struct rt_link_create_uprobe_multi {
 };
 
 static int uprobe_multi_link_create(int prog_fd, const char *path, const uint64_t *offsets,
-				    const uint64_t *cookies, uint32_t cnt, pid_t pid)
+				    const uint64_t *cookies, uint32_t cnt, pid_t pid, bool ret)
 {
 	struct rt_link_create_uprobe_multi attr;
 	memset(&attr, 0, sizeof(attr)); /* the kernel rejects non-zero padding / unknown tail */
@@ -41,6 +41,7 @@ static int uprobe_multi_link_create(int prog_fd, const char *path, const uint64_
 	attr.cookies = (uint64_t)(uintptr_t)cookies;
 	attr.cnt = cnt;
 	attr.pid = (uint32_t)pid; /* 0 = every process that maps the file */
+	attr.um_flags = ret ? 1u /* BPF_F_UPROBE_MULTI_RETURN */ : 0;
 	long fd = syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
 	return fd < 0 ? -errno : (int)fd;
 }
@@ -66,7 +67,7 @@ static long find_failing_site(int prog_fd, const char *path, const uint64_t *off
 	while (hi - lo > 1) {
 		uint32_t mid = lo + (hi - lo) / 2;
 		int fd = uprobe_multi_link_create(prog_fd, path, offsets + lo, cookies + lo, mid - lo,
-						  pid);
+						  pid, false);
 		if (fd >= 0) {
 			close(fd);
 			lo = mid;
@@ -106,7 +107,8 @@ static int attach_prog(struct rt_session *s, int pi, int prog_fd)
 			cookies[cnt] = (uint64_t)si | (uint64_t)sites[si].cookie_flags << 32;
 			cnt++;
 		}
-		int fd = uprobe_multi_link_create(prog_fd, target, offsets, cookies, cnt, s->pid);
+		int fd = uprobe_multi_link_create(prog_fd, target, offsets, cookies, cnt, s->pid,
+						  pp->uprobe_return);
 		if (fd < 0) {
 			err = fd;
 			/* A missing or unreadable file, or a vanished process, is not about a site. */

@@ -48,7 +48,9 @@ enum sema_builtin {
 	BI_TPARG,   /* args.FIELD of a tracepoint: tp_* below */
 };
 
-enum go_point { GO_ENTRY, GO_RETURN, GO_OFFSET };
+/* Where a uprobe program fires: Go entry (after the prologue), Go RETs, an offset; or
+ * plain uprobe/uretprobe (C ABI arguments, no call stacks). */
+enum go_point { GO_ENTRY, GO_RETURN, GO_OFFSET, UP_ENTRY, UP_RETURN };
 
 /* Programs gotrace adds for per-goroutine call stacks. */
 enum sema_hidden {

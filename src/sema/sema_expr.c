@@ -125,8 +125,9 @@ static const char *const funcs_now[] = {
 	"count", "sum", "avg", "min", "max", "stats", "hist", "lhist",
 };
 
-/* Regs of Go's register ABI for arg0..arg8. */
+/* Regs of Go's register ABI for arg0..arg8, and of the C ABI for plain uprobes. */
 static const char *const go_arg_regs[] = {"ax", "bx", "cx", "di", "si", "r8", "r9", "r10", "r11"};
+static const char *const c_arg_regs[] = {"di", "si", "dx", "cx", "r8", "r9"};
 
 static const char *closest(struct sema *s, const char *name, const char *const *cands, int n,
 			   const char *const *cands2, int n2)
@@ -202,6 +203,10 @@ static int check_go_ident(struct sema *s, struct ast_node *e, struct sema_node *
 	const char *name = e->u.name;
 	if (check_uprobe_only(s, e, name))
 		return -EINVAL;
+	if (sn->builtin == BI_RETVAL && s->clause_points == (1u << UP_RETURN)) {
+		e->ty = &ty_i64; /* uretprobe on C code */
+		return 0;
+	}
 	if ((sn->builtin == BI_DURATION || sn->builtin == BI_RETVAL) &&
 	    s->clause_points != (1u << GO_RETURN)) {
 		diag_error(s->src, e->loc, "%s is only available in go:FUNC:return probes", name);
@@ -264,8 +269,27 @@ static int check_ident(struct sema *s, struct ast_node *e)
 			break;
 		}
 		if (sn->builtin >= BI_ARG0 && sn->builtin <= BI_ARG8) {
+			int n = sn->builtin - BI_ARG0;
+			unsigned up = (1u << UP_ENTRY) | (1u << UP_RETURN);
+			if ((s->clause_points & up) && (s->clause_points & ~up)) {
+				diag_error(s->src, e->loc,
+					   "%s: go: and uprobe: probes in one clause pass arguments "
+					   "differently (Go's register ABI vs C's); split the clause",
+					   name);
+				return -EINVAL;
+			}
+			if (s->clause_points & up) {
+				if (n >= (int)ARRAY_SIZE(c_arg_regs)) {
+					diag_error(s->src, e->loc, "%s: the C ABI passes six integer "
+						   "arguments in registers (arg0..arg5)", name);
+					return -EINVAL;
+				}
+				sn->regs_off = sema_reg_offset(c_arg_regs[n]);
+				e->ty = &ty_u64; /* as bpftrace */
+				return 0;
+			}
 			/* Go's integer parameters are mostly int: signed, so `arg1 < 0` works */
-			sn->regs_off = sema_reg_offset(go_arg_regs[sn->builtin - BI_ARG0]);
+			sn->regs_off = sema_reg_offset(go_arg_regs[n]);
 			e->ty = &ty_i64;
 		}
 		return 0;

@@ -62,6 +62,7 @@ struct sema {
 };
 
 struct binfo *sema_target(struct sema *s, const char *path, struct gt_loc loc);
+struct binfo *sema_target_elf(struct sema *s, const char *path, struct gt_loc loc, bool need_go);
 int sema_expand_probes(struct sema *s, struct ast_node *clause, int ci);
 int sema_add_func_sites(struct sema *s, struct binfo *bi, const struct binfo_func *f,
 			enum go_point point, uint64_t off, struct gt_loc loc, bool quiet);

@@ -12,11 +12,23 @@
 /* Opened targets, shared by all clauses; closed by sema_result_free through the plan. */
 struct binfo *sema_target(struct sema *s, const char *path, struct gt_loc loc)
 {
-	for (int i = 0; i < s->ntargets; i++)
-		if (!strcmp(s->target_paths[i], path))
-			return s->targets[i];
+	return sema_target_elf(s, path, loc, true);
+}
+
+/* NEED_GO: go: probes need a Go binary; uprobe: takes any ELF with symbols. */
+struct binfo *sema_target_elf(struct sema *s, const char *path, struct gt_loc loc, bool need_go)
+{
+	for (int i = 0; i < s->ntargets; i++) {
+		if (strcmp(s->target_paths[i], path))
+			continue;
+		if (need_go && !binfo_is_go(s->targets[i])) {
+			diag_fatal("%s: not a Go binary (no .gopclntab or Go build info)", path);
+			return NULL;
+		}
+		return s->targets[i];
+	}
 	struct binfo *bi = NULL;
-	int err = binfo__open(path, &bi);
+	int err = need_go ? binfo__open(path, &bi) : binfo__open_elf(path, &bi);
 	if (err < 0) {
 		(void)loc;
 		return NULL;
@@ -234,9 +246,63 @@ static int add_go_sites(struct sema *s, struct go_probe *gp)
 }
 
 static const char *const later_providers[] = {
-	"uprobe", "uretprobe", "kfunc", "kretfunc", "kprobe", "kretprobe",
+	"kfunc", "kretfunc", "kprobe", "kretprobe",
 	"usdt", "software", "hardware", "watchpoint",
 };
+
+/* uprobe:[PATH:]SYM[+OFF], uretprobe:[PATH:]SYM: plain probes for non-Go code. */
+static int expand_uprobe(struct sema *s, struct ast_node *clause, struct ast_node *p, int ci)
+{
+	bool ret = !strcmp(p->u.probe.provider, "uretprobe");
+	int n = p->u.probe.nparts;
+	const char *path = n == 2 ? p->u.probe.parts[0] : s->opts->default_target;
+	const char *spec = n == 2 ? p->u.probe.parts[1] : n == 1 ? p->u.probe.parts[0] : NULL;
+	if (!spec || !path) {
+		diag_error(s->src, p->loc, "%s probes are %s:PATH:SYMBOL%s", p->u.probe.provider,
+			   p->u.probe.provider, ret ? "" : "[+OFFSET]");
+		return -EINVAL;
+	}
+	struct binfo *bi = sema_target_elf(s, path, p->loc, false);
+	if (!bi)
+		return -ENOENT;
+	char *sym = arena_strdup(s->arena, spec);
+	uint64_t off = 0;
+	char *plus = strrchr(sym, '+');
+	if (plus && !ret && parse_offset(plus, &off))
+		*plus = 0;
+	const struct binfo_func *f = binfo_find_func(bi, sym);
+	if (!f) {
+		diag_error(s->src, p->loc, "no function '%s' in %s%s", sym, path,
+			   suggest_funcs(s, bi, sym));
+		return -ENOENT;
+	}
+	/* Go symbols are package-qualified; cgo's C functions are not. */
+	if (ret && binfo_is_go(bi) && strchr(sym, '.') && !s->opts->unsafe) {
+		diag_error(s->src, p->loc,
+			   "uretprobe on the Go function %s is refused: Go copies goroutine stacks "
+			   "and a uretprobe's rewritten return address then crashes the program; "
+			   "use go:%s:return (probes on its RET instructions), or --unsafe",
+			   sym, sym);
+		return -EPERM;
+	}
+	uint64_t addr = f->addr + off;
+	if (off && (off >= f->size || !binfo_is_insn_boundary(bi, f, addr))) {
+		diag_error(s->src, p->loc, "%s+%llu is not an instruction boundary of %s", sym,
+			   (unsigned long long)off, sym);
+		return -EINVAL;
+	}
+	uint64_t foff;
+	if (binfo_vaddr_to_offset(bi, addr, &foff)) {
+		diag_error(s->src, p->loc, "cannot place a probe in %s", sym);
+		return -EINVAL;
+	}
+	s->group_site_begin = s->sites.n;
+	add_site(s, bi, f, ret ? UP_RETURN : UP_ENTRY, p->u.probe.raw, addr, foff, 0);
+	sema_close_group(s, clause, PLAN_PROG_UPROBE, bi, ret ? UP_RETURN : UP_ENTRY, HIDDEN_NONE,
+			 arena_printf(s->arena, "c%d_%s", ci, p->u.probe.provider));
+	s->progs.v[s->progs.n - 1].uprobe_return = ret;
+	return 0;
+}
 
 /* interval:UNIT:N, profile:UNIT:N -> a PERF program with a pseudo-site named after it */
 static int expand_timer(struct sema *s, struct ast_node *clause, struct ast_node *p, int ci)
@@ -363,6 +429,11 @@ int sema_expand_probes(struct sema *s, struct ast_node *clause, int ci)
 			s->clause_kinds |= 1u << PLAN_PROG_TRACEPOINT;
 			continue;
 		}
+		if (!strcmp(prov, "uprobe") || !strcmp(prov, "uretprobe")) {
+			s->clause_kinds |= 1u << PLAN_PROG_UPROBE;
+			s->clause_points |= 1u << (prov[1] == 'r' ? UP_RETURN : UP_ENTRY);
+			continue;
+		}
 		bool later = false;
 		for (size_t k = 0; k < ARRAY_SIZE(later_providers); k++)
 			later |= !strcmp(prov, later_providers[k]);
@@ -370,8 +441,8 @@ int sema_expand_probes(struct sema *s, struct ast_node *clause, int ci)
 			diag_error(s->src, p->loc, "%s probes are not supported yet", prov);
 		else
 			diag_error(s->src, p->loc,
-				   "unknown probe type '%s': expected BEGIN, END, go, interval, profile "
-				   "or tracepoint",
+				   "unknown probe type '%s': expected BEGIN, END, go, uprobe, uretprobe, "
+				   "interval, profile or tracepoint",
 				   prov);
 		err = -EINVAL;
 	}
@@ -400,6 +471,8 @@ int sema_expand_probes(struct sema *s, struct ast_node *clause, int ci)
 			e = expand_timer(s, clause, p, ci);
 		else if (!strcmp(prov, "tracepoint"))
 			e = expand_tracepoint(s, clause, p, ci);
+		else if (!strcmp(prov, "uprobe") || !strcmp(prov, "uretprobe"))
+			e = expand_uprobe(s, clause, p, ci);
 		if (e)
 			err = -EINVAL;
 	}

@@ -1,0 +1,55 @@
+"""Probe types beyond go:: plain uprobe/uretprobe on C code (C ABI arguments), the
+uretprobe refusal on Go functions, interval, profile and tracepoint probes."""
+
+import os
+import subprocess
+
+from gtlib import TESTS, Suite, bpf_leftovers, describe
+
+s = Suite("probes")
+
+if s.case("uprobe"):
+    exe = os.path.join(s.work, "bin", "cadd")
+    subprocess.run(["cc", "-O1", "-o", exe, os.path.join(TESTS, "c", "cadd.c")], check=True)
+    r = s.run(["-c", exe, "-e", 'uprobe:%s:cadd { printf("in %%d %%d\\n", arg0, arg1); } '
+               'uretprobe:%s:cadd { printf("ret %%d\\n", retval); }' % (exe, exe)])
+    # the program's own "33" may land anywhere among the trace lines
+    lines = [l for l in r.stdout.splitlines() if l != "33"]
+    s.check("uprobe/uretprobe on C code with C ABI arguments",
+            r.returncode == 0 and "33" in r.stdout.splitlines() and
+            lines == ["in 0 10", "ret 10", "in 1 10", "ret 11", "in 2 10", "ret 12"], describe(r))
+
+if s.case("uretprobe-go"):
+    adds = s.go_build("adds")
+    r = s.run(["--dry-run", "-b", adds, "-e", 'uretprobe:main.add { printf("x\\n"); }'])
+    s.check("uretprobe on a Go function is refused with the reason",
+            r.returncode == 2 and "Go copies goroutine stacks" in r.stderr and
+            "go:main.add:return" in r.stderr, describe(r))
+    r = s.run(["--dry-run", "--unsafe", "-b", adds, "-e", 'uretprobe:main.add { printf("x\\n"); }'])
+    s.check("... unless --unsafe", r.returncode == 0, describe(r))
+
+if s.case("interval"):
+    r = s.run(["-e", 'interval:ms:50 { @n++; printf("tick %d\\n", @n); if (@n == 5) { exit(); } }'])
+    s.check("interval:ms fires and exit() ends the run",
+            r.returncode == 0 and r.stdout.startswith("tick 1\ntick 2\ntick 3\ntick 4\ntick 5\n"),
+            describe(r))
+
+if s.case("profile"):
+    r = s.run(["-e", 'profile:hz:99 { @[probe] = count(); } interval:ms:500 { exit(); }'])
+    s.check("profile:hz samples on the CPUs",
+            r.returncode == 0 and "@[profile:hz:99]: " in r.stdout, describe(r))
+
+if s.case("tracepoint"):
+    sh = "/bin/sh"
+    tr = s.start(["-e", 'BEGIN { printf("READY\\n"); } '
+                  'tracepoint:sched:sched_process_exec /args.filename == "/bin/true"/ '
+                  '{ printf("exec %s\\n", args.filename); exit(); }'])
+    line = tr.stdout.readline()
+    subprocess.run(["/bin/true"])
+    out, err = tr.communicate(timeout=30)
+    s.check("tracepoint with args.FIELD (a __data_loc string)",
+            line == "READY\n" and tr.returncode == 0 and out == "exec /bin/true\n",
+            line + out + err)
+
+s.check("nothing left attached", not bpf_leftovers(), bpf_leftovers())
+s.finish()
