@@ -201,10 +201,10 @@ static int this_year;
 static struct plan_site *sites;
 static int nsites;
 
-#define PROG_BEGIN {PLAN_PROG_BEGIN, "rtst_begin", 0, 0, 1}
-#define PROG_END {PLAN_PROG_END, "rtst_end", 0, 0, 9}
-#define PROG_ADD {PLAN_PROG_UPROBE, "rtst_add", 0, 1, 3}
-#define PROG_ADD_EXIT {PLAN_PROG_UPROBE, "rtst_add_exit", 0, 1, 5}
+#define PROG_BEGIN {.kind = PLAN_PROG_BEGIN, .fn_name = "rtst_begin", .site_count = 0, .clause_line = 1}
+#define PROG_END {.kind = PLAN_PROG_END, .fn_name = "rtst_end", .clause_line = 9}
+#define PROG_ADD {.kind = PLAN_PROG_UPROBE, .fn_name = "rtst_add", .site_count = 1, .clause_line = 3}
+#define PROG_ADD_EXIT {.kind = PLAN_PROG_UPROBE, .fn_name = "rtst_add_exit", .site_count = 1, .clause_line = 5}
 #define PROG_FLOOD {PLAN_PROG_UPROBE, "rtst_flood", 0, 1, 7}
 
 static struct gt_plan make_plan(struct plan_prog *progs, int nprogs)
