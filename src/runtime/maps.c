@@ -7,8 +7,9 @@
  *   After the last line of a map one '\n' ends it; avg and stats maps add one empty line;
  *   hist and lhist print "@m[k]: " (trailing space) then the bucket lines, keys separated
  *   by an empty line, and an empty line after the last. A map without entries prints just
- *   its terminator ("\n", "\n\n" for avg/stats); an empty (zero()'d) histogram prints
- *   "@m: " and no bucket lines.
+ *   its terminator ("\n", "\n\n" for avg/stats), except a count() without keys, which
+ *   prints 0 (an array in bpftrace); an empty (zero()'d) histogram prints "@m: " and no
+ *   bucket lines.
  * - Order of the keys: int, count, sum, min, max by value (ascending; ties, which bpftrace
  *   leaves in hash order, by key as below); string-valued maps by key: field by field,
  *   integers as unsigned 64-bit numbers (so -1 sorts last, as bpftrace), strings by
@@ -42,7 +43,7 @@ struct rt_map {
 	bool is_hist;         /* HIST or LHIST: key ends in a u64 bucket index */
 	size_t key_size;      /* whole BPF key */
 	size_t prefix_size;   /* the key without the bucket index */
-	size_t stride;        /* per-CPU value size rounded up to 8 */
+	size_t stride;        /* bytes per value: the BPF value size, rounded up to 8 per CPU */
 	int nvals;            /* values per key: possible CPUs when per CPU, else 1 */
 	uint32_t max_entries;
 	int nbuckets;         /* HIST, LHIST */
@@ -54,7 +55,6 @@ struct rt_maps {
 	int nmaps;
 	int full_fd; /* PLAN_MAP_FULL, -1 when absent */
 	int full_nvals;
-	size_t full_stride;
 };
 
 /* One key of a map after the CPUs are combined (for histograms: one key prefix). */
@@ -889,6 +889,14 @@ static size_t build_rows(const struct rt_maps *ms, const struct rt_map *m, const
 		}
 	}
 
+	/* bpftrace 0.17 keeps a keyless count() in an array: it always has a value, 0 when
+	 * nothing was counted or after clear(). */
+	static const uint8_t zero_key[8];
+	if (n == 0 && pm->kind == PLAN_MAP_COUNT && pm->nkeys == 0 && m->prefix_size <= 8) {
+		rows[0].key = zero_key;
+		n = 1;
+	}
+
 	struct row **order = xmalloc((n ? n : 1) * sizeof(*order));
 	for (size_t i = 0; i < n; i++)
 		order[i] = &rows[i];
@@ -993,8 +1001,9 @@ struct rt_maps *rt_maps__new(const struct gt_plan *plan, struct bpf_object *obj,
 			why = "is not loaded";
 		} else if (bpf_map__key_size(bm) != (uint32_t)pm->key_size) {
 			why = "has another key size than the plan";
-		} else if (bpf_map__value_size(bm) != (uint32_t)pm->value_size) {
-			why = "has another value size than the plan";
+		} else if (pm->value_size <= 0 || bpf_map__value_size(bm) < (uint32_t)pm->value_size ||
+			   bpf_map__value_size(bm) > round8((size_t)pm->value_size)) {
+			why = "has another value size than the plan"; /* codegen may round up to 8 */
 		} else if (is_percpu_type(bpf_map__type(bm)) != pm->percpu) {
 			why = pm->percpu ? "is not per CPU" : "is per CPU";
 		}
@@ -1027,7 +1036,7 @@ struct rt_maps *rt_maps__new(const struct gt_plan *plan, struct bpf_object *obj,
 		m->key_size = (size_t)pm->key_size;
 		m->prefix_size = m->key_size - (hist ? 8 : 0);
 		m->nvals = pm->percpu ? ncpus : 1;
-		m->stride = pm->percpu ? round8((size_t)pm->value_size) : (size_t)pm->value_size;
+		m->stride = pm->percpu ? round8(bpf_map__value_size(bm)) : bpf_map__value_size(bm);
 		m->max_entries = bpf_map__max_entries(bm);
 		if (pm->max_entries > m->max_entries)
 			m->max_entries = pm->max_entries;
@@ -1048,7 +1057,6 @@ struct rt_maps *rt_maps__new(const struct gt_plan *plan, struct bpf_object *obj,
 	    bpf_map__value_size(full) == 8) {
 		ms->full_fd = bpf_map__fd(full);
 		ms->full_nvals = is_percpu_type(bpf_map__type(full)) ? ncpus : 1;
-		ms->full_stride = 8;
 	}
 	*err = 0;
 	return ms;

@@ -373,7 +373,6 @@ percpu:
 		k = K1(1); max(&m_xk, &k, 5);
 		k = K1(3); max(&m_xk, &k, 50);
 		k = K1(1); add(&m_zc, &k, 1, 0);
-		k = K1(2); add(&m_zc, &k, 1, 0);
 		min(&m_zmin, &z, 4);
 		k = K1(1); add(&m_cc, &k, 1, 0);
 	} else {
@@ -381,7 +380,7 @@ percpu:
 		k = K1(3); min(&m_mk, &k, 100);
 		k = K1(2); max(&m_xk, &k, 0);
 		k = K1(3); max(&m_xk, &k, 20);
-		k = K1(2); add(&m_zc, &k, 1, 0);
+		k = K1(1); add(&m_zc, &k, 1, 0);
 		k = K1(2); add(&m_cc, &k, 1, 0);
 	}
 	for (int i = 0; i < 40; i++)

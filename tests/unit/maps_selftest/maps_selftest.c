@@ -260,6 +260,26 @@ static void check_map(struct rt_maps *ms, const struct gt_plan *plan, const char
 	free(j);
 }
 
+/* The per-CPU cases only test something if the two phases ran on two CPUs. */
+static void check_percpu_split(struct bpf_object *obj)
+{
+	int ncpus = libbpf_num_possible_cpus();
+	if (ncpus < 2) {
+		fprintf(stderr, "maps_selftest: one CPU, per-CPU combining not exercised\n");
+		return;
+	}
+	struct v_mm *v = xcalloc((size_t)ncpus, sizeof(*v));
+	struct k1 k = {2};
+	int fd = bpf_object__find_map_fd_by_name(obj, "m_mnp");
+	if (bpf_map_lookup_elem(fd, &k, v) || !v[0].set || v[0].value != -8 || v[1].set) {
+		failures++;
+		fprintf(stderr, "FAIL per-CPU split: @mnp[2] cpu0 %lld/%llu cpu1 %lld/%llu\n",
+			(long long)v[0].value, (unsigned long long)v[0].set, (long long)v[1].value,
+			(unsigned long long)v[1].set);
+	}
+	free(v);
+}
+
 static void check(struct rt_maps *ms, const struct gt_plan *plan)
 {
 	char *s;
@@ -377,8 +397,10 @@ int main(int argc, char **argv)
 		bpf_object__close(obj);
 		return 1;
 	}
-	if (is_check)
+	if (is_check) {
+		check_percpu_split(obj);
 		check(ms, &plan);
+	}
 	else
 		dump(ms, &plan, json);
 	rt_maps__free(ms);

@@ -37,6 +37,14 @@ if [ $oracle = yes ]; then
 		echo "maps_selftest: bpftrace not found (use --no-bpftrace)" >&2
 		exit 1
 	fi
+	case $(bpftrace --version 2>/dev/null) in
+	*v0.17.*) ;;
+	*)
+		echo "maps_selftest: the oracle is bpftrace 0.17, found: $(bpftrace --version 2>&1)" \
+			"(use --no-bpftrace)" >&2
+		exit 1
+		;;
+	esac
 	for fmt in text json; do
 		"$out/maps_selftest" "$out/maps.bpf.o" $fmt >"$out/gotrace.$fmt"
 		# bpftrace: drop its first line ("Attaching 1 probe..." / attached_probes)
