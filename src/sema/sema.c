@@ -44,7 +44,9 @@ static int check_clause(struct sema *s, struct ast_node *clause, int ci)
 		sp->nvars = s->vars.n;
 		sp->uses_duration = s->clause_uses_duration;
 		sp->needs_goruntime = s->clause_uses_goruntime || sp->point == GO_RETURN;
-		sp->vars = arena_copy(s->arena, s->vars.v, sizeof(struct sema_var) * (size_t)s->vars.n);
+		sp->vars = arena_alloc(s->arena, sizeof(struct sema_var) * (size_t)(s->vars.n + 1));
+		for (int j = 0; j < s->vars.n; j++)
+			sp->vars[j] = *s->vars.v[j];
 	}
 	return err ? -EINVAL : 0;
 }

@@ -315,9 +315,9 @@ static int check_ident(struct sema *s, struct ast_node *e)
 static struct sema_var *find_var(struct sema *s, const char *name, int *slot)
 {
 	for (int i = 0; i < s->vars.n; i++) {
-		if (!strcmp(s->vars.v[i].name, name)) {
+		if (!strcmp(s->vars.v[i]->name, name)) {
 			*slot = i;
-			return &s->vars.v[i];
+			return s->vars.v[i];
 		}
 	}
 	return NULL;
@@ -845,13 +845,15 @@ static int check_assign(struct sema *s, struct ast_node *st)
 			return -EINVAL;
 		}
 	} else if (!v) {
-		struct sema_var nv = {.name = lhs->u.name, .ty = *rhs->ty};
-		if (nv.ty.kind == TY_INT) {
-			nv.ty.size = 8; /* variables hold 64-bit values, like bpftrace */
+		struct sema_var *nv = arena_alloc(s->arena, sizeof(*nv));
+		nv->name = lhs->u.name;
+		nv->ty = *rhs->ty;
+		if (nv->ty.kind == TY_INT) {
+			nv->ty.size = 8; /* variables hold 64-bit values, like bpftrace */
 		}
 		vec_push(&s->vars, nv);
 		slot = s->vars.n - 1;
-		v = &s->vars.v[slot];
+		v = nv;
 	} else if ((v->ty.kind == TY_INT) != (rhs->ty->kind == TY_INT) ||
 		   (v->ty.kind != TY_INT && v->ty.kind != rhs->ty->kind)) {
 		char b1[32], b2[32];
@@ -863,7 +865,7 @@ static int check_assign(struct sema *s, struct ast_node *st)
 		v->ty.size = rhs->ty->size;
 	}
 	sema_node_of(s, lhs)->var_slot = slot;
-	lhs->ty = &s->vars.v[slot].ty;
+	lhs->ty = &v->ty;
 	return 0;
 }
 

@@ -57,7 +57,9 @@ struct sema {
 	bool clause_uses_duration;
 	bool clause_uses_goruntime; /* goid, duration or depth */
 	bool uses_depth; /* anywhere: then every traced function keeps call stacks */
-	VEC(struct sema_var) vars; /* variables of the clause being checked */
+	/* variables of the clause being checked; arena-allocated, so that the expression
+	 * types that point at them (AST_VAR) stay valid through codegen */
+	VEC(struct sema_var *) vars;
 	bool in_unroll_or_loop;
 };
 

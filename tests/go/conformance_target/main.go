@@ -7,8 +7,9 @@
 //	conftarget calls      work(i, i*i) for i in 0..99, then edge values (see below)
 //	conftarget strings    name(s) for a fixed list of strings
 //	conftarget many N     work(i%7 - 3, i) for i in 0..N-1
-//	conftarget syscalls N N getpid() calls, then N-1 ... 0 byte writes to /dev/null
-//	conftarget nested     outer -> middle -> inner, 3 rounds
+//	conftarget syscalls N N getppid() calls, then N-1 ... 0 byte writes to /dev/null
+//	conftarget nested     outer (3 calls) -> middle (6) -> inner (12)
+//	conftarget tri N      work(k, j) for j in 0..k, k in 0..N-1: key k is seen k+1 times
 package main
 
 import (
@@ -35,7 +36,7 @@ func inner(a int) int { return a * 2 }
 func middle(a int) int { return inner(a) + inner(a+1) }
 
 //go:noinline
-func outer(a int) int { return middle(a) + 1 }
+func outer(a int) int { return middle(a) + middle(a+1) }
 
 var sink int
 
@@ -63,8 +64,10 @@ func main() {
 			sink += edge(v)
 		}
 	case "strings":
-		for _, s := range []string{"alpha", "beta", "gamma", "alpha", "", "delta",
-			"alpha", "beta", "a-much-longer-string-with-dashes"} {
+		// alpha 5 times, beta 4, gamma 3, "" 2, the long one once
+		for _, s := range []string{"alpha", "beta", "gamma", "alpha", "", "beta",
+			"alpha", "gamma", "beta", "a-much-longer-string-with-dashes", "alpha", "",
+			"beta", "gamma", "alpha"} {
 			sink += name(s)
 		}
 	case "many":
@@ -73,7 +76,7 @@ func main() {
 		}
 	case "syscalls":
 		for i := 0; i < n; i++ {
-			syscall.Getpid()
+			syscall.Getppid() // never called by the Go runtime itself (getpid is: signalM)
 		}
 		f, err := os.OpenFile("/dev/null", os.O_WRONLY, 0)
 		if err != nil {
@@ -85,6 +88,12 @@ func main() {
 			syscall.Write(int(f.Fd()), buf[:i])
 		}
 		f.Close()
+	case "tri":
+		for k := 0; k < n; k++ {
+			for j := 0; j <= k; j++ {
+				sink += work(k, j)
+			}
+		}
 	case "nested":
 		for i := 0; i < 3; i++ {
 			sink += outer(i)
