@@ -29,6 +29,21 @@ long gt_read_gostr(char *dst, __u32 size, __u64 addr)
 	return err < 0 ? err : (long)len;
 }
 
+long gt_read_bytes(char *dst, __u32 size, __u64 addr, __s64 n)
+{
+	__u64 len;
+	__builtin_memset(dst, 0, size);
+	if (n <= 0)
+		return 0;
+	len = (__u64)n;
+	if (len > size - 1)
+		len = size - 1;
+	asm volatile("" : "+r"(len));
+	if (len > 1024)
+		return -1;
+	return bpf_probe_read_user(dst, len, (const void *)addr);
+}
+
 long gt_read_cstr(char *dst, __u32 size, __u64 addr)
 {
 	return bpf_probe_read_user_str(dst, size, (const void *)addr);

@@ -37,6 +37,8 @@ enum gt_stat {
  * bytes of its text to DST, NUL-terminated. DST is zeroed first so that a failed or
  * short read never exposes stale ring-buffer bytes. Returns the bytes copied or <0. */
 long gt_read_gostr(char *dst, __u32 size, __u64 addr);
+/* Copies exactly min(N, size-1) bytes at ADDR to DST, NUL-terminated (str(p, n)). */
+long gt_read_bytes(char *dst, __u32 size, __u64 addr, __s64 n);
 /* Copies text at ADDR to DST (size bytes with the terminating NUL). */
 long gt_read_cstr(char *dst, __u32 size, __u64 addr);
 /* Reads an integer of SIZE bytes (1, 2, 4, 8) at ADDR; 0 on failure. */

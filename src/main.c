@@ -13,6 +13,7 @@
 #include "common/arena.h"
 #include "common/diag.h"
 #include "common/util.h"
+#include "funcgraph/funcgraph.h"
 #include "parser/ast.h"
 #include "runtime/rt.h"
 #include "sema/sema.h"
@@ -32,6 +33,7 @@ struct options {
 	bool dump_ast, dump_types, dump_sites, dump_ir, dump_bpf;
 	char **posargs;
 	int nposargs;
+	struct fg_options fg; /* --funcgraph mode when fg.patterns.n > 0 */
 };
 
 static void usage(FILE *out)
@@ -39,6 +41,9 @@ static void usage(FILE *out)
 	fputs("usage: gotrace [OPTIONS] SCRIPT.gt [ARGS...]\n"
 	      "       gotrace [OPTIONS] -e 'PROGRAM' [ARGS...]\n"
 	      "       gotrace -l [PATTERN] (-b BINARY | -c CMD | -p PID)\n"
+	      "       gotrace --funcgraph PATTERN [--funcgraph PATTERN...] [--drilldown FUNC]\n"
+	      "               [--args 'FUNC(NAME=RULE:TYPE, ...)'...] [--no-color]\n"
+	      "               (-c CMD | -p PID | BINARY)\n"
 	      "\n"
 	      "options:\n"
 	      "  -e PROGRAM          program text\n"
@@ -52,6 +57,10 @@ static void usage(FILE *out)
 	      "  -v                  verbose\n"
 	      "  --dry-run           compile and load (verifier), attach nothing\n"
 	      "  --unsafe            allow unsafe actions\n"
+	      "  --funcgraph PATTERN per-goroutine call trees of the matching functions\n"
+	      "  --drilldown FUNC    call-graph mode: only trees rooted at FUNC\n"
+	      "  --args SPEC         call-graph mode: arguments to show, go-ftrace syntax\n"
+	      "  --no-color          call-graph mode: no colours on a terminal\n"
 	      "  -h, --help          this help\n"
 	      "  -V, --version       version\n",
 	      out);
@@ -79,12 +88,17 @@ static int parse_dump(struct options *o, const char *what)
 
 static int parse_args(int argc, char **argv, struct options *o)
 {
-	enum { OPT_DRY_RUN = 256, OPT_UNSAFE, OPT_PARSE_ONLY };
+	enum { OPT_DRY_RUN = 256, OPT_UNSAFE, OPT_PARSE_ONLY, OPT_FUNCGRAPH, OPT_DRILLDOWN,
+	       OPT_ARGS, OPT_NO_COLOR };
 	static const struct option longopts[] = {
 		{"binary", required_argument, NULL, 'b'},
 		{"dry-run", no_argument, NULL, OPT_DRY_RUN},
 		{"unsafe", no_argument, NULL, OPT_UNSAFE},
 		{"parse-only", no_argument, NULL, OPT_PARSE_ONLY},
+		{"funcgraph", required_argument, NULL, OPT_FUNCGRAPH},
+		{"drilldown", required_argument, NULL, OPT_DRILLDOWN},
+		{"args", required_argument, NULL, OPT_ARGS},
+		{"no-color", no_argument, NULL, OPT_NO_COLOR},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{0},
@@ -143,6 +157,18 @@ again:
 		case OPT_PARSE_ONLY:
 			o->parse_only = true;
 			break;
+		case OPT_FUNCGRAPH:
+			vec_push(&o->fg.patterns, optarg);
+			break;
+		case OPT_DRILLDOWN:
+			o->fg.drilldown = optarg;
+			break;
+		case OPT_ARGS:
+			vec_push(&o->fg.args, optarg);
+			break;
+		case OPT_NO_COLOR:
+			o->fg.no_color = true;
+			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -168,7 +194,35 @@ again:
 		}
 		return 0;
 	}
-	if (!o->program) {
+	if (o->fg.patterns.n) {
+		/* call-graph mode: the program is generated; one optional BINARY, which may be
+		 * followed by more options */
+		if (o->program) {
+			diag_fatal("--funcgraph generates the program: -e cannot be used with it");
+			return -EINVAL;
+		}
+		if (rest < argc && !o->script_path) {
+			o->script_path = argv[rest]; /* the BINARY, kept here until main */
+			optind = rest + 1;
+			goto again;
+		}
+		if (rest < argc) {
+			diag_fatal("--funcgraph takes one BINARY, got '%s' too", argv[rest]);
+			return -EINVAL;
+		}
+		if (o->script_path && (o->cmd || o->pid || o->binary)) {
+			diag_fatal("--funcgraph: give the target once: -c, -p or a BINARY path");
+			return -EINVAL;
+		}
+		if (o->script_path)
+			o->binary = o->script_path;
+		o->script_path = NULL;
+		o->fg.verbose = o->verbose;
+	} else if (o->fg.drilldown || o->fg.args.n || o->fg.no_color) {
+		diag_fatal("--drilldown, --args and --no-color need --funcgraph");
+		return -EINVAL;
+	}
+	if (!o->program && !o->fg.patterns.n) {
 		if (rest >= argc) {
 			usage(stderr);
 			return -EINVAL;
@@ -314,6 +368,7 @@ int main(int argc, char **argv)
 	struct gt_plan plan = {0};
 	struct sema_result sr = {0};
 	struct ast_node *prog = NULL;
+	struct funcgraph *fg = NULL;
 
 	if (parse_args(argc, argv, &o))
 		goto out;
@@ -347,10 +402,20 @@ int main(int argc, char **argv)
 		goto out;
 	}
 
-	text = o.program ? xstrdup(o.program) : read_file(o.script_path);
+	if (o.fg.patterns.n) {
+		fg = funcgraph_new(&o.fg, target);
+		if (!fg)
+			goto out;
+		text = xstrdup(funcgraph_program(fg));
+	} else {
+		text = o.program ? xstrdup(o.program) : read_file(o.script_path);
+	}
 	if (!text)
 		goto out;
-	struct diag_src src = {.name = o.program ? "stdin" : o.script_path, .text = text};
+	struct diag_src src = {
+		.name = fg ? "funcgraph" : o.program ? "stdin" : o.script_path,
+		.text = text,
+	};
 	arena = arena__new();
 	uint64_t t0 = now_ns();
 	prog = parse_program(arena, &src);
@@ -370,6 +435,7 @@ int main(int argc, char **argv)
 		.nposargs = o.nposargs,
 		.unsafe = o.unsafe,
 		.str_len = str_len_from_env(),
+		.funcgraph = fg != NULL,
 	};
 	if (sema_check(arena, &src, prog, &so, &plan, &sr))
 		goto out;
@@ -398,10 +464,13 @@ int main(int argc, char **argv)
 		.json = o.json,
 		.verbose = o.verbose,
 		.dry_run = o.dry_run,
+		.consumer = fg ? funcgraph_consumer(fg, &plan) : NULL,
 	};
 	plan.filter_pid = o.pid;
 	status = rt_run(&plan, &ro);
 out:
+	funcgraph_free(fg);
+	fg_options_free(&o.fg);
 	sema_result_free(&sr);
 	if (prog)
 		ast_free_lists(prog);

@@ -111,9 +111,20 @@ void cg_str_into(struct cg *g, struct ast_node *e, LLVMValueRef dst, int size)
 		return;
 	}
 	if (e->kind == AST_CALL && sn && sn->builtin == BI_STR) {
-		LLVMValueRef addr = cg_expr(g, e->u.call.args.v[0]);
-		LLVMValueRef args[3] = {dst, LLVMConstInt(g->i32, (uint64_t)size, false), addr};
-		cg_runtime_call(g, "gt_read_cstr", args, 3);
+		struct ast_node **a = e->u.call.args.v;
+		if (a[0]->ty->kind == TY_STR) {
+			cg_str_into(g, a[0], dst, size);
+			return;
+		}
+		LLVMValueRef addr = cg_expr(g, a[0]);
+		LLVMValueRef size_v = LLVMConstInt(g->i32, (uint64_t)size, false);
+		if (e->u.call.args.n == 2 && a[1]->kind != AST_INT) {
+			LLVMValueRef args[4] = {dst, size_v, addr, cg_expr(g, a[1])};
+			cg_runtime_call(g, "gt_read_bytes", args, 4);
+		} else {
+			LLVMValueRef args[3] = {dst, size_v, addr};
+			cg_runtime_call(g, "gt_read_cstr", args, 3);
+		}
 		return;
 	}
 	if (e->kind == AST_FETCH) {

@@ -239,6 +239,30 @@ void cg_map_delete(struct cg *g, struct ast_node *call)
 	struct ast_node *mn = call->u.call.args.v[0];
 	int id;
 	const struct plan_map *m = map_of(g, mn, &id);
-	LLVMValueRef args[2] = {g->maps[id], build_key(g, mn, m)};
+	LLVMValueRef key = build_key(g, mn, m);
+	LLVMValueRef args[2] = {g->maps[id], key};
+	if (m->kind != PLAN_MAP_HIST && m->kind != PLAN_MAP_LHIST) {
+		cg_helper(g, BPF_HELPER_map_delete_elem, g->i64, args, 2);
+		return;
+	}
+	/* a hist key is one map key per bucket: delete every bucket (a bounded loop) */
+	uint64_t nb = m->kind == PLAN_MAP_HIST
+			      ? 66
+			      : 2 + (uint64_t)(m->lhist_max - m->lhist_min) / (uint64_t)m->lhist_step;
+	LLVMValueRef i = cg_alloca(g, g->i64, "bucket");
+	LLVMBuildStore(g->b, cg_const(g, 0), i);
+	LLVMBasicBlockRef cond = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "del.cond");
+	LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "del.body");
+	LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "del.done");
+	LLVMBuildBr(g->b, cond);
+	LLVMPositionBuilderAtEnd(g->b, cond);
+	LLVMValueRef cur = LLVMBuildLoad2(g->b, g->i64, i, "");
+	LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntULT, cur, cg_const(g, nb), ""), body,
+			done);
+	LLVMPositionBuilderAtEnd(g->b, body);
+	store64(g, key, m->key_size - 8, cur);
 	cg_helper(g, BPF_HELPER_map_delete_elem, g->i64, args, 2);
+	LLVMBuildStore(g->b, LLVMBuildAdd(g->b, cur, cg_const(g, 1), ""), i);
+	LLVMBuildBr(g->b, cond);
+	LLVMPositionBuilderAtEnd(g->b, done);
 }

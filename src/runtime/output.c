@@ -21,8 +21,9 @@ struct rt_output {
 	bool json;
 	bool discard;   /* after exit(): consume records, print nothing */
 	bool exit_seen;
-	struct fmt *fmts; /* [plan->nevents], parsed for PLAN_EV_PRINTF */
+	struct fmt *fmts; /* [plan->nevents], parsed for PLAN_EV_PRINTF and PLAN_EV_FG_ENTRY */
 	struct rt_maps *maps;
+	const struct rt_consumer *consumer; /* PLAN_EV_FG_* records, or NULL */
 	char *strbuf;     /* one string argument, NUL-terminated: max arg size + 1 */
 	struct strbuf line;
 	uint64_t records, bad_records;
@@ -61,10 +62,9 @@ static const char *arg_text(struct rt_output *o, const uint8_t *rec, const struc
 	return t ? t : "?";
 }
 
-static void put_conv(struct rt_output *o, const struct fmt_piece *pc, const uint8_t *rec,
-		     const struct plan_arg *a)
+static void put_conv(struct rt_output *o, struct strbuf *l, const struct fmt_piece *pc,
+		     const uint8_t *rec, const struct plan_arg *a)
 {
-	struct strbuf *l = &o->line;
 	char tmp[32];
 
 	if (!a) /* fewer arguments than conversions: checked at start-up, never here */
@@ -143,21 +143,33 @@ static void json_escape(struct strbuf *out, const char *s, size_t n)
 	strbuf_putc(out, '"');
 }
 
+/* Appends F formatted with the last f->nconv arguments of EV to OUT, leaving out the
+ * first SKIP conversions and the text before them. */
+static void format_pieces(struct rt_output *o, struct strbuf *out, const struct plan_event *ev,
+			  const struct fmt *f, const uint8_t *rec, int skip)
+{
+	int ai = ev->nargs - f->nconv, conv = 0;
+	for (int i = 0; i < f->npieces; i++) {
+		const struct fmt_piece *pc = &f->pieces[i];
+		bool skipped = conv < skip;
+		if (!skipped)
+			strbuf_puts(out, pc->literal);
+		if (pc->conv == FMT_NONE)
+			continue;
+		if (!skipped)
+			put_conv(o, out, pc, rec, ai >= 0 && ai < ev->nargs ? &ev->args[ai] : NULL);
+		ai++;
+		conv++;
+	}
+}
+
 static void emit_printf(struct rt_output *o, const struct plan_event *ev, const struct fmt *f,
 			const uint8_t *rec)
 {
-	int ai = 0;
 	o->line.len = 0;
 	if (o->line.buf)
 		o->line.buf[0] = 0;
-	for (int i = 0; i < f->npieces; i++) {
-		const struct fmt_piece *pc = &f->pieces[i];
-		strbuf_puts(&o->line, pc->literal);
-		if (pc->conv == FMT_NONE)
-			continue;
-		put_conv(o, pc, rec, ai < ev->nargs ? &ev->args[ai] : NULL);
-		ai++;
-	}
+	format_pieces(o, &o->line, ev, f, rec, 0);
 	if (!o->json) {
 		fwrite(o->line.buf ? o->line.buf : "", 1, o->line.len, o->f);
 		return;
@@ -266,6 +278,11 @@ int rt_output__handle(void *ctx, void *data, size_t size)
 		if (o->maps)
 			rt_maps__zero(o->maps, ev->map_id);
 		break;
+	case PLAN_EV_FG_ENTRY:
+	case PLAN_EV_FG_RETURN:
+		if (o->consumer)
+			o->consumer->record(o->consumer->ctx, o, (int)id, rec, size);
+		break;
 	case PLAN_EV_EXIT:
 		break;
 	}
@@ -300,14 +317,22 @@ static int check_event(const struct gt_plan *plan, int id, struct fmt *f, int *m
 	}
 	switch (ev->kind) {
 	case PLAN_EV_PRINTF:
+	case PLAN_EV_FG_ENTRY:
 		if (fmt_parse(ev->fmt ? ev->fmt : "", f, &msg, &off)) {
 			diag_fatal("internal error: event %d: format at byte %d: %s", id, off, msg);
 			return -EINVAL;
 		}
-		if (f->nconv != ev->nargs) {
+		/* FG_ENTRY: goid, depth, nsecs, site, caller pc, then the formatted ones */
+		if (f->nconv != ev->nargs - (ev->kind == PLAN_EV_FG_ENTRY ? 5 : 0)) {
 			diag_fatal("internal error: event %d: format has %d conversions for %d "
 				   "arguments",
 				   id, f->nconv, ev->nargs);
+			return -EINVAL;
+		}
+		break;
+	case PLAN_EV_FG_RETURN: /* goid, depth, nsecs, site, duration */
+		if (ev->nargs != 5) {
+			diag_fatal("internal error: event %d has %d arguments", id, ev->nargs);
 			return -EINVAL;
 		}
 		break;
@@ -358,6 +383,8 @@ void rt_output__free(struct rt_output *o)
 {
 	if (!o)
 		return;
+	if (o->consumer && o->consumer->finish)
+		o->consumer->finish(o->consumer->ctx, o);
 	if (o->bad_records)
 		fprintf(stderr, "gotrace: warning: %llu malformed event records ignored\n",
 			(unsigned long long)o->bad_records);
@@ -377,6 +404,34 @@ bool rt_output__exit_seen(const struct rt_output *o)
 void rt_output__set_maps(struct rt_output *o, struct rt_maps *maps)
 {
 	o->maps = maps;
+}
+
+void rt_output__set_consumer(struct rt_output *o, const struct rt_consumer *c)
+{
+	o->consumer = c;
+}
+
+FILE *rt_output_file(struct rt_output *o)
+{
+	return o->f;
+}
+
+bool rt_output_json(const struct rt_output *o)
+{
+	return o->json;
+}
+
+void rt_output_json_string(struct strbuf *out, const char *s, size_t n)
+{
+	json_escape(out, s, n);
+}
+
+void rt_output_format(struct rt_output *o, int event_id, const void *rec, int skip,
+		      struct strbuf *out)
+{
+	if (event_id < 0 || event_id >= o->plan->nevents)
+		return;
+	format_pieces(o, out, &o->plan->events[event_id], &o->fmts[event_id], rec, skip);
 }
 
 void rt_output__set_discard(struct rt_output *o, bool discard)

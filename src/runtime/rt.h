@@ -4,9 +4,35 @@
 #define GT_RT_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "common/plan.h"
+
+struct rt_output;
+struct strbuf;
+
+/* A consumer of the records the runtime does not print itself: those of call-graph
+ * mode (PLAN_EV_FG_ENTRY / PLAN_EV_FG_RETURN), in ring-buffer order. */
+struct rt_consumer {
+	void *ctx;
+	/* One record; REC (SIZE bytes, at least the event's size) is valid for the call. */
+	void (*record)(void *ctx, struct rt_output *o, int event_id, const void *rec,
+		       size_t size);
+	/* Once, after the last record (END drained, or a failure), before the output is
+	 * closed: what is still pending is printed now. */
+	void (*finish)(void *ctx, struct rt_output *o);
+};
+
+/* For consumers: the output stream, -f json, and the printf arguments of a record
+ * formatted by its event's format. The format's conversions take the event's last
+ * arguments; the first SKIP conversions (with the text before them) are left out. */
+FILE *rt_output_file(struct rt_output *o);
+bool rt_output_json(const struct rt_output *o);
+void rt_output_format(struct rt_output *o, int event_id, const void *rec, int skip,
+		      struct strbuf *out);
+/* Appends S[0..N) as a JSON string literal (quotes included) to OUT. */
+void rt_output_json_string(struct strbuf *out, const char *s, size_t n);
 
 struct rt_options {
 	char **child_argv;       /* -c: argv of the command (argv[0] resolved to a path), or NULL */
@@ -15,6 +41,7 @@ struct rt_options {
 	bool json;               /* -f json */
 	bool verbose;            /* -v */
 	bool dry_run;            /* --dry-run: load (verifier) only, attach nothing */
+	const struct rt_consumer *consumer; /* call-graph mode, or NULL */
 };
 
 /* Runs the plan to completion. Returns the process exit status: 0 on success,

@@ -91,6 +91,9 @@ int rt_output__handle(void *ctx, void *data, size_t size); /* ring_buffer_sample
 bool rt_output__exit_seen(const struct rt_output *o);
 /* While discarding (after exit()), records are consumed and not printed. */
 void rt_output__set_discard(struct rt_output *o, bool discard);
+/* Who gets the call-graph records (NULL: they are dropped); its finish() is called by
+ * rt_output__free, before the output is closed. */
+void rt_output__set_consumer(struct rt_output *o, const struct rt_consumer *c);
 /* The maps print(@m) / clear(@m) / zero(@m) events act on (NULL: none). */
 void rt_output__set_maps(struct rt_output *o, struct rt_maps *maps);
 void rt_output__lost(struct rt_output *o, uint64_t n);

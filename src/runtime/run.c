@@ -246,6 +246,7 @@ int rt_run(struct gt_plan *plan, const struct rt_options *opts)
 	s.output = rt_output__new(plan, s.out, opts->json, &err);
 	if (!s.output)
 		goto cleanup;
+	rt_output__set_consumer(s.output, opts->consumer);
 	/* -p is checked before the (slow) compile result is loaded. plan->filter_pid is a
 	 * -p given through the plan; opts win. The effective pid is written back. */
 	if (!opts->dry_run && !opts->child_argv && (opts->pid || plan->filter_pid)) {

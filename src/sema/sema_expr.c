@@ -512,9 +512,17 @@ static int check_call(struct sema *s, struct ast_node *e)
 			diag_error(s->src, e->loc, "str() takes an address and an optional length");
 			return -EINVAL;
 		}
-		for (int i = 0; i < args->n; i++) {
+		for (int i = 0; i < args->n; i++)
 			if (sema_check_expr(s, args->v[i]))
 				return -EINVAL;
+		struct sema_node *sn = sema_node_of(s, e);
+		/* str() of a string is that string: bpftrace wants str(args->filename) */
+		if (args->n == 1 && args->v[0]->ty->kind == TY_STR) {
+			sn->builtin = BI_STR;
+			e->ty = args->v[0]->ty;
+			return 0;
+		}
+		for (int i = 0; i < args->n; i++) {
 			if (!is_int(args->v[i])) {
 				diag_error(s->src, args->v[i]->loc, "str() needs an integer, got %s",
 					   kind_word(args->v[i]));
@@ -522,16 +530,17 @@ static int check_call(struct sema *s, struct ast_node *e)
 			}
 		}
 		int size = s->opts->str_len;
-		if (args->n == 2) {
-			if (args->v[1]->kind != AST_INT || args->v[1]->u.int_.value < 1 ||
-			    args->v[1]->u.int_.value > 1024) {
+		if (args->n == 2 && args->v[1]->kind == AST_INT) {
+			if (args->v[1]->u.int_.value < 1 || args->v[1]->u.int_.value > 1024) {
 				diag_error(s->src, args->v[1]->loc,
-					   "str()'s length must be a constant between 1 and 1024");
+					   "str()'s length must be between 1 and 1024");
 				return -EINVAL;
 			}
 			size = (int)args->v[1]->u.int_.value + 1;
 		}
-		sema_node_of(s, e)->builtin = BI_STR;
+		/* str(p, len) with a run-time len reads exactly len bytes (at most the string
+		 * size - 1): a Go string's pointer and length, for instance */
+		sn->builtin = BI_STR;
 		e->ty = type_new(s, TY_STR, size, false);
 		return 0;
 	}

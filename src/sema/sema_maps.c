@@ -342,9 +342,12 @@ int sema_map_call(struct sema *s, struct ast_node *call)
 	struct sema_map *m;
 	int id;
 	if (!strcmp(name, "delete") && !mn->u.map.keys.n) {
-		diag_error(s->src, mn->loc,
-			   "delete() needs a key: delete(@m[key]); clear(@m) empties a map");
-		return -EINVAL;
+		struct sema_map *sm = find_map(s, mn->u.map.name, &id);
+		if (sm && sm->keys_known && sm->nkeys) {
+			diag_error(s->src, mn->loc,
+				   "delete() needs a key: delete(@m[key]); clear(@m) empties a map");
+			return -EINVAL;
+		}
 	}
 	if (!strcmp(name, "delete") || mn->u.map.keys.n) {
 		if (sema_map_use(s, mn, &m))
@@ -355,10 +358,6 @@ int sema_map_call(struct sema *s, struct ast_node *call)
 		return -EINVAL;
 	}
 	if (!strcmp(name, "delete")) {
-		if (m->kind == PLAN_MAP_HIST || m->kind == PLAN_MAP_LHIST) {
-			diag_error(s->src, mn->loc, "delete() of a hist key is not supported yet");
-			return -ENOTSUP;
-		}
 	} else if (mn->u.map.keys.n) {
 		diag_error(s->src, mn->loc, "%s() takes a whole map: %s(@%s)", name, name,
 			   mn->u.map.name);

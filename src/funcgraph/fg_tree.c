@@ -1,0 +1,570 @@
+/* fg_tree: the call-graph consumer. Records arrive in ring-buffer order, which is each
+ * goroutine's own order; every goroutine with a traced call in progress has one open
+ * tree. A tree is printed whole when its outermost call returns, so trees of
+ * concurrent goroutines never interleave:
+ *
+ *   22:01:03.120431 goid=1           main.add(a=1, b=2) { main.doSomething main.go:12
+ *   22:01:03.120433 goid=1             main.add1(a=1, b=2) { main.add main.go:20
+ *   22:01:03.722511 goid=1 602.078ms   } main.add1 main.go:24
+ *   22:01:03.722514 goid=1 602.083ms } main.add main.go:21
+ *
+ * wall-clock time (local), goroutine, a duration column (filled on closing lines),
+ * two spaces per depth, then `FUNC(ARGS) { CALLER FILE:LINE` (the caller and the line
+ * of the CALL) or `} FUNC FILE:LINE` (the RET that fired).
+ *
+ * Nesting follows the depth the BPF side keeps per goroutine (frames keyed by stack
+ * position). A call whose RET never fires (a panic unwound it) is found out when an
+ * outer frame returns, or when a call at its depth or above enters: it is closed then
+ * and marked `(panic: no return)`. Trees still open at the end are printed with their
+ * open calls marked `(unfinished)`. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/diag.h"
+#include "funcgraph/fg_int.h"
+
+#define FG_HASH 1024         /* goroutine -> open tree buckets */
+#define FG_MAX_NODES 100000 /* calls kept per tree; later ones are counted only */
+#define FG_DUR_WIDTH 9       /* "602.078ms" */
+
+enum fg_end { FG_OPEN, FG_RETURNED, FG_PANIC, FG_UNFINISHED };
+
+struct fg_node {
+	uint32_t site;     /* entry site: the function */
+	uint32_t ret_site; /* the RET that fired (FG_RETURNED) */
+	int depth;         /* in the tree: 0 = root */
+	int event_id;      /* of the entry record */
+	uint64_t absdepth; /* the goroutine's traced-call depth (BPF) */
+	uint64_t entry_ns, end_ns, duration; /* CLOCK_MONOTONIC */
+	uint64_t caller_pc; /* link-time return address, 0 = unknown */
+	enum fg_end end;
+	uint8_t *rec; /* copy of the entry record: args are formatted when printed */
+};
+
+struct fg_tree {
+	struct fg_tree *next; /* bucket chain */
+	int64_t goid;
+	uint64_t seq; /* creation order */
+	VEC(struct fg_node) nodes; /* in entry order (preorder) */
+	VEC(int) open;             /* indexes of the open calls, innermost last */
+	uint64_t dropped;          /* calls not kept (FG_MAX_NODES) */
+};
+
+struct fg_consumer {
+	struct fg_tree_opts o;
+	const struct gt_plan *plan;
+	bool plan_ok;
+	struct binfo_lines *lines;
+	bool lines_tried;
+	struct fg_tree *hash[FG_HASH];
+	int64_t wall_off; /* CLOCK_REALTIME - CLOCK_MONOTONIC at start, ns */
+	uint64_t seq, printed;
+	uint64_t untracked, bad, dropped;
+	int color; /* -1: not decided yet */
+	struct strbuf out, text;
+};
+
+/* ---- records ---- */
+
+static uint64_t field(const struct plan_event *ev, const uint8_t *rec, int i)
+{
+	uint64_t v = 0;
+	if (i < ev->nargs)
+		memcpy(&v, rec + ev->args[i].offset, sizeof(v));
+	return v;
+}
+
+static bool plan_usable(const struct gt_plan *plan)
+{
+	for (int i = 0; i < plan->nevents; i++) {
+		const struct plan_event *ev = &plan->events[i];
+		if (ev->kind == PLAN_EV_FG_ENTRY &&
+		    (ev->nargs < FG_ARG_USER || ev->args[FG_ARG_IP].kind != PLAN_ARG_INT))
+			return false;
+		if (ev->kind == PLAN_EV_FG_RETURN && ev->nargs < FG_ARG_DURATION + 1)
+			return false;
+	}
+	return true;
+}
+
+struct fg_consumer *fg_consumer_new(const struct fg_tree_opts *o, const struct gt_plan *plan)
+{
+	struct fg_consumer *c = xcalloc(1, sizeof(*c));
+	struct timespec rt, mono;
+	c->o = *o;
+	c->plan = plan;
+	c->plan_ok = plan_usable(plan);
+	c->color = -1;
+	clock_gettime(CLOCK_REALTIME, &rt);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	c->wall_off = ((int64_t)rt.tv_sec - (int64_t)mono.tv_sec) * 1000000000 +
+		      ((int64_t)rt.tv_nsec - (int64_t)mono.tv_nsec);
+	if (!c->plan_ok)
+		diag_fatal("internal error: the call-graph events do not have the expected layout");
+	return c;
+}
+
+/* ---- open trees ---- */
+
+static struct fg_tree **bucket(struct fg_consumer *c, int64_t goid)
+{
+	return &c->hash[(uint64_t)goid * 0x9e3779b97f4a7c15ull >> 54]; /* FG_HASH = 2^10 */
+}
+
+static struct fg_tree *find_tree(struct fg_consumer *c, int64_t goid)
+{
+	for (struct fg_tree *t = *bucket(c, goid); t; t = t->next)
+		if (t->goid == goid)
+			return t;
+	return NULL;
+}
+
+static void unlink_tree(struct fg_consumer *c, struct fg_tree *t)
+{
+	for (struct fg_tree **p = bucket(c, t->goid); *p; p = &(*p)->next)
+		if (*p == t) {
+			*p = t->next;
+			return;
+		}
+}
+
+static void free_tree(struct fg_tree *t)
+{
+	for (int i = 0; i < t->nodes.n; i++)
+		free(t->nodes.v[i].rec);
+	vec_free(&t->nodes);
+	vec_free(&t->open);
+	free(t);
+}
+
+/* ---- printing ---- */
+
+static const char *const C_TIME = "\033[33m", *const C_DUR = "\033[32m",
+			 *const C_FUNC = "\033[31m", *const C_ARGS = "\033[35m",
+			 *const C_CALLER = "\033[32m", *const C_LINE = "\033[36m",
+			 *const C_MARK = "\033[1;31m", *const C_OFF = "\033[0m";
+
+static void colored(struct fg_consumer *c, const char *color, const char *text)
+{
+	if (c->color)
+		strbuf_printf(&c->out, "%s%s%s", color, text, C_OFF);
+	else
+		strbuf_puts(&c->out, text);
+}
+
+static void put_time(struct fg_consumer *c, uint64_t mono_ns)
+{
+	int64_t wall = (int64_t)mono_ns + c->wall_off;
+	time_t sec = (time_t)(wall / 1000000000);
+	struct tm tm;
+	char buf[64];
+	localtime_r(&sec, &tm);
+	size_t n = strftime(buf, sizeof(buf), "%H:%M:%S", &tm);
+	snprintf(buf + n, sizeof(buf) - n, ".%06lld", (long long)(wall % 1000000000) / 1000);
+	colored(c, C_TIME, buf);
+}
+
+static void fmt_duration(char *buf, size_t n, uint64_t ns)
+{
+	if (ns < 1000000)
+		snprintf(buf, n, "%.3fus", (double)ns / 1e3);
+	else if (ns < 1000000000)
+		snprintf(buf, n, "%.3fms", (double)ns / 1e6);
+	else
+		snprintf(buf, n, "%.6fs", (double)ns / 1e9);
+}
+
+static struct binfo_lines *lines(struct fg_consumer *c)
+{
+	if (!c->lines_tried) {
+		c->lines_tried = true;
+		if (binfo_lines__open(c->o.bi, BINFO_LINES_AUTO, &c->lines))
+			fprintf(stderr, "gotrace: warning: %s has neither DWARF line tables nor a "
+					"readable .gopclntab: no call sites\n",
+				binfo_path(c->o.bi));
+	}
+	return c->lines;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+	return s ? s + 1 : path;
+}
+
+/* "FILE:LINE" of PC (basename) into BUF, and the function at PC; false when unknown. */
+static bool site_text(struct fg_consumer *c, uint64_t pc, char *buf, size_t n, const char **fn)
+{
+	struct binfo_pcline pl;
+	struct binfo_lines *l = lines(c);
+	*fn = NULL;
+	if (!pc || !l || binfo_lines_lookup(l, pc, &pl))
+		return false;
+	*fn = pl.func;
+	if (!pl.file)
+		return false;
+	snprintf(buf, n, "%s:%d", base_name(pl.file), pl.line);
+	return true;
+}
+
+/* The arguments as text: control bytes (a cN read past a Go string) escaped. */
+static const char *args_text(struct fg_consumer *c, struct rt_output *o, const struct fg_node *nd)
+{
+	struct strbuf raw = {0};
+	c->text.len = 0;
+	strbuf_puts(&c->text, "");
+	rt_output_format(o, nd->event_id, nd->rec, FG_FMT_SKIP, &raw);
+	for (size_t i = 0; i < raw.len; i++) {
+		unsigned char ch = (unsigned char)raw.buf[i];
+		if (ch < 0x20 || ch == 0x7f)
+			strbuf_printf(&c->text, "\\x%02x", ch);
+		else
+			strbuf_putc(&c->text, (char)ch);
+	}
+	strbuf_free(&raw);
+	return c->text.buf;
+}
+
+static void line_head(struct fg_consumer *c, const struct fg_tree *t, uint64_t ns,
+		      const char *dur, int depth)
+{
+	put_time(c, ns);
+	strbuf_printf(&c->out, " goid=%" PRId64 " ", t->goid);
+	if (dur && c->color)
+		strbuf_printf(&c->out, "%s%*s%s", C_DUR, FG_DUR_WIDTH, dur, C_OFF);
+	else
+		strbuf_printf(&c->out, "%*s", FG_DUR_WIDTH, dur ? dur : "");
+	strbuf_printf(&c->out, " %*s", 2 * depth, "");
+}
+
+static void print_open(struct fg_consumer *c, struct rt_output *o, const struct fg_tree *t,
+		       const struct fg_node *nd)
+{
+	char where[512];
+	const char *caller;
+	bool known = site_text(c, nd->caller_pc ? nd->caller_pc - 1 : 0, where, sizeof(where),
+			       &caller);
+	line_head(c, t, nd->entry_ns, NULL, nd->depth);
+	colored(c, C_FUNC, c->plan->sites[nd->site].func);
+	strbuf_putc(&c->out, '(');
+	colored(c, C_ARGS, args_text(c, o, nd));
+	strbuf_puts(&c->out, ") { ");
+	colored(c, C_CALLER, caller ? caller : "?");
+	if (known) {
+		strbuf_putc(&c->out, ' ');
+		colored(c, C_LINE, where);
+	}
+	strbuf_putc(&c->out, '\n');
+}
+
+static void print_close(struct fg_consumer *c, const struct fg_tree *t, const struct fg_node *nd)
+{
+	char dur[32], where[512];
+	const char *fn;
+	if (nd->end == FG_RETURNED)
+		fmt_duration(dur, sizeof(dur), nd->duration);
+	line_head(c, t, nd->end_ns, nd->end == FG_RETURNED ? dur : NULL, nd->depth);
+	strbuf_puts(&c->out, "} ");
+	colored(c, C_FUNC, c->plan->sites[nd->site].func);
+	if (nd->end == FG_RETURNED) {
+		if (site_text(c, c->plan->sites[nd->ret_site].vaddr, where, sizeof(where), &fn)) {
+			strbuf_putc(&c->out, ' ');
+			colored(c, C_LINE, where);
+		}
+	} else {
+		strbuf_putc(&c->out, ' ');
+		colored(c, C_MARK, nd->end == FG_PANIC ? "(panic: no return)" : "(unfinished)");
+	}
+	strbuf_putc(&c->out, '\n');
+}
+
+static void print_text(struct fg_consumer *c, struct rt_output *o, const struct fg_tree *t)
+{
+	VEC(int) st = {0};
+	for (int i = 0; i < t->nodes.n; i++) {
+		const struct fg_node *nd = &t->nodes.v[i];
+		while (st.n && t->nodes.v[st.v[st.n - 1]].depth >= nd->depth)
+			print_close(c, t, &t->nodes.v[st.v[--st.n]]);
+		print_open(c, o, t, nd);
+		vec_push(&st, i);
+	}
+	while (st.n)
+		print_close(c, t, &t->nodes.v[st.v[--st.n]]);
+	vec_free(&st);
+	if (t->dropped)
+		strbuf_printf(&c->out,
+			      "... goid=%" PRId64 ": %" PRIu64 " more calls of this tree not shown "
+			      "(a tree keeps %d)\n",
+			      t->goid, t->dropped, FG_MAX_NODES);
+}
+
+static void json_str(struct strbuf *sb, const char *s)
+{
+	if (s)
+		rt_output_json_string(sb, s, strlen(s));
+	else
+		strbuf_puts(sb, "null");
+}
+
+static void json_args(struct fg_consumer *c, const struct fg_node *nd)
+{
+	const struct plan_event *ev = &c->plan->events[nd->event_id];
+	const char *fn = c->plan->sites[nd->site].func;
+	const struct fg_argspec *spec = NULL;
+	for (int i = 0; i < c->o.nspecs && !spec; i++)
+		if (!strcmp(c->o.specs[i].func, fn))
+			spec = &c->o.specs[i];
+	strbuf_putc(&c->out, '{');
+	for (int k = 0; spec && k < spec->nargs && FG_ARG_USER + k < ev->nargs; k++) {
+		const struct plan_arg *a = &ev->args[FG_ARG_USER + k];
+		json_str(&c->out, spec->args[k].name);
+		strbuf_puts(&c->out, ": ");
+		if (a->kind == PLAN_ARG_STR) {
+			const char *s = (const char *)nd->rec + a->offset;
+			rt_output_json_string(&c->out, s, strnlen(s, (size_t)a->size));
+		} else {
+			uint64_t v = field(ev, nd->rec, FG_ARG_USER + k);
+			if (a->is_signed)
+				strbuf_printf(&c->out, "%lld", (long long)v);
+			else
+				strbuf_printf(&c->out, "%llu", (unsigned long long)v);
+		}
+		if (k + 1 < spec->nargs)
+			strbuf_puts(&c->out, ", ");
+	}
+	strbuf_putc(&c->out, '}');
+}
+
+static void json_site(struct fg_consumer *c, const char *key, uint64_t pc, bool want_fn)
+{
+	struct binfo_pcline pl = {0};
+	struct binfo_lines *l = lines(c);
+	bool ok = pc && l && !binfo_lines_lookup(l, pc, &pl);
+	if (want_fn) {
+		strbuf_puts(&c->out, ", \"caller\": ");
+		json_str(&c->out, ok ? pl.func : NULL);
+	}
+	strbuf_printf(&c->out, ", \"%s_file\": ", key);
+	json_str(&c->out, ok ? pl.file : NULL);
+	strbuf_printf(&c->out, ", \"%s_line\": %d", key, ok ? pl.line : 0);
+}
+
+static void print_json(struct fg_consumer *c, const struct fg_tree *t)
+{
+	for (int i = 0; i < t->nodes.n; i++) {
+		const struct fg_node *nd = &t->nodes.v[i];
+		strbuf_printf(&c->out,
+			      "{\"type\": \"call\", \"data\": {\"tree\": %" PRIu64
+			      ", \"goid\": %" PRId64 ", \"depth\": %d, \"function\": ",
+			      c->printed, t->goid, nd->depth);
+		json_str(&c->out, c->plan->sites[nd->site].func);
+		strbuf_puts(&c->out, ", \"args\": ");
+		json_args(c, nd);
+		strbuf_printf(&c->out, ", \"entry_ns\": %lld, \"duration_ns\": ",
+			      (long long)nd->entry_ns + (long long)c->wall_off);
+		if (nd->end == FG_RETURNED)
+			strbuf_printf(&c->out, "%" PRIu64, nd->duration);
+		else
+			strbuf_puts(&c->out, "null");
+		json_site(c, "call", nd->caller_pc ? nd->caller_pc - 1 : 0, true);
+		json_site(c, "return",
+			  nd->end == FG_RETURNED ? c->plan->sites[nd->ret_site].vaddr : 0, false);
+		strbuf_printf(&c->out, ", \"panic\": %s, \"unfinished\": %s}}\n",
+			      nd->end == FG_PANIC ? "true" : "false",
+			      nd->end == FG_UNFINISHED ? "true" : "false");
+	}
+	if (t->dropped)
+		strbuf_printf(&c->out,
+			      "{\"type\": \"calls_not_shown\", \"data\": {\"tree\": %" PRIu64
+			      ", \"goid\": %" PRId64 ", \"calls\": %" PRIu64 "}}\n",
+			      c->printed, t->goid, t->dropped);
+}
+
+/* Prints T (open calls marked unfinished at NOW) and frees it. */
+static void emit_tree(struct fg_consumer *c, struct rt_output *o, struct fg_tree *t, uint64_t now)
+{
+	FILE *f = rt_output_file(o);
+	if (c->color < 0)
+		c->color = !c->o.no_color && !rt_output_json(o) && isatty(fileno(f));
+	for (int i = 0; i < t->open.n; i++) {
+		struct fg_node *nd = &t->nodes.v[t->open.v[i]];
+		nd->end = FG_UNFINISHED;
+		nd->end_ns = now;
+	}
+	c->out.len = 0;
+	if (rt_output_json(o))
+		print_json(c, t);
+	else
+		print_text(c, o, t);
+	c->printed++;
+	c->dropped += t->dropped;
+	fwrite(c->out.buf ? c->out.buf : "", 1, c->out.len, f);
+	unlink_tree(c, t);
+	free_tree(t);
+}
+
+/* ---- events ---- */
+
+/* Open calls at DEPTH or deeper were left without a return: closed at NS, marked. */
+static void close_abandoned(struct fg_tree *t, uint64_t depth, uint64_t ns)
+{
+	while (t->open.n) {
+		struct fg_node *nd = &t->nodes.v[t->open.v[t->open.n - 1]];
+		if (nd->absdepth < depth)
+			break;
+		nd->end = FG_PANIC;
+		nd->end_ns = ns;
+		t->open.n--;
+	}
+}
+
+static void on_entry(struct fg_consumer *c, struct rt_output *o, int id,
+		     const struct plan_event *ev, const uint8_t *rec, size_t size)
+{
+	int64_t goid = (int64_t)field(ev, rec, FG_ARG_GOID);
+	uint64_t depth = field(ev, rec, FG_ARG_DEPTH), ns = field(ev, rec, FG_ARG_NSECS);
+	uint32_t site = (uint32_t)field(ev, rec, FG_ARG_SITE);
+	struct fg_tree *t = find_tree(c, goid);
+
+	if (t) {
+		close_abandoned(t, depth, ns);
+		if (!t->open.n) { /* even its root was left: the tree is complete */
+			emit_tree(c, o, t, ns);
+			t = NULL;
+		}
+	}
+	if (!t) {
+		if (c->o.drilldown && strcmp(c->plan->sites[site].func, c->o.drilldown))
+			return; /* outside every tree rooted at the drilldown function */
+		t = xcalloc(1, sizeof(*t));
+		t->goid = goid;
+		t->seq = c->seq++;
+		struct fg_tree **b = bucket(c, goid);
+		t->next = *b;
+		*b = t;
+	}
+	if (t->nodes.n >= FG_MAX_NODES) {
+		t->dropped++;
+		return;
+	}
+	const struct plan_site *s = &c->plan->sites[site];
+	uint64_t ip = field(ev, rec, FG_ARG_IP), ret = field(ev, rec, FG_ARG_RETADDR);
+	uint64_t bias = ip ? ip - s->vaddr : 0; /* a PIE's load bias; 0 otherwise */
+	struct fg_node nd = {
+		.site = site,
+		.depth = t->open.n,
+		.event_id = id,
+		.absdepth = depth,
+		.entry_ns = ns,
+		.caller_pc = ret ? ret - bias : 0,
+		.end = FG_OPEN,
+		.rec = xmalloc(size),
+	};
+	memcpy(nd.rec, rec, size);
+	vec_push(&t->nodes, nd);
+	vec_push(&t->open, t->nodes.n - 1);
+}
+
+static void on_return(struct fg_consumer *c, struct rt_output *o, const struct plan_event *ev,
+		      const uint8_t *rec)
+{
+	int64_t goid = (int64_t)field(ev, rec, FG_ARG_GOID);
+	uint64_t depth = field(ev, rec, FG_ARG_DEPTH), ns = field(ev, rec, FG_ARG_NSECS);
+	struct fg_tree *t = find_tree(c, goid);
+	if (!t)
+		return; /* a call outside the trees (begun before the trace, or not drilled) */
+	close_abandoned(t, depth + 1, ns);
+	if (t->open.n) {
+		struct fg_node *nd = &t->nodes.v[t->open.v[t->open.n - 1]];
+		if (nd->absdepth == depth) {
+			nd->end = FG_RETURNED;
+			nd->end_ns = ns;
+			nd->duration = field(ev, rec, FG_ARG_DURATION);
+			nd->ret_site = (uint32_t)field(ev, rec, FG_ARG_SITE);
+			t->open.n--;
+		}
+	}
+	if (!t->open.n)
+		emit_tree(c, o, t, ns);
+}
+
+void fg_consumer_record(void *ctx, struct rt_output *o, int event_id, const void *rec,
+			size_t size)
+{
+	struct fg_consumer *c = ctx;
+	const struct plan_event *ev = &c->plan->events[event_id];
+	if (!c->plan_ok)
+		return;
+	if ((uint32_t)field(ev, rec, FG_ARG_SITE) >= (uint32_t)c->plan->nsites) {
+		c->bad++;
+		return;
+	}
+	if (!field(ev, rec, FG_ARG_DEPTH)) {
+		c->untracked++; /* no call stack could be kept for it (state map full) */
+		return;
+	}
+	if (ev->kind == PLAN_EV_FG_ENTRY)
+		on_entry(c, o, event_id, ev, rec, size);
+	else if (ev->kind == PLAN_EV_FG_RETURN)
+		on_return(c, o, ev, rec);
+}
+
+static int tree_seq_cmp(const void *a, const void *b)
+{
+	const struct fg_tree *x = *(struct fg_tree *const *)a, *y = *(struct fg_tree *const *)b;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+void fg_consumer_finish(void *ctx, struct rt_output *o)
+{
+	struct fg_consumer *c = ctx;
+	VEC(struct fg_tree *) left = {0};
+	for (int i = 0; i < FG_HASH; i++)
+		for (struct fg_tree *t = c->hash[i]; t; t = t->next)
+			vec_push(&left, t);
+	if (left.n)
+		qsort(left.v, (size_t)left.n, sizeof(*left.v), tree_seq_cmp);
+	uint64_t now = now_ns();
+	/* Not after the output failed (a closed pipe): SIGPIPE is no longer ignored now. */
+	bool writable = !ferror(rt_output_file(o));
+	for (int i = 0; i < left.n; i++) {
+		if (writable) {
+			emit_tree(c, o, left.v[i], now);
+		} else {
+			unlink_tree(c, left.v[i]);
+			free_tree(left.v[i]);
+		}
+	}
+	vec_free(&left);
+	if (c->untracked)
+		fprintf(stderr, "gotrace: warning: %" PRIu64 " calls were not tracked (goroutine "
+				"state map full) and are missing from the trees\n",
+			c->untracked);
+	if (c->dropped)
+		fprintf(stderr, "gotrace: warning: %" PRIu64 " calls not shown: trees are kept to "
+				"%d calls each\n",
+			c->dropped, FG_MAX_NODES);
+	if (c->bad)
+		fprintf(stderr, "gotrace: warning: %" PRIu64 " malformed call-graph records\n",
+			c->bad);
+}
+
+void fg_consumer_free(struct fg_consumer *c)
+{
+	if (!c)
+		return;
+	for (int i = 0; i < FG_HASH; i++)
+		while (c->hash[i]) {
+			struct fg_tree *t = c->hash[i];
+			c->hash[i] = t->next;
+			free_tree(t);
+		}
+	binfo_lines__close(c->lines);
+	strbuf_free(&c->out);
+	strbuf_free(&c->text);
+	free(c);
+}
