@@ -1,0 +1,429 @@
+"""Call-graph mode (--funcgraph), issue 5's acceptance on tests/go/funcgraph, go-ftrace's
+demo shape (main -> doSomething -> add -> add1 -> add2 -> add3, sleeping 1, 2 and 3 units,
+plus (*Student).String):
+  1. the trees of the demo: nesting, durations within 5 % of the sleeps, call-site and
+     return lines (found from the @call / @ret markers of the Go source), the student's
+     name and age through go-ftrace's own --args rule;
+  2. eight goroutines at once: eight goroutines' trees, each whole and correctly nested;
+  3. --drilldown: only trees rooted at the function;
+  4. a panic in add3 recovered in add: the abandoned calls closed and marked, the later
+     trees right, the program's own output unchanged;
+and -f json, a PIE, a build without DWARF (.gopclntab lines), -p, trees left open at
+Ctrl-C, colour only on a terminal."""
+
+import json
+import os
+import pty
+import re
+import signal
+import subprocess
+import time
+
+from gtlib import Suite, TESTS, bpf_leftovers, describe
+
+s = Suite("funcgraph")
+SRC = os.path.join(TESTS, "go", "funcgraph", "main.go")
+# ms: add1 sleeps 1 unit, add2 2, add3 3. Durations must be within 5 % of the sleeps: a
+# unit this long keeps a late wake-up on a busy machine (a few ms) inside that.
+UNIT = 50
+STUDENT_ARGS = "main.(*Student).String(s.name=*+0(%ax):c64, s.age=+16(%ax):s64)"
+FUNCS = ["main.add", "main.add1", "main.add2", "main.add3", "main.add.func1",
+         "main.(*Student).String"]
+
+
+def markers():
+    """'call:add' -> line of `// @call:add` in the Go source, 'ret:add' likewise."""
+    out = {}
+    with open(SRC) as f:
+        for n, line in enumerate(f, 1):
+            for m in re.finditer(r"@(call|ret):(\w+)", line):
+                out["%s:%s" % m.groups()] = n
+    return out
+
+
+M = markers()
+SHORT = {"main.add": "add", "main.add1": "add1", "main.add2": "add2", "main.add3": "add3",
+         "main.(*Student).String": "String"}
+
+LINE = re.compile(r"^(\d\d:\d\d:\d\d\.\d{6}) goid=(\d+) (.{9}) (.*)$")
+CLOSE = re.compile(r"^\} (\S+)(?: (\S+):(\d+))?(?: \((panic: no return|unfinished)\))?$")
+
+
+def parse_duration(text):
+    text = text.strip()
+    for unit, mult in (("us", 1e-3), ("ms", 1.0), ("s", 1e3)):
+        if text.endswith(unit):
+            return float(text[:-len(unit)]) * mult
+    return None
+
+
+class Node:
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+        self.children = []
+
+
+def parse_trees(text):
+    """Trees printed as text -> (list of root Nodes, list of other lines, errors). A tree
+    must be contiguous: its lines, one goroutine's, nested like its braces."""
+    trees, other, errors = [], [], []
+    stack = []
+    for line in text.splitlines():
+        m = LINE.match(line)
+        if not m:
+            if stack:
+                errors.append("a tree is interrupted by: %r" % line)
+            other.append(line)
+            continue
+        ts, goid, dur, rest = m.groups()
+        body = rest.lstrip(" ")
+        depth, odd = divmod(len(rest) - len(body), 2)
+        if odd:
+            errors.append("odd indentation: %r" % line)
+        if stack and stack[0].goid != goid:
+            errors.append("goroutine %s inside the tree of %s: %r" % (goid, stack[0].goid, line))
+        if body.startswith("} "):
+            c = CLOSE.match(body)
+            if not c or not stack:
+                errors.append("unexpected close: %r" % line)
+                continue
+            node = stack.pop()
+            func, file, ln, mark = c.groups()
+            if func != node.func or depth != node.depth:
+                errors.append("close of %s at depth %d does not match %s at %d: %r"
+                              % (func, depth, node.func, node.depth, line))
+            node.duration = parse_duration(dur)
+            node.ret = (file, int(ln)) if file else None
+            node.mark = mark
+            node.close_line = line
+            if not stack:
+                trees.append(node)
+            continue
+        if dur.strip():
+            errors.append("duration on an opening line: %r" % line)
+        left, _, right = body.rpartition(" { ")
+        func = max((f for f in FUNCS if left.startswith(f + "(")), key=len, default=None)
+        if func is None or not left.endswith(")"):
+            errors.append("cannot parse: %r" % line)
+            continue
+        parts = right.split()
+        caller = parts[0] if parts else None
+        site = parts[1].rsplit(":", 1) if len(parts) > 1 else None
+        node = Node(func=func, args=left[len(func) + 1:-1], depth=depth, goid=goid, ts=ts,
+                    caller=caller, site=(site[0], int(site[1])) if site else None,
+                    duration=None, ret=None, mark=None, open_line=line)
+        if depth != len(stack):
+            errors.append("depth %d with %d open calls: %r" % (depth, len(stack), line))
+        if stack:
+            stack[-1].children.append(node)
+        stack.append(node)
+    if stack:
+        errors.append("a tree is not closed: %s" % stack[0].open_line)
+    return trees, other, errors
+
+
+def program_output(binary, args):
+    r = subprocess.run([binary] + args, capture_output=True, text=True, timeout=60)
+    return r.stdout.splitlines()
+
+
+def run_fg(binary, prog_args, extra=(), timeout=90):
+    """gotrace --funcgraph main.add* ... -c 'BINARY ARGS' -o FILE: (result, trace text,
+    the program's own stdout lines)."""
+    out = os.path.join(s.work, "funcgraph.out")
+    if os.path.exists(out):
+        os.unlink(out)
+    args = ["--funcgraph", "main.add*", *extra, "-o", out, "-c", " ".join([binary] + prog_args)]
+    r = s.run(args, timeout=timeout)
+    text = open(out).read() if os.path.exists(out) else ""
+    return r, text, r.stdout.splitlines()
+
+
+def within(ms, expected, tol=0.05):
+    return ms is not None and expected <= ms <= expected * (1 + tol)
+
+
+def load():
+    with open("/proc/loadavg") as f:
+        return "load average: " + f.read().strip()
+
+
+def check_chain(root, label, panic=False):
+    """add -> add1 -> add2 -> add3 with call sites and durations (panic: add1..add3 are
+    marked, add returns). Returns a list of problems."""
+    bad = []
+
+    def want(cond, what):
+        if not cond:
+            bad.append("%s: %s" % (label, what))
+
+    want(root.func == "main.add" and root.depth == 0, "root is %s" % root.func)
+    want(root.caller == "main.doSomething" and root.site == ("main.go", M["call:add"]),
+         "add called from %s %s" % (root.caller, root.site))
+    want(root.ret == ("main.go", M["ret:add"]) and root.mark is None,
+         "add returns at %s %s" % (root.ret, root.mark))
+    chain = [n for n in root.children if n.func == "main.add1"]
+    want(len(chain) == 1, "add1 calls under add: %d" % len(chain))
+    node, caller = (chain[0] if chain else None), "add"
+    expected = {"main.add1": 6 * UNIT, "main.add2": 5 * UNIT, "main.add3": 3 * UNIT}
+    for name in ("main.add1", "main.add2", "main.add3"):
+        if node is None:
+            break
+        short = SHORT[name]
+        want(node.func == name, "expected %s, got %s" % (name, node.func))
+        want(node.caller == "main." + caller and node.site == ("main.go", M["call:" + short]),
+             "%s called from %s %s" % (name, node.caller, node.site))
+        if panic:
+            want(node.mark == "panic: no return" and node.duration is None and node.ret is None,
+                 "%s closed with %r, duration %s" % (name, node.mark, node.duration))
+        else:
+            want(node.mark is None and node.ret == ("main.go", M["ret:" + short]),
+                 "%s returns at %s" % (name, node.ret))
+            want(within(node.duration, expected[name]),
+                 "%s took %s ms, slept %d ms" % (name, node.duration, expected[name]))
+        nxt = [n for n in node.children if n.func.startswith("main.add")
+               and n.func != "main.add.func1"]
+        caller, node = short, (nxt[0] if nxt else None)
+        if name != "main.add3":
+            want(len(nxt) == 1, "%s has %d add* children" % (name, len(nxt)))
+    if not panic:
+        want(within(root.duration, 6 * UNIT), "add took %s ms" % root.duration)
+    return bad
+
+
+def adds_and_students(trees):
+    adds = [t for t in trees if t.func == "main.add"]
+    students = [t for t in trees if t.func == "main.(*Student).String"]
+    return adds, students
+
+
+b = s.go_build("funcgraph")
+
+# 1. the demo: acceptance command of issue 5 (with -o to keep the program's output apart)
+if s.case("demo"):
+    prog = ["-rounds", "2", "-unit", str(UNIT)]
+    r, text, own = run_fg(b, prog, ["--funcgraph", "main.(*Student).String",
+                                    "--args", STUDENT_ARGS])
+    trees, other, errors = parse_trees(text)
+    s.check("demo: runs, prints only well-formed, contiguous trees",
+            r.returncode == 0 and not errors and not [l for l in other if l.strip()],
+            "\n".join(errors) + "\n" + describe(r) + text)
+    adds, students = adds_and_students(trees)
+    s.check("demo: one add tree and one String tree per round, in order",
+            len(adds) == 2 and len(students) == 2 and
+            [t.func for t in trees] == ["main.add", "main.(*Student).String"] * 2, text)
+    bad = []
+    for i, t in enumerate(adds):
+        bad += check_chain(t, "round %d" % i)
+        # the deferred closure of add runs when add returns: called from add's RET line
+        f1 = [n for n in t.children if n.func == "main.add.func1"]
+        if len(f1) != 1 or f1[0].caller != "main.add" or f1[0].site != ("main.go", M["ret:add"]):
+            bad.append("round %d: add.func1 %s" % (i, [(n.caller, n.site) for n in f1]))
+    s.check("demo: nesting, call sites, return lines, durations within 5%", not bad,
+            "\n".join(bad) + "\n" + load() + "\n" + text)
+    ok = all(t.args == "s.name=Student0, s.age=%d" % (20 + i) and t.caller == "main.doSomething"
+             and t.site == ("main.go", M["call:String"]) and t.ret == ("main.go", M["ret:String"])
+             and not t.children for i, t in enumerate(students))
+    s.check("demo: the student's name and age, String's call site and return line", ok, text)
+    s.check("demo: the program's output is unchanged",
+            own == program_output(b, prog), describe(r))
+    # the acceptance command as written, on stdout, no colour off a terminal
+    r = s.run(["--funcgraph", "main.add*", "--funcgraph", "main.(*Student).String",
+               "--args", STUDENT_ARGS, "-c", b + " -rounds 1 -unit 5"])
+    lines = [l for l in r.stdout.splitlines() if LINE.match(l)]
+    s.check("demo: the acceptance command prints the trees on stdout, without colour",
+            r.returncode == 0 and len(lines) == 12 and "\033[" not in r.stdout and
+            any("main.(*Student).String(s.name=Student0, s.age=20) { main.doSomething" in l
+                for l in lines), describe(r))
+
+# 2. eight goroutines at once (and go-ftrace's rules in their parenthesised form)
+if s.case("goroutines"):
+    paren = "main.(*Student).String(s.name=(*+0(%ax)):c64, s.age=(+16(%ax)):s64)"
+    r, text, own = run_fg(b, ["-rounds", "2", "-unit", str(UNIT), "-g", "8"],
+                          ["--funcgraph", "main.(*Student).String", "--args", paren])
+    trees, other, errors = parse_trees(text)
+    adds, students = adds_and_students(trees)
+    s.check("8 goroutines: contiguous, correctly nested trees",
+            r.returncode == 0 and not errors and len(trees) == 32, "\n".join(errors) + text)
+    per = {}
+    for t in adds:
+        per.setdefault(t.goid, []).append(t)
+    s.check("8 goroutines: 8 goroutines with 2 add trees each",
+            len(per) == 8 and all(len(v) == 2 for v in per.values()),
+            {g: len(v) for g, v in per.items()})
+    bad = []
+    for t in adds:
+        bad += check_chain(t, "goid %s" % t.goid)
+    s.check("8 goroutines: every tree nested right, with call sites and durations", not bad,
+            "\n".join(bad[:20] + [load()]))
+    names = sorted(t.args for t in students)
+    want = sorted("s.name=Student%d, s.age=%d" % (w, 20 + i) for w in range(8) for i in range(2))
+    s.check("8 goroutines: each student's name and age", names == want, names)
+
+# 3. --drilldown
+if s.case("drilldown"):
+    r, text, own = run_fg(b, ["-rounds", "2", "-unit", "5", "-g", "2"],
+                          ["--funcgraph", "main.(*Student).String", "--drilldown", "main.add1"])
+    trees, other, errors = parse_trees(text)
+    def walk(n):
+        yield n
+        for c in n.children:
+            yield from walk(c)
+    funcs = {n.func for t in trees for n in walk(t)}
+    s.check("--drilldown main.add1: only trees rooted at main.add1",
+            r.returncode == 0 and not errors and len(trees) == 4 and
+            all(t.func == "main.add1" and t.caller == "main.add" for t in trees) and
+            funcs == {"main.add1", "main.add2", "main.add3"},
+            "\n".join(errors) + describe(r) + text)
+    s.check("--drilldown main.add1: add2 and add3 below it",
+            all(len(t.children) == 1 and t.children[0].func == "main.add2" and
+                t.children[0].depth == 1 and len(t.children[0].children) == 1 and
+                t.children[0].children[0].func == "main.add3" for t in trees), text)
+
+# 4. a panic in add3, recovered in add
+if s.case("panic"):
+    prog = ["-rounds", "3", "-unit", str(UNIT), "-panic", "1"]
+    r, text, own = run_fg(b, prog)
+    trees, other, errors = parse_trees(text)
+    adds, _ = adds_and_students(trees)
+    s.check("panic: well-formed trees", r.returncode == 0 and not errors and len(adds) == 3,
+            "\n".join(errors) + describe(r) + text)
+    bad = []
+    if len(adds) == 3:
+        bad += check_chain(adds[0], "round 0 (before)")
+        bad += check_chain(adds[1], "round 1 (panic)", panic=True)
+        bad += check_chain(adds[2], "round 2 (after)")
+    s.check("panic: abandoned calls closed and marked, add returns, later trees right",
+            not bad, "\n".join(bad) + "\n" + load() + "\n" + text)
+    own_plain = program_output(b, prog)
+    s.check("panic: the program's output is unchanged",
+            own == own_plain and "recovered: add3 failed in round 1" in own, describe(r))
+
+# -f json: one object per call
+if s.case("json"):
+    out = os.path.join(s.work, "funcgraph.json")
+    r = s.run(["-f", "json", "--funcgraph", "main.add*", "--funcgraph", "main.(*Student).String",
+               "--args", STUDENT_ARGS, "-o", out, "-c", b + " -rounds 2 -unit 5 -panic 1"])
+    objs, bad = [], []
+    for line in open(out).read().splitlines():
+        try:
+            objs.append(json.loads(line))
+        except ValueError:
+            bad.append(line)
+    calls = [o["data"] for o in objs if o.get("type") == "call"]
+    s.check("json: every line is a JSON object of a call", r.returncode == 0 and not bad and
+            len(calls) == len(objs) and len(calls) > 10, describe(r) + "\n".join(bad))
+    keys = {"tree", "goid", "depth", "function", "args", "entry_ns", "duration_ns", "caller",
+            "call_file", "call_line", "return_file", "return_line", "panic", "unfinished"}
+    s.check("json: the fields", all(set(c) == keys for c in calls), calls[:1])
+    add1 = [c for c in calls if c["function"] == "main.add1"]
+    st = [c for c in calls if c["function"] == "main.(*Student).String"]
+    ok = (len(add1) == 2 and add1[0]["depth"] == 1 and add1[0]["caller"] == "main.add" and
+          add1[0]["call_line"] == M["call:add1"] and add1[0]["return_line"] == M["ret:add1"] and
+          within(add1[0]["duration_ns"] / 1e6, 6 * 5, 0.2) and not add1[0]["panic"] and
+          add1[1]["panic"] and add1[1]["duration_ns"] is None and
+          add1[0]["call_file"].endswith("tests/go/funcgraph/main.go") and
+          [c["args"] for c in st] == [{"s.name": "Student0", "s.age": 20},
+                                      {"s.name": "Student0", "s.age": 21}] and
+          abs(add1[0]["entry_ns"] / 1e9 - time.time()) < 120)
+    s.check("json: values (depth, caller, lines, duration, panic, args, wall-clock entry)",
+            ok, json.dumps(add1 + st, indent=1))
+    trees = {}
+    for c in calls:
+        trees.setdefault(c["tree"], []).append(c)
+    s.check("json: trees in preorder (depth 0 first, each depth at most one more)",
+            all(t[0]["depth"] == 0 and all(b_["depth"] <= a["depth"] + 1
+                                           for a, b_ in zip(t, t[1:])) for t in trees.values()),
+            trees)
+
+# file:line through .gopclntab (no DWARF) and in a PIE
+if s.case("builds"):
+    for label, kw in (("no DWARF (-ldflags=-w)", dict(suffix="-nodwarf", flags=["-ldflags=-w"])),
+                      ("PIE", dict(suffix="-pie", flags=["-buildmode=pie"]))):
+        bb = s.go_build("funcgraph", **kw)
+        r, text, own = run_fg(bb, ["-rounds", "1", "-unit", str(UNIT)])
+        trees, other, errors = parse_trees(text)
+        bad = check_chain(trees[0], label) if len(trees) == 1 else ["%d trees" % len(trees)]
+        s.check("%s: call sites and return lines" % label,
+                r.returncode == 0 and not errors and not bad,
+                "\n".join(errors + bad) + describe(r) + text)
+
+# -p: attach to a running process; its trees go on while it runs
+if s.case("pid"):
+    p = subprocess.Popen([b, "-rounds", "4", "-unit", "100"], stdout=subprocess.DEVNULL)
+    time.sleep(0.3)
+    r = s.run(["--funcgraph", "main.add2", "--funcgraph", "main.add3", "-p", str(p.pid)])
+    p.wait()
+    trees, other, errors = parse_trees(r.stdout)
+    s.check("-p: trees of the running process until it exits",
+            r.returncode == 0 and not errors and len(trees) >= 2 and
+            all(t.func == "main.add2" and t.children[0].func == "main.add3" and
+                within(t.duration, 500) for t in trees if t.mark is None),
+            "\n".join(errors) + describe(r))
+
+# Ctrl-C with calls in progress: the open tree is printed, its calls marked unfinished
+if s.case("unfinished"):
+    p = s.start(["--funcgraph", "main.add*", "-c", b + " -rounds 1 -unit 1000"])
+    time.sleep(2.5)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=30)
+    trees, other, errors = parse_trees(out)
+    ok = (p.returncode == 0 and not errors and len(trees) == 1 and trees[0].mark == "unfinished"
+          and trees[0].children and trees[0].children[0].mark == "unfinished")
+    s.check("Ctrl-C: the open tree printed, its calls marked (unfinished)", ok,
+            "\n".join(errors) + out + err)
+
+# colour on a terminal only, and never with --no-color
+if s.case("color"):
+    def on_pty(extra):
+        master, slave = pty.openpty()
+        p = subprocess.Popen([s.gotrace, "--funcgraph", "main.add3", *extra, "-c",
+                              b + " -rounds 1 -unit 1"], stdout=slave, stderr=subprocess.PIPE,
+                             env=s.env)
+        os.close(slave)
+        data = b""
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            data += chunk
+        p.wait(timeout=60)
+        os.close(master)
+        return data.decode(errors="replace")
+    tty = on_pty([])
+    s.check("colour on a terminal", "\033[31mmain.add3\033[0m" in tty, repr(tty))
+    s.check("--no-color: none on a terminal", "\033[" not in on_pty(["--no-color"]), "")
+
+# the options: the program they make, and their errors
+if s.case("options"):
+    r = s.run(["--funcgraph", "main.add", "--args",
+               "main.(*Student).String(s.name=(*+0(%ax)):c64, s.age=(+16(%ax)):s64)",
+               "--drilldown", "main.add1", "--dry-run", "-v", b])
+    s.check("options: BINARY target, --args and --drilldown functions traced, rules as written",
+            r.returncode == 0 and
+            'fgentry("%us.name=%s, s.age=%d", reg("ip"), arg(*+0(%ax)):c64, arg(+16(%ax)):s64)'
+            in r.stderr and 'go:"main.add1":entry' in r.stderr and
+            'go:"main.(*Student).String":return' in r.stderr, describe(r))
+    for args, msg in (
+            (["--funcgraph", "main.add"], "needs a target"),
+            (["--funcgraph", "main.nosuch", b], "no function 'main.nosuch'"),
+            (["--funcgraph", "nosuch.*", b], "no function matches 'nosuch.*'"),
+            (["--drilldown", "main.add", b], "need --funcgraph"),
+            (["--funcgraph", "main.add", "--drilldown", "main.adx", b], "did you mean main.add"),
+            (["--funcgraph", "main.add", "--args", "main.add(a=%ax)", b], "NAME=RULE:TYPE"),
+            (["--funcgraph", "main.add", "--args", "main.add(a=%zz:s64)", b], "unknown register"),
+            (["--funcgraph", "main.add", "--args", "main.add(a=%ax:f64)", b], "unknown type 'f64'"),
+            (["--funcgraph", "main.add", "--args", "main.add(a=+8%ax:s64)", b], "expected '('"),
+            (["--funcgraph", "main.add", "-c", b, b], "give the target once")):
+        r = s.run(args)
+        s.check("options: %s" % msg, r.returncode == 2 and msg in r.stderr and not r.stdout,
+                describe(r))
+
+if s.case("leftovers"):
+    left = bpf_leftovers()
+    s.check("nothing left attached", not left, "\n".join(left))
+
+s.finish()
