@@ -89,8 +89,11 @@ static void put_conv(struct rt_output *o, struct strbuf *l, const struct fmt_pie
 		strbuf_printf(l, pc->cspec, (int)(unsigned char)v);
 		break;
 	case FMT_PTR:
-		/* bpftrace's %p: "0x" + hex, "0x0" for NULL (glibc would print "(nil)"). */
-		snprintf(tmp, sizeof(tmp), "0x%" PRIx64, v);
+		/* bpftrace's %p is glibc's: "0x" + hex, and "(nil)" for NULL */
+		if (v)
+			snprintf(tmp, sizeof(tmp), "0x%" PRIx64, v);
+		else
+			snprintf(tmp, sizeof(tmp), "(nil)");
 		strbuf_printf(l, pc->cspec, tmp);
 		break;
 	case FMT_STR:

@@ -194,7 +194,7 @@ static struct plan_event events[EV_COUNT] = {
 static const char expect_begin[] =
 	"BEGIN: hello    42|ff   |A|world|%|-0042|+7|010|z   |abc|   right|\n";
 static const char expect_end_fixed[] =
-	"END: bye 0x0 0xdeadbeef 0x1   |q\"uo\\te\t\n-7\ndone\n";
+	"END: bye (nil) 0xdeadbeef 0x1   |q\"uo\\te\t\n-7\ndone\n";
 static char expect_end[128]; /* + "year YYYY\n" from time("year %Y\n") */
 static int this_year;
 
@@ -427,7 +427,7 @@ static void test_child(bool json)
 				      "{\"type\": \"printf\", \"data\": \"go:main.add:entry main.add "
 				      "a=%d b=%d pid_ok=1 elapsed_ok=1\\n\"}\n",
 				      a, 2 * a);
-		strbuf_puts(&want, "{\"type\": \"printf\", \"data\": \"END: bye 0x0 0xdeadbeef 0x1   "
+		strbuf_puts(&want, "{\"type\": \"printf\", \"data\": \"END: bye (nil) 0xdeadbeef 0x1   "
 				   "|q\\\"uo\\\\te\\t\\n\"}\n{\"type\": \"value\", \"data\": -7}\n"
 				   "{\"type\": \"value\", \"data\": \"done\"}\n");
 		strbuf_printf(&want, "{\"type\": \"time\", \"data\": \"year %d\\n\"}\n",
