@@ -43,6 +43,19 @@ if s.case("duration"):
             Counter(l.split()[2] for l in lines) == Counter({"1": 12}) and
             {l.split()[1] for l in lines} == {"1"}, describe(r))
 
+# The Go latency idiom, both ways: a map keyed by goid, and duration.
+if s.case("latency"):
+    b = s.go_build("slow")
+    hist = "@ns: \n[32M, 64M)            12 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|\n"
+    r = s.run(["-c", b + " 4", "-e",
+               "go:main.Slow:entry { @s[goid] = nsecs; } "
+               "go:main.Slow:return /@s[goid]/ { @ns = hist(nsecs - @s[goid]); delete(@s[goid]); }"])
+    s.check("latency with @s[goid] = nsecs and delete", r.returncode == 0 and hist in r.stdout and
+            "@s[" not in r.stdout, describe(r))
+    r = s.run(["-c", b + " 4", "-e", "go:main.Slow:return { @ns = hist(duration); }"])
+    s.check("latency with hist(duration)", r.returncode == 0 and r.stdout.startswith(hist),
+            describe(r))
+
 # 3. recursion deep enough to copy stacks, :entry and :return on the recursive function.
 if s.case("recursion"):
     b = s.go_build("deep")

@@ -51,5 +51,14 @@ if s.case("tracepoint"):
             line == "READY\n" and tr.returncode == 0 and out == "exec /bin/true\n",
             line + out + err)
 
+if s.case("mapfull"):
+    env = dict(s.env, GT_MAX_MAP_KEYS="10")
+    r = subprocess.run([s.gotrace, "-e", 'BEGIN { $i = 0; while ($i < 20) { @m[$i] = $i; $i++; } exit(); }'],
+                       capture_output=True, text=True, env=env, timeout=60)
+    s.check("a full map is counted and reported (GT_MAX_MAP_KEYS)",
+            r.returncode == 0 and r.stdout.count("@m[") == 10 and
+            "gotrace: warning: map @m is full (10 keys): 10 updates were dropped" in r.stderr,
+            describe(r))
+
 s.check("nothing left attached", not bpf_leftovers(), bpf_leftovers())
 s.finish()
