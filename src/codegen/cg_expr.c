@@ -258,19 +258,8 @@ static LLVMValueRef cg_ident(struct cg *g, struct ast_node *e)
 		LLVMValueRef now = cg_helper(g, BPF_HELPER_ktime_get_ns, g->i64, NULL, 0);
 		LLVMValueRef key = cg_alloca(g, g->i32, "key");
 		LLVMBuildStore(g->b, LLVMConstInt(g->i32, 0, false), key);
-		LLVMValueRef args[2] = {g->map_config, key};
-		LLVMValueRef cfg = cg_helper(g, BPF_HELPER_map_lookup_elem, g->ptr, args, 2);
-		LLVMValueRef res = cg_alloca(g, g->i64, "elapsed");
-		LLVMBuildStore(g->b, cg_const(g, 0), res);
-		LLVMBasicBlockRef have = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "cfg.ok");
-		LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "cfg.done");
-		LLVMBuildCondBr(g->b, LLVMBuildIsNull(g->b, cfg, ""), done, have);
-		LLVMPositionBuilderAtEnd(g->b, have);
-		LLVMValueRef start = LLVMBuildLoad2(g->b, g->i64, cfg, "start");
-		LLVMBuildStore(g->b, LLVMBuildSub(g->b, now, start, ""), res);
-		LLVMBuildBr(g->b, done);
-		LLVMPositionBuilderAtEnd(g->b, done);
-		return LLVMBuildLoad2(g->b, g->i64, res, "");
+		/* plan_config.start_ns is the first field */
+		return LLVMBuildSub(g->b, now, cg_load_or_zero(g, g->map_config, key), "");
 	}
 	case BI_CPU: {
 		LLVMValueRef v = cg_helper(g, BPF_HELPER_get_smp_processor_id, g->i32, NULL, 0);

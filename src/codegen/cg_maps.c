@@ -80,10 +80,11 @@ static void update(struct cg *g, int id, LLVMValueRef key, LLVMValueRef val)
 	LLVMPositionBuilderAtEnd(g->b, done);
 }
 
-/* The stored integer, or 0 when the key is absent. */
-static LLVMValueRef read_int(struct cg *g, int id, LLVMValueRef key)
+/* The i64 stored under KEY in MAP (any map global), or 0 when the key is absent. */
+LLVMValueRef cg_load_or_zero(struct cg *g, LLVMValueRef map, LLVMValueRef key)
 {
-	LLVMValueRef p = lookup(g, id, key);
+	LLVMValueRef largs[2] = {map, key};
+	LLVMValueRef p = cg_helper(g, BPF_HELPER_map_lookup_elem, g->ptr, largs, 2);
 	LLVMValueRef res = cg_alloca(g, g->i64, "mapval");
 	LLVMBuildStore(g->b, cg_const(g, 0), res);
 	LLVMBasicBlockRef have = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "map.have");
@@ -96,6 +97,11 @@ static LLVMValueRef read_int(struct cg *g, int id, LLVMValueRef key)
 	LLVMBuildBr(g->b, done);
 	LLVMPositionBuilderAtEnd(g->b, done);
 	return LLVMBuildLoad2(g->b, g->i64, res, "");
+}
+
+static LLVMValueRef read_int(struct cg *g, int id, LLVMValueRef key)
+{
+	return cg_load_or_zero(g, g->maps[id], key);
 }
 
 static LLVMValueRef binop(struct cg *g, const char *op, LLVMValueRef a, LLVMValueRef b)

@@ -101,6 +101,27 @@ static LLVMMetadataRef di_member(struct cg *g, const char *name, LLVMMetadataRef
 					     64, 64, (uint64_t)idx * 64, 0, ty);
 }
 
+/* The global of a BTF-defined map: a struct of N pointer members in section .maps,
+ * described to BTF by MEMBERS. */
+static LLVMValueRef map_global(struct cg *g, const char *name, LLVMMetadataRef *members, int n)
+{
+	LLVMMetadataRef st = LLVMDIBuilderCreateStructType(g->dib, g->di_file, "", 0, g->di_file, 0,
+							   (uint64_t)n * 64, 64, 0, NULL, members,
+							   (unsigned)n, 0, NULL, "", 0);
+	LLVMTypeRef fields[4] = {g->ptr, g->ptr, g->ptr, g->ptr};
+	LLVMTypeRef lt = LLVMStructTypeInContext(g->ctx, fields, (unsigned)n, false);
+	LLVMValueRef gv = LLVMAddGlobal(g->mod, lt, name);
+	LLVMSetInitializer(gv, LLVMConstNull(lt));
+	LLVMSetSection(gv, ".maps");
+	LLVMSetAlignment(gv, 8);
+	LLVMMetadataRef expr = LLVMDIBuilderCreateExpression(g->dib, NULL, 0);
+	LLVMMetadataRef gve = LLVMDIBuilderCreateGlobalVariableExpression(
+		g->dib, g->di_cu, name, strlen(name), name, strlen(name), g->di_file, 0, st, false,
+		expr, NULL, 0);
+	LLVMGlobalSetMetadata(gv, LLVMGetMDKindIDInContext(g->ctx, "dbg", 3), gve);
+	return gv;
+}
+
 /* A map in section .maps: struct { type; max_entries; [key; value;] } name. */
 static LLVMValueRef define_map(struct cg *g, const char *name, unsigned type, unsigned max,
 			       LLVMMetadataRef key, LLVMMetadataRef value)
@@ -121,21 +142,7 @@ static LLVMValueRef define_map(struct cg *g, const char *name, unsigned type, un
 			n);
 		n++;
 	}
-	LLVMMetadataRef st = LLVMDIBuilderCreateStructType(g->dib, g->di_file, "", 0, g->di_file, 0,
-							   (uint64_t)n * 64, 64, 0, NULL, members,
-							   (unsigned)n, 0, NULL, "", 0);
-	LLVMTypeRef fields[4] = {g->ptr, g->ptr, g->ptr, g->ptr};
-	LLVMTypeRef lt = LLVMStructTypeInContext(g->ctx, fields, (unsigned)n, false);
-	LLVMValueRef gv = LLVMAddGlobal(g->mod, lt, name);
-	LLVMSetInitializer(gv, LLVMConstNull(lt));
-	LLVMSetSection(gv, ".maps");
-	LLVMSetAlignment(gv, 8);
-	LLVMMetadataRef expr = LLVMDIBuilderCreateExpression(g->dib, NULL, 0);
-	LLVMMetadataRef gve = LLVMDIBuilderCreateGlobalVariableExpression(
-		g->dib, g->di_cu, name, strlen(name), name, strlen(name), g->di_file, 0, st, false,
-		expr, NULL, 0);
-	LLVMGlobalSetMetadata(gv, LLVMGetMDKindIDInContext(g->ctx, "dbg", 3), gve);
-	return gv;
+	return map_global(g, name, members, n);
 }
 
 /* A map whose key and value are plain byte strings: struct { type; max_entries;
@@ -149,21 +156,7 @@ LLVMValueRef cg_define_map_sized(struct cg *g, const char *name, unsigned type, 
 		di_member(g, "key_size", di_num(g, key_size), 2),
 		di_member(g, "value_size", di_num(g, value_size), 3),
 	};
-	LLVMMetadataRef st = LLVMDIBuilderCreateStructType(g->dib, g->di_file, "", 0, g->di_file, 0,
-							   4 * 64, 64, 0, NULL, members, 4, 0, NULL,
-							   "", 0);
-	LLVMTypeRef fields[4] = {g->ptr, g->ptr, g->ptr, g->ptr};
-	LLVMTypeRef lt = LLVMStructTypeInContext(g->ctx, fields, 4, false);
-	LLVMValueRef gv = LLVMAddGlobal(g->mod, lt, name);
-	LLVMSetInitializer(gv, LLVMConstNull(lt));
-	LLVMSetSection(gv, ".maps");
-	LLVMSetAlignment(gv, 8);
-	LLVMMetadataRef expr = LLVMDIBuilderCreateExpression(g->dib, NULL, 0);
-	LLVMMetadataRef gve = LLVMDIBuilderCreateGlobalVariableExpression(
-		g->dib, g->di_cu, name, strlen(name), name, strlen(name), g->di_file, 0, st, false,
-		expr, NULL, 0);
-	LLVMGlobalSetMetadata(gv, LLVMGetMDKindIDInContext(g->ctx, "dbg", 3), gve);
-	return gv;
+	return map_global(g, name, members, 4);
 }
 
 static void define_globals(struct cg *g)
