@@ -1,0 +1,408 @@
+#!/bin/bash
+# bench/run.sh -- gotrace next to bpftrace 0.17 (and the raw uprobe_multi
+# floor) on the same Go loop, in one run.
+#
+#   bench/run.sh                 # 3-4 min on a 2-vCPU VM
+#   QUICK=1 bench/run.sh         # ~1 min
+#   RUNS=5 N=1000000 bench/run.sh
+#
+# What it measures (details and figures: docs/performance.md):
+#   1. per-call cost of an entry probe doing one printf per call:
+#        gotrace  -o OUT -e 'go:main.work:entry { printf("E %d %d\n", arg0, arg1); }' -c 'loop N'
+#        bpftrace -o OUT -e 'uprobe:LOOP:main.work { printf("E %d %d\n", reg("ax"), reg("bx")); }' -c 'loop N'
+#      with OUT=/dev/null, and with OUT=a file (events counted against N,
+#      arg0 checked: sum over events must be N(N-1)/2; "Lost N events"
+#      looked for in every output of the tool);
+#   2. per-call cost of an empty entry probe (same, body { }), and of a
+#      count() entry probe ({ @c = count(); }, the "@c: N" printed at exit
+#      checked against N) when gotrace supports maps (probed with --dry-run);
+#      cost = median(traced ns_per_call) - median(untraced ns_per_call), both
+#      as printed by the loop itself; the untraced run is interleaved with the
+#      traced ones (round by round: base, gotrace, bpftrace, floor, ...);
+#   3. start-up of a one-liner run with -c 'loop 1': launch -> first event
+#      (the event's nsecs, CLOCK_MONOTONIC, minus the launch time), and total
+#      wall time of the whole command; gotrace --dry-run (compile + verifier)
+#      and, for bpftrace 0.17 which has no such mode, --emit-elf (compile only).
+#   Floor column: the anchor's extras/uprobe_multi_attach.c (one uprobe_multi
+#   link, a one-instruction counter program), compiled with gcc.
+#
+# Each tool runs the loop itself through -c. Every run is checked (exit
+# status, calls=N, event count, arg values, hits); a figure with any failed
+# run is printed as FAILED with the reason below the table.
+#
+# Knobs (environment):
+#   RUNS=3                rounds for the per-call figures (medians reported)
+#   N=400000              calls of main.work per traced run (QUICK: 100000);
+#                         a uprobe hit costs 11-16 us on this VM, so 400000
+#                         calls with a printf take 5-13 s per run
+#   STARTUP_RUNS=10       runs per start-up figure (QUICK: 5)
+#   QUICK=1               N=100000 STARTUP_RUNS=5
+#   GOTRACE=<repo>/build/gotrace   (copied to the scratch dir before use)
+#   BPFTRACE=bpftrace     set BPFTRACE= (empty) to skip bpftrace
+#   FLOOR=1               0 to skip the uprobe_multi floor column
+#   HYPERFINE=1           also time the -c one-liners with hyperfine if present
+#   ANCHOR=/work/shared/bench-anchor   (loop.go and extras/ come from here)
+#   BENCH_ROOT=/tmp/gotrace-bench      scratch; each run in $BENCH_ROOT/<stamp>
+#   MIN_HIT_NS=100        a traced run adding less than this per call counts as
+#                         "probe did not fire" (FAILED)
+#   KEEP_RAW=1            keep the full event files (else head/tail only)
+set -uo pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+REPO=$(cd "$HERE/.." && pwd)
+QUICK=${QUICK:-0}
+if [ "$QUICK" = 1 ]; then N=${N:-100000}; STARTUP_RUNS=${STARTUP_RUNS:-5}; fi
+RUNS=${RUNS:-3}
+N=${N:-400000}
+STARTUP_RUNS=${STARTUP_RUNS:-10}
+GOTRACE_SRC=${GOTRACE:-$REPO/build/gotrace}
+BPFTRACE=${BPFTRACE-bpftrace}
+FLOOR=${FLOOR:-1}
+HYPERFINE=${HYPERFINE:-1}
+ANCHOR=${ANCHOR:-/work/shared/bench-anchor}
+BENCH_ROOT=${BENCH_ROOT:-/tmp/gotrace-bench}
+MIN_HIT_NS=${MIN_HIT_NS:-100}
+KEEP_RAW=${KEEP_RAW:-0}
+
+die() { echo "run.sh: $*" >&2; exit 1; }
+[[ $RUNS =~ ^[1-9][0-9]*$ ]] || die "RUNS must be a positive integer"
+[[ $N =~ ^[1-9][0-9]*$ ]] || die "N must be a positive integer"
+[[ $STARTUP_RUNS =~ ^[1-9][0-9]*$ ]] || die "STARTUP_RUNS must be a positive integer"
+[ "$(id -u)" = 0 ] || die "must run as root (BPF)"
+[ -x "$GOTRACE_SRC" ] || die "no gotrace binary at $GOTRACE_SRC (build it: cmake -S . -B build && cmake --build build)"
+[ -f "$ANCHOR/targets/loop.go" ] || die "no $ANCHOR/targets/loop.go (set ANCHOR=)"
+command -v go >/dev/null || die "go not found"
+command -v python3 >/dev/null || die "python3 not found"
+if [ -n "$BPFTRACE" ] && ! command -v "$BPFTRACE" >/dev/null; then
+  echo "run.sh: $BPFTRACE not found; bpftrace column skipped" >&2; BPFTRACE=
+fi
+
+OUT=$BENCH_ROOT/$(date +%Y%m%d-%H%M%S)
+mkdir -p "$OUT" || die "cannot create $OUT"
+RUNS_TSV=$OUT/runs.tsv
+: >"$RUNS_TSV"
+echo "# bench/run.sh: raw outputs in $OUT"
+
+# Snapshot the binaries: src/ is edited (and rebuilt) concurrently.
+GOTRACE_BIN=$OUT/gotrace
+cp "$GOTRACE_SRC" "$GOTRACE_BIN" || die "cannot copy $GOTRACE_SRC"
+STALE=
+if [[ $GOTRACE_SRC == "$REPO"/* ]]; then
+  STALE=$(find "$REPO/src" "$REPO/runtime-bpf" "$REPO/CMakeLists.txt" -newer "$GOTRACE_SRC" -type f 2>/dev/null | head -3 | tr '\n' ' ')
+fi
+
+# ---------------------------------------------------------------- build
+export GOCACHE=${GOCACHE:-$BENCH_ROOT/gocache} GOPATH=${GOPATH:-$BENCH_ROOT/gopath}
+export CGO_ENABLED=0 GOFLAGS='' GO111MODULE=auto
+LOOP=$OUT/loop
+go build -o "$LOOP" "$ANCHOR/targets/loop.go" >"$OUT/build.log" 2>&1 || { cat "$OUT/build.log"; die "go build of loop.go failed"; }
+UMULTI=
+if [ "$FLOOR" = 1 ]; then
+  if command -v gcc >/dev/null && gcc -O2 -o "$OUT/uprobe_multi_attach" "$ANCHOR/extras/uprobe_multi_attach.c" >>"$OUT/build.log" 2>&1; then
+    UMULTI=$OUT/uprobe_multi_attach
+  else
+    echo "run.sh: cannot build the uprobe_multi floor (see $OUT/build.log); column skipped" >&2
+  fi
+fi
+grep -q ' /sys/kernel/tracing tracefs ' /proc/mounts || mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
+
+TOOLS=(gotrace); [ -n "$BPFTRACE" ] && TOOLS+=(bpftrace)
+
+# ---------------------------------------------------------------- env
+{
+  echo "date=$(date -u '+%Y-%m-%d %H:%M UTC')"
+  echo "kernel=$(uname -r)"
+  echo "cpus=$(nproc)"
+  echo "cpu_model=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')"
+  src_dir=$(cd "$(dirname "$GOTRACE_SRC")/.." && pwd)   # <tree>/build/gotrace -> <tree>
+  rev=$(git -C "$src_dir" rev-parse --short HEAD 2>/dev/null)
+  [ -n "$rev" ] && [ -n "$(git -C "$src_dir" status --porcelain -- src runtime-bpf 2>/dev/null)" ] && rev+=", src/ modified"
+  echo "gotrace=$("$GOTRACE_BIN" -V 2>&1 | head -1) ($GOTRACE_SRC${rev:+, git $rev})"
+  [ -n "$STALE" ] && echo "gotrace_stale=binary older than: $STALE"
+  [ -n "$BPFTRACE" ] && echo "bpftrace=$("$BPFTRACE" --version 2>&1 | head -1)"
+  echo "go=$(go version | awk '{print $3}')"
+  echo "N=$N RUNS=$RUNS STARTUP_RUNS=$STARTUP_RUNS QUICK=$QUICK"
+} >"$OUT/env.txt"
+sed 's/^/# /' "$OUT/env.txt"
+
+# ---------------------------------------------------------------- helpers
+PROG_GT_PRINTF='go:main.work:entry { printf("E %d %d\n", arg0, arg1); }'
+PROG_BT_PRINTF="uprobe:$LOOP:main.work { printf(\"E %d %d\\n\", reg(\"ax\"), reg(\"bx\")); }"
+PROG_GT_EMPTY='go:main.work:entry { }'
+PROG_BT_EMPTY="uprobe:$LOOP:main.work { }"
+PROG_GT_COUNT='go:main.work:entry { @c = count(); }'
+PROG_BT_COUNT="uprobe:$LOOP:main.work { @c = count(); }"
+LIMIT=$(( 120 + N / 2500 ))   # seconds per traced run (400 us per call + 2 min)
+
+kv() { grep -m1 "^$1=" "$2" 2>/dev/null | cut -d= -f2; }
+# lost_of FILE...: sum of "Lost N events" lines (bpftrace prints them on its
+# output, gotrace on stderr)
+lost_of() { cat "$@" 2>/dev/null | awk '/Lost [0-9]+ events/{for(i=1;i<NF;i++) if($i=="Lost") s+=$(i+1)} END{print s+0}'; }
+first_err() { grep -v -E 'RLIMIT_MEMLOCK|^libbpf: elf: skipping' "$1" 2>/dev/null | grep -m1 . | cut -c1-150; }
+# record METRIC TOOL ROUND STATUS VALUE INFO WHY   (INFO: key=value words)
+record() { printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$5" "$6" "${7:-}" >>"$RUNS_TSV"; }
+
+# one_run METRIC TOOL ROUND : runs the loop (N calls) under TOOL, checks it,
+# records ns_per_call. METRIC: base | printf_null | printf_file | empty | count
+# (| floor: the uprobe_multi counter).
+one_run() {
+  local metric=$1 tool=$2 r=$3
+  local tag=$metric.$tool.r$r
+  local so=$OUT/$tag.stdout se=$OUT/$tag.stderr ev=/dev/null cmd rc
+  [ "$metric" = printf_file ] || [ "$metric" = count ] && ev=$OUT/$tag.events
+  case $tool:$metric in
+    base:*)              cmd=("$LOOP" "$N") ;;
+    floor:*)             cmd=("$UMULTI" "$LOOP" main.work "$LOOP" "$N") ;;
+    gotrace:printf_*)    cmd=("$GOTRACE_BIN" -o "$ev" -e "$PROG_GT_PRINTF" -c "$LOOP $N") ;;
+    gotrace:empty)       cmd=("$GOTRACE_BIN" -o "$ev" -e "$PROG_GT_EMPTY" -c "$LOOP $N") ;;
+    bpftrace:printf_*)   cmd=("$BPFTRACE" -o "$ev" -e "$PROG_BT_PRINTF" -c "$LOOP $N") ;;
+    bpftrace:empty)      cmd=("$BPFTRACE" -o "$ev" -e "$PROG_BT_EMPTY" -c "$LOOP $N") ;;
+    gotrace:count)       cmd=("$GOTRACE_BIN" -o "$ev" -e "$PROG_GT_COUNT" -c "$LOOP $N") ;;
+    bpftrace:count)      cmd=("$BPFTRACE" -o "$ev" -e "$PROG_BT_COUNT" -c "$LOOP $N") ;;
+  esac
+  printf '%s\n' "${cmd[*]}" >"$OUT/$tag.cmd"
+  timeout -k 10 "$LIMIT" "${cmd[@]}" >"$so" 2>"$se"; rc=$?
+  local ns calls why="" info="" got lost
+  ns=$(kv ns_per_call "$so"); calls=$(kv calls "$so")
+  if [ $rc = 124 ] || [ $rc = 137 ]; then why="timed out after ${LIMIT}s"
+  elif [ $rc != 0 ]; then why="exit status $rc: $(first_err "$se")"
+  elif [ "$calls" != "$N" ] || [ -z "$ns" ]; then why="loop output missing/wrong (calls=${calls:-none})"
+  fi
+  lost=$(lost_of "$so" "$se" "$ev")
+  [ "$lost" != 0 ] && info+="lost=$lost "
+  if [ "$metric" = printf_file ]; then
+    # events, and the arg0 check: the loop passes a = 0..N-1
+    read -r got sum < <(awk '/^E -?[0-9]+ -?[0-9]+$/{n++; s+=$2} END{printf "%d %.0f\n", n, s}' "$ev")
+    info+="events=$got "
+    if [ -z "$why" ] && [ "$got" != "$N" ]; then
+      why="received $got of $N events$( [ "$lost" != 0 ] && echo ", Lost $lost reported")"
+    elif [ -z "$why" ] && [ "$sum" != "$(python3 -c "print($N*($N-1)//2)")" ]; then
+      why="arg0 values wrong (sum $sum)"
+    fi
+    if [ "$KEEP_RAW" != 1 ] && [ -f "$ev" ]; then
+      { head -3 "$ev"; grep -v '^E ' "$ev"; tail -2 "$ev"; } >"$ev.kept"; mv "$ev.kept" "$ev"
+    fi
+  elif [ "$metric" = count ]; then
+    got=$(awk '$1 == "@c:" {v = $2} END {print v}' "$ev")
+    info+="count=${got:-none} "
+    [ -z "$why" ] && [ "$got" != "$N" ] && why="@c: ${got:-none}, expected $N"
+  fi
+  if [ "$metric" != printf_file ] && [ "$lost" != 0 ] && [ -z "$why" ]; then
+    why="Lost $lost events reported"
+  fi
+  if [ "$tool" = floor ] && [ -z "$why" ]; then
+    local hits; hits=$(kv hits "$so"); info+="hits=$hits "
+    [ "$hits" != "$N" ] && why="hits=${hits:-none}, expected $N"
+  fi
+  if [ -n "$why" ]; then
+    record "$metric" "$tool" "$r" FAILED "${ns:-}" "$info" "$why"
+    printf '# %-28s FAILED: %s\n' "$tag" "$why"
+  else
+    record "$metric" "$tool" "$r" ok "$ns" "$info" ""
+    printf '# %-28s ns_per_call=%s %s\n' "$tag" "$ns" "$info"
+  fi
+}
+
+# count() needs maps: run that row for gotrace only when its compiler accepts it.
+COUNT_TOOLS=()
+if "$GOTRACE_BIN" --dry-run -b "$LOOP" -e "$PROG_GT_COUNT" >"$OUT/count_probe.out" 2>&1; then
+  COUNT_TOOLS+=(gotrace)
+else
+  record count_unsupported gotrace 0 n/a "" "" "$(first_err "$OUT/count_probe.out")"
+  echo "# gotrace: count() not supported by this build: $(first_err "$OUT/count_probe.out")"
+fi
+[ -n "$BPFTRACE" ] && COUNT_TOOLS+=(bpftrace)
+
+trap 'echo "run.sh: interrupted; partial outputs in $OUT" >&2; exit 130' INT TERM
+
+# ---------------------------------------------------------------- 1 + 2
+echo "# per-call cost: N=$N calls, $RUNS rounds (interleaved)"
+for ((r = 1; r <= RUNS; r++)); do
+  one_run base base "$r"
+  for t in "${TOOLS[@]}"; do one_run printf_null "$t" "$r"; done
+  for t in "${TOOLS[@]}"; do one_run printf_file "$t" "$r"; done
+  one_run base base "$((r + RUNS))"
+  for t in "${TOOLS[@]}"; do one_run empty "$t" "$r"; done
+  for t in "${COUNT_TOOLS[@]}"; do one_run count "$t" "$r"; done
+  [ -n "$UMULTI" ] && one_run floor floor "$r"
+done
+
+# ---------------------------------------------------------------- 3
+echo "# start-up: $STARTUP_RUNS runs each"
+python3 - "$OUT" "$STARTUP_RUNS" "$LOOP" "$GOTRACE_BIN" "${BPFTRACE:-}" "${UMULTI:-}" <<'PY' || echo "# start-up driver failed" >&2
+import os, subprocess, sys, threading, time
+out, runs, loop, gt, bt, um = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6]
+tsv = open(os.path.join(out, "runs.tsv"), "a")
+def rec(metric, tool, r, status, value, why):
+    tsv.write("\t".join(map(str, (metric, tool, r, status, value, "", why))) + "\n"); tsv.flush()
+def first_err(path):
+    for l in open(path, errors="replace"):
+        if l.strip() and "RLIMIT_MEMLOCK" not in l and "skipping" not in l:
+            return l.strip()[:150]
+    return ""
+def run(cmd, tag):
+    so, se = os.path.join(out, tag + ".stdout"), os.path.join(out, tag + ".stderr")
+    with open(os.path.join(out, tag + ".cmd"), "w") as f: f.write(repr(cmd) + "\n")
+    # No timeout= in run()/wait(): with one, CPython polls waitpid with sleeps
+    # growing to 50 ms, which quantizes the wall times. A timer kills instead.
+    timed_out = []
+    def kill(p):
+        timed_out.append(1); p.kill()
+    with open(so, "wb") as o, open(se, "wb") as e:
+        t0 = time.monotonic_ns()
+        p = subprocess.Popen(cmd, stdout=o, stderr=e, stdin=subprocess.DEVNULL)
+        timer = threading.Timer(120, kill, (p,)); timer.start()
+        rc = p.wait()
+        t1 = time.monotonic_ns()
+        timer.cancel()
+    if timed_out: rc = "timeout (120 s)"
+    why = "" if rc == 0 else "exit status %s: %s" % (rc, first_err(se))
+    return t0, t1, so, se, why
+progs = {
+    "gotrace": [gt, "-e", 'go:main.work:entry { printf("E %llu\\n", nsecs); }', "-c", loop + " 1"],
+    "bpftrace": [bt, "-e", 'uprobe:%s:main.work { printf("E %%llu\\n", nsecs); }' % loop, "-c", loop + " 1"],
+}
+tools = ["gotrace"] + (["bpftrace"] if bt else [])
+for r in range(1, runs + 1):
+    for t in tools:
+        ev = os.path.join(out, "startup.%s.r%d.events" % (t, r))
+        cmd = progs[t][:1] + ["-o", ev] + progs[t][1:]
+        t0, t1, so, se, why = run(cmd, "startup.%s.r%d" % (t, r))
+        evs = [l.split() for l in open(ev, errors="replace") if l.startswith("E ")] if os.path.exists(ev) else []
+        if not why and len(evs) != 1:
+            why = "%d events, expected 1" % len(evs)
+        if not why and "calls=1" not in open(so).read():
+            why = "loop output missing"
+        if why:
+            rec("startup_first_event", t, r, "FAILED", "", why); rec("startup_total", t, r, "FAILED", "", why)
+            print("# startup.%s.r%d FAILED: %s" % (t, r, why)); continue
+        first = (int(evs[0][1]) - t0) / 1e6
+        total = (t1 - t0) / 1e6
+        rec("startup_first_event", t, r, "ok", "%.1f" % first, "")
+        rec("startup_total", t, r, "ok", "%.1f" % total, "")
+    if um:   # floor: attach one uprobe_multi link, run loop 1, detach
+        t0, t1, so, se, why = run([um, loop, "main.work", loop, "1"], "startup.floor.r%d" % r)
+        txt = open(so).read()
+        if not why and "hits=1\n" not in txt:
+            why = "hits != 1"
+        rec("startup_total", "floor", r, "FAILED" if why else "ok", "" if why else "%.1f" % ((t1 - t0) / 1e6), why)
+        am = [l.split("=")[1] for l in txt.splitlines() if l.startswith("attach_ms=")]
+        if am and not why:
+            rec("attach_ms", "floor", r, "ok", am[0], "")
+    # compile (+ verifier) only
+    t0, t1, so, se, why = run([gt, "--dry-run", "-b", loop, "-e", 'go:main.work:entry { printf("E %d %d\\n", arg0, arg1); }'],
+                              "dryrun.gotrace.r%d" % r)
+    rec("dryrun", "gotrace", r, "FAILED" if why else "ok", "" if why else "%.1f" % ((t1 - t0) / 1e6), why)
+    if bt:
+        elf = os.path.join(out, "dryrun.bpftrace.elf")
+        t0, t1, so, se, why = run([bt, "--emit-elf", elf, "-e",
+                                   'uprobe:%s:main.work { printf("E %%d %%d\\n", reg("ax"), reg("bx")); }' % loop],
+                                  "dryrun.bpftrace.r%d" % r)
+        if not why and not (os.path.exists(elf) and os.path.getsize(elf) > 0):
+            why = "no ELF written"
+        rec("dryrun", "bpftrace", r, "FAILED" if why else "ok", "" if why else "%.1f" % ((t1 - t0) / 1e6), why)
+PY
+
+if [ "$HYPERFINE" = 1 ] && command -v hyperfine >/dev/null; then
+  hf_cmds=("$GOTRACE_BIN -o /dev/null -e 'go:main.work:entry { printf(\"E %d %d\\n\", arg0, arg1); }' -c '$LOOP 1'")
+  [ -n "$BPFTRACE" ] && hf_cmds+=("$BPFTRACE -o /dev/null -e 'uprobe:$LOOP:main.work { printf(\"E %d %d\\n\", reg(\"ax\"), reg(\"bx\")); }' -c '$LOOP 1'")
+  if hyperfine -N --warmup 1 --runs "$STARTUP_RUNS" --export-json "$OUT/hyperfine.json" "${hf_cmds[@]}" >"$OUT/hyperfine.txt" 2>&1; then
+    python3 - "$OUT/hyperfine.json" "$RUNS_TSV" "${TOOLS[@]}" <<'PY'
+import json, sys
+res = json.load(open(sys.argv[1]))["results"]
+with open(sys.argv[2], "a") as f:
+    for tool, r in zip(sys.argv[3:], res):
+        f.write("startup_hyperfine\t%s\t1\tok\t%.1f\t\tmean %.1f sd %.1f ms, %d runs\n"
+                % (tool, r["median"] * 1e3, r["mean"] * 1e3, r["stddev"] * 1e3, len(r["times"])))
+PY
+  else
+    for t in "${TOOLS[@]}"; do record startup_hyperfine "$t" 1 FAILED "" "" "hyperfine: $(grep -m1 -i error "$OUT/hyperfine.txt")"; done
+  fi
+fi
+
+# ---------------------------------------------------------------- table
+python3 - "$RUNS_TSV" "$N" "$RUNS" "$MIN_HIT_NS" "$OUT/env.txt" "${TOOLS[@]}" <<'PY' | tee "$OUT/summary.txt"
+import sys, statistics
+tsv, N, RUNS, MIN_HIT, envf, tools = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]), sys.argv[5], sys.argv[6:]
+rows = [(l.rstrip("\n").split("\t") + [""] * 7)[:7] for l in open(tsv) if l.strip()]
+def info(r):
+    return dict(w.split("=", 1) for w in r[5].split() if "=" in w)
+def get(metric, tool):
+    return [r for r in rows if r[0] == metric and r[1] == tool]
+notes = []
+def fmt(v):
+    return "%.0f" % v if abs(v) >= 100 else "%.1f" % v
+def stat(metric, tool):
+    """median of ok runs, or None + note when a run failed / nothing ran"""
+    rs = get(metric, tool)
+    if not rs: return None, None
+    bad = [r for r in rs if r[3] != "ok"]
+    if bad:
+        notes.append("%s/%s: %d of %d runs FAILED: %s" % (tool, metric, len(bad), len(rs), bad[0][6]))
+        return "FAILED", None
+    vals = [float(r[4]) for r in rs]
+    return statistics.median(vals), vals
+base, bvals = stat("base", "base")
+def cost(metric, tool):
+    m, vals = stat(metric, tool)
+    if m is None: return "-"
+    if m == "FAILED" or base in (None, "FAILED"): return "FAILED"
+    c = m - base
+    if c < MIN_HIT:
+        notes.append("%s/%s: adds only %.1f ns/call (< MIN_HIT_NS=%g): probe did not fire?" % (tool, metric, c, MIN_HIT))
+        return "FAILED"
+    return "%s [%s..%s]" % (fmt(c), fmt(min(vals) - base), fmt(max(vals) - base))
+def count_cell(tool):
+    if tool == "floor": return cost("floor", "floor")
+    if get("count_unsupported", tool): return "n/a (no maps)"
+    return cost("count", tool)
+def plain(metric, tool):
+    m, vals = stat(metric, tool)
+    if m is None: return "-"
+    if m == "FAILED": return "FAILED"
+    return "%s [%s..%s]" % (fmt(m), fmt(min(vals)), fmt(max(vals))) if len(vals) > 1 else fmt(m)
+def events(tool):
+    rs = get("printf_file", tool)
+    if not rs: return "-"
+    ev = [info(r).get("events", "?") for r in rs]
+    return "%s/%d" % (",".join(sorted(set(ev))), N)
+def lost(tool):
+    if tool == "floor": return "-"
+    rs = get("printf_file", tool) + get("printf_null", tool) + get("empty", tool) + get("count", tool)
+    if not rs: return "-"
+    tot = sum(int(info(r).get("lost", 0)) for r in rs)
+    return "none" if tot == 0 else "yes (%d)" % tot
+cols = tools + (["floor(uprobe_multi)"] if any(r[1] == "floor" for r in rows) else [])
+key = {t: t for t in tools}; key["floor(uprobe_multi)"] = "floor"
+table = [
+    ("printf entry probe, ns/call (/dev/null)", lambda t: cost("printf_null", t)),
+    ("printf entry probe, ns/call (file)",      lambda t: cost("printf_file", t)),
+    ("  events received (file) / N",            events),
+    ("  'Lost N events' printed",               lost),
+    ("empty entry probe, ns/call",              lambda t: cost("floor" if t == "floor" else "empty", t)),
+    ("count() entry probe, ns/call",            lambda t: count_cell(t)),
+    ("start-up: launch -> first event, ms",     lambda t: plain("startup_first_event", t)),
+    ("start-up: one-liner -c 'loop 1', ms",     lambda t: plain("startup_total", t)),
+    ("start-up: same, hyperfine median, ms",    lambda t: plain("startup_hyperfine", t)),
+    ("compile only: --dry-run, ms (*)",         lambda t: plain("dryrun", t)),
+    ("floor: uprobe_multi attach, ms",          lambda t: plain("attach_ms", t)),
+]
+w0, w = 42, 22
+print()
+for l in open(envf): print("# " + l.rstrip())
+print("# untraced loop: %s ns/call [%s] (N=%d, %d runs)" % (
+    fmt(base) if isinstance(base, float) else base, ", ".join(fmt(v) for v in bvals or []), N, 2 * RUNS))
+print("# per-call figures: added ns per call = median(traced) - median(untraced) [min..max over %d runs]" % RUNS)
+print("%-*s" % (w0, "metric") + "".join("%-*s" % (w, c) for c in cols))
+for name, f in table:
+    cells = [f(key[c]) for c in cols]
+    if all(c == "-" for c in cells): continue
+    print("%-*s" % (w0, name) + "".join("%-*s" % (w, c) for c in cells))
+if any(r[0] == "dryrun" for r in rows):
+    print("(*) gotrace --dry-run: compile + load through the verifier, nothing attached" +
+          ("; bpftrace 0.17 has no such mode: --emit-elf (compile only, no verifier)" if "bpftrace" in tools else ""))
+if notes:
+    print("\nFAILED details:")
+    for n in dict.fromkeys(notes): print("  " + n)
+PY
+echo "# raw outputs: $OUT"
