@@ -221,6 +221,20 @@ static int open_output(struct rt_session *s)
 	return 0;
 }
 
+/* Waits for records or for the traced process to exit, whichever is first, so the end
+ * of a -c command is noticed at once rather than at the next poll timeout; then
+ * consumes the records. */
+static int wait_events(struct rt_session *s, int timeout_ms)
+{
+	struct pollfd fds[2] = {
+		{.fd = ring_buffer__epoll_fd(s->rb), .events = POLLIN},
+		{.fd = s->pidfd, .events = POLLIN},
+	};
+	if (poll(fds, s->pidfd >= 0 ? 2 : 1, timeout_ms) < 0)
+		return errno == EINTR ? 0 : -errno;
+	return ring_buffer__consume(s->rb);
+}
+
 int rt_run(struct gt_plan *plan, const struct rt_options *opts)
 {
 	struct rt_session s = {
@@ -320,7 +334,7 @@ int rt_run(struct gt_plan *plan, const struct rt_options *opts)
 	while (!rt_stop_signal && !rt_output__exit_seen(s.output)) {
 		int n = 0;
 		if (s.rb) {
-			n = ring_buffer__poll(s.rb, RT_POLL_MS);
+			n = wait_events(&s, RT_POLL_MS);
 			if (n < 0 && n != -EINTR) {
 				diag_fatal("cannot read the ring buffer: %s", strerror(-n));
 				goto cleanup;
