@@ -132,6 +132,11 @@ PROG_GT_EMPTY='go:main.work:entry { }'
 PROG_BT_EMPTY="uprobe:$LOOP:main.work { }"
 PROG_GT_COUNT='go:main.work:entry { @c = count(); }'
 PROG_BT_COUNT="uprobe:$LOOP:main.work { @c = count(); }"
+PROG_GT_HIST='go:main.work:entry { @h = hist(arg0); }'
+PROG_BT_HIST="uprobe:$LOOP:main.work { @h = hist(reg(\"ax\")); }"
+# :entry + :return with the call's duration kept in a variable. bpftrace has no safe
+# equivalent: its uretprobe crashes Go programs (anchor section d), so gotrace only.
+PROG_GT_RETDUR='go:main.work:entry { } go:main.work:return { $d = duration; }'
 LIMIT=$(( 120 + N / 2500 ))   # seconds per traced run (400 us per call + 2 min)
 
 kv() { grep -m1 "^$1=" "$2" 2>/dev/null | cut -d= -f2; }
@@ -149,7 +154,7 @@ one_run() {
   local metric=$1 tool=$2 r=$3
   local tag=$metric.$tool.r$r
   local so=$OUT/$tag.stdout se=$OUT/$tag.stderr ev=/dev/null cmd rc
-  [ "$metric" = printf_file ] || [ "$metric" = count ] && ev=$OUT/$tag.events
+  case $metric in printf_file|count|hist) ev=$OUT/$tag.events ;; esac
   case $tool:$metric in
     base:*)              cmd=("$LOOP" "$N") ;;
     floor:*)             cmd=("$UMULTI" "$LOOP" main.work "$LOOP" "$N") ;;
@@ -159,6 +164,9 @@ one_run() {
     bpftrace:empty)      cmd=("$BPFTRACE" -o "$ev" -e "$PROG_BT_EMPTY" -c "$LOOP $N") ;;
     gotrace:count)       cmd=("$GOTRACE_BIN" -o "$ev" -e "$PROG_GT_COUNT" -c "$LOOP $N") ;;
     bpftrace:count)      cmd=("$BPFTRACE" -o "$ev" -e "$PROG_BT_COUNT" -c "$LOOP $N") ;;
+    gotrace:hist)        cmd=("$GOTRACE_BIN" -o "$ev" -e "$PROG_GT_HIST" -c "$LOOP $N") ;;
+    bpftrace:hist)       cmd=("$BPFTRACE" -o "$ev" -e "$PROG_BT_HIST" -c "$LOOP $N") ;;
+    gotrace:retdur)      cmd=("$GOTRACE_BIN" -o "$ev" -e "$PROG_GT_RETDUR" -c "$LOOP $N") ;;
   esac
   printf '%s\n' "${cmd[*]}" >"$OUT/$tag.cmd"
   timeout -k 10 "$LIMIT" "${cmd[@]}" >"$so" 2>"$se"; rc=$?
@@ -186,6 +194,11 @@ one_run() {
     got=$(awk '$1 == "@c:" {v = $2} END {print v}' "$ev")
     info+="count=${got:-none} "
     [ -z "$why" ] && [ "$got" != "$N" ] && why="@c: ${got:-none}, expected $N"
+  elif [ "$metric" = hist ]; then
+    # every call lands in one bucket: the bucket counts add up to N
+    got=$(awk '/^[[(].* [0-9]+ \|/ {sub(/^.*[])] +/, ""); s += $1} END {print s + 0}' "$ev")
+    info+="hist_total=$got "
+    [ -z "$why" ] && [ "$got" != "$N" ] && why="hist buckets add up to $got, expected $N"
   fi
   if [ "$metric" != printf_file ] && [ "$lost" != 0 ] && [ -z "$why" ]; then
     why="Lost $lost events reported"
@@ -224,6 +237,8 @@ for ((r = 1; r <= RUNS; r++)); do
   one_run base base "$((r + RUNS))"
   for t in "${TOOLS[@]}"; do one_run empty "$t" "$r"; done
   for t in "${COUNT_TOOLS[@]}"; do one_run count "$t" "$r"; done
+  for t in "${COUNT_TOOLS[@]}"; do one_run hist "$t" "$r"; done
+  for t in "${COUNT_TOOLS[@]}"; do [ "$t" = gotrace ] && one_run retdur "$t" "$r"; done
   [ -n "$UMULTI" ] && one_run floor floor "$r"
 done
 
@@ -368,7 +383,7 @@ def events(tool):
     return "%s/%d" % (",".join(sorted(set(ev))), N)
 def lost(tool):
     if tool == "floor": return "-"
-    rs = get("printf_file", tool) + get("printf_null", tool) + get("empty", tool) + get("count", tool)
+    rs = sum((get(m, tool) for m in ("printf_file", "printf_null", "empty", "count", "hist", "retdur")), [])
     if not rs: return "-"
     tot = sum(int(info(r).get("lost", 0)) for r in rs)
     return "none" if tot == 0 else "yes (%d)" % tot
@@ -381,6 +396,9 @@ table = [
     ("  'Lost N events' printed",               lost),
     ("empty entry probe, ns/call",              lambda t: cost("floor" if t == "floor" else "empty", t)),
     ("count() entry probe, ns/call",            lambda t: count_cell(t)),
+    ("hist() entry probe, ns/call",             lambda t: "-" if t == "floor" else cost("hist", t)),
+    (":entry + :return, duration, ns/call",     lambda t: cost("retdur", t) if t == "gotrace"
+                                                else "n/a (uretprobe crashes Go)" if t == "bpftrace" else "-"),
     ("start-up: launch -> first event, ms",     lambda t: plain("startup_first_event", t)),
     ("start-up: one-liner -c 'loop 1', ms",     lambda t: plain("startup_total", t)),
     ("start-up: same, hyperfine median, ms",    lambda t: plain("startup_hyperfine", t)),

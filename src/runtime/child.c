@@ -97,6 +97,9 @@ int rt_child__spawn(struct rt_session *s)
 	s->exec_err_fd = errp[0];
 	gate[1] = errp[0] = -1;
 	s->pid = pid;
+	/* readable when the child exits: the run loop waits on it with the ring buffer */
+	long pfd = syscall(SYS_pidfd_open, pid, 0);
+	s->pidfd = pfd < 0 ? -1 : (int)pfd;
 cleanup:
 	close_fd(&gate[0]);
 	close_fd(&gate[1]);
