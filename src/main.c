@@ -53,7 +53,7 @@ static void usage(FILE *out)
 	      "  -l [PATTERN]        list Go functions matching PATTERN\n"
 	      "  -f text|json        output format\n"
 	      "  -o FILE             write output to FILE\n"
-	      "  -d ast|types|sites|ir  dump a stage and continue\n"
+	      "  -d ast|types|sites|ir|bpf  dump a stage and continue\n"
 	      "  -v                  verbose\n"
 	      "  --dry-run           compile and load (verifier), attach nothing\n"
 	      "  --unsafe            allow unsafe actions\n"
@@ -76,7 +76,9 @@ static int parse_dump(struct options *o, const char *what)
 		o->dump_sites = true;
 	else if (!strcmp(what, "ir"))
 		o->dump_ir = true;
-	else if (!strcmp(what, "bpf") || !strcmp(what, "jit")) {
+	else if (!strcmp(what, "bpf"))
+		o->dump_bpf = true;
+	else if (!strcmp(what, "jit")) {
 		diag_fatal("-d %s is not supported yet", what);
 		return -ENOTSUP;
 	} else {
@@ -445,7 +447,7 @@ int main(int argc, char **argv)
 		sema_dump_types(stdout, prog);
 	uint64_t t2 = now_ns();
 
-	struct cg_options co = {.dump_ir = o.dump_ir, .verbose = o.verbose};
+	struct cg_options co = {.dump_ir = o.dump_ir, .dump_bpf = o.dump_bpf, .verbose = o.verbose};
 	if (cg_generate(&src, &sr, &plan, &co))
 		goto out;
 	uint64_t t3 = now_ns();

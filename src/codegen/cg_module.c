@@ -220,6 +220,54 @@ static int link_runtime(struct cg *g)
 	return 0;
 }
 
+/* -d bpf: the BPF assembly LLVM emits, each `.loc` of the script turned into the
+ * script line it stands for, so every instruction is read under its source. */
+static void dump_bpf(struct cg *g, const struct diag_src *src)
+{
+	LLVMModuleRef copy = LLVMCloneModule(g->mod);
+	LLVMMemoryBufferRef asm_buf = NULL;
+	char *msg = NULL;
+	if (LLVMTargetMachineEmitToMemoryBuffer(g->tm, copy, LLVMAssemblyFile, &msg, &asm_buf)) {
+		fprintf(stderr, "gotrace: -d bpf: %s\n", msg ? msg : "cannot emit assembly");
+		LLVMDisposeMessage(msg);
+		LLVMDisposeModule(copy);
+		return;
+	}
+	const char *p = LLVMGetBufferStart(asm_buf), *end = p + LLVMGetBufferSize(asm_buf);
+	int last_line = 0, script_file = -1;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		unsigned file, line;
+		char name[256];
+		if (sscanf(p, " .file %u \".\" \"%255[^\"]\"", &file, name) == 2) {
+			/* the script's file number; the others are runtime-bpf sources */
+			if (src && src->name && !strcmp(name, src->name))
+				script_file = (int)file;
+		} else if (sscanf(p, " .loc %u %u", &file, &line) == 2) {
+			if ((int)file == script_file && line && (int)line != last_line && src &&
+			    src->text) {
+				const char *l = src->text;
+				for (unsigned i = 1; i < line && l; i++) {
+					l = strchr(l, '\n');
+					l = l ? l + 1 : NULL;
+				}
+				if (l) {
+					const char *le = strchr(l, '\n');
+					printf("; %u: %.*s\n", line, le ? (int)(le - l) : (int)strlen(l), l);
+				}
+				last_line = (int)line;
+			}
+		} else if (len && p[0] != '#' && !(len > 1 && p[0] == '\t' && p[1] == '.') &&
+			   strncmp(p, ".L", 2) != 0 && strncmp(p, "\t.", 2) != 0) {
+			printf("%.*s\n", (int)len, p);
+		}
+		p += len + 1;
+	}
+	LLVMDisposeMemoryBuffer(asm_buf);
+	LLVMDisposeModule(copy);
+}
+
 static void export_maps(struct cg *g)
 {
 	for (LLVMValueRef v = LLVMGetFirstGlobal(g->mod); v; v = LLVMGetNextGlobal(v)) {
@@ -333,6 +381,8 @@ int cg_generate(const struct diag_src *src, struct sema_result *sr, struct gt_pl
 		goto out;
 	}
 	export_maps(&g);
+	if (opts->dump_bpf)
+		dump_bpf(&g, src);
 	if (opts->dump_ir) {
 		char *ir = LLVMPrintModuleToString(g.mod);
 		fputs(ir, stdout);

@@ -113,6 +113,17 @@ if s.case("pie"):
     s.check("go:PATH:FUNC:entry without a target option",
             tr.returncode == 0 and out == "1\n", "%s%s%s" % ("".join(lines), out, err))
 
+# -d bpf: BPF instructions under the script lines they come from.
+if s.case("dump"):
+    pair = s.go_build("pair")
+    r = s.run(["--dry-run", "-d", "bpf", "-b", pair, "-e",
+               'go:main.Add:entry\n/arg0 > 0/\n{\n  printf("%d\\n", arg(+8(%ax)):s64);\n}'])
+    out = r.stdout
+    s.check("-d bpf annotates instructions with script lines",
+            r.returncode == 0 and out.startswith("gt_c0_entry0:\n; 1: go:main.Add:entry\n") and
+            "; 2: /arg0 > 0/" in out and '; 4:   printf("%d\\n", arg(+8(%ax)):s64);' in out and
+            "call 131" in out, describe(r))
+
 # -l lists matching functions with the go: prefix.
 if s.case("list"):
     adds = s.go_build("adds")
