@@ -30,7 +30,7 @@ struct options {
 	bool list_mode;
 	pid_t pid;
 	bool json, verbose, dry_run, unsafe, parse_only;
-	bool dump_ast, dump_types, dump_sites, dump_ir, dump_bpf;
+	bool dump_ast, dump_types, dump_sites, dump_ir, dump_bpf, dump_jit;
 	char **posargs;
 	int nposargs;
 	struct fg_options fg; /* --funcgraph mode when fg.patterns.n > 0 */
@@ -53,7 +53,7 @@ static void usage(FILE *out)
 	      "  -l [PATTERN]        list Go functions matching PATTERN\n"
 	      "  -f text|json        output format\n"
 	      "  -o FILE             write output to FILE\n"
-	      "  -d ast|types|sites|ir|bpf  dump a stage and continue\n"
+	      "  -d ast|types|sites|ir|bpf|jit  dump a stage and continue\n"
 	      "  -v                  verbose\n"
 	      "  --dry-run           compile and load (verifier), attach nothing\n"
 	      "  --unsafe            allow unsafe actions\n"
@@ -78,10 +78,9 @@ static int parse_dump(struct options *o, const char *what)
 		o->dump_ir = true;
 	else if (!strcmp(what, "bpf"))
 		o->dump_bpf = true;
-	else if (!strcmp(what, "jit")) {
-		diag_fatal("-d %s is not supported yet", what);
-		return -ENOTSUP;
-	} else {
+	else if (!strcmp(what, "jit"))
+		o->dump_jit = true;
+	else {
 		diag_fatal("unknown -d stage '%s': expected ast, types, sites, ir, bpf or jit", what);
 		return -EINVAL;
 	}
@@ -466,6 +465,7 @@ int main(int argc, char **argv)
 		.json = o.json,
 		.verbose = o.verbose,
 		.dry_run = o.dry_run,
+		.dump_jit = o.dump_jit,
 		.consumer = fg ? funcgraph_consumer(fg, &plan) : NULL,
 	};
 	plan.filter_pid = o.pid;

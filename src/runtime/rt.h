@@ -41,6 +41,7 @@ struct rt_options {
 	bool json;               /* -f json */
 	bool verbose;            /* -v */
 	bool dry_run;            /* --dry-run: load (verifier) only, attach nothing */
+	bool dump_jit;           /* -d jit: disassemble the JIT code of every program */
 	const struct rt_consumer *consumer; /* call-graph mode, or NULL */
 };
 

@@ -73,6 +73,12 @@ void rt_session__unload(struct rt_session *s);
 void rt_libbpf_print_init(bool verbose);
 void rt_libbpf_print_restore(void);
 
+/* jit.c */
+int rt_session__dump_jit(struct rt_session *s, FILE *out);
+
+/* jit.c */
+int rt_session__dump_jit(struct rt_session *s, FILE *out);
+
 /* attach.c */
 int rt_session__attach(struct rt_session *s);
 void rt_session__detach(struct rt_session *s);

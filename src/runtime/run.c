@@ -270,6 +270,8 @@ int rt_run(struct gt_plan *plan, const struct rt_options *opts)
 	}
 
 	err = rt_session__load(&s);
+	if (!err && opts->dump_jit)
+		rt_session__dump_jit(&s, stdout);
 	if (err)
 		goto cleanup;
 	if (opts->dry_run) {

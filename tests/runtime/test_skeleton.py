@@ -124,6 +124,11 @@ if s.case("dump"):
             "; 2: /arg0 > 0/" in out and '; 4:   printf("%d\\n", arg(+8(%ax)):s64);' in out and
             "call 131" in out, describe(r))
 
+    r = s.run(["--dry-run", "-d", "jit", "-b", pair, "-e", 'go:main.Add:entry { printf("x\\n"); }'])
+    s.check("-d jit disassembles the kernel's JIT code",
+            r.returncode == 0 and r.stdout.startswith("gt_c0_entry0: ") and "bytes of x86-64" in r.stdout
+            and " push " in r.stdout, describe(r))
+
 # -l lists matching functions with the go: prefix.
 if s.case("list"):
     adds = s.go_build("adds")
