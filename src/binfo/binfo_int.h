@@ -43,4 +43,8 @@ struct binfo {
 /* Pointer to LEN file bytes at virtual address VADDR, or NULL when not all in the file. */
 const uint8_t *binfo__bytes_at(const struct binfo *bi, uint64_t vaddr, uint64_t len);
 
+/* An unsigned LEB128 (Go's uvarint, DWARF's ULEB128) at *P, advancing *P; false when
+ * it runs past END. */
+bool binfo_uleb128(const uint8_t **p, const uint8_t *end, uint64_t *v);
+
 #endif

@@ -85,7 +85,7 @@ static char *version_dup(const uint8_t *s, uint64_t len)
 	return v;
 }
 
-static bool uvarint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+bool binfo_uleb128(const uint8_t **p, const uint8_t *end, uint64_t *v)
 {
 	uint64_t x = 0;
 	for (int shift = 0; *p < end && shift < 64; shift += 7) {
@@ -126,7 +126,7 @@ static char *version_from_buildinfo(const struct binfo *bi, const uint8_t *p, si
 	if (flags & 0x2) {
 		const uint8_t *q = p + 32, *end = p + n;
 		uint64_t len;
-		if (!uvarint(&q, end, &len) || len > (uint64_t)(end - q))
+		if (!binfo_uleb128(&q, end, &len) || len > (uint64_t)(end - q))
 			return NULL;
 		return version_dup(q, len);
 	}

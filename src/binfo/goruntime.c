@@ -128,20 +128,6 @@ static Dwarf_Half dw_tag(struct dw *d, Dwarf_Die die)
 	return dw_ok(d, dwarf_tag(die, &tag, &d->err)) ? tag : 0;
 }
 
-static bool uleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
-{
-	uint64_t x = 0;
-	for (int shift = 0; *p < end && shift < 64; shift += 7) {
-		uint8_t b = *(*p)++;
-		x |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80)) {
-			*v = x;
-			return true;
-		}
-	}
-	return false;
-}
-
 /* DW_AT_data_member_location of MEMBER: a constant (what Go emits), or the old
  * location-expression form DW_OP_plus_uconst N. */
 static bool dw_member_offset(struct dw *d, Dwarf_Die member, uint64_t *off)
@@ -159,7 +145,7 @@ static bool dw_member_offset(struct dw *d, Dwarf_Die member, uint64_t *off)
 		Dwarf_Ptr expr = NULL;
 		if (dw_ok(d, dwarf_formexprloc(attr, &len, &expr, &d->err)) && len >= 2) {
 			const uint8_t *p = expr, *end = p + len;
-			ok = *p++ == DW_OP_plus_uconst && uleb(&p, end, off) && p == end;
+			ok = *p++ == DW_OP_plus_uconst && binfo_uleb128(&p, end, off) && p == end;
 		}
 	} else {
 		Dwarf_Unsigned v = 0;
