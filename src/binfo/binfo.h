@@ -50,6 +50,9 @@ int binfo_entry_addr(struct binfo *bi, const struct binfo_func *f, uint64_t *add
 /* True when ADDR is the start of an instruction of F (capstone, linear sweep). */
 bool binfo_is_insn_boundary(struct binfo *bi, const struct binfo_func *f, uint64_t addr);
 
+/* False where the kernel refuses a uprobe: a trap instruction (int3, int N). */
+bool binfo_can_probe(const struct binfo *bi, uint64_t addr);
+
 /* Addresses of every RET instruction of F. Returns the count; *out malloc'd. */
 int binfo_ret_addrs(struct binfo *bi, const struct binfo_func *f, uint64_t **out);
 

@@ -221,3 +221,10 @@ int binfo_ret_addrs(struct binfo *bi, const struct binfo_func *f, uint64_t **out
 	*out = v.v;
 	return v.n;
 }
+
+bool binfo_can_probe(const struct binfo *bi, uint64_t addr)
+{
+	/* uprobes refuse trap instructions: int3 (0xcc) and int N (0xcd) */
+	const uint8_t *p = binfo__bytes_at(bi, addr, 1);
+	return p && *p != 0xcc && *p != 0xcd;
+}

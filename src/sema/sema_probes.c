@@ -198,6 +198,14 @@ int sema_add_func_sites(struct sema *s, struct binfo *bi, const struct binfo_fun
 	uint32_t flags = site_flags(bi, f);
 	for (int i = 0; i < n && !err; i++) {
 		uint64_t foff;
+		if (!binfo_can_probe(bi, addrs[i])) {
+			/* e.g. runtime.abort starts with int3: uprobes cannot go there */
+			if (!quiet)
+				diag_warning(s->src, loc,
+					     "%s: no probe on its trap instruction (int3) at +%llu",
+					     f->name, (unsigned long long)(addrs[i] - f->addr));
+			continue;
+		}
 		err = binfo_vaddr_to_offset(bi, addrs[i], &foff);
 		if (err)
 			diag_error(s->src, loc, "cannot place a probe in %s", f->name);
@@ -218,6 +226,8 @@ static int add_go_sites(struct sema *s, struct go_probe *gp)
 		nf = binfo_match_funcs(bi, gp->func, &fs);
 	} else {
 		const struct binfo_func *f = binfo_find_func(bi, gp->func);
+		if (!f) /* assembly functions carry an ABI suffix: runtime.memmove.abi0 */
+			f = binfo_find_func(bi, arena_printf(s->arena, "%s.abi0", gp->func));
 		nf = f ? 1 : 0;
 		fs = xmalloc(sizeof(*fs));
 		fs[0] = f;
