@@ -8,9 +8,9 @@
 #include "common/fmt.h"
 #include "sema/tracepoint.h"
 
-static struct gt_type ty_void = {TY_VOID, 0, false};
-static struct gt_type ty_i64 = {TY_INT, 8, true};
-static struct gt_type ty_u64 = {TY_INT, 8, false};
+struct gt_type sema_ty_void = {TY_VOID, 0, false};
+struct gt_type sema_ty_i64 = {TY_INT, 8, true};
+struct gt_type sema_ty_u64 = {TY_INT, 8, false};
 
 struct sema_node *sema_node_of(struct sema *s, struct ast_node *n)
 {
@@ -19,7 +19,7 @@ struct sema_node *sema_node_of(struct sema *s, struct ast_node *n)
 	return n->sema;
 }
 
-static struct gt_type *type_new(struct sema *s, enum gt_type_kind k, int size, bool is_signed)
+struct gt_type *sema_type_new(struct sema *s, enum gt_type_kind k, int size, bool is_signed)
 {
 	struct gt_type *t = arena_alloc(s->arena, sizeof(*t));
 	t->kind = k;
@@ -47,18 +47,18 @@ const char *gt_type_str(const struct gt_type *t, char *buf, size_t len)
 	return "?";
 }
 
-static bool is_int(const struct ast_node *e)
+bool sema_is_int(const struct ast_node *e)
 {
 	return e->ty && e->ty->kind == TY_INT;
 }
 
-static bool is_textual(const struct ast_node *e)
+bool sema_is_textual(const struct ast_node *e)
 {
 	return e->ty && (e->ty->kind == TY_STR || e->ty->kind == TY_SITE_FUNC ||
 			 e->ty->kind == TY_SITE_PROBE);
 }
 
-static const char *kind_word(const struct ast_node *e)
+const char *sema_kind_word(const struct ast_node *e)
 {
 	if (!e->ty)
 		return "nothing";
@@ -115,21 +115,11 @@ static const char *const later_idents[] = {
 	"rets", "args", "caller", "ustack", "kstack",
 	"cgroup", "curtask", "rand", "username", "sarg0",
 };
-static const char *const later_funcs[] = {
-	"usym", "ksym", "len", "system", "join", "strftime", "buf", "ntop",
-	"kaddr", "uaddr", "cat", "signal", "override", "strncmp", "sizeof", "offsetof",
-	"ustack", "kstack", "printf_json",
-};
-static const char *const funcs_now[] = {
-	"printf", "print", "exit", "reg", "str", "time", "delete", "clear", "zero",
-	"count", "sum", "avg", "min", "max", "stats", "hist", "lhist",
-};
-
 /* Regs of Go's register ABI for arg0..arg8, and of the C ABI for plain uprobes. */
 static const char *const go_arg_regs[] = {"ax", "bx", "cx", "di", "si", "r8", "r9", "r10", "r11"};
 static const char *const c_arg_regs[] = {"di", "si", "dx", "cx", "r8", "r9"};
 
-static const char *closest(struct sema *s, const char *name, const char *const *cands, int n,
+const char *sema_closest(struct sema *s, const char *name, const char *const *cands, int n,
 			   const char *const *cands2, int n2)
 {
 	const char *best = NULL;
@@ -146,7 +136,7 @@ static const char *closest(struct sema *s, const char *name, const char *const *
 	return best;
 }
 
-static int check_uprobe_only(struct sema *s, struct ast_node *e, const char *what)
+int sema_check_uprobe_only(struct sema *s, struct ast_node *e, const char *what)
 {
 	static const char *const names[] = {"BEGIN", "END", "go", "interval/profile",
 					    "tracepoint"};
@@ -186,9 +176,9 @@ static int check_tp_arg(struct sema *s, struct ast_node *e)
 	sn->tp_string = f->is_string;
 	sn->tp_data_loc = f->is_data_loc;
 	if (f->is_string || f->is_data_loc)
-		e->ty = type_new(s, TY_STR, f->is_string ? f->size + 1 : s->opts->str_len, false);
+		e->ty = sema_type_new(s, TY_STR, f->is_string ? f->size + 1 : s->opts->str_len, false);
 	else if (f->size == 1 || f->size == 2 || f->size == 4 || f->size == 8)
-		e->ty = type_new(s, TY_INT, f->size, f->is_signed);
+		e->ty = sema_type_new(s, TY_INT, f->size, f->is_signed);
 	else {
 		diag_error(s->src, e->loc, "field '%s' (%d bytes) is not supported yet",
 			   e->u.field.name, f->size);
@@ -201,10 +191,10 @@ static int check_tp_arg(struct sema *s, struct ast_node *e)
 static int check_go_ident(struct sema *s, struct ast_node *e, struct sema_node *sn)
 {
 	const char *name = e->u.name;
-	if (check_uprobe_only(s, e, name))
+	if (sema_check_uprobe_only(s, e, name))
 		return -EINVAL;
 	if (sn->builtin == BI_RETVAL && s->clause_points == (1u << UP_RETURN)) {
-		e->ty = &ty_i64; /* uretprobe on C code */
+		e->ty = &sema_ty_i64; /* uretprobe on C code */
 		return 0;
 	}
 	if ((sn->builtin == BI_DURATION || sn->builtin == BI_RETVAL) &&
@@ -217,7 +207,7 @@ static int check_go_ident(struct sema *s, struct ast_node *e, struct sema_node *
 	if (sn->builtin == BI_DEPTH)
 		s->uses_depth = true;
 	s->clause_uses_goruntime |= sn->builtin != BI_RETVAL;
-	e->ty = sn->builtin == BI_DEPTH || sn->builtin == BI_DURATION ? &ty_u64 : &ty_i64;
+	e->ty = sn->builtin == BI_DEPTH || sn->builtin == BI_DURATION ? &sema_ty_u64 : &sema_ty_i64;
 	return 0;
 }
 
@@ -226,8 +216,8 @@ static int check_ident(struct sema *s, struct ast_node *e)
 	const char *name = e->u.name;
 	if (s->opts->funcgraph && !strcmp(name, "__retaddr")) {
 		sema_node_of(s, e)->builtin = BI_RETADDR;
-		e->ty = &ty_u64;
-		return check_uprobe_only(s, e, name);
+		e->ty = &sema_ty_u64;
+		return sema_check_uprobe_only(s, e, name);
 	}
 	static const struct {
 		const char *name;
@@ -252,20 +242,20 @@ static int check_ident(struct sema *s, struct ast_node *e)
 			continue;
 		struct sema_node *sn = sema_node_of(s, e);
 		sn->builtin = builtins[i].bi;
-		if (builtins[i].needs_uprobe && check_uprobe_only(s, e, name))
+		if (builtins[i].needs_uprobe && sema_check_uprobe_only(s, e, name))
 			return -EINVAL;
 		switch (sn->builtin) {
 		case BI_COMM:
-			e->ty = type_new(s, TY_STR, 16, false);
+			e->ty = sema_type_new(s, TY_STR, 16, false);
 			break;
 		case BI_FUNC:
-			e->ty = type_new(s, TY_SITE_FUNC, 8, false);
+			e->ty = sema_type_new(s, TY_SITE_FUNC, 8, false);
 			break;
 		case BI_PROBE:
-			e->ty = type_new(s, TY_SITE_PROBE, 8, false);
+			e->ty = sema_type_new(s, TY_SITE_PROBE, 8, false);
 			break;
 		default:
-			e->ty = &ty_u64;
+			e->ty = &sema_ty_u64;
 			break;
 		}
 		if (sn->builtin >= BI_ARG0 && sn->builtin <= BI_ARG8) {
@@ -285,12 +275,12 @@ static int check_ident(struct sema *s, struct ast_node *e)
 					return -EINVAL;
 				}
 				sn->regs_off = sema_reg_offset(c_arg_regs[n]);
-				e->ty = &ty_u64; /* as bpftrace */
+				e->ty = &sema_ty_u64; /* as bpftrace */
 				return 0;
 			}
 			/* Go's integer parameters are mostly int: signed, so `arg1 < 0` works */
 			sn->regs_off = sema_reg_offset(go_arg_regs[n]);
-			e->ty = &ty_i64;
+			e->ty = &sema_ty_i64;
 		}
 		return 0;
 	}
@@ -303,7 +293,7 @@ static int check_ident(struct sema *s, struct ast_node *e)
 	const char *names[ARRAY_SIZE(builtins)];
 	for (size_t i = 0; i < ARRAY_SIZE(builtins); i++)
 		names[i] = builtins[i].name;
-	const char *c = closest(s, name, names, (int)ARRAY_SIZE(names), later_idents,
+	const char *c = sema_closest(s, name, names, (int)ARRAY_SIZE(names), later_idents,
 				(int)ARRAY_SIZE(later_idents));
 	if (c)
 		diag_error(s->src, e->loc, "unknown identifier '%s'; did you mean '%s'?", name, c);
@@ -312,7 +302,7 @@ static int check_ident(struct sema *s, struct ast_node *e)
 	return -EINVAL;
 }
 
-static struct sema_var *find_var(struct sema *s, const char *name, int *slot)
+struct sema_var *sema_find_var(struct sema *s, const char *name, int *slot)
 {
 	for (int i = 0; i < s->vars.n; i++) {
 		if (!strcmp(s->vars.v[i]->name, name)) {
@@ -325,7 +315,7 @@ static struct sema_var *find_var(struct sema *s, const char *name, int *slot)
 
 static int check_fetch(struct sema *s, struct ast_node *e)
 {
-	if (check_uprobe_only(s, e, "arg(...)"))
+	if (sema_check_uprobe_only(s, e, "arg(...)"))
 		return -EINVAL;
 	for (struct fetch_rule *r = e->u.fetch.rule; r; r = r->base) {
 		if (r->kind == FETCH_REG && sema_reg_offset(r->reg) < 0) {
@@ -338,22 +328,22 @@ static int check_fetch(struct sema *s, struct ast_node *e)
 	if ((t[0] == 's' || t[0] == 'u') && t[1] && (bits = atoi(t + 1)) &&
 	    (bits == 8 || bits == 16 || bits == 32 || bits == 64) &&
 	    !strcmp(t + 1, bits == 8 ? "8" : bits == 16 ? "16" : bits == 32 ? "32" : "64")) {
-		e->ty = type_new(s, TY_INT, bits / 8, t[0] == 's');
+		e->ty = sema_type_new(s, TY_INT, bits / 8, t[0] == 's');
 		return 0;
 	}
 	if (!strcmp(t, "ptr")) {
-		e->ty = &ty_u64;
+		e->ty = &sema_ty_u64;
 		return 0;
 	}
 	if (!strcmp(t, "str")) {
-		e->ty = type_new(s, TY_STR, s->opts->str_len, false);
+		e->ty = sema_type_new(s, TY_STR, s->opts->str_len, false);
 		return 0;
 	}
 	if (t[0] == 'c' && t[1] >= '1' && t[1] <= '9') {
 		char *end;
 		long n = strtol(t + 1, &end, 10);
 		if (!*end && n > 0 && n <= 1024) {
-			e->ty = type_new(s, TY_STR, (int)n + 1, false);
+			e->ty = sema_type_new(s, TY_STR, (int)n + 1, false);
 			return 0;
 		}
 	}
@@ -364,258 +354,6 @@ static int check_fetch(struct sema *s, struct ast_node *e)
 	return -EINVAL;
 }
 
-int sema_new_event(struct sema *s, enum plan_event_kind kind, const char *fmt,
-		   struct ast_node **args, int nargs)
-{
-	struct plan_event ev = {.kind = kind, .fmt = fmt, .nargs = nargs};
-	ev.args = arena_alloc(s->arena, sizeof(struct plan_arg) * (size_t)(nargs ? nargs : 1));
-	int off = 8;
-	for (int i = 0; i < nargs; i++) {
-		struct plan_arg *a = &ev.args[i];
-		const struct gt_type *t = args[i]->ty;
-		a->offset = off;
-		switch (t->kind) {
-		case TY_STR:
-			a->kind = PLAN_ARG_STR;
-			a->size = t->size;
-			break;
-		case TY_SITE_FUNC:
-			a->kind = PLAN_ARG_SITE_FUNC;
-			a->size = 8;
-			break;
-		case TY_SITE_PROBE:
-			a->kind = PLAN_ARG_SITE_PROBE;
-			a->size = 8;
-			if (s->clause_kinds == (1u << PLAN_PROG_BEGIN))
-				a->literal = "BEGIN";
-			else if (s->clause_kinds == (1u << PLAN_PROG_END))
-				a->literal = "END";
-			break;
-		default:
-			a->kind = PLAN_ARG_INT;
-			a->size = 8;
-			a->is_signed = t->is_signed;
-			break;
-		}
-		off += (a->size + 7) & ~7;
-	}
-	ev.size = off;
-	vec_push(&s->events, ev);
-	return s->events.n - 1;
-}
-
-/* fgentry(fmt, args...) / fgreturn() of call-graph mode: the fixed fields of the
- * event become ordinary (synthetic) arguments ahead of the fetched ones, and the
- * call's argument list is replaced by that list (codegen stores them all). */
-static int check_fg_event(struct sema *s, struct ast_node *e, enum plan_event_kind kind,
-			  const char *fmt)
-{
-	static const char *const entry_fields[] = {"goid", "depth", "nsecs", "func", "__retaddr"};
-	static const char *const return_fields[] = {"goid", "depth", "nsecs", "func", "duration"};
-	const char *const *fields = kind == PLAN_EV_FG_ENTRY ? entry_fields : return_fields;
-	struct ast_list *old = &e->u.call.args;
-	struct ast_list list = {0};
-	for (int i = 0; i < 5; i++) {
-		struct ast_node *id = ast_new(s->arena, AST_IDENT, e->loc);
-		id->u.name = fields[i];
-		if (sema_check_expr(s, id)) {
-			ast_list_free(&list);
-			return -EINVAL;
-		}
-		ast_list_push(&list, id);
-	}
-	for (int i = kind == PLAN_EV_FG_ENTRY ? 1 : 0; i < old->n; i++)
-		ast_list_push(&list, old->v[i]);
-	ast_list_free(old);
-	*old = list;
-	sema_node_of(s, e)->event_id = sema_new_event(s, kind, fmt, list.v, list.n);
-	e->ty = &ty_void;
-	return 0;
-}
-
-static int check_printf(struct sema *s, struct ast_node *e)
-{
-	struct ast_list *args = &e->u.call.args;
-	if (args->n < 1 || args->v[0]->kind != AST_STR) {
-		diag_error(s->src, args->n ? args->v[0]->loc : e->loc,
-			   "printf: the first argument must be a format string literal");
-		return -EINVAL;
-	}
-	struct ast_node *fnode = args->v[0];
-	struct fmt f;
-	const char *msg;
-	int eoff;
-	if (fmt_parse(fnode->u.str.bytes, &f, &msg, &eoff) < 0) {
-		struct gt_loc l = fnode->loc;
-		if (l.line == l.end_line && eoff >= 0 && eoff + 1 < l.end_col - l.col) {
-			/* best effort: point into the literal (exact when it has no escapes) */
-			l.col += eoff + 1;
-			l.end_col = l.col + 2;
-		}
-		diag_error(s->src, l, "printf: %s", msg);
-		return -EINVAL;
-	}
-	int err = 0;
-	if (f.nconv != args->n - 1) {
-		diag_error(s->src, e->loc,
-			   "printf: the format has %d conversion%s but %d argument%s given",
-			   f.nconv, f.nconv == 1 ? "" : "s", args->n - 1,
-			   args->n - 1 == 1 ? " is" : "s are");
-		err = -EINVAL;
-	}
-	for (int i = 0, a = 1; !err && i < f.npieces; i++) {
-		struct fmt_piece *p = &f.pieces[i];
-		if (p->conv == FMT_NONE)
-			continue;
-		struct ast_node *arg = args->v[a++];
-		bool want_str = p->conv == FMT_STR;
-		if (want_str ? !is_textual(arg) : !is_int(arg)) {
-			diag_error(s->src, arg->loc, "printf: %%%.*s expects %s, got %s",
-				   p->src_len - 1, fnode->u.str.bytes + p->src_offset + 1,
-				   want_str ? "a string" : "an integer", kind_word(arg));
-			err = -EINVAL;
-		}
-	}
-	fmt_free(&f);
-	if (err)
-		return err;
-	if (!strcmp(e->u.call.name, "fgentry"))
-		return check_fg_event(s, e, PLAN_EV_FG_ENTRY, fnode->u.str.bytes);
-	sema_node_of(s, e)->event_id =
-		sema_new_event(s, PLAN_EV_PRINTF, fnode->u.str.bytes, args->v + 1, args->n - 1);
-	e->ty = &ty_void;
-	return 0;
-}
-
-static int check_call(struct sema *s, struct ast_node *e)
-{
-	const char *name = e->u.call.name;
-	struct ast_list *args = &e->u.call.args;
-	int err = 0;
-	if (s->opts->funcgraph && !strcmp(name, "fgreturn"))
-		return check_fg_event(s, e, PLAN_EV_FG_RETURN, NULL);
-	if (!strcmp(name, "printf") || (s->opts->funcgraph && !strcmp(name, "fgentry"))) {
-		for (int i = 1; i < args->n; i++)
-			err |= sema_check_expr(s, args->v[i]);
-		return err ? -EINVAL : check_printf(s, e);
-	}
-	if (!strcmp(name, "delete") || !strcmp(name, "clear") || !strcmp(name, "zero") ||
-	    (!strcmp(name, "print") && args->n == 1 && args->v[0]->kind == AST_MAP))
-		return sema_map_call(s, e);
-	if (sema_is_aggregation(name, NULL)) {
-		diag_error(s->src, e->u.call.name_loc,
-			   "%s() must be stored in a map: @name = %s(...)", name, name);
-		return -EINVAL;
-	}
-	if (!strcmp(name, "str")) {
-		if (args->n < 1 || args->n > 2) {
-			diag_error(s->src, e->loc, "str() takes an address and an optional length");
-			return -EINVAL;
-		}
-		for (int i = 0; i < args->n; i++)
-			if (sema_check_expr(s, args->v[i]))
-				return -EINVAL;
-		struct sema_node *sn = sema_node_of(s, e);
-		/* str() of a string is that string: bpftrace wants str(args->filename) */
-		if (args->n == 1 && args->v[0]->ty->kind == TY_STR) {
-			sn->builtin = BI_STR;
-			e->ty = args->v[0]->ty;
-			return 0;
-		}
-		for (int i = 0; i < args->n; i++) {
-			if (!is_int(args->v[i])) {
-				diag_error(s->src, args->v[i]->loc, "str() needs an integer, got %s",
-					   kind_word(args->v[i]));
-				return -EINVAL;
-			}
-		}
-		int size = s->opts->str_len;
-		if (args->n == 2 && args->v[1]->kind == AST_INT) {
-			if (args->v[1]->u.int_.value < 1 || args->v[1]->u.int_.value > 1024) {
-				diag_error(s->src, args->v[1]->loc,
-					   "str()'s length must be between 1 and 1024");
-				return -EINVAL;
-			}
-			size = (int)args->v[1]->u.int_.value + 1;
-		}
-		/* str(p, len) with a run-time len reads exactly len bytes (at most the string
-		 * size - 1): a Go string's pointer and length, for instance */
-		sn->builtin = BI_STR;
-		e->ty = type_new(s, TY_STR, size, false);
-		return 0;
-	}
-	if (!strcmp(name, "time")) {
-		if (args->n > 1 || (args->n == 1 && args->v[0]->kind != AST_STR)) {
-			diag_error(s->src, e->loc, "time() takes an optional format string literal");
-			return -EINVAL;
-		}
-		sema_node_of(s, e)->event_id = sema_new_event(
-			s, PLAN_EV_TIME, args->n ? args->v[0]->u.str.bytes : "%H:%M:%S\n", NULL, 0);
-		e->ty = &ty_void;
-		return 0;
-	}
-	if (!strcmp(name, "print")) {
-		if (args->n != 1) {
-			diag_error(s->src, e->loc, "print() takes one argument");
-			return -EINVAL;
-		}
-		if (sema_check_expr(s, args->v[0]))
-			return -EINVAL;
-		if (!is_int(args->v[0]) && !is_textual(args->v[0])) {
-			diag_error(s->src, args->v[0]->loc, "print() cannot print %s",
-				   kind_word(args->v[0]));
-			return -EINVAL;
-		}
-		sema_node_of(s, e)->event_id = sema_new_event(s, PLAN_EV_PRINT, NULL, args->v, 1);
-		e->ty = &ty_void;
-		return 0;
-	}
-	if (!strcmp(name, "exit")) {
-		if (args->n != 0) {
-			diag_error(s->src, e->loc, "exit() takes no arguments");
-			return -EINVAL;
-		}
-		sema_node_of(s, e)->event_id = sema_new_event(s, PLAN_EV_EXIT, NULL, NULL, 0);
-		e->ty = &ty_void;
-		return 0;
-	}
-	if (!strcmp(name, "reg")) {
-		if (check_uprobe_only(s, e, "reg()"))
-			return -EINVAL;
-		if (args->n != 1 || args->v[0]->kind != AST_STR) {
-			diag_error(s->src, e->loc, "reg() takes a register name string: reg(\"ax\")");
-			return -EINVAL;
-		}
-		int off = sema_reg_offset(args->v[0]->u.str.bytes);
-		if (off < 0) {
-			diag_error(s->src, args->v[0]->loc,
-				   "unknown register '%s': expected ax bx cx dx si di bp sp ip "
-				   "r8..r15",
-				   args->v[0]->u.str.bytes);
-			return -EINVAL;
-		}
-		struct sema_node *sn = sema_node_of(s, e);
-		sn->builtin = BI_REG;
-		sn->regs_off = off;
-		e->ty = &ty_u64;
-		return 0;
-	}
-	for (size_t i = 0; i < ARRAY_SIZE(later_funcs); i++) {
-		if (!strcmp(later_funcs[i], name)) {
-			diag_error(s->src, e->u.call.name_loc, "%s() is not supported yet", name);
-			return -ENOTSUP;
-		}
-	}
-	const char *c = closest(s, name, funcs_now, (int)ARRAY_SIZE(funcs_now), later_funcs,
-				(int)ARRAY_SIZE(later_funcs));
-	if (c)
-		diag_error(s->src, e->u.call.name_loc, "unknown function '%s'; did you mean '%s'?",
-			   name, c);
-	else
-		diag_error(s->src, e->u.call.name_loc, "unknown function '%s'", name);
-	return -EINVAL;
-}
-
 static int check_binary(struct sema *s, struct ast_node *e)
 {
 	struct ast_node *l = e->u.binary.lhs, *r = e->u.binary.rhs;
@@ -623,7 +361,7 @@ static int check_binary(struct sema *s, struct ast_node *e)
 		return -EINVAL;
 	const char *op = e->u.binary.op;
 	bool cmp = !strcmp(op, "==") || !strcmp(op, "!=");
-	if (cmp && is_textual(l) && is_textual(r)) {
+	if (cmp && sema_is_textual(l) && sema_is_textual(r)) {
 		if (l->ty->kind != TY_STR || r->ty->kind != TY_STR) {
 			diag_error(s->src, e->loc, "func and probe cannot be compared yet");
 			return -ENOTSUP;
@@ -632,18 +370,18 @@ static int check_binary(struct sema *s, struct ast_node *e)
 		e->ty = &cmp_ty;
 		return 0;
 	}
-	struct ast_node *bad = !is_int(l) ? l : !is_int(r) ? r : NULL;
+	struct ast_node *bad = !sema_is_int(l) ? l : !sema_is_int(r) ? r : NULL;
 	if (bad) {
 		diag_error(s->src, bad->loc, "operator '%s' needs integers, got %s", op,
-			   kind_word(bad));
+			   sema_kind_word(bad));
 		return -EINVAL;
 	}
 	bool logical = !strcmp(op, "&&") || !strcmp(op, "||") || !strcmp(op, "<") ||
 		       !strcmp(op, ">") || !strcmp(op, "<=") || !strcmp(op, ">=") || cmp;
 	if (logical)
-		e->ty = &ty_i64;
+		e->ty = &sema_ty_i64;
 	else
-		e->ty = (l->ty->is_signed && r->ty->is_signed) ? &ty_i64 : &ty_u64;
+		e->ty = (l->ty->is_signed && r->ty->is_signed) ? &sema_ty_i64 : &sema_ty_u64;
 	return 0;
 }
 
@@ -662,15 +400,15 @@ static int check_cast(struct sema *s, struct ast_node *e)
 	for (size_t i = 0; i < ARRAY_SIZE(cast_types); i++) {
 		if (strcmp(tn->name, cast_types[i]))
 			continue;
-		if (!is_int(e->u.cast.expr)) {
+		if (!sema_is_int(e->u.cast.expr)) {
 			diag_error(s->src, e->u.cast.expr->loc, "cannot cast %s to %s",
-				   kind_word(e->u.cast.expr), tn->name);
+				   sema_kind_word(e->u.cast.expr), tn->name);
 			return -EINVAL;
 		}
 		if (!strcmp(tn->name, "bool"))
-			e->ty = type_new(s, TY_INT, 1, false);
+			e->ty = sema_type_new(s, TY_INT, 1, false);
 		else
-			e->ty = type_new(s, TY_INT, atoi(tn->name + (tn->name[0] == 'u' ? 4 : 3)) / 8,
+			e->ty = sema_type_new(s, TY_INT, atoi(tn->name + (tn->name[0] == 'u' ? 4 : 3)) / 8,
 					 tn->name[0] != 'u');
 		return 0;
 	}
@@ -684,14 +422,14 @@ static int check_posparam(struct sema *s, struct ast_node *e)
 	int n = e->u.posparam.n;
 	if (n < 0) {
 		sn->const_val = s->opts->nposargs;
-		e->ty = &ty_i64;
+		e->ty = &sema_ty_i64;
 		return 0;
 	}
 	const char *v = n >= 1 && n <= s->opts->nposargs ? s->opts->posargs[n - 1] : NULL;
 	if (!v) {
 		/* bpftrace: a missing parameter is 0, or "" where a string is used */
 		sn->const_val = 0;
-		e->ty = &ty_i64;
+		e->ty = &sema_ty_i64;
 		return 0;
 	}
 	char *end;
@@ -699,11 +437,11 @@ static int check_posparam(struct sema *s, struct ast_node *e)
 	long long iv = strtoll(v, &end, 0);
 	if (*v && !*end && !errno) {
 		sn->const_val = iv;
-		e->ty = &ty_i64;
+		e->ty = &sema_ty_i64;
 	} else {
 		sn->const_str = v;
 		int len = (int)strlen(v) + 1;
-		e->ty = type_new(s, TY_STR, len > s->opts->str_len ? s->opts->str_len : len, false);
+		e->ty = sema_type_new(s, TY_STR, len > s->opts->str_len ? s->opts->str_len : len, false);
 	}
 	return 0;
 }
@@ -712,16 +450,16 @@ int sema_check_expr(struct sema *s, struct ast_node *e)
 {
 	switch (e->kind) {
 	case AST_INT:
-		e->ty = e->u.int_.is_unsigned ? &ty_u64 : &ty_i64;
+		e->ty = e->u.int_.is_unsigned ? &sema_ty_u64 : &sema_ty_i64;
 		return 0;
 	case AST_STR: {
 		int len = e->u.str.len + 1;
-		e->ty = type_new(s, TY_STR, len, false);
+		e->ty = sema_type_new(s, TY_STR, len, false);
 		return 0;
 	}
 	case AST_VAR: {
 		int slot;
-		struct sema_var *v = find_var(s, e->u.name, &slot);
+		struct sema_var *v = sema_find_var(s, e->u.name, &slot);
 		if (!v) {
 			diag_error(s->src, e->loc, "variable '$%s' is used before it is assigned",
 				   e->u.name);
@@ -746,13 +484,13 @@ int sema_check_expr(struct sema *s, struct ast_node *e)
 		}
 		if (sema_check_expr(s, e->u.unary.operand))
 			return -EINVAL;
-		if (!is_int(e->u.unary.operand)) {
+		if (!sema_is_int(e->u.unary.operand)) {
 			diag_error(s->src, e->u.unary.operand->loc,
 				   "operator '%s' needs an integer, got %s", op,
-				   kind_word(e->u.unary.operand));
+				   sema_kind_word(e->u.unary.operand));
 			return -EINVAL;
 		}
-		e->ty = !strcmp(op, "!") || !strcmp(op, "-") ? &ty_i64 : e->u.unary.operand->ty;
+		e->ty = !strcmp(op, "!") || !strcmp(op, "-") ? &sema_ty_i64 : e->u.unary.operand->ty;
 		return 0;
 	}
 	case AST_INCDEC: {
@@ -763,7 +501,7 @@ int sema_check_expr(struct sema *s, struct ast_node *e)
 		}
 		if (sema_check_expr(s, v))
 			return -EINVAL;
-		if (!is_int(v)) {
+		if (!sema_is_int(v)) {
 			diag_error(s->src, v->loc, "++ and -- need an integer variable");
 			return -EINVAL;
 		}
@@ -777,23 +515,23 @@ int sema_check_expr(struct sema *s, struct ast_node *e)
 				*f = e->u.ternary.els;
 		if (sema_check_expr(s, c) | sema_check_expr(s, t) | sema_check_expr(s, f))
 			return -EINVAL;
-		if (!is_int(c)) {
+		if (!sema_is_int(c)) {
 			diag_error(s->src, c->loc, "condition must be an integer, got %s",
-				   kind_word(c));
+				   sema_kind_word(c));
 			return -EINVAL;
 		}
-		if (is_int(t) && is_int(f)) {
-			e->ty = t->ty->is_signed && f->ty->is_signed ? &ty_i64 : &ty_u64;
+		if (sema_is_int(t) && sema_is_int(f)) {
+			e->ty = t->ty->is_signed && f->ty->is_signed ? &sema_ty_i64 : &sema_ty_u64;
 			return 0;
 		}
 		if (t->ty->kind == TY_STR && f->ty->kind == TY_STR) {
-			e->ty = type_new(s, TY_STR, t->ty->size > f->ty->size ? t->ty->size
+			e->ty = sema_type_new(s, TY_STR, t->ty->size > f->ty->size ? t->ty->size
 									      : f->ty->size,
 					 false);
 			return 0;
 		}
 		diag_error(s->src, e->loc, "both branches of ?: must have the same type (%s vs %s)",
-			   kind_word(t), kind_word(f));
+			   sema_kind_word(t), sema_kind_word(f));
 		return -EINVAL;
 	}
 	case AST_CAST:
@@ -814,7 +552,7 @@ int sema_check_expr(struct sema *s, struct ast_node *e)
 		diag_error(s->src, e->loc, "indexing is not supported yet");
 		return -ENOTSUP;
 	case AST_CALL:
-		return check_call(s, e);
+		return sema_check_call(s, e);
 	case AST_TUPLE:
 		diag_error(s->src, e->loc, "tuples are not supported yet");
 		return -ENOTSUP;
@@ -824,118 +562,4 @@ int sema_check_expr(struct sema *s, struct ast_node *e)
 		diag_error(s->src, e->loc, "unexpected %s in an expression", ast_kind_name(e->kind));
 		return -EINVAL;
 	}
-}
-
-static int check_assign(struct sema *s, struct ast_node *st)
-{
-	struct ast_node *lhs = st->u.assign.lhs, *rhs = st->u.assign.rhs;
-	if (lhs->kind == AST_MAP)
-		return sema_map_assign(s, st);
-	if (lhs->kind != AST_VAR) {
-		diag_error(s->src, lhs->loc, "can only assign to a $variable");
-		return -EINVAL;
-	}
-	if (sema_check_expr(s, rhs))
-		return -EINVAL;
-	if (rhs->ty->kind == TY_VOID) {
-		diag_error(s->src, rhs->loc, "cannot assign a value of type void");
-		return -EINVAL;
-	}
-	int slot;
-	struct sema_var *v = find_var(s, lhs->u.name, &slot);
-	if (st->u.assign.op) {
-		if (!v) {
-			diag_error(s->src, lhs->loc, "variable '$%s' is used before it is assigned",
-				   lhs->u.name);
-			return -EINVAL;
-		}
-		if (v->ty.kind != TY_INT || !is_int(rhs)) {
-			diag_error(s->src, st->loc, "operator '%s=' needs integers", st->u.assign.op);
-			return -EINVAL;
-		}
-	} else if (!v) {
-		struct sema_var *nv = arena_alloc(s->arena, sizeof(*nv));
-		nv->name = lhs->u.name;
-		nv->ty = *rhs->ty;
-		if (nv->ty.kind == TY_INT) {
-			nv->ty.size = 8; /* variables hold 64-bit values, like bpftrace */
-		}
-		vec_push(&s->vars, nv);
-		slot = s->vars.n - 1;
-		v = nv;
-	} else if ((v->ty.kind == TY_INT) != (rhs->ty->kind == TY_INT) ||
-		   (v->ty.kind != TY_INT && v->ty.kind != rhs->ty->kind)) {
-		char b1[32], b2[32];
-		diag_error(s->src, rhs->loc, "type mismatch for $%s: %s was assigned before, now %s",
-			   lhs->u.name, gt_type_str(&v->ty, b1, sizeof(b1)),
-			   gt_type_str(rhs->ty, b2, sizeof(b2)));
-		return -EINVAL;
-	} else if (v->ty.kind == TY_STR && rhs->ty->size > v->ty.size) {
-		v->ty.size = rhs->ty->size;
-	}
-	sema_node_of(s, lhs)->var_slot = slot;
-	lhs->ty = &v->ty;
-	return 0;
-}
-
-static int check_stmt(struct sema *s, struct ast_node *st)
-{
-	switch (st->kind) {
-	case AST_BLOCK:
-		return sema_check_block(s, st);
-	case AST_EXPR_STMT:
-		return sema_check_expr(s, st->u.expr_stmt.expr);
-	case AST_ASSIGN:
-		return check_assign(s, st);
-	case AST_IF: {
-		int err = sema_check_expr(s, st->u.if_.cond);
-		if (!err && !is_int(st->u.if_.cond)) {
-			diag_error(s->src, st->u.if_.cond->loc, "condition must be an integer, got %s",
-				   kind_word(st->u.if_.cond));
-			err = -EINVAL;
-		}
-		err |= sema_check_block(s, st->u.if_.then);
-		if (st->u.if_.els)
-			err |= check_stmt(s, st->u.if_.els);
-		return err ? -EINVAL : 0;
-	}
-	case AST_UNROLL: {
-		struct ast_node *n = st->u.loop.expr;
-		int err = sema_check_expr(s, n);
-		int64_t count = -1;
-		if (!err && n->kind == AST_INT)
-			count = (int64_t)n->u.int_.value;
-		else if (!err && n->kind == AST_POSPARAM && is_int(n))
-			count = sema_node_of(s, n)->const_val;
-		if (!err && (count < 1 || count > 100)) {
-			diag_error(s->src, n->loc,
-				   "unroll needs a constant count between 1 and 100");
-			err = -EINVAL;
-		}
-		sema_node_of(s, st)->const_val = count;
-		return err | sema_check_block(s, st->u.loop.body) ? -EINVAL : 0;
-	}
-	case AST_WHILE: {
-		int err = sema_check_expr(s, st->u.loop.expr);
-		if (!err && !is_int(st->u.loop.expr)) {
-			diag_error(s->src, st->u.loop.expr->loc,
-				   "condition must be an integer, got %s", kind_word(st->u.loop.expr));
-			err = -EINVAL;
-		}
-		return err | sema_check_block(s, st->u.loop.body) ? -EINVAL : 0;
-	}
-	case AST_RETURN:
-		return 0;
-	default:
-		diag_error(s->src, st->loc, "unexpected %s", ast_kind_name(st->kind));
-		return -EINVAL;
-	}
-}
-
-int sema_check_block(struct sema *s, struct ast_node *block)
-{
-	int err = 0;
-	for (int i = 0; i < block->u.block.stmts.n; i++)
-		err |= check_stmt(s, block->u.block.stmts.v[i]);
-	return err ? -EINVAL : 0;
 }

@@ -74,6 +74,21 @@ int sema_finish_tracking(struct sema *s);
 int sema_new_event(struct sema *s, enum plan_event_kind kind, const char *fmt,
 		   struct ast_node **args, int nargs);
 
+/* sema_expr.c: shared by the checkers */
+extern struct gt_type sema_ty_void, sema_ty_i64, sema_ty_u64;
+struct gt_type *sema_type_new(struct sema *s, enum gt_type_kind k, int size, bool is_signed);
+bool sema_is_int(const struct ast_node *e);
+bool sema_is_textual(const struct ast_node *e);
+const char *sema_kind_word(const struct ast_node *e); /* "an integer", "a string" ... */
+/* The candidate closest to NAME (edit distance < 3), or NULL. */
+const char *sema_closest(struct sema *s, const char *name, const char *const *cands, int n,
+			 const char *const *cands2, int n2);
+int sema_check_uprobe_only(struct sema *s, struct ast_node *e, const char *what);
+struct sema_var *sema_find_var(struct sema *s, const char *name, int *slot);
+
+/* sema_calls.c */
+int sema_check_call(struct sema *s, struct ast_node *e);
+
 /* sema_maps.c */
 bool sema_is_aggregation(const char *name, enum plan_map_kind *kind);
 void sema_discover_maps(struct sema *s, struct ast_node *program);

@@ -1,0 +1,122 @@
+/* sema_stmt: statements and $variables. */
+#include "sema/sema_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/fmt.h"
+
+static int check_assign(struct sema *s, struct ast_node *st)
+{
+	struct ast_node *lhs = st->u.assign.lhs, *rhs = st->u.assign.rhs;
+	if (lhs->kind == AST_MAP)
+		return sema_map_assign(s, st);
+	if (lhs->kind != AST_VAR) {
+		diag_error(s->src, lhs->loc, "can only assign to a $variable");
+		return -EINVAL;
+	}
+	if (sema_check_expr(s, rhs))
+		return -EINVAL;
+	if (rhs->ty->kind == TY_VOID) {
+		diag_error(s->src, rhs->loc, "cannot assign a value of type void");
+		return -EINVAL;
+	}
+	int slot;
+	struct sema_var *v = sema_find_var(s, lhs->u.name, &slot);
+	if (st->u.assign.op) {
+		if (!v) {
+			diag_error(s->src, lhs->loc, "variable '$%s' is used before it is assigned",
+				   lhs->u.name);
+			return -EINVAL;
+		}
+		if (v->ty.kind != TY_INT || !sema_is_int(rhs)) {
+			diag_error(s->src, st->loc, "operator '%s=' needs integers", st->u.assign.op);
+			return -EINVAL;
+		}
+	} else if (!v) {
+		struct sema_var *nv = arena_alloc(s->arena, sizeof(*nv));
+		nv->name = lhs->u.name;
+		nv->ty = *rhs->ty;
+		if (nv->ty.kind == TY_INT) {
+			nv->ty.size = 8; /* variables hold 64-bit values, like bpftrace */
+		}
+		vec_push(&s->vars, nv);
+		slot = s->vars.n - 1;
+		v = nv;
+	} else if ((v->ty.kind == TY_INT) != (rhs->ty->kind == TY_INT) ||
+		   (v->ty.kind != TY_INT && v->ty.kind != rhs->ty->kind)) {
+		char b1[32], b2[32];
+		diag_error(s->src, rhs->loc, "type mismatch for $%s: %s was assigned before, now %s",
+			   lhs->u.name, gt_type_str(&v->ty, b1, sizeof(b1)),
+			   gt_type_str(rhs->ty, b2, sizeof(b2)));
+		return -EINVAL;
+	} else if (v->ty.kind == TY_STR && rhs->ty->size > v->ty.size) {
+		v->ty.size = rhs->ty->size;
+	}
+	sema_node_of(s, lhs)->var_slot = slot;
+	lhs->ty = &v->ty;
+	return 0;
+}
+
+static int check_stmt(struct sema *s, struct ast_node *st)
+{
+	switch (st->kind) {
+	case AST_BLOCK:
+		return sema_check_block(s, st);
+	case AST_EXPR_STMT:
+		return sema_check_expr(s, st->u.expr_stmt.expr);
+	case AST_ASSIGN:
+		return check_assign(s, st);
+	case AST_IF: {
+		int err = sema_check_expr(s, st->u.if_.cond);
+		if (!err && !sema_is_int(st->u.if_.cond)) {
+			diag_error(s->src, st->u.if_.cond->loc, "condition must be an integer, got %s",
+				   sema_kind_word(st->u.if_.cond));
+			err = -EINVAL;
+		}
+		err |= sema_check_block(s, st->u.if_.then);
+		if (st->u.if_.els)
+			err |= check_stmt(s, st->u.if_.els);
+		return err ? -EINVAL : 0;
+	}
+	case AST_UNROLL: {
+		struct ast_node *n = st->u.loop.expr;
+		int err = sema_check_expr(s, n);
+		int64_t count = -1;
+		if (!err && n->kind == AST_INT)
+			count = (int64_t)n->u.int_.value;
+		else if (!err && n->kind == AST_POSPARAM && sema_is_int(n))
+			count = sema_node_of(s, n)->const_val;
+		if (!err && (count < 1 || count > 100)) {
+			diag_error(s->src, n->loc,
+				   "unroll needs a constant count between 1 and 100");
+			err = -EINVAL;
+		}
+		sema_node_of(s, st)->const_val = count;
+		return err | sema_check_block(s, st->u.loop.body) ? -EINVAL : 0;
+	}
+	case AST_WHILE: {
+		int err = sema_check_expr(s, st->u.loop.expr);
+		if (!err && !sema_is_int(st->u.loop.expr)) {
+			diag_error(s->src, st->u.loop.expr->loc,
+				   "condition must be an integer, got %s", sema_kind_word(st->u.loop.expr));
+			err = -EINVAL;
+		}
+		return err | sema_check_block(s, st->u.loop.body) ? -EINVAL : 0;
+	}
+	case AST_RETURN:
+		return 0;
+	default:
+		diag_error(s->src, st->loc, "unexpected %s", ast_kind_name(st->kind));
+		return -EINVAL;
+	}
+}
+
+int sema_check_block(struct sema *s, struct ast_node *block)
+{
+	int err = 0;
+	for (int i = 0; i < block->u.block.stmts.n; i++)
+		err |= check_stmt(s, block->u.block.stmts.v[i]);
+	return err ? -EINVAL : 0;
+}
