@@ -1,4 +1,4 @@
-/* sema_expr: names and types of statements and expressions. */
+/* sema_expr: names and types of expressions (calls: sema_calls.c; statements: sema_stmt.c). */
 #include "sema/sema_int.h"
 
 #include <errno.h>
