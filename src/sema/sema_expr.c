@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/fmt.h"
 #include "sema/tracepoint.h"
 
 struct gt_type sema_ty_void = {TY_VOID, 0, false};

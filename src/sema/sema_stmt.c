@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/fmt.h"
 
 static int check_assign(struct sema *s, struct ast_node *st)
 {
