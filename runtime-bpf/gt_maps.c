@@ -107,6 +107,23 @@ __u64 gt_lhist_bucket(__s64 v, __s64 min, __s64 max, __s64 step)
 	return 1 + (__u64)(v - min) / (__u64)step;
 }
 
+static long count_elem(void *map, void *key, void *value, void *ctx)
+{
+	(void)map;
+	(void)key;
+	(void)value;
+	(*(__u64 *)ctx)++;
+	return 0;
+}
+
+/* len(@m): the number of keys, counted with bpf_for_each_map_elem. */
+__u64 gt_map_len(void *map)
+{
+	__u64 n = 0;
+	bpf_for_each_map_elem(map, count_elem, &n, 0);
+	return n;
+}
+
 /* bpftrace compares strings up to the first difference or NUL, within n bytes. */
 __u64 gt_streq(const char *a, const char *b, __u32 n)
 {

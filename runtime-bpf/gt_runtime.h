@@ -71,6 +71,7 @@ void gt_agg_avg(void *map, void *key, __s64 v, void *full, __u32 id);
 void gt_agg_minmax(void *map, void *key, __s64 v, int is_max, void *full, __u32 id);
 __u64 gt_hist_bucket(__s64 v);
 __u64 gt_lhist_bucket(__s64 v, __s64 min, __s64 max, __s64 step);
+__u64 gt_map_len(void *map);
 __u64 gt_streq(const char *a, const char *b, __u32 n);
 
 #endif

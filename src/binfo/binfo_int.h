@@ -47,4 +47,10 @@ const uint8_t *binfo__bytes_at(const struct binfo *bi, uint64_t vaddr, uint64_t 
  * it runs past END. */
 bool binfo_uleb128(const uint8_t **p, const uint8_t *end, uint64_t *v);
 
+/* Functions from .gopclntab (Go 1.18+), for binaries without a symbol table: name
+ * (pointing into the image), entry, size (the code its pc tables cover, at most the
+ * distance to the next function's entry). In address order. Returns 0 with *out
+ * malloc'd, or -ENOENT / -EINVAL when the table is absent / malformed. */
+int binfo__pcln_funcs(struct binfo *bi, struct binfo_func **out, int *nout);
+
 #endif

@@ -151,6 +151,8 @@ static uint32_t name_hash(const char *s)
 	return h;
 }
 
+static void sort_funcs(struct binfo *bi);
+
 /* Collect defined STT_FUNC symbols of SCN; note the version symbols on the way. */
 static void load_symbols(struct binfo *bi, Elf_Scn *scn, struct version_syms *vs)
 {
@@ -198,6 +200,14 @@ static void load_symbols(struct binfo *bi, Elf_Scn *scn, struct version_syms *vs
 		bi->funcs[n].size = s->st_size;
 		n++;
 	}
+	bi->nfuncs = n;
+	sort_funcs(bi);
+}
+
+/* Sort bi->funcs by (addr, name) and drop exact duplicates. */
+static void sort_funcs(struct binfo *bi)
+{
+	int n = bi->nfuncs;
 	if (n == 0) {
 		free(bi->funcs);
 		bi->funcs = NULL;
@@ -215,6 +225,21 @@ static void load_symbols(struct binfo *bi, Elf_Scn *scn, struct version_syms *vs
 	}
 	bi->nfuncs = m;
 	bi->funcs = xrealloc(bi->funcs, (size_t)m * sizeof(*bi->funcs));
+}
+
+/* A Go binary without .symtab (go build -ldflags=-s, strip): add the functions of
+ * .gopclntab to what .dynsym gave (the C functions of a stripped cgo build). */
+static void load_pclntab_funcs(struct binfo *bi)
+{
+	struct binfo_func *pf;
+	int n;
+	if (binfo__pcln_funcs(bi, &pf, &n) != 0 || n == 0)
+		return;
+	bi->funcs = xrealloc(bi->funcs, ((size_t)bi->nfuncs + (size_t)n) * sizeof(*bi->funcs));
+	memcpy(bi->funcs + bi->nfuncs, pf, (size_t)n * sizeof(*pf));
+	bi->nfuncs += n;
+	free(pf);
+	sort_funcs(bi);
 }
 
 /* Hash index by name; O(n), cheaper than sorting ~100k long, shared-prefix names. */
@@ -416,13 +441,14 @@ static int open_impl(const char *path, struct binfo **out, bool need_go)
 		diag_fatal("%s: not a Go binary (no .gopclntab or Go build info)", path);
 		goto fail;
 	}
+	if (!symtab)
+		load_pclntab_funcs(bi);
 	build_name_index(bi);
 	/* Without .symtab, .dynsym of a cgo build still defines a few C functions
-	 * (crosscall2, x_cgo_*): not having runtime.main says the Go symbols are gone. */
+	 * (crosscall2, x_cgo_*): not having runtime.main says the Go functions are gone. */
 	if (bi->nfuncs == 0 || (!symtab && !binfo_find_func(bi, "runtime.main"))) {
 		err = -EOPNOTSUPP;
-		diag_fatal("%s: has no symbol table (stripped Go binaries are not supported yet)",
-		           path);
+		diag_fatal("%s: has no symbol table and no readable .gopclntab (Go 1.18+)", path);
 		goto fail;
 	}
 

@@ -165,6 +165,28 @@ static const uint8_t *section_bytes(struct binfo *bi, const char *const *names, 
 	return NULL;
 }
 
+/* Addend of the R_X86_64_RELATIVE relocation of the word at VADDR, 0 when none: in a
+ * PIE the dynamic loader fills pointers such as pclntab's textStart in from these. */
+static uint64_t relative_addend(struct binfo *bi, uint64_t vaddr)
+{
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(bi->elf, scn))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA ||
+		    sh.sh_entsize != sizeof(Elf64_Rela) || sh.sh_offset > bi->img_size ||
+		    sh.sh_size > bi->img_size - sh.sh_offset)
+			continue;
+		size_t n = sh.sh_size / sizeof(Elf64_Rela);
+		for (size_t i = 0; i < n; i++) {
+			Elf64_Rela r;
+			memcpy(&r, bi->img + sh.sh_offset + i * sizeof(r), sizeof(r));
+			if (r.r_offset == vaddr && ELF64_R_TYPE(r.r_info) == R_X86_64_RELATIVE)
+				return (uint64_t)r.r_addend;
+		}
+	}
+	return 0;
+}
+
 static bool pcln_open(struct binfo *bi, struct pcln *p)
 {
 	static const char *const secs[] = {".gopclntab", ".data.rel.ro.gopclntab"};
@@ -187,6 +209,8 @@ static bool pcln_open(struct binfo *bi, struct pcln *p)
 	p->text = sym_addr(bi, text, 1);
 	if (!p->text)
 		p->text = pc_word(p->d, 2);
+	if (!p->text) /* stripped PIE: no symbol, the header word is relocated */
+		p->text = relative_addend(bi, addr + 8 + 8 * 2);
 	p->funcname = pc_word(p->d, 3);
 	p->cu = pc_word(p->d, 4);
 	p->filetab = pc_word(p->d, 5);
@@ -329,6 +353,58 @@ static bool pcln_fileline(const struct pcln *p, const struct pfunc *f, uint64_t 
 	*file = pc_str(p, p->filetab + foff);
 	*line = ln;
 	return *file != NULL;
+}
+
+/* Bytes covered by the pc-value table at pctab+OFF (the function's code size, without
+ * the linker's alignment padding after it); 0 when it is absent or malformed. */
+static uint64_t pcvalue_span(const struct pcln *p, uint32_t off)
+{
+	uint64_t pos = p->pctab + off, span = 0;
+	if (!off || p->pctab >= p->size)
+		return 0;
+	for (bool first = true;; first = false) {
+		uint32_t uvdelta, pcdelta;
+		if (!uvarint(p, &pos, &uvdelta))
+			return 0;
+		if (uvdelta == 0 && !first)
+			return span;
+		if (!uvarint(p, &pos, &pcdelta))
+			return 0;
+		span += (uint64_t)pcdelta * p->quantum;
+	}
+}
+
+int binfo__pcln_funcs(struct binfo *bi, struct binfo_func **out, int *nout)
+{
+	struct pcln p;
+	*out = NULL;
+	*nout = 0;
+	if (!pcln_open(bi, &p) || !p.text || p.nfunc > INT32_MAX)
+		return -ENOENT;
+	struct binfo_func *fs = xmalloc(p.nfunc * sizeof(*fs));
+	int n = 0;
+	for (uint64_t i = 0; i < p.nfunc; i++) {
+		/* NEXT of the last function is functab[nfunc], the end of the text */
+		uint32_t entryoff, funcoff, next, nameoff, pcsp;
+		if (!pc_u32(&p, p.functab + 8 * i, &entryoff) ||
+		    !pc_u32(&p, p.functab + 8 * i + 4, &funcoff) ||
+		    !pc_u32(&p, p.functab + 8 * (i + 1), &next) || next < entryoff ||
+		    !pc_u32(&p, p.functab + funcoff + 4, &nameoff) ||
+		    !pc_u32(&p, p.functab + funcoff + 16, &pcsp)) {
+			free(fs);
+			return -EINVAL;
+		}
+		const char *name = pcln_name(&p, nameoff);
+		if (!name || !name[0])
+			continue;
+		uint64_t size = next - entryoff, span = pcvalue_span(&p, pcsp);
+		if (span && span < size)
+			size = span;
+		fs[n++] = (struct binfo_func){name, p.text + entryoff, size};
+	}
+	*out = fs;
+	*nout = n;
+	return 0;
 }
 
 /* ---- DWARF .debug_line ----

@@ -368,6 +368,8 @@ LLVMValueRef cg_expr(struct cg *g, struct ast_node *e)
 	case AST_CALL:
 		if (sn && sn->builtin == BI_REG)
 			return load_reg(g, sn->regs_off);
+		if (sn && sn->builtin == BI_MAPLEN)
+			return cg_runtime_call(g, "gt_map_len", &g->maps[sn->map_id], 1);
 		if (sn && sn->builtin == BI_STR) {
 			LLVMValueRef buf = cg_str_alloca(g, e->ty->size);
 			cg_str_into(g, e, buf, e->ty->size);

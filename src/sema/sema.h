@@ -46,6 +46,7 @@ enum sema_builtin {
 	BI_STR, /* str(addr[, n]) */
 	BI_RETADDR, /* __retaddr (call-graph mode): the return address at entry */
 	BI_TPARG,   /* args.FIELD of a tracepoint: tp_* below */
+	BI_MAPLEN,  /* len(@m): map_id */
 };
 
 /* Where a uprobe program fires: Go entry (after the prologue), Go RETs, an offset; or

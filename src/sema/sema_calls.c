@@ -9,12 +9,12 @@
 #include "common/fmt.h"
 
 static const char *const later_funcs[] = {
-	"usym", "ksym", "len", "system", "join", "strftime", "buf", "ntop",
+	"usym", "ksym", "system", "join", "strftime", "buf", "ntop",
 	"kaddr", "uaddr", "cat", "signal", "override", "strncmp", "sizeof", "offsetof",
 	"ustack", "kstack", "printf_json",
 };
 static const char *const funcs_now[] = {
-	"printf", "print", "exit", "reg", "str", "time", "delete", "clear", "zero",
+	"printf", "print", "exit", "reg", "str", "time", "delete", "clear", "zero", "len",
 	"count", "sum", "avg", "min", "max", "stats", "hist", "lhist",
 };
 
@@ -156,6 +156,28 @@ int sema_check_call(struct sema *s, struct ast_node *e)
 	if (!strcmp(name, "delete") || !strcmp(name, "clear") || !strcmp(name, "zero") ||
 	    (!strcmp(name, "print") && args->n == 1 && args->v[0]->kind == AST_MAP))
 		return sema_map_call(s, e);
+	if (!strcmp(name, "len")) {
+		struct ast_node *mn = args->n == 1 ? args->v[0] : NULL;
+		int id;
+		if (!mn || mn->kind != AST_MAP || mn->u.map.keys.n) {
+			diag_error(s->src, e->loc, "len() takes a whole map: len(@m)");
+			return -EINVAL;
+		}
+		const struct sema_map *m = sema_map_by_name(s, mn->u.map.name, &id);
+		if (!m) {
+			diag_error(s->src, mn->loc, "map @%s is never stored into", mn->u.map.name);
+			return -EINVAL;
+		}
+		if (m->kind == PLAN_MAP_HIST || m->kind == PLAN_MAP_LHIST) {
+			diag_error(s->src, mn->loc, "len() of a hist map is not supported yet");
+			return -ENOTSUP;
+		}
+		struct sema_node *sn = sema_node_of(s, e);
+		sn->builtin = BI_MAPLEN;
+		sn->map_id = id;
+		e->ty = &sema_ty_i64;
+		return 0;
+	}
 	if (sema_is_aggregation(name, NULL)) {
 		diag_error(s->src, e->u.call.name_loc,
 			   "%s() must be stored in a map: @name = %s(...)", name, name);

@@ -93,6 +93,8 @@ int sema_check_call(struct sema *s, struct ast_node *e);
 bool sema_is_aggregation(const char *name, enum plan_map_kind *kind);
 void sema_discover_maps(struct sema *s, struct ast_node *program);
 int sema_map_use(struct sema *s, struct ast_node *e, struct sema_map **out);
+/* A map something is stored in, or NULL. */
+const struct sema_map *sema_map_by_name(struct sema *s, const char *name, int *id);
 int sema_map_read(struct sema *s, struct ast_node *e);
 int sema_map_assign(struct sema *s, struct ast_node *st);
 int sema_map_call(struct sema *s, struct ast_node *call);

@@ -49,6 +49,12 @@ static struct sema_map *find_map(struct sema *s, const char *name, int *id)
 	return NULL;
 }
 
+const struct sema_map *sema_map_by_name(struct sema *s, const char *name, int *id)
+{
+	const struct sema_map *m = find_map(s, name, id);
+	return m && (int)m->kind >= 0 ? m : NULL;
+}
+
 static struct sema_map *get_map(struct sema *s, const char *name, int *id)
 {
 	struct sema_map *m = find_map(s, name, id);

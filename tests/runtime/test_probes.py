@@ -60,5 +60,15 @@ if s.case("mapfull"):
             "gotrace: warning: map @m is full (10 keys): 10 updates were dropped" in r.stderr,
             describe(r))
 
+if s.case("len"):
+    adds = s.go_build("adds")
+    r = s.run(["-c", adds, "-e", 'go:main.add*:entry { @f[func] = count(); } '
+               'go:main.add3:entry { printf("len %d\\n", len(@f)); }'])
+    got = [l for l in r.stdout.splitlines() if l.startswith("len ")]
+    s.check("len(@m) counts a map's keys in a probe",
+            # the two programs at add3's entry run in an unspecified order
+            r.returncode == 0 and got[0] in ("len 0", "len 1") and got[1:] == ["len 4", "len 4"],
+            describe(r))
+
 s.check("nothing left attached", not bpf_leftovers(), bpf_leftovers())
 s.finish()
