@@ -1,6 +1,6 @@
 /* binfo: what gotrace knows about a target binary: Go functions from the ELF symbol
- * table, address -> file offset through PT_LOAD headers, the post-prologue probe
- * point of a Go function (capstone), the Go version. */
+ * table (.gopclntab when stripped), address -> file offset through PT_LOAD headers,
+ * the post-prologue probe point of a Go function (capstone), the Go version. */
 #ifndef GT_BINFO_H
 #define GT_BINFO_H
 

@@ -13,7 +13,11 @@ s = Suite("goruntime")
 if s.case("goid"):
     for label, kw in (("default", {}),
                       ("cgo", dict(suffix="-cgo", flags=["-ldflags=-linkmode=external"], cgo=True)),
-                      ("pie", dict(suffix="-pie", flags=["-buildmode=pie"]))):
+                      ("pie", dict(suffix="-pie", flags=["-buildmode=pie"])),
+                      # stripped: functions from .gopclntab, offsets from the version table
+                      ("stripped -ldflags=-s", dict(suffix="-s", flags=["-ldflags=-s"])),
+                      ("stripped pie", dict(suffix="-pie-s",
+                                            flags=["-buildmode=pie", "-ldflags=-s"]))):
         b = s.go_build("marks", **kw)
         r = s.run(["-c", b + " 8", "-e", 'go:main.Mark:entry { printf("%d %d\\n", goid, arg0); }'])
         pairs = [l.split() for l in r.stdout.splitlines()]
@@ -42,6 +46,17 @@ if s.case("duration"):
             r.returncode == 0 and len(lines) == 12 and
             Counter(l.split()[2] for l in lines) == Counter({"1": 12}) and
             {l.split()[1] for l in lines} == {"1"}, describe(r))
+
+# 2b. :return and duration on a stripped build (no .symtab, no DWARF).
+if s.case("stripped"):
+    b = s.go_build("slow", suffix="-s", flags=["-ldflags=-s"])
+    r = s.run(["-c", b + " 4", "-e",
+               'go:main.Slow:return { printf("%d %d\\n", duration / 1000000, depth); }'])
+    rows = [l.split() for l in r.stdout.splitlines()]
+    s.check("Slow:return duration is 50 ms (+-2) for all 12 calls (stripped build)",
+            r.returncode == 0 and len(rows) == 12 and
+            all(len(x) == 2 and 48 <= int(x[0]) <= 52 and x[1] == "1" for x in rows),
+            describe(r))
 
 # The Go latency idiom, both ways: a map keyed by goid, and duration.
 if s.case("latency"):

@@ -1,5 +1,6 @@
 /* binfo unit test: builds the Go targets of tests/go/binfo{,_cgo} with the installed Go
- * toolchain (plain, -buildmode=pie, cgo with external linking, plus error cases) into a
+ * toolchain (plain, -buildmode=pie, cgo with external linking, stripped by -ldflags=-s
+ * and strip(1) against their unstripped twins, plus error cases) into a
  * temp dir and checks src/binfo against independent oracles: section headers for file
  * offsets, prologue byte patterns for entry addresses, 0xc3 bytes for RETs; for the Go
  * runtime layout the runtime's go_asm.h (offsets) and the TLS loads of g that the
@@ -514,20 +515,149 @@ static void check_errors(const char *plain)
 	self[n > 0 ? n : 0] = 0;
 	expect_open_error(self, -ENOEXEC, "not a Go binary (no .gopclntab or Go build info)");
 
-	/* Stripped: by the Go linker, and by strip(1) on a cgo build (whose .dynsym still
-	 * defines crosscall2 and friends). */
-	snprintf(p, sizeof(p), "%s/stripped", tmp_dir);
-	if (run("cd %s/tests/go/binfo && go build -ldflags=-s -o %s main.go", src_dir, p) == 0)
-		expect_open_error(
-		    p, -EOPNOTSUPP,
-		    "has no symbol table (stripped Go binaries are not supported yet)");
-	else
+	/* Stripped and .gopclntab unreadable (its magic broken): no function source left. */
+	snprintf(p, sizeof(p), "%s/stripped.badpcln", tmp_dir);
+	if (run("cd %s/tests/go/binfo && CGO_ENABLED=0 go build -trimpath -ldflags=-s -o %s "
+	        "main.go",
+	        src_dir, p) == 0) {
+		struct target t;
+		target_open(&t, p);
+		uint8_t *img = xmalloc(t.size);
+		memcpy(img, t.img, t.size);
+		size_t shstrndx;
+		Elf_Scn *scn = NULL;
+		GElf_Shdr sh;
+		bool hit = false;
+		elf_getshdrstrndx(t.elf, &shstrndx);
+		while ((scn = elf_nextscn(t.elf, scn))) {
+			gelf_getshdr(scn, &sh);
+			const char *name = elf_strptr(t.elf, shstrndx, sh.sh_name);
+			if (name && strcmp(name, ".gopclntab") == 0) {
+				img[sh.sh_offset] ^= 0xff;
+				hit = true;
+			}
+		}
+		target_close(&t);
+		CHECK(hit, "%s: no .gopclntab", p);
+		FILE *f = fopen(p, "w");
+		fwrite(img, 1, t.size, f);
+		fclose(f);
+		free(img);
+		expect_open_error(p, -EOPNOTSUPP,
+		                  "has no symbol table and no readable .gopclntab (Go 1.18+)");
+	} else {
 		failures++;
-	snprintf(p, sizeof(p), "%s/cgo.stripped", tmp_dir);
-	if (run("strip -o %s %s/cgo 2>/dev/null", p, tmp_dir) == 0)
-		expect_open_error(
-		    p, -EOPNOTSUPP,
-		    "has no symbol table (stripped Go binaries are not supported yet)");
+	}
+}
+
+/* Functions of REF (with .symtab) that STRIPPED (functions from .gopclntab) must have at
+ * the same address with the same size: all main.* and a sample of the runtime. */
+static const char *const stripped_sample[] = {
+    "runtime.main",           "runtime.goexit1",    "runtime.mallocgc", "runtime.newproc",
+    "runtime.morestack.abi0", "runtime.gopark",     "runtime.schedule", "runtime.memmove",
+    "runtime.rt0_go.abi0",    "runtime.casgstatus",
+};
+
+/* The name .gopclntab gives a symbol: without the ".abi0" of assembly functions, type
+ * arguments elided ("main.Map[...]") as the Go linker does for the runtime. */
+static void pcln_name(const char *sym, char *out, size_t size)
+{
+	snprintf(out, size, "%s", sym);
+	size_t n = strlen(out);
+	if (n > 5 && strcmp(out + n - 5, ".abi0") == 0)
+		out[n - 5] = 0;
+	char *l = strchr(out, '['), *r = strrchr(out, ']');
+	if (l && r && r > l) {
+		char tail[512];
+		snprintf(tail, sizeof(tail), "%s", r + 1);
+		snprintf(l, size - (size_t)(l - out), "[...]%s", tail);
+	}
+}
+
+static void same_func(struct binfo *ref, struct binfo *st, struct target *tt,
+                      const struct binfo_func *rf)
+{
+	char nm[512];
+	pcln_name(rf->name, nm, sizeof(nm));
+	const struct binfo_func *sf = binfo_find_func(st, nm);
+	CHECK(sf != NULL, "%s: %s missing", tt->path, rf->name);
+	if (!sf)
+		return;
+	CHECK(sf->addr == rf->addr && sf->size == rf->size,
+	      "%s: %s at 0x%lx size %lu, with symbols 0x%lx size %lu", tt->path, rf->name,
+	      (unsigned long)sf->addr, (unsigned long)sf->size, (unsigned long)rf->addr,
+	      (unsigned long)rf->size);
+	uint64_t e1 = 1, e2 = 2, *r1 = NULL, *r2 = NULL;
+	CHECK(binfo_entry_addr(ref, rf, &e1) == 0 && binfo_entry_addr(st, sf, &e2) == 0 && e1 == e2,
+	      "%s: %s entry 0x%lx, with symbols 0x%lx", tt->path, rf->name, (unsigned long)e2,
+	      (unsigned long)e1);
+	int n1 = binfo_ret_addrs(ref, rf, &r1), n2 = binfo_ret_addrs(st, sf, &r2);
+	CHECK(n1 == n2 && (n1 <= 0 || memcmp(r1, r2, (size_t)n1 * sizeof(*r1)) == 0),
+	      "%s: %s RETs differ (%d vs %d with symbols)", tt->path, rf->name, n2, n1);
+	free(r1);
+	free(r2);
+}
+
+static void check_stripped(const char *refpath, const char *path, const char *gover, bool pie,
+                           bool main_target)
+{
+	struct target rt, tt;
+	struct binfo *ref = open_ok(refpath), *st = open_ok(path);
+	if (!ref || !st) {
+		binfo__close(ref);
+		binfo__close(st);
+		return;
+	}
+	target_open(&rt, refpath);
+	target_open(&tt, path);
+	CHECK(sym_addr(&tt, "runtime.main") == 0, "%s still has symbols", path);
+	CHECK(binfo_go_version(st) && strcmp(binfo_go_version(st), gover) == 0,
+	      "%s: go version %s, want %s", path, binfo_go_version(st), gover);
+	CHECK(binfo_is_pie(st) == pie, "%s: pie %d", path, binfo_is_pie(st));
+
+	const struct binfo_func **fs = NULL;
+	int n = binfo_match_funcs(ref, "main.*", &fs), nmain = n;
+	CHECK(n >= 4, "%s: only %d main.* functions", refpath, n);
+	for (int i = 0; i < n; i++)
+		same_func(ref, st, &tt, fs[i]);
+	free(fs);
+	for (size_t i = 0; i < sizeof(stripped_sample) / sizeof(*stripped_sample); i++) {
+		const struct binfo_func *rf = must_find(ref, stripped_sample[i]);
+		if (rf)
+			same_func(ref, st, &tt, rf);
+	}
+	/* Every function from .gopclntab is a symbol of the same address and size. */
+	const struct binfo_func **rs = NULL;
+	int nr = binfo_match_funcs(ref, "*", &rs), bad = 0;
+	n = binfo_match_funcs(st, "*", &fs);
+	for (int i = 0, k = 0; i < n; i++) {
+		bool ok = false;
+		char nm[512];
+		while (k < nr && rs[k]->addr < fs[i]->addr)
+			k++;
+		for (int j = k; j < nr && rs[j]->addr == fs[i]->addr && !ok; j++) {
+			pcln_name(rs[j]->name, nm, sizeof(nm));
+			ok = rs[j]->size == fs[i]->size && strcmp(nm, fs[i]->name) == 0;
+		}
+		if (!ok && bad++ < 5)
+			CHECK(false, "%s: %s (0x%lx, %lu) is no symbol of %s", path, fs[i]->name,
+			      (unsigned long)fs[i]->addr, (unsigned long)fs[i]->size, refpath);
+	}
+	free(rs);
+	CHECK(bad == 0, "%s: %d functions differ from the symbols", path, bad);
+	free(fs);
+	check_entry(st, &tt, "main.add", 1);
+	if (main_target) {
+		check_entry(st, &tt, "main.large", 2);
+		check_entry(st, &tt, "main.huge", 3);
+		check_rets(st, &tt, "main.multiRet", 3);
+	}
+	check_all_funcs(st, &tt);
+	printf("  %s: %d functions (%d main.*) as with symbols\n", path, n, nmain);
+	binfo__close(ref);
+	binfo__close(st);
+	target_close(&rt);
+	target_close(&tt);
 }
 
 /* Version from the runtime.buildVersion symbols when .go.buildinfo is not found: a
@@ -889,6 +1019,12 @@ static void check_goruntime_all(const char *plain, const char *pie, const char *
 	check_goruntime(plain, &want, "dwarf", BINFO_TLS_INTERNAL, -8);
 	check_goruntime(pie, &want, "dwarf", BINFO_TLS_INTERNAL, -8);
 	check_goruntime(nodwarf, &want, "go-version table", BINFO_TLS_INTERNAL, -8);
+	/* Stripped (no .symtab, no DWARF; built in main): the version from .go.buildinfo. */
+	char stripped[PATH_MAX + 32];
+	snprintf(stripped, sizeof(stripped), "%s/plain.s", tmp_dir);
+	check_goruntime(stripped, &want, "go-version table", BINFO_TLS_INTERNAL, -8);
+	snprintf(stripped, sizeof(stripped), "%s/pie.strip", tmp_dir);
+	check_goruntime(stripped, &want, "go-version table", BINFO_TLS_INTERNAL, -8);
 	/* External linking: runtime.tlsg alone in the TLS segment (-8 again), then behind
 	 * 24 + 800 bytes of C thread-locals aligned to 64 (with Debian 12's gcc/ld: PT_TLS
 	 * memsz 0x3a0 rounded up to 0x3c0, runtime.tlsg at 0x40: fsbase-0x380). */
@@ -952,6 +1088,25 @@ int main(int argc, char **argv)
 	check_version_fallback(plain, "plain.nobuildinfo", gover);
 	check_version_fallback(pie, "pie.nobuildinfo", gover);
 	check_version_fallback(cgo, "cgo.nobuildinfo", gover);
+	printf("stripped: go build -ldflags=-s, strip(1)\n");
+	char sp[4][PATH_MAX + 32];
+	const char *sname[4] = {"plain.s", "pie.s", "plain.strip", "pie.strip"};
+	for (int i = 0; i < 4; i++)
+		snprintf(sp[i], sizeof(sp[i]), "%s/%s", tmp_dir, sname[i]);
+	if (run("cd %s/tests/go/binfo && CGO_ENABLED=0 go build -trimpath -ldflags=-s -o %s "
+	        "main.go && go build -trimpath -buildmode=pie -ldflags=-s -o %s main.go && "
+	        "strip -o %s %s && strip -o %s %s && strip -o %s/cgo.strip %s",
+	        src_dir, sp[0], sp[1], sp[2], plain, sp[3], pie, tmp_dir, cgo) == 0) {
+		check_stripped(plain, sp[0], gover, false, true);
+		check_stripped(pie, sp[1], gover, true, true);
+		check_stripped(plain, sp[2], gover, false, true);
+		check_stripped(pie, sp[3], gover, true, true);
+		char cs[PATH_MAX + 32];
+		snprintf(cs, sizeof(cs), "%s/cgo.strip", tmp_dir);
+		check_stripped(cgo, cs, gover, false, false);
+	} else {
+		failures++;
+	}
 	printf("errors\n");
 	check_errors(plain);
 	printf("go runtime layout\n");
