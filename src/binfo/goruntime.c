@@ -393,14 +393,73 @@ static bool find_tlsg(const struct binfo *bi, uint64_t *value)
  * for the executable agrees), so a TLS symbol at offset V of the segment lives at
  * tp - S + V. Go's own linker always puts g at tp - 8 (runtime.tlsg is then not in
  * .symtab, even when a PT_TLS segment of 8 bytes exists: PIE, internal cgo link). */
+/* Without runtime.tlsg (stripped), the slot is where the linker made Go's code load g
+ * from: `mov %fs:disp32,%r14` (64 4c 8b 34 25 disp32) or, in PIE,
+ * `mov $imm32,%r14; mov %fs:(%r14),%r14` (49 c7 c6 imm32 64 4d 8b 36) in .text.
+ * The first 16 such loads must agree. */
+static bool slot_from_code(const struct binfo *bi, int64_t *off)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	GElf_Shdr sh;
+	if (elf_getshdrstrndx(bi->elf, &shstrndx) != 0)
+		return false;
+	while ((scn = elf_nextscn(bi->elf, scn))) {
+		const char *name = gelf_getshdr(scn, &sh) ? elf_strptr(bi->elf, shstrndx, sh.sh_name)
+							   : NULL;
+		if (name && !strcmp(name, ".text") && sh.sh_type == SHT_PROGBITS)
+			break;
+	}
+	if (!scn || sh.sh_offset > bi->img_size || sh.sh_size > bi->img_size - sh.sh_offset)
+		return false;
+	const uint8_t *p = bi->img + sh.sh_offset, *end = p + sh.sh_size;
+	int n = 0;
+	for (const uint8_t *q = p; q + 11 <= end && n < 16; q++) {
+		int32_t v;
+		if (q[0] == 0x64 && q[1] == 0x4c && q[2] == 0x8b && q[3] == 0x34 && q[4] == 0x25)
+			memcpy(&v, q + 5, 4);
+		else if (q[0] == 0x49 && q[1] == 0xc7 && q[2] == 0xc6 && q[7] == 0x64 &&
+			 q[8] == 0x4d && q[9] == 0x8b && q[10] == 0x36)
+			memcpy(&v, q + 3, 4);
+		else
+			continue;
+		if (n++ && *off != v)
+			return false;
+		*off = v;
+	}
+	return n > 0;
+}
+
+static bool has_pt_tls(const struct binfo *bi)
+{
+	size_t nphdr = 0;
+	if (elf_getphdrnum(bi->elf, &nphdr) != 0)
+		return false;
+	for (size_t i = 0; i < nphdr; i++) {
+		GElf_Phdr ph;
+		if (gelf_getphdr(bi->elf, (int)i, &ph) && ph.p_type == PT_TLS)
+			return true;
+	}
+	return false;
+}
+
 static void tls_slot(const struct binfo *bi, struct binfo_goruntime *out)
 {
 	size_t nphdr = 0;
 	uint64_t tlsg;
+	int64_t code_off = -8;
 
 	out->tls_mode = BINFO_TLS_INTERNAL;
 	out->tls_g_offset = -8;
-	if (!find_tlsg(bi, &tlsg) || elf_getphdrnum(bi->elf, &nphdr) != 0)
+	if (!find_tlsg(bi, &tlsg)) {
+		/* only an external link (a PT_TLS segment) can move g off fsbase-8 */
+		if (has_pt_tls(bi) && slot_from_code(bi, &code_off) && code_off != -8) {
+			out->tls_mode = BINFO_TLS_EXTERNAL;
+			out->tls_g_offset = code_off;
+		}
+		return;
+	}
+	if (elf_getphdrnum(bi->elf, &nphdr) != 0)
 		return;
 	for (size_t i = 0; i < nphdr; i++) {
 		GElf_Phdr ph;
