@@ -23,35 +23,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "binfo/binfo.h"
 #include "common/util.h"
 
-static int failures;
 static char src_dir[PATH_MAX], tmp_dir[PATH_MAX];
-
-#define CHECK(cond, ...)                                                                           \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			failures++;                                                                \
-			fprintf(stdout, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);            \
-			fprintf(stdout, __VA_ARGS__);                                              \
-			fputc('\n', stdout);                                                       \
-		}                                                                                  \
-	} while (0)
-
-static int run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int run(const char *fmt, ...)
-{
-	char cmd[4096];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	int rc = system(cmd);
-	if (rc != 0)
-		printf("command failed (%d): %s\n", rc, cmd);
-	return rc;
-}
 
 static const char *source_name(enum binfo_lines_source s)
 {
