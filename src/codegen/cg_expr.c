@@ -31,7 +31,7 @@ static LLVMValueRef site_id(struct cg *g)
 {
 	if (g->pp->kind != PLAN_PROG_UPROBE)
 		return cg_const(g, (uint64_t)g->pp->site_begin); /* BEGIN/END pseudo-site */
-	return LLVMBuildAnd(g->b, g->cookie, cg_const(g, CG_COOKIE_SITE_MASK), "site");
+	return LLVMBuildAnd(g->b, cg_cookie(g), cg_const(g, CG_COOKIE_SITE_MASK), "site");
 }
 
 /* The u64 a fetch rule denotes: a register's value, an address, or a loaded pointer. */

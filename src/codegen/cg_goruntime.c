@@ -34,7 +34,7 @@ LLVMValueRef cg_goid(struct cg *g)
 {
 	if (!g->target)
 		return cg_const(g, (uint64_t)-1);
-	LLVMValueRef args[3] = {g->ctx_arg, g->target, g->cookie};
+	LLVMValueRef args[3] = {g->ctx_arg, g->target, cg_cookie(g)};
 	return cg_runtime_call(g, "gt_goid", args, 3);
 }
 
@@ -48,7 +48,7 @@ void cg_goruntime_prologue(struct cg *g)
 		return;
 	LLVMValueRef ctx = g->ctx_arg;
 	if (sp->hidden == HIDDEN_GOEXIT) {
-		LLVMValueRef args[3] = {ctx, g->target, g->cookie};
+		LLVMValueRef args[3] = {ctx, g->target, cg_cookie(g)};
 		cg_runtime_call(g, "gt_goroutine_exit", args, 3);
 		return;
 	}
@@ -58,22 +58,23 @@ void cg_goruntime_prologue(struct cg *g)
 		/* push only where the site asks (functions whose returns are traced) */
 		LLVMBasicBlockRef push = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "push");
 		LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "pushed");
-		LLVMValueRef track = LLVMBuildAnd(g->b, g->cookie, cg_const(g, CG_COOKIE_TRACK), "");
+		LLVMValueRef track =
+			LLVMBuildAnd(g->b, cg_cookie(g), cg_const(g, CG_COOKIE_TRACK), "");
 		LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntNE, track, cg_const(g, 0), ""), push,
 				done);
 		LLVMPositionBuilderAtEnd(g->b, push);
-		LLVMValueRef args[4] = {ctx, g->target, g->cookie, g->now};
+		LLVMValueRef args[4] = {ctx, g->target, cg_cookie(g), cg_now(g)};
 		LLVMBuildStore(g->b, cg_runtime_call(g, "gt_call_enter", args, 4), g->depth);
 		LLVMBuildBr(g->b, done);
 		LLVMPositionBuilderAtEnd(g->b, done);
 	} else if (sp->point == GO_RETURN) {
 		LLVMValueRef entry = cg_alloca(g, g->i64, "entry_ns");
 		g->duration = cg_alloca(g, g->i64, "duration");
-		LLVMValueRef args[5] = {ctx, g->target, g->cookie, entry, g->depth};
+		LLVMValueRef args[5] = {ctx, g->target, cg_cookie(g), entry, g->depth};
 		LLVMValueRef r = cg_runtime_call(g, "gt_call_return", args, 5);
 		LLVMValueRef paired = LLVMBuildICmp(g->b, LLVMIntEQ, r, cg_const(g, 0), "paired");
 		LLVMValueRef start = LLVMBuildLoad2(g->b, g->i64, entry, "");
-		LLVMValueRef d = LLVMBuildSub(g->b, g->now, start, "");
+		LLVMValueRef d = LLVMBuildSub(g->b, cg_now(g), start, "");
 		LLVMBuildStore(g->b, LLVMBuildSelect(g->b, paired, d, cg_const(g, 0), ""),
 			       g->duration);
 		if (sp->uses_duration) {
@@ -83,7 +84,7 @@ void cg_goruntime_prologue(struct cg *g)
 			LLVMPositionBuilderAtEnd(g->b, go);
 		}
 	} else {
-		LLVMValueRef args[3] = {ctx, g->target, g->cookie};
+		LLVMValueRef args[3] = {ctx, g->target, cg_cookie(g)};
 		LLVMBuildStore(g->b, cg_runtime_call(g, "gt_call_depth", args, 3), g->depth);
 	}
 }

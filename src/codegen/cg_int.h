@@ -67,6 +67,8 @@ LLVMValueRef cg_helper(struct cg *g, int id, LLVMTypeRef ret, LLVMValueRef *args
 LLVMValueRef cg_runtime_call(struct cg *g, const char *name, LLVMValueRef *args, int nargs);
 LLVMValueRef cg_alloca(struct cg *g, LLVMTypeRef ty, const char *name);
 LLVMValueRef cg_str_alloca(struct cg *g, int size);
+LLVMValueRef cg_cookie(struct cg *g); /* bpf_get_attach_cookie(), uprobe programs */
+LLVMValueRef cg_now(struct cg *g);    /* bpf_ktime_get_ns() at the program's start */
 void cg_set_loc(struct cg *g, struct gt_loc loc);
 LLVMValueRef cg_const(struct cg *g, uint64_t v);
 

@@ -79,6 +79,36 @@ LLVMValueRef cg_alloca(struct cg *g, LLVMTypeRef ty, const char *name)
 	return a;
 }
 
+/* Values of the program's start, made on first use at the top of the entry block:
+ * a probe that needs neither pays for neither helper call. */
+static LLVMValueRef at_entry(struct cg *g, int helper, bool with_ctx)
+{
+	LLVMBasicBlockRef cur = LLVMGetInsertBlock(g->b);
+	LLVMValueRef first = LLVMGetFirstInstruction(g->alloca_bb);
+	if (first)
+		LLVMPositionBuilderBefore(g->b, first);
+	else
+		LLVMPositionBuilderAtEnd(g->b, g->alloca_bb);
+	LLVMValueRef a = g->ctx_arg;
+	LLVMValueRef v = cg_helper(g, helper, g->i64, with_ctx ? &a : NULL, with_ctx ? 1 : 0);
+	LLVMPositionBuilderAtEnd(g->b, cur);
+	return v;
+}
+
+LLVMValueRef cg_cookie(struct cg *g)
+{
+	if (!g->cookie)
+		g->cookie = at_entry(g, BPF_HELPER_get_attach_cookie, true);
+	return g->cookie;
+}
+
+LLVMValueRef cg_now(struct cg *g)
+{
+	if (!g->now)
+		g->now = at_entry(g, BPF_HELPER_ktime_get_ns, false);
+	return g->now;
+}
+
 LLVMValueRef cg_str_alloca(struct cg *g, int size)
 {
 	LLVMValueRef a = cg_alloca(g, LLVMArrayType(g->i8, (unsigned)size), "str");

@@ -237,12 +237,8 @@ void cg_program(struct cg *g, const struct sema_prog *sp)
 	begin_function(g, pp->fn_name, sections[pp->kind], clause->loc.line);
 	cg_set_loc(g, clause->loc);
 	g->exit_bb = new_bb(g, "exit");
-	if (pp->kind == PLAN_PROG_UPROBE) {
-		LLVMValueRef a = g->ctx_arg;
-		g->cookie = cg_helper(g, BPF_HELPER_get_attach_cookie, g->i64, &a, 1);
-		g->now = cg_helper(g, BPF_HELPER_ktime_get_ns, g->i64, NULL, 0);
+	if (pp->kind == PLAN_PROG_UPROBE)
 		cg_goruntime_prologue(g);
-	}
 	if (sp->hidden) {
 		if (!LLVMGetBasicBlockTerminator(LLVMGetInsertBlock(g->b)))
 			LLVMBuildBr(g->b, g->exit_bb);
