@@ -5,6 +5,17 @@
 #include <string.h>
 
 static int n_errors;
+static FILE *diag_out; /* NULL: stderr */
+
+void diag_set_stream(FILE *f)
+{
+	diag_out = f;
+}
+
+static FILE *out(void)
+{
+	return diag_out ? diag_out : stderr;
+}
 
 int diag_error_count(void)
 {
@@ -30,17 +41,17 @@ static void print_excerpt(const struct diag_src *src, struct gt_loc loc)
 	}
 	const char *end = strchr(p, '\n');
 	int len = end ? (int)(end - p) : (int)strlen(p);
-	fprintf(stderr, "%.*s\n", len, p);
+	fprintf(out(), "%.*s\n", len, p);
 	int col = loc.col > 0 ? loc.col : 1;
 	int stop = (loc.end_line == loc.line && loc.end_col > col) ? loc.end_col : col + 1;
 	if (loc.end_line > loc.line)
 		stop = len + 1 > col ? len + 1 : col + 1;
 	for (int c = 1; c < col; c++)
-		fputc(c - 1 < len && p[c - 1] == '\t' ? '\t' : ' ', stderr);
-	fputc('^', stderr);
+		fputc(c - 1 < len && p[c - 1] == '\t' ? '\t' : ' ', out());
+	fputc('^', out());
 	for (int c = col + 1; c < stop; c++)
-		fputc('~', stderr);
-	fputc('\n', stderr);
+		fputc('~', out());
+	fputc('\n', out());
 }
 
 static void vreport(const struct diag_src *src, struct gt_loc loc, const char *kind,
@@ -48,11 +59,11 @@ static void vreport(const struct diag_src *src, struct gt_loc loc, const char *k
 {
 	fflush(stdout);
 	if (src && loc.line > 0)
-		fprintf(stderr, "%s:%d:%d: %s: ", src->name, loc.line, loc.col, kind);
+		fprintf(out(), "%s:%d:%d: %s: ", src->name, loc.line, loc.col, kind);
 	else
-		fprintf(stderr, "gotrace: %s: ", kind);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+		fprintf(out(), "gotrace: %s: ", kind);
+	vfprintf(out(), fmt, ap);
+	fputc('\n', out());
 	print_excerpt(src, loc);
 }
 
@@ -77,9 +88,9 @@ void diag_note(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	fputs("note: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	fputs("note: ", out());
+	vfprintf(out(), fmt, ap);
+	fputc('\n', out());
 	va_end(ap);
 }
 
@@ -88,9 +99,9 @@ void diag_fatal(const char *fmt, ...)
 	va_list ap;
 	va_start(ap, fmt);
 	fflush(stdout);
-	fputs("gotrace: error: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	fputs("gotrace: error: ", out());
+	vfprintf(out(), fmt, ap);
+	fputc('\n', out());
 	va_end(ap);
 	n_errors++;
 }

@@ -3,6 +3,7 @@
 #define GT_DIAG_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
 /* A source range. Lines and columns are 1-based; end_col is one past the last column. */
 struct gt_loc {
@@ -26,5 +27,7 @@ void diag_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void diag_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int diag_error_count(void);
 void diag_reset(void);
+/* Where messages go (NULL: stderr); the fuzzer silences them. */
+void diag_set_stream(FILE *f);
 
 #endif
