@@ -474,8 +474,6 @@ out:
 	funcgraph_free(fg);
 	fg_options_free(&o.fg);
 	sema_result_free(&sr);
-	if (prog)
-		ast_free_lists(prog);
 	free(plan.obj);
 	if (arena)
 		arena__free(arena);

@@ -3,8 +3,11 @@
  * `probe` as the site id that user space names. */
 #include "codegen/cg_int.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <asm/ptrace.h>
 
 #include "common/util.h"
 
@@ -31,7 +34,7 @@ static LLVMValueRef site_id(struct cg *g)
 {
 	if (g->pp->kind != PLAN_PROG_UPROBE)
 		return cg_const(g, (uint64_t)g->pp->site_begin); /* BEGIN/END pseudo-site */
-	return LLVMBuildAnd(g->b, cg_cookie(g), cg_const(g, CG_COOKIE_SITE_MASK), "site");
+	return LLVMBuildAnd(g->b, cg_cookie(g), cg_const(g, GT_COOKIE_SITE_MASK), "site");
 }
 
 /* The u64 a fetch rule denotes: a register's value, an address, or a loaded pointer. */
@@ -39,7 +42,7 @@ static LLVMValueRef fetch_rule(struct cg *g, const struct fetch_rule *r)
 {
 	switch (r->kind) {
 	case FETCH_REG:
-		return load_reg(g, sema_reg_offset(r->reg));
+		return load_reg(g, r->regs_off);
 	case FETCH_OFFSET:
 		return LLVMBuildAdd(g->b, fetch_rule(g, r->base), cg_const(g, (uint64_t)r->off), "");
 	case FETCH_DEREF: {
@@ -47,7 +50,7 @@ static LLVMValueRef fetch_rule(struct cg *g, const struct fetch_rule *r)
 		return cg_runtime_call(g, "gt_read_uint", args, 2);
 	}
 	}
-	return cg_const(g, 0);
+	abort(); /* every fetch_kind is handled above */
 }
 
 static LLVMValueRef cg_fetch_int(struct cg *g, struct ast_node *e)
@@ -93,7 +96,7 @@ static void tp_str_into(struct cg *g, const struct sema_node *sn, LLVMValueRef d
 		src = tp_field_ptr(g, sn->tp_offset);
 	}
 	LLVMValueRef args[3] = {dst, LLVMConstInt(g->i32, (uint64_t)size, false), src};
-	cg_helper(g, BPF_HELPER_probe_read_kernel_str, g->i64, args, 3);
+	cg_helper(g, BPF_FUNC_probe_read_kernel_str, g->i64, args, 3);
 }
 
 /* Writes the text of a string-typed expression into dst (size bytes). */
@@ -107,7 +110,7 @@ void cg_str_into(struct cg *g, struct ast_node *e, LLVMValueRef dst, int size)
 	if (e->kind == AST_IDENT && sn && sn->builtin == BI_COMM) {
 		LLVMValueRef args[2] = {dst, LLVMConstInt(g->i32, (uint64_t)(size < 16 ? size : 16),
 							  false)};
-		cg_helper(g, BPF_HELPER_get_current_comm, g->i64, args, 2);
+		cg_helper(g, BPF_FUNC_get_current_comm, g->i64, args, 2);
 		return;
 	}
 	if (e->kind == AST_CALL && sn && sn->builtin == BI_STR) {
@@ -130,8 +133,7 @@ void cg_str_into(struct cg *g, struct ast_node *e, LLVMValueRef dst, int size)
 	if (e->kind == AST_FETCH) {
 		LLVMValueRef addr = fetch_rule(g, e->u.fetch.rule);
 		LLVMValueRef args[3] = {dst, LLVMConstInt(g->i32, (uint64_t)size, false), addr};
-		cg_runtime_call(g, !strcmp(e->u.fetch.type, "str") ? "gt_read_gostr" : "gt_read_cstr",
-				args, 3);
+		cg_runtime_call(g, sn->fetch_gostr ? "gt_read_gostr" : "gt_read_cstr", args, 3);
 		return;
 	}
 	LLVMValueRef src = cg_expr(g, e);
@@ -181,11 +183,57 @@ static LLVMValueRef cg_logical(struct cg *g, struct ast_node *e, bool is_and)
 	return LLVMBuildLoad2(g->b, g->i64, res, "");
 }
 
+/* Signed l / r or l % r, truncating toward zero as C and Go do. BPF before cpu v4 has
+ * only unsigned division: divide the magnitudes and give the result its sign (the
+ * quotient's from both signs, the remainder's from the dividend's). As BPF's own
+ * division, x / 0 is 0 and x % 0 is x. */
+static LLVMValueRef signed_divrem(struct cg *g, LLVMValueRef l, LLVMValueRef r, bool rem)
+{
+	LLVMValueRef zero = cg_const(g, 0);
+	LLVMValueRef lneg = LLVMBuildICmp(g->b, LLVMIntSLT, l, zero, "");
+	LLVMValueRef rneg = LLVMBuildICmp(g->b, LLVMIntSLT, r, zero, "");
+	LLVMValueRef la = LLVMBuildSelect(g->b, lneg, LLVMBuildNeg(g->b, l, ""), l, "");
+	LLVMValueRef ra = LLVMBuildSelect(g->b, rneg, LLVMBuildNeg(g->b, r, ""), r, "");
+	LLVMValueRef v = rem ? LLVMBuildURem(g->b, la, ra, "") : LLVMBuildUDiv(g->b, la, ra, "");
+	LLVMValueRef neg = rem ? lneg : LLVMBuildXor(g->b, lneg, rneg, "");
+	return LLVMBuildSelect(g->b, neg, LLVMBuildNeg(g->b, v, ""), v, "");
+}
+
+LLVMValueRef cg_arith(struct cg *g, const struct ast_node *at, enum ast_op op, LLVMValueRef l,
+		      bool l_signed, LLVMValueRef r, bool r_signed)
+{
+	bool sgn = l_signed && r_signed;
+	switch (op) {
+	case OP_ADD:
+		return LLVMBuildAdd(g->b, l, r, "");
+	case OP_SUB:
+		return LLVMBuildSub(g->b, l, r, "");
+	case OP_MUL:
+		return LLVMBuildMul(g->b, l, r, "");
+	case OP_DIV:
+		return sgn ? signed_divrem(g, l, r, false) : LLVMBuildUDiv(g->b, l, r, "");
+	case OP_MOD:
+		return sgn ? signed_divrem(g, l, r, true) : LLVMBuildURem(g->b, l, r, "");
+	case OP_BAND:
+		return LLVMBuildAnd(g->b, l, r, "");
+	case OP_BOR:
+		return LLVMBuildOr(g->b, l, r, "");
+	case OP_BXOR:
+		return LLVMBuildXor(g->b, l, r, "");
+	case OP_SHL:
+		return LLVMBuildShl(g->b, l, r, "");
+	case OP_SHR:
+		return l_signed ? LLVMBuildAShr(g->b, l, r, "") : LLVMBuildLShr(g->b, l, r, "");
+	default:
+		cg_internal_error(g, at, "a non-arithmetic operator");
+	}
+}
+
 static LLVMValueRef cg_binary(struct cg *g, struct ast_node *e)
 {
-	const char *op = e->u.binary.op;
-	if (!strcmp(op, "&&") || !strcmp(op, "||"))
-		return cg_logical(g, e, op[0] == '&');
+	enum ast_op op = e->u.binary.op;
+	if (op == OP_LAND || op == OP_LOR)
+		return cg_logical(g, e, op == OP_LAND);
 	struct ast_node *ln = e->u.binary.lhs, *rn = e->u.binary.rhs;
 	if (ln->ty->kind == TY_STR) {
 		/* string == / != */
@@ -193,47 +241,20 @@ static LLVMValueRef cg_binary(struct cg *g, struct ast_node *e)
 		LLVMValueRef args[3] = {cg_expr(g, ln), cg_expr(g, rn),
 					LLVMConstInt(g->i32, (uint64_t)n, false)};
 		LLVMValueRef eq = cg_runtime_call(g, "gt_streq", args, 3);
-		return op[0] == '=' ? eq : LLVMBuildXor(g->b, eq, cg_const(g, 1), "");
+		return op == OP_EQ ? eq : LLVMBuildXor(g->b, eq, cg_const(g, 1), "");
 	}
 	LLVMValueRef l = cg_expr(g, ln), r = cg_expr(g, rn);
 	bool sgn = ln->ty->is_signed && rn->ty->is_signed;
-	static const struct {
-		const char *op;
-		LLVMIntPredicate s, u;
-	} cmps[] = {
-		{"==", LLVMIntEQ, LLVMIntEQ},   {"!=", LLVMIntNE, LLVMIntNE},
-		{"<", LLVMIntSLT, LLVMIntULT},  {"<=", LLVMIntSLE, LLVMIntULE},
-		{">", LLVMIntSGT, LLVMIntUGT},  {">=", LLVMIntSGE, LLVMIntUGE},
-	};
-	for (size_t i = 0; i < ARRAY_SIZE(cmps); i++) {
-		if (!strcmp(op, cmps[i].op)) {
-			LLVMValueRef c = LLVMBuildICmp(g->b, sgn ? cmps[i].s : cmps[i].u, l, r, "");
-			return LLVMBuildZExt(g->b, c, g->i64, "");
-		}
+	if (ast_op_is_compare(op)) {
+		static const LLVMIntPredicate pred[][2] = {
+			[OP_EQ] = {LLVMIntEQ, LLVMIntEQ},   [OP_NE] = {LLVMIntNE, LLVMIntNE},
+			[OP_LT] = {LLVMIntULT, LLVMIntSLT}, [OP_LE] = {LLVMIntULE, LLVMIntSLE},
+			[OP_GT] = {LLVMIntUGT, LLVMIntSGT}, [OP_GE] = {LLVMIntUGE, LLVMIntSGE},
+		};
+		LLVMValueRef c = LLVMBuildICmp(g->b, pred[op][sgn], l, r, "");
+		return LLVMBuildZExt(g->b, c, g->i64, "");
 	}
-	switch (op[0]) {
-	case '+':
-		return LLVMBuildAdd(g->b, l, r, "");
-	case '-':
-		return LLVMBuildSub(g->b, l, r, "");
-	case '*':
-		return LLVMBuildMul(g->b, l, r, "");
-	case '/': /* BPF has no signed division (before cpu v4): like bpftrace, unsigned */
-		return LLVMBuildUDiv(g->b, l, r, "");
-	case '%':
-		return LLVMBuildURem(g->b, l, r, "");
-	case '&':
-		return LLVMBuildAnd(g->b, l, r, "");
-	case '|':
-		return LLVMBuildOr(g->b, l, r, "");
-	case '^':
-		return LLVMBuildXor(g->b, l, r, "");
-	case '<':
-		return LLVMBuildShl(g->b, l, r, "");
-	case '>':
-		return ln->ty->is_signed ? LLVMBuildAShr(g->b, l, r, "") : LLVMBuildLShr(g->b, l, r, "");
-	}
-	return cg_const(g, 0);
+	return cg_arith(g, e, op, l, ln->ty->is_signed, r, rn->ty->is_signed);
 }
 
 static LLVMValueRef cg_ident(struct cg *g, struct ast_node *e)
@@ -242,27 +263,27 @@ static LLVMValueRef cg_ident(struct cg *g, struct ast_node *e)
 	switch (sn->builtin) {
 	case BI_PID:
 	case BI_TID: {
-		LLVMValueRef v = cg_helper(g, BPF_HELPER_get_current_pid_tgid, g->i64, NULL, 0);
+		LLVMValueRef v = cg_helper(g, BPF_FUNC_get_current_pid_tgid, g->i64, NULL, 0);
 		return sn->builtin == BI_PID ? LLVMBuildLShr(g->b, v, cg_const(g, 32), "")
 					     : LLVMBuildAnd(g->b, v, cg_const(g, 0xffffffff), "");
 	}
 	case BI_UID:
 	case BI_GID: {
-		LLVMValueRef v = cg_helper(g, BPF_HELPER_get_current_uid_gid, g->i64, NULL, 0);
+		LLVMValueRef v = cg_helper(g, BPF_FUNC_get_current_uid_gid, g->i64, NULL, 0);
 		return sn->builtin == BI_GID ? LLVMBuildLShr(g->b, v, cg_const(g, 32), "")
 					     : LLVMBuildAnd(g->b, v, cg_const(g, 0xffffffff), "");
 	}
 	case BI_NSECS:
-		return cg_helper(g, BPF_HELPER_ktime_get_ns, g->i64, NULL, 0);
+		return cg_helper(g, BPF_FUNC_ktime_get_ns, g->i64, NULL, 0);
 	case BI_ELAPSED: {
-		LLVMValueRef now = cg_helper(g, BPF_HELPER_ktime_get_ns, g->i64, NULL, 0);
+		LLVMValueRef now = cg_helper(g, BPF_FUNC_ktime_get_ns, g->i64, NULL, 0);
 		LLVMValueRef key = cg_alloca(g, g->i32, "key");
 		LLVMBuildStore(g->b, LLVMConstInt(g->i32, 0, false), key);
 		/* plan_config.start_ns is the first field */
 		return LLVMBuildSub(g->b, now, cg_load_or_zero(g, g->map_config, key), "");
 	}
 	case BI_CPU: {
-		LLVMValueRef v = cg_helper(g, BPF_HELPER_get_smp_processor_id, g->i32, NULL, 0);
+		LLVMValueRef v = cg_helper(g, BPF_FUNC_get_smp_processor_id, g->i32, NULL, 0);
 		return LLVMBuildZExt(g->b, v, g->i64, "");
 	}
 	case BI_FUNC:
@@ -276,10 +297,11 @@ static LLVMValueRef cg_ident(struct cg *g, struct ast_node *e)
 		return g->duration ? LLVMBuildLoad2(g->b, g->i64, g->duration, "duration")
 				   : cg_const(g, 0);
 	case BI_RETVAL:
+	case BI_ARG0 ... BI_ARG8:
 		return load_reg(g, sn->regs_off);
 	case BI_RETADDR: {
 		/* at an :entry probe the return address is on top of the stack */
-		LLVMValueRef args[2] = {load_reg(g, sema_reg_offset("sp")),
+		LLVMValueRef args[2] = {load_reg(g, offsetof(struct pt_regs, rsp)),
 					LLVMConstInt(g->i32, 8, false)};
 		return cg_runtime_call(g, "gt_read_uint", args, 2);
 	}
@@ -289,9 +311,26 @@ static LLVMValueRef cg_ident(struct cg *g, struct ast_node *e)
 		return buf;
 	}
 	default:
-		if (sn->builtin >= BI_ARG0 && sn->builtin <= BI_ARG8)
-			return load_reg(g, sn->regs_off);
-		return cg_const(g, 0);
+		cg_internal_error(g, e, "an identifier sema did not resolve");
+	}
+}
+
+/* Calls that produce a value (events are statements: cg_stmt.c). */
+static LLVMValueRef cg_call(struct cg *g, struct ast_node *e)
+{
+	const struct sema_node *sn = e->sema;
+	switch (sn->builtin) {
+	case BI_REG:
+		return load_reg(g, sn->regs_off);
+	case BI_LEN:
+		return cg_runtime_call(g, "gt_map_len", &g->maps[sn->map_id], 1);
+	case BI_STR: {
+		LLVMValueRef buf = cg_str_alloca(g, e->ty->size);
+		cg_str_into(g, e, buf, e->ty->size);
+		return buf;
+	}
+	default:
+		cg_internal_error(g, e, "a call without a value");
 	}
 }
 
@@ -317,16 +356,17 @@ LLVMValueRef cg_expr(struct cg *g, struct ast_node *e)
 		return cg_const(g, (uint64_t)sn->const_val);
 	case AST_UNARY: {
 		LLVMValueRef v = cg_expr(g, e->u.unary.operand);
-		switch (e->u.unary.op[0]) {
-		case '-':
+		switch (e->u.unary.op) {
+		case OP_NEG:
 			return LLVMBuildNeg(g->b, v, "");
-		case '~':
+		case OP_BNOT:
 			return LLVMBuildNot(g->b, v, "");
-		case '!':
+		case OP_LNOT:
 			return LLVMBuildZExt(g->b, LLVMBuildICmp(g->b, LLVMIntEQ, v, cg_const(g, 0), ""),
 					     g->i64, "");
+		default:
+			cg_internal_error(g, e, "an unsupported unary operator");
 		}
-		return v;
 	}
 	case AST_MAP:
 		return cg_map_read(g, e);
@@ -366,26 +406,16 @@ LLVMValueRef cg_expr(struct cg *g, struct ast_node *e)
 	case AST_CAST:
 		return narrow(g, cg_expr(g, e->u.cast.expr), e->ty->size, e->ty->is_signed);
 	case AST_CALL:
-		if (sn && sn->builtin == BI_REG)
-			return load_reg(g, sn->regs_off);
-		if (sn && sn->builtin == BI_MAPLEN)
-			return cg_runtime_call(g, "gt_map_len", &g->maps[sn->map_id], 1);
-		if (sn && sn->builtin == BI_STR) {
+		return cg_call(g, e);
+	case AST_FIELD:
+		if (sn->builtin != BI_TPARG)
+			cg_internal_error(g, e, "a field sema did not resolve");
+		if (e->ty->kind == TY_STR) {
 			LLVMValueRef buf = cg_str_alloca(g, e->ty->size);
 			cg_str_into(g, e, buf, e->ty->size);
 			return buf;
 		}
-		return cg_const(g, 0);
-	case AST_FIELD:
-		if (sn && sn->builtin == BI_TPARG) {
-			if (e->ty->kind == TY_STR) {
-				LLVMValueRef buf = cg_str_alloca(g, e->ty->size);
-				cg_str_into(g, e, buf, e->ty->size);
-				return buf;
-			}
-			return tp_int(g, sn);
-		}
-		return cg_const(g, 0);
+		return tp_int(g, sn);
 	case AST_FETCH:
 		if (e->ty->kind == TY_STR) {
 			LLVMValueRef buf = cg_str_alloca(g, e->ty->size);
@@ -394,6 +424,6 @@ LLVMValueRef cg_expr(struct cg *g, struct ast_node *e)
 		}
 		return cg_fetch_int(g, e);
 	default:
-		return cg_const(g, 0);
+		cg_internal_error(g, e, "an expression sema refuses");
 	}
 }

@@ -3,25 +3,38 @@
  * :return probes that gives `depth` and `duration`. */
 #include "codegen/cg_int.h"
 
+#include <stddef.h>
+
 #include "binfo/binfo.h"
 
-/* struct gt_target of runtime-bpf/gt_runtime.h as a private constant. */
+/* struct gt_target (common/bpf_abi.h) as a private constant: { i64, i32 x 6 }. */
+_Static_assert(sizeof(struct gt_target) == 8 + 6 * 4 && offsetof(struct gt_target, fsbase_off) == 8,
+	       "struct gt_target is no longer { s64, u32 x 6 }: update target_const()");
+
 static LLVMValueRef target_const(struct cg *g, struct binfo *bi)
 {
 	struct binfo_goruntime rt;
 	if (binfo_goruntime(bi, &rt) < 0)
 		return NULL; /* sema refused programs that need it */
 	int fsbase = binfo_kernel_fsbase_offset();
+	struct gt_target t = {
+		.tls_g_off = rt.tls_g_offset,
+		.fsbase_off = (__u32)(fsbase > 0 ? fsbase : 0),
+		.g_stack_hi = (__u32)rt.g_stack_hi,
+		.g_m = (__u32)rt.g_m,
+		.g_goid = (__u32)rt.g_goid,
+		.m_curg = (__u32)rt.m_curg,
+	};
 	LLVMTypeRef f[7] = {g->i64, g->i32, g->i32, g->i32, g->i32, g->i32, g->i32};
 	LLVMTypeRef ty = LLVMStructTypeInContext(g->ctx, f, 7, false);
 	LLVMValueRef v[7] = {
-		LLVMConstInt(g->i64, (uint64_t)rt.tls_g_offset, true),
-		LLVMConstInt(g->i32, (uint64_t)(fsbase > 0 ? fsbase : 0), false),
-		LLVMConstInt(g->i32, (uint64_t)rt.g_stack_hi, false),
-		LLVMConstInt(g->i32, (uint64_t)rt.g_m, false),
-		LLVMConstInt(g->i32, (uint64_t)rt.g_goid, false),
-		LLVMConstInt(g->i32, (uint64_t)rt.m_curg, false),
-		LLVMConstInt(g->i32, 0, false),
+		LLVMConstInt(g->i64, (uint64_t)t.tls_g_off, true),
+		LLVMConstInt(g->i32, t.fsbase_off, false),
+		LLVMConstInt(g->i32, t.g_stack_hi, false),
+		LLVMConstInt(g->i32, t.g_m, false),
+		LLVMConstInt(g->i32, t.g_goid, false),
+		LLVMConstInt(g->i32, t.m_curg, false),
+		LLVMConstInt(g->i32, t.pad, false),
 	};
 	LLVMValueRef gv = LLVMAddGlobal(g->mod, ty, "gt_target");
 	LLVMSetInitializer(gv, LLVMConstNamedStruct(ty, v, 7));
@@ -59,7 +72,7 @@ void cg_goruntime_prologue(struct cg *g)
 		LLVMBasicBlockRef push = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "push");
 		LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "pushed");
 		LLVMValueRef track =
-			LLVMBuildAnd(g->b, cg_cookie(g), cg_const(g, CG_COOKIE_TRACK), "");
+			LLVMBuildAnd(g->b, cg_cookie(g), cg_const(g, GT_COOKIE_TRACK), "");
 		LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntNE, track, cg_const(g, 0), ""), push,
 				done);
 		LLVMPositionBuilderAtEnd(g->b, push);

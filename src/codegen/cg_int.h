@@ -2,30 +2,12 @@
 #ifndef GT_CG_INT_H
 #define GT_CG_INT_H
 
+#include <linux/bpf.h>
 #include <llvm-c/Core.h>
 #include <llvm-c/DebugInfo.h>
 #include <llvm-c/TargetMachine.h>
 
 #include "codegen/cg.h"
-
-/* BPF helper ids (uapi/linux/bpf.h); calls go through inttoptr(id). */
-enum {
-	BPF_HELPER_map_lookup_elem = 1,
-	BPF_HELPER_map_update_elem = 2,
-	BPF_HELPER_map_delete_elem = 3,
-	BPF_HELPER_ktime_get_ns = 5,
-	BPF_HELPER_get_smp_processor_id = 8,
-	BPF_HELPER_get_current_pid_tgid = 14,
-	BPF_HELPER_get_current_uid_gid = 15,
-	BPF_HELPER_get_current_comm = 16,
-	BPF_HELPER_probe_read_user = 112,
-	BPF_HELPER_probe_read_kernel = 113,
-	BPF_HELPER_probe_read_kernel_str = 115,
-	BPF_HELPER_ringbuf_reserve = 131,
-	BPF_HELPER_ringbuf_submit = 132,
-	BPF_HELPER_get_attach_cookie = 174,
-	BPF_HELPER_get_current_task = 35,
-};
 
 struct cg {
 	LLVMContextRef ctx;
@@ -58,12 +40,12 @@ struct cg {
 	LLVMValueRef duration;  /* alloca i64, or NULL */
 };
 
-/* Site cookie bits (runtime-bpf/gt_runtime.h) */
-#define CG_COOKIE_SITE_MASK 0xffffffffull
-#define CG_COOKIE_TRACK (2ull << 32)
-
 /* cg_module.c */
-LLVMValueRef cg_helper(struct cg *g, int id, LLVMTypeRef ret, LLVMValueRef *args, int nargs);
+/* A call of BPF helper ID (enum bpf_func_id of <linux/bpf.h>). */
+LLVMValueRef cg_helper(struct cg *g, enum bpf_func_id id, LLVMTypeRef ret, LLVMValueRef *args,
+		       int nargs);
+/* Stops on a node that sema should not have let through: a bug, said loudly. */
+_Noreturn void cg_internal_error(struct cg *g, const struct ast_node *n, const char *what);
 LLVMValueRef cg_runtime_call(struct cg *g, const char *name, LLVMValueRef *args, int nargs);
 LLVMValueRef cg_alloca(struct cg *g, LLVMTypeRef ty, const char *name);
 LLVMValueRef cg_str_alloca(struct cg *g, int size);
@@ -85,6 +67,10 @@ LLVMValueRef cg_map_incdec(struct cg *g, struct ast_node *e);
 
 /* cg_expr.c */
 LLVMValueRef cg_expr(struct cg *g, struct ast_node *e);
+/* l OP r for an arithmetic, bitwise or shift operator (binary and compound assignment):
+ * signed / and % when both sides are signed, >> arithmetic when the left one is. */
+LLVMValueRef cg_arith(struct cg *g, const struct ast_node *at, enum ast_op op, LLVMValueRef l,
+		      bool l_signed, LLVMValueRef r, bool r_signed);
 void cg_str_into(struct cg *g, struct ast_node *e, LLVMValueRef dst, int size);
 LLVMValueRef cg_cond(struct cg *g, struct ast_node *e); /* i1 */
 

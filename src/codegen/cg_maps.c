@@ -6,8 +6,6 @@
 
 #include "common/util.h"
 
-enum { MAP_TYPE_HASH = 1, MAP_TYPE_ARRAY = 2, MAP_TYPE_PERCPU_HASH = 5 };
-
 void cg_define_script_maps(struct cg *g)
 {
 	const struct gt_plan *plan = g->plan;
@@ -15,12 +13,12 @@ void cg_define_script_maps(struct cg *g)
 	for (int i = 0; i < plan->nmaps; i++) {
 		const struct plan_map *m = &plan->maps[i];
 		g->maps[i] = cg_define_map_sized(g, m->bpf_name,
-						 m->percpu ? MAP_TYPE_PERCPU_HASH : MAP_TYPE_HASH,
+						 m->percpu ? BPF_MAP_TYPE_PERCPU_HASH : BPF_MAP_TYPE_HASH,
 						 m->max_entries, (unsigned)m->key_size,
 						 (unsigned)((m->value_size + 7) & ~7));
 	}
 	if (plan->nmaps)
-		g->map_full = cg_define_map_sized(g, PLAN_MAP_FULL, MAP_TYPE_ARRAY,
+		g->map_full = cg_define_map_sized(g, PLAN_MAP_FULL, BPF_MAP_TYPE_ARRAY,
 						  (unsigned)plan->nmaps, 4, 8);
 }
 
@@ -62,14 +60,14 @@ static const struct plan_map *map_of(struct cg *g, struct ast_node *mn, int *id)
 static LLVMValueRef lookup(struct cg *g, int id, LLVMValueRef key)
 {
 	LLVMValueRef args[2] = {g->maps[id], key};
-	return cg_helper(g, BPF_HELPER_map_lookup_elem, g->ptr, args, 2);
+	return cg_helper(g, BPF_FUNC_map_lookup_elem, g->ptr, args, 2);
 }
 
 /* bpf_map_update_elem; a failure means the map is full: count it. */
 static void update(struct cg *g, int id, LLVMValueRef key, LLVMValueRef val)
 {
 	LLVMValueRef args[4] = {g->maps[id], key, val, cg_const(g, 0 /* BPF_ANY */)};
-	LLVMValueRef r = cg_helper(g, BPF_HELPER_map_update_elem, g->i64, args, 4);
+	LLVMValueRef r = cg_helper(g, BPF_FUNC_map_update_elem, g->i64, args, 4);
 	LLVMBasicBlockRef full = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "map.full");
 	LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "map.done");
 	LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntNE, r, cg_const(g, 0), ""), full, done);
@@ -84,7 +82,7 @@ static void update(struct cg *g, int id, LLVMValueRef key, LLVMValueRef val)
 LLVMValueRef cg_load_or_zero(struct cg *g, LLVMValueRef map, LLVMValueRef key)
 {
 	LLVMValueRef largs[2] = {map, key};
-	LLVMValueRef p = cg_helper(g, BPF_HELPER_map_lookup_elem, g->ptr, largs, 2);
+	LLVMValueRef p = cg_helper(g, BPF_FUNC_map_lookup_elem, g->ptr, largs, 2);
 	LLVMValueRef res = cg_alloca(g, g->i64, "mapval");
 	LLVMBuildStore(g->b, cg_const(g, 0), res);
 	LLVMBasicBlockRef have = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "map.have");
@@ -102,32 +100,6 @@ LLVMValueRef cg_load_or_zero(struct cg *g, LLVMValueRef map, LLVMValueRef key)
 static LLVMValueRef read_int(struct cg *g, int id, LLVMValueRef key)
 {
 	return cg_load_or_zero(g, g->maps[id], key);
-}
-
-static LLVMValueRef binop(struct cg *g, const char *op, LLVMValueRef a, LLVMValueRef b)
-{
-	switch (op[0]) {
-	case '+':
-		return LLVMBuildAdd(g->b, a, b, "");
-	case '-':
-		return LLVMBuildSub(g->b, a, b, "");
-	case '*':
-		return LLVMBuildMul(g->b, a, b, "");
-	case '/':
-		return LLVMBuildUDiv(g->b, a, b, "");
-	case '%':
-		return LLVMBuildURem(g->b, a, b, "");
-	case '&':
-		return LLVMBuildAnd(g->b, a, b, "");
-	case '|':
-		return LLVMBuildOr(g->b, a, b, "");
-	case '^':
-		return LLVMBuildXor(g->b, a, b, "");
-	case '<':
-		return LLVMBuildShl(g->b, a, b, "");
-	default:
-		return LLVMBuildAShr(g->b, a, b, "");
-	}
 }
 
 static void aggregate(struct cg *g, int id, const struct plan_map *m, struct ast_node *mn,
@@ -167,11 +139,14 @@ static void aggregate(struct cg *g, int id, const struct plan_map *m, struct ast
 		cg_runtime_call(g, "gt_agg_minmax", a, 6);
 		break;
 	}
-	default: {
+	case PLAN_MAP_COUNT:
+	case PLAN_MAP_SUM: {
 		LLVMValueRef a[5] = {g->maps[id], key, v, full, mid};
 		cg_runtime_call(g, "gt_agg_add", a, 5);
 		break;
 	}
+	default:
+		cg_internal_error(g, call, "an aggregation into a plain map");
 	}
 }
 
@@ -195,8 +170,9 @@ void cg_map_assign(struct cg *g, struct ast_node *st)
 	}
 	LLVMValueRef v = cg_expr(g, rhs);
 	LLVMValueRef key = build_key(g, mn, m);
-	if (st->u.assign.op)
-		v = binop(g, st->u.assign.op, read_int(g, id, key), v);
+	if (st->u.assign.op) /* map values are signed, as bpftrace's */
+		v = cg_arith(g, st, st->u.assign.op, read_int(g, id, key), true, v,
+			     rhs->ty->is_signed);
 	LLVMValueRef slot = cg_alloca(g, g->i64, "mapnew");
 	LLVMBuildStore(g->b, v, slot);
 	update(g, id, key, slot);
@@ -248,7 +224,7 @@ void cg_map_delete(struct cg *g, struct ast_node *call)
 	LLVMValueRef key = build_key(g, mn, m);
 	LLVMValueRef args[2] = {g->maps[id], key};
 	if (m->kind != PLAN_MAP_HIST && m->kind != PLAN_MAP_LHIST) {
-		cg_helper(g, BPF_HELPER_map_delete_elem, g->i64, args, 2);
+		cg_helper(g, BPF_FUNC_map_delete_elem, g->i64, args, 2);
 		return;
 	}
 	/* a hist key is one map key per bucket: delete every bucket (a bounded loop) */
@@ -267,7 +243,7 @@ void cg_map_delete(struct cg *g, struct ast_node *call)
 			done);
 	LLVMPositionBuilderAtEnd(g->b, body);
 	store64(g, key, m->key_size - 8, cur);
-	cg_helper(g, BPF_HELPER_map_delete_elem, g->i64, args, 2);
+	cg_helper(g, BPF_FUNC_map_delete_elem, g->i64, args, 2);
 	LLVMBuildStore(g->b, LLVMBuildAdd(g->b, cur, cg_const(g, 1), ""), i);
 	LLVMBuildBr(g->b, cond);
 	LLVMPositionBuilderAtEnd(g->b, done);

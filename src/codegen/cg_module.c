@@ -18,8 +18,6 @@
 extern const char gt_runtime_bc[];
 extern const char gt_runtime_bc_end[];
 
-enum { MAP_TYPE_ARRAY = 2, MAP_TYPE_RINGBUF = 27 };
-
 static void on_llvm_diag(LLVMDiagnosticInfoRef di, void *opaque)
 {
 	struct cg *g = opaque;
@@ -45,7 +43,8 @@ void cg_set_loc(struct cg *g, struct gt_loc loc)
 	LLVMSetCurrentDebugLocation2(g->b, l);
 }
 
-LLVMValueRef cg_helper(struct cg *g, int id, LLVMTypeRef ret, LLVMValueRef *args, int nargs)
+LLVMValueRef cg_helper(struct cg *g, enum bpf_func_id id, LLVMTypeRef ret, LLVMValueRef *args,
+		       int nargs)
 {
 	LLVMTypeRef params[8];
 	for (int i = 0; i < nargs; i++)
@@ -65,6 +64,13 @@ LLVMValueRef cg_runtime_call(struct cg *g, const char *name, LLVMValueRef *args,
 	return LLVMBuildCall2(g->b, LLVMGlobalGetValueType(fn), fn, args, (unsigned)nargs, "");
 }
 
+_Noreturn void cg_internal_error(struct cg *g, const struct ast_node *n, const char *what)
+{
+	diag_error(g->src, n->loc, "internal error: code generation met %s (%s)", what,
+		   ast_kind_name(n->kind));
+	abort();
+}
+
 /* Allocas go in the entry block so that mem2reg/SROA see them. */
 LLVMValueRef cg_alloca(struct cg *g, LLVMTypeRef ty, const char *name)
 {
@@ -81,7 +87,7 @@ LLVMValueRef cg_alloca(struct cg *g, LLVMTypeRef ty, const char *name)
 
 /* Values of the program's start, made on first use at the top of the entry block:
  * a probe that needs neither pays for neither helper call. */
-static LLVMValueRef at_entry(struct cg *g, int helper, bool with_ctx)
+static LLVMValueRef at_entry(struct cg *g, enum bpf_func_id helper, bool with_ctx)
 {
 	LLVMBasicBlockRef cur = LLVMGetInsertBlock(g->b);
 	LLVMValueRef first = LLVMGetFirstInstruction(g->alloca_bb);
@@ -98,14 +104,14 @@ static LLVMValueRef at_entry(struct cg *g, int helper, bool with_ctx)
 LLVMValueRef cg_cookie(struct cg *g)
 {
 	if (!g->cookie)
-		g->cookie = at_entry(g, BPF_HELPER_get_attach_cookie, true);
+		g->cookie = at_entry(g, BPF_FUNC_get_attach_cookie, true);
 	return g->cookie;
 }
 
 LLVMValueRef cg_now(struct cg *g)
 {
 	if (!g->now)
-		g->now = at_entry(g, BPF_HELPER_ktime_get_ns, false);
+		g->now = at_entry(g, BPF_FUNC_ktime_get_ns, false);
 	return g->now;
 }
 
@@ -202,11 +208,19 @@ static void define_globals(struct cg *g)
 	LLVMMetadataRef cfg = LLVMDIBuilderCreateStructType(
 		g->dib, g->di_file, "plan_config", 11, g->di_file, 0, 128, 64, 0, NULL, cfg_members,
 		2, 0, NULL, "", 0);
-	g->map_events = define_map(g, PLAN_MAP_EVENTS, MAP_TYPE_RINGBUF, PLAN_RINGBUF_SIZE, NULL,
+	g->map_events = define_map(g, PLAN_MAP_EVENTS, BPF_MAP_TYPE_RINGBUF, PLAN_RINGBUF_SIZE, NULL,
 				   NULL);
-	g->map_lost = define_map(g, PLAN_MAP_LOST, MAP_TYPE_ARRAY, 1, g->di_u32, g->di_u64);
-	g->map_config = define_map(g, PLAN_MAP_CONFIG, MAP_TYPE_ARRAY, 1, g->di_u32, cfg);
+	g->map_lost = define_map(g, PLAN_MAP_LOST, BPF_MAP_TYPE_ARRAY, 1, g->di_u32, g->di_u64);
+	g->map_config = define_map(g, PLAN_MAP_CONFIG, BPF_MAP_TYPE_ARRAY, 1, g->di_u32, cfg);
 	cg_define_script_maps(g);
+}
+
+/* Globals with a section are maps (".maps") and the license: runtime-bpf's own are
+ * only maps, and so is everything export_maps() turns global again. */
+static bool has_section(LLVMValueRef v)
+{
+	const char *sec = LLVMGetSection(v);
+	return sec && *sec;
 }
 
 /* Links runtime-bpf and makes its functions internal + always_inline. */
@@ -232,11 +246,9 @@ static int link_runtime(struct cg *g)
 	LLVMValueRef used = LLVMGetNamedGlobal(g->mod, "llvm.compiler.used");
 	if (used)
 		LLVMDeleteGlobal(used);
-	for (LLVMValueRef v = LLVMGetFirstGlobal(g->mod); v; v = LLVMGetNextGlobal(v)) {
-		const char *sec = LLVMGetSection(v);
-		if (!LLVMIsDeclaration(v) && sec && !strcmp(sec, ".maps"))
+	for (LLVMValueRef v = LLVMGetFirstGlobal(g->mod); v; v = LLVMGetNextGlobal(v))
+		if (!LLVMIsDeclaration(v) && has_section(v))
 			LLVMSetLinkage(v, LLVMInternalLinkage);
-	}
 	unsigned always = LLVMGetEnumAttributeKindForName("alwaysinline", 12);
 	unsigned noinline = LLVMGetEnumAttributeKindForName("noinline", 8);
 	for (LLVMValueRef f = LLVMGetFirstFunction(g->mod); f; f = LLVMGetNextFunction(f)) {
@@ -248,6 +260,13 @@ static int link_runtime(struct cg *g)
 					LLVMCreateEnumAttribute(g->ctx, always, 0));
 	}
 	return 0;
+}
+
+/* Comments, directives and local labels of LLVM's assembly: not instructions. */
+static bool asm_is_directive(const char *p, size_t len)
+{
+	return p[0] == '#' || (len > 1 && p[0] == '\t' && p[1] == '.') ||
+	       (len > 1 && p[0] == '.' && p[1] == 'L');
 }
 
 /* -d bpf: the BPF assembly LLVM emits, each `.loc` of the script turned into the
@@ -264,19 +283,21 @@ static void dump_bpf(struct cg *g, const struct diag_src *src)
 		return;
 	}
 	const char *p = LLVMGetBufferStart(asm_buf), *end = p + LLVMGetBufferSize(asm_buf);
-	int last_line = 0, script_file = -1;
+	int last_line = 0;
+	uint64_t script_files = 0; /* bit N: .file N is the script */
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
 		unsigned file, line;
 		char name[256];
 		if (sscanf(p, " .file %u \".\" \"%255[^\"]\"", &file, name) == 2) {
-			/* the script's file number; the others are runtime-bpf sources */
-			if (src && src->name && !strcmp(name, src->name))
-				script_file = (int)file;
+			/* the script is the file in directory "." (setup()); runtime-bpf's
+			 * sources carry the directory they were built in */
+			if (file < 64)
+				script_files |= 1ull << file;
 		} else if (sscanf(p, " .loc %u %u", &file, &line) == 2) {
-			if ((int)file == script_file && line && (int)line != last_line && src &&
-			    src->text) {
+			if (file < 64 && (script_files >> file & 1) && line &&
+			    (int)line != last_line && src && src->text) {
 				const char *l = src->text;
 				for (unsigned i = 1; i < line && l; i++) {
 					l = strchr(l, '\n');
@@ -288,8 +309,7 @@ static void dump_bpf(struct cg *g, const struct diag_src *src)
 				}
 				last_line = (int)line;
 			}
-		} else if (len && p[0] != '#' && !(len > 1 && p[0] == '\t' && p[1] == '.') &&
-			   strncmp(p, ".L", 2) != 0 && strncmp(p, "\t.", 2) != 0) {
+		} else if (len && !asm_is_directive(p, len)) {
 			printf("%.*s\n", (int)len, p);
 		}
 		p += len + 1;
@@ -300,11 +320,9 @@ static void dump_bpf(struct cg *g, const struct diag_src *src)
 
 static void export_maps(struct cg *g)
 {
-	for (LLVMValueRef v = LLVMGetFirstGlobal(g->mod); v; v = LLVMGetNextGlobal(v)) {
-		const char *sec = LLVMGetSection(v);
-		if (sec && !strcmp(sec, ".maps"))
+	for (LLVMValueRef v = LLVMGetFirstGlobal(g->mod); v; v = LLVMGetNextGlobal(v))
+		if (has_section(v))
 			LLVMSetLinkage(v, LLVMExternalLinkage);
-	}
 }
 
 static int setup(struct cg *g)

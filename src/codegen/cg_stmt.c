@@ -24,12 +24,12 @@ static void store_at(struct cg *g, LLVMValueRef p, int off, LLVMValueRef v)
 
 /* Emits one ring-buffer record for a printf/print/exit call. A failed reserve counts
  * as a lost event instead of being dropped silently. */
-static void cg_event(struct cg *g, struct ast_node *call)
+static void cg_event(struct cg *g, struct ast_node *call, int first)
 {
 	const struct sema_node *sn = call->sema;
 	const struct plan_event *ev = &g->plan->events[sn->event_id];
 	LLVMValueRef args[3] = {g->map_events, cg_const(g, (uint64_t)ev->size), cg_const(g, 0)};
-	LLVMValueRef rec = cg_helper(g, BPF_HELPER_ringbuf_reserve, g->ptr, args, 3);
+	LLVMValueRef rec = cg_helper(g, BPF_FUNC_ringbuf_reserve, g->ptr, args, 3);
 	LLVMBasicBlockRef ok = new_bb(g, "ev.ok"), lost = new_bb(g, "ev.lost"),
 			  done = new_bb(g, "ev.done");
 	LLVMBuildCondBr(g->b, LLVMBuildIsNull(g->b, rec, ""), lost, ok);
@@ -38,7 +38,7 @@ static void cg_event(struct cg *g, struct ast_node *call)
 	LLVMValueRef key = cg_alloca(g, g->i32, "key");
 	LLVMBuildStore(g->b, LLVMConstInt(g->i32, 0, false), key);
 	LLVMValueRef largs[2] = {g->map_lost, key};
-	LLVMValueRef slot = cg_helper(g, BPF_HELPER_map_lookup_elem, g->ptr, largs, 2);
+	LLVMValueRef slot = cg_helper(g, BPF_FUNC_map_lookup_elem, g->ptr, largs, 2);
 	LLVMBasicBlockRef inc = new_bb(g, "lost.inc");
 	LLVMBuildCondBr(g->b, LLVMBuildIsNull(g->b, slot, ""), done, inc);
 	LLVMPositionBuilderAtEnd(g->b, inc);
@@ -49,7 +49,6 @@ static void cg_event(struct cg *g, struct ast_node *call)
 	LLVMPositionBuilderAtEnd(g->b, ok);
 	store_at(g, rec, 0, cg_const(g, (uint64_t)sn->event_id));
 	struct ast_node **argv = call->u.call.args.v;
-	int first = !strcmp(call->u.call.name, "printf") ? 1 : 0; /* skip the format */
 	for (int i = 0; i < ev->nargs; i++) {
 		const struct plan_arg *a = &ev->args[i];
 		struct ast_node *e = argv[first + i];
@@ -62,21 +61,35 @@ static void cg_event(struct cg *g, struct ast_node *call)
 		}
 	}
 	LLVMValueRef sargs[2] = {rec, cg_const(g, 0)};
-	cg_helper(g, BPF_HELPER_ringbuf_submit, LLVMVoidTypeInContext(g->ctx), sargs, 2);
+	cg_helper(g, BPF_FUNC_ringbuf_submit, LLVMVoidTypeInContext(g->ctx), sargs, 2);
 	LLVMBuildBr(g->b, done);
 	LLVMPositionBuilderAtEnd(g->b, done);
 }
 
-static bool is_event_call(struct ast_node *e)
+/* A call as a statement: an event, delete(), or a value thrown away. */
+static void cg_call_stmt(struct cg *g, struct ast_node *e)
 {
-	static const char *const names[] = {"printf", "print",   "exit",    "time",
-					    "clear",  "zero",    "fgentry", "fgreturn"};
-	if (e->kind != AST_CALL)
-		return false;
-	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
-		if (!strcmp(e->u.call.name, names[i]))
-			return true;
-	return false;
+	const struct sema_node *sn = e->sema;
+	switch (sn->builtin) {
+	case BI_DELETE:
+		cg_map_delete(g, e);
+		break;
+	case BI_PRINTF:
+		cg_event(g, e, 1); /* the format is not a record field */
+		break;
+	case BI_PRINT:
+	case BI_EXIT:
+	case BI_TIME:
+	case BI_CLEAR:
+	case BI_ZERO:
+	case BI_FGENTRY: /* sema made its argument list the record's fields */
+	case BI_FGRETURN:
+		cg_event(g, e, 0);
+		break;
+	default:
+		cg_expr(g, e);
+		break;
+	}
 }
 
 static void cg_assign(struct cg *g, struct ast_node *st)
@@ -94,32 +107,9 @@ static void cg_assign(struct cg *g, struct ast_node *st)
 		return;
 	}
 	LLVMValueRef val = cg_expr(g, rhs);
-	if (st->u.assign.op) {
-		/* $x op= y  is  $x = $x op y */
-		LLVMValueRef cur = LLVMBuildLoad2(g->b, g->i64, slot, "");
-		const char *op = st->u.assign.op;
-		bool sgn = lhs->ty->is_signed && rhs->ty->is_signed;
-		if (!strcmp(op, "+"))
-			val = LLVMBuildAdd(g->b, cur, val, "");
-		else if (!strcmp(op, "-"))
-			val = LLVMBuildSub(g->b, cur, val, "");
-		else if (!strcmp(op, "*"))
-			val = LLVMBuildMul(g->b, cur, val, "");
-		else if (!strcmp(op, "/"))
-			val = LLVMBuildUDiv(g->b, cur, val, "");
-		else if (!strcmp(op, "%"))
-			val = LLVMBuildURem(g->b, cur, val, "");
-		else if (!strcmp(op, "&"))
-			val = LLVMBuildAnd(g->b, cur, val, "");
-		else if (!strcmp(op, "|"))
-			val = LLVMBuildOr(g->b, cur, val, "");
-		else if (!strcmp(op, "^"))
-			val = LLVMBuildXor(g->b, cur, val, "");
-		else if (!strcmp(op, "<<"))
-			val = LLVMBuildShl(g->b, cur, val, "");
-		else if (!strcmp(op, ">>"))
-			val = sgn ? LLVMBuildAShr(g->b, cur, val, "") : LLVMBuildLShr(g->b, cur, val, "");
-	}
+	if (st->u.assign.op) /* $x op= y  is  $x = $x op y */
+		val = cg_arith(g, st, st->u.assign.op, LLVMBuildLoad2(g->b, g->i64, slot, ""),
+			       lhs->ty->is_signed, val, rhs->ty->is_signed);
 	LLVMBuildStore(g->b, val, slot);
 }
 
@@ -134,10 +124,8 @@ static void cg_stmt(struct cg *g, struct ast_node *st)
 		break;
 	case AST_EXPR_STMT: {
 		struct ast_node *e = st->u.expr_stmt.expr;
-		if (e->kind == AST_CALL && !strcmp(e->u.call.name, "delete"))
-			cg_map_delete(g, e);
-		else if (is_event_call(e))
-			cg_event(g, e);
+		if (e->kind == AST_CALL)
+			cg_call_stmt(g, e);
 		else
 			cg_expr(g, e);
 		break;
@@ -184,7 +172,7 @@ static void cg_stmt(struct cg *g, struct ast_node *st)
 		LLVMBuildBr(g->b, g->exit_bb);
 		break;
 	default:
-		break;
+		cg_internal_error(g, st, "a statement sema refuses");
 	}
 }
 

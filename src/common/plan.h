@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/bpf_abi.h"
 #include "common/diag.h"
 
 /* Names of the maps every generated object has. */
@@ -42,12 +43,9 @@ struct plan_site {
 	const char *probe;    /* full probe name for `probe`, e.g. "go:main.add:entry" */
 	uint64_t vaddr;       /* address of the probed instruction */
 	uint64_t file_off;    /* file offset of the probed instruction */
-	uint32_t cookie_flags; /* cookie = site index | (u64)cookie_flags << 32 */
+	uint32_t cookie_flags; /* GT_SITE_* (common/bpf_abi.h): the cookie's high bits */
 };
 
-/* cookie_flags bits (runtime-bpf/gt_runtime.h has the same, shifted by 32) */
-#define SITE_R14_IS_G 0x1u /* ABIInternal code: R14 holds g at this site */
-#define SITE_TRACK 0x2u    /* keep the goroutine's call stack at this entry */
 
 struct plan_prog {
 	enum plan_prog_kind kind;

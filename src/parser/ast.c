@@ -18,106 +18,18 @@ struct ast_node *ast_new(struct arena *a, enum ast_kind kind, struct gt_loc loc)
 	return n;
 }
 
-void ast_list_push(struct ast_list *l, struct ast_node *n)
+void ast_list_push(struct arena *a, struct ast_list *l, struct ast_node *n)
 {
 	if (l->n == l->cap) {
-		l->cap = l->cap ? 2 * l->cap : 4;
-		l->v = xrealloc(l->v, (size_t)l->cap * sizeof(*l->v));
+		/* the old storage stays in the arena: lists are short, growth doubles */
+		int cap = l->cap ? 2 * l->cap : 4;
+		struct ast_node **v = arena_alloc(a, (size_t)cap * sizeof(*v));
+		if (l->n)
+			memcpy(v, l->v, (size_t)l->n * sizeof(*v));
+		l->v = v;
+		l->cap = cap;
 	}
 	l->v[l->n++] = n;
-}
-
-void ast_list_free(struct ast_list *l)
-{
-	free(l->v);
-	*l = (struct ast_list){0};
-}
-
-static void free_list_deep(struct ast_list *l)
-{
-	for (int i = 0; i < l->n; i++)
-		ast_free_lists(l->v[i]);
-	ast_list_free(l);
-}
-
-void ast_free_lists(struct ast_node *n)
-{
-	if (!n)
-		return;
-	switch (n->kind) {
-	case AST_PROGRAM:
-		free_list_deep(&n->u.program.clauses);
-		break;
-	case AST_CLAUSE:
-		free_list_deep(&n->u.clause.probes);
-		ast_free_lists(n->u.clause.pred);
-		ast_free_lists(n->u.clause.body);
-		break;
-	case AST_BLOCK:
-		free_list_deep(&n->u.block.stmts);
-		break;
-	case AST_EXPR_STMT:
-		ast_free_lists(n->u.expr_stmt.expr);
-		break;
-	case AST_ASSIGN:
-		ast_free_lists(n->u.assign.lhs);
-		ast_free_lists(n->u.assign.rhs);
-		break;
-	case AST_IF:
-		ast_free_lists(n->u.if_.cond);
-		ast_free_lists(n->u.if_.then);
-		ast_free_lists(n->u.if_.els);
-		break;
-	case AST_UNROLL:
-	case AST_WHILE:
-		ast_free_lists(n->u.loop.expr);
-		ast_free_lists(n->u.loop.body);
-		break;
-	case AST_MAP:
-		free_list_deep(&n->u.map.keys);
-		break;
-	case AST_UNARY:
-		ast_free_lists(n->u.unary.operand);
-		break;
-	case AST_INCDEC:
-		ast_free_lists(n->u.incdec.operand);
-		break;
-	case AST_BINARY:
-		ast_free_lists(n->u.binary.lhs);
-		ast_free_lists(n->u.binary.rhs);
-		break;
-	case AST_TERNARY:
-		ast_free_lists(n->u.ternary.cond);
-		ast_free_lists(n->u.ternary.then);
-		ast_free_lists(n->u.ternary.els);
-		break;
-	case AST_CAST:
-		ast_free_lists(n->u.cast.expr);
-		break;
-	case AST_FIELD:
-		ast_free_lists(n->u.field.expr);
-		break;
-	case AST_INDEX:
-		ast_free_lists(n->u.index.expr);
-		ast_free_lists(n->u.index.index);
-		break;
-	case AST_CALL:
-		free_list_deep(&n->u.call.args);
-		break;
-	case AST_TUPLE:
-		free_list_deep(&n->u.tuple.items);
-		break;
-	case AST_PROBE:
-	case AST_RETURN:
-	case AST_INT:
-	case AST_STR:
-	case AST_VAR:
-	case AST_IDENT:
-	case AST_POSPARAM:
-	case AST_FETCH:
-	case AST_KIND_COUNT:
-		break;
-	}
 }
 
 const char *ast_kind_name(enum ast_kind kind)
@@ -134,6 +46,24 @@ const char *ast_kind_name(enum ast_kind kind)
 		[AST_TUPLE] = "tuple",       [AST_FETCH] = "fetch",
 	};
 	return (unsigned)kind < AST_KIND_COUNT && names[kind] ? names[kind] : "?";
+}
+
+const char *ast_op_str(enum ast_op op)
+{
+	static const char *const names[OP_COUNT] = {
+		[OP_NONE] = "",   [OP_ADD] = "+",   [OP_SUB] = "-",   [OP_MUL] = "*",
+		[OP_DIV] = "/",   [OP_MOD] = "%",   [OP_BAND] = "&",  [OP_BOR] = "|",
+		[OP_BXOR] = "^",  [OP_SHL] = "<<",  [OP_SHR] = ">>",  [OP_EQ] = "==",
+		[OP_NE] = "!=",   [OP_LT] = "<",    [OP_LE] = "<=",   [OP_GT] = ">",
+		[OP_GE] = ">=",   [OP_LAND] = "&&", [OP_LOR] = "||",  [OP_NEG] = "-",
+		[OP_LNOT] = "!",  [OP_BNOT] = "~",  [OP_DEREF] = "*", [OP_ADDR] = "&",
+	};
+	return (unsigned)op < OP_COUNT ? names[op] : "?";
+}
+
+bool ast_op_is_compare(enum ast_op op)
+{
+	return op >= OP_EQ && op <= OP_GE;
 }
 
 /* -d ast: one node per line, two spaces per level, "kind [line:col] details".
@@ -231,7 +161,7 @@ static void dump_node(FILE *out, const struct ast_node *n, int depth)
 		dump_node(out, n->u.expr_stmt.expr, depth + 1);
 		break;
 	case AST_ASSIGN:
-		fprintf(out, " %s=\n", n->u.assign.op ? n->u.assign.op : "");
+		fprintf(out, " %s=\n", ast_op_str(n->u.assign.op));
 		dump_node(out, n->u.assign.lhs, depth + 1);
 		dump_node(out, n->u.assign.rhs, depth + 1);
 		break;
@@ -277,7 +207,7 @@ static void dump_node(FILE *out, const struct ast_node *n, int depth)
 			fprintf(out, " $%d\n", n->u.posparam.n);
 		break;
 	case AST_UNARY:
-		fprintf(out, " %s\n", n->u.unary.op);
+		fprintf(out, " %s\n", ast_op_str(n->u.unary.op));
 		dump_node(out, n->u.unary.operand, depth + 1);
 		break;
 	case AST_INCDEC:
@@ -286,7 +216,7 @@ static void dump_node(FILE *out, const struct ast_node *n, int depth)
 		dump_node(out, n->u.incdec.operand, depth + 1);
 		break;
 	case AST_BINARY:
-		fprintf(out, " %s\n", n->u.binary.op);
+		fprintf(out, " %s\n", ast_op_str(n->u.binary.op));
 		dump_node(out, n->u.binary.lhs, depth + 1);
 		dump_node(out, n->u.binary.rhs, depth + 1);
 		break;
@@ -357,7 +287,6 @@ struct ast_node *parse_program(struct arena *a, const struct diag_src *src)
 		return NULL;
 	if (!pc.program->u.program.clauses.n) {
 		diag_error(src, (struct gt_loc){1, 1, 1, 1}, "the program has no probes");
-		ast_free_lists(pc.program);
 		return NULL;
 	}
 	return pc.program;

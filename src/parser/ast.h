@@ -14,9 +14,42 @@
 struct ast_node;
 struct gt_type; /* sema/types.h */
 
+/* Storage comes from the arena: lists are never freed one by one. */
 struct ast_list {
 	struct ast_node **v;
 	int n, cap;
+};
+
+/* Operators, resolved by the parser; ast_op_str() spells them for messages. */
+enum ast_op {
+	OP_NONE, /* plain '=' of an assignment */
+	/* binary, also compound assignment (+= ...) */
+	OP_ADD,
+	OP_SUB,
+	OP_MUL,
+	OP_DIV,
+	OP_MOD,
+	OP_BAND,
+	OP_BOR,
+	OP_BXOR,
+	OP_SHL,
+	OP_SHR,
+	/* binary, compare and logic: the result is 0 or 1 */
+	OP_EQ,
+	OP_NE,
+	OP_LT,
+	OP_LE,
+	OP_GT,
+	OP_GE,
+	OP_LAND,
+	OP_LOR,
+	/* unary */
+	OP_NEG,
+	OP_LNOT,
+	OP_BNOT,
+	OP_DEREF,
+	OP_ADDR,
+	OP_COUNT
 };
 
 enum ast_kind {
@@ -27,7 +60,7 @@ enum ast_kind {
 	/* statements */
 	AST_BLOCK,     /* u.block.stmts */
 	AST_EXPR_STMT, /* u.expr_stmt.expr */
-	AST_ASSIGN,    /* u.assign: lhs op= rhs; op is 0 for plain '=' */
+	AST_ASSIGN,    /* u.assign: lhs op= rhs; op is OP_NONE for plain '=' */
 	AST_IF,        /* u.if_: cond, then, els (NULL, AST_BLOCK or AST_IF) */
 	AST_UNROLL,    /* u.loop: count expr, body */
 	AST_WHILE,     /* u.loop: cond expr, body */
@@ -39,9 +72,9 @@ enum ast_kind {
 	AST_MAP,      /* u.map: @name[keys]; name "" for the anonymous map '@' */
 	AST_IDENT,    /* u.name: bare identifier: builtin (pid, arg0, func...) or args/rets */
 	AST_POSPARAM, /* u.posparam: $1 .. ($# has n == -1) */
-	AST_UNARY,    /* u.unary: op in "-", "!", "~", "*" (deref), "&" */
+	AST_UNARY,    /* u.unary: OP_NEG, OP_LNOT, OP_BNOT, OP_DEREF, OP_ADDR */
 	AST_INCDEC,   /* u.incdec: ++/-- on lvalue, prefix or postfix */
-	AST_BINARY,   /* u.binary: op as in source ("+", "==", "&&", ...) */
+	AST_BINARY,   /* u.binary: OP_ADD .. OP_LOR */
 	AST_TERNARY,  /* u.ternary */
 	AST_CAST,     /* u.cast: (type)expr */
 	AST_FIELD,    /* u.field: expr.name or expr->name */
@@ -63,6 +96,7 @@ struct fetch_rule {
 	enum fetch_kind kind;
 	struct gt_loc loc;
 	const char *reg;          /* FETCH_REG: canonical name without '%' ("ax", "r8") */
+	int regs_off;             /* FETCH_REG: offset in struct pt_regs, set by sema */
 	int64_t off;              /* FETCH_OFFSET */
 	struct fetch_rule *base;  /* FETCH_OFFSET, FETCH_DEREF */
 	bool parenthesized;       /* FETCH_REG written as (%reg) */
@@ -103,7 +137,7 @@ struct ast_node {
 		} expr_stmt;
 		struct {
 			struct ast_node *lhs, *rhs;
-			const char *op; /* NULL for '=', else "+", "-", "<<", ... */
+			enum ast_op op;
 		} assign;
 		struct {
 			struct ast_node *cond, *then, *els;
@@ -130,7 +164,7 @@ struct ast_node {
 			int n; /* -1 for $# */
 		} posparam;
 		struct {
-			const char *op;
+			enum ast_op op;
 			struct ast_node *operand;
 		} unary;
 		struct {
@@ -138,7 +172,7 @@ struct ast_node {
 			struct ast_node *operand;
 		} incdec;
 		struct {
-			const char *op;
+			enum ast_op op;
 			struct ast_node *lhs, *rhs;
 		} binary;
 		struct {
@@ -173,11 +207,12 @@ struct ast_node {
 };
 
 struct ast_node *ast_new(struct arena *a, enum ast_kind kind, struct gt_loc loc);
-void ast_list_push(struct ast_list *l, struct ast_node *n);
-void ast_list_free(struct ast_list *l);
-/* Frees the list storage of every node below n (nodes themselves live in the arena). */
-void ast_free_lists(struct ast_node *n);
+void ast_list_push(struct arena *a, struct ast_list *l, struct ast_node *n);
 const char *ast_kind_name(enum ast_kind kind);
+/* "+", "<<=" is OP_SHL with assign; "" for OP_NONE. */
+const char *ast_op_str(enum ast_op op);
+/* ==, !=, <, <=, >, >= */
+bool ast_op_is_compare(enum ast_op op);
 
 /* -d ast: an indented S-expression-like dump, stable for tests. */
 void ast_dump(FILE *out, const struct ast_node *program);

@@ -80,7 +80,7 @@ static struct ast_node *mk(struct parse_ctx *pc, enum ast_kind kind, struct gt_l
 	return ast_new(pc->arena, kind, loc);
 }
 
-static struct ast_node *mk_binary(struct parse_ctx *pc, struct gt_loc loc, const char *op,
+static struct ast_node *mk_binary(struct parse_ctx *pc, struct gt_loc loc, enum ast_op op,
 				  struct ast_node *lhs, struct ast_node *rhs)
 {
 	struct ast_node *n = mk(pc, AST_BINARY, loc);
@@ -90,7 +90,7 @@ static struct ast_node *mk_binary(struct parse_ctx *pc, struct gt_loc loc, const
 	return n;
 }
 
-static struct ast_node *mk_unary(struct parse_ctx *pc, struct gt_loc loc, const char *op,
+static struct ast_node *mk_unary(struct parse_ctx *pc, struct gt_loc loc, enum ast_op op,
 				 struct ast_node *operand)
 {
 	struct ast_node *n = mk(pc, AST_UNARY, loc);
@@ -110,7 +110,7 @@ static struct ast_node *mk_incdec(struct parse_ctx *pc, struct gt_loc loc, bool 
 }
 
 static struct ast_node *mk_assign(struct parse_ctx *pc, struct gt_loc loc, struct ast_node *lhs,
-				  const char *op, struct ast_node *rhs)
+				  enum ast_op op, struct ast_node *rhs)
 {
 	struct ast_node *n = mk(pc, AST_ASSIGN, loc);
 	n->u.assign.lhs = lhs;
@@ -182,12 +182,9 @@ static struct ast_node *mk_probe(struct parse_ctx *pc, struct gt_loc loc, const 
 	return n;
 }
 
-/* Frees a list under construction that a syntax error left on the parser stack. */
-static void free_list_deep(struct ast_list *l)
+static void push(struct parse_ctx *pc, struct ast_list *l, struct ast_node *n)
 {
-	for (int i = 0; i < l->n; i++)
-		ast_free_lists(l->v[i]);
-	ast_list_free(l);
+	ast_list_push(pc->arena, l, n);
 }
 }
 
@@ -202,11 +199,8 @@ static void free_list_deep(struct ast_list *l)
 	struct ast_list list;
 	struct fetch_rule *rule;
 	struct type_name type;
-	const char *op;
+	enum ast_op op;
 }
-
-%destructor { ast_free_lists($$); } <node>
-%destructor { free_list_deep(&$$); } <list>
 
 %token YYEOF 0 "end of input"
 /* declared first so that "expecting" lists read naturally: ';' or '}', '{' or '<' */
@@ -264,7 +258,7 @@ program
 
 clauses
 	: %empty { $$ = mk(pc, AST_PROGRAM, @$); }
-	| clauses clause { $$ = $1; $$->loc = @$; ast_list_push(&$$->u.program.clauses, $2); }
+	| clauses clause { $$ = $1; $$->loc = @$; push(pc, &$$->u.program.clauses, $2); }
 	;
 
 /* probe[, probe ...] [/pred/] { stmts }   or the one-liner form with < stmts > */
@@ -287,8 +281,8 @@ clause
 	;
 
 probes
-	: PROBE { $$ = (struct ast_list){0}; ast_list_push(&$$, mk_probe(pc, @1, $1)); }
-	| probes ',' PROBE { $$ = $1; ast_list_push(&$$, mk_probe(pc, @3, $3)); }
+	: PROBE { $$ = (struct ast_list){0}; push(pc, &$$, mk_probe(pc, @1, $1)); }
+	| probes ',' PROBE { $$ = $1; push(pc, &$$, mk_probe(pc, @3, $3)); }
 	;
 
 predicate
@@ -304,13 +298,13 @@ block
 
 body
 	: stmts
-	| stmts simple_stmt { $$ = $1; ast_list_push(&$$->u.block.stmts, $2); }
+	| stmts simple_stmt { $$ = $1; push(pc, &$$->u.block.stmts, $2); }
 	;
 
 stmts
 	: %empty { $$ = mk(pc, AST_BLOCK, @$); }
 	| stmts ';' { $$ = $1; }
-	| stmts stmt { $$ = $1; ast_list_push(&$$->u.block.stmts, $2); }
+	| stmts stmt { $$ = $1; push(pc, &$$->u.block.stmts, $2); }
 	;
 
 stmt
@@ -336,17 +330,17 @@ lvalue
 	;
 
 assign_op
-	: '=' { $$ = NULL; }
-	| ADD_ASSIGN { $$ = "+"; }
-	| SUB_ASSIGN { $$ = "-"; }
-	| MUL_ASSIGN { $$ = "*"; }
-	| DIV_ASSIGN { $$ = "/"; }
-	| MOD_ASSIGN { $$ = "%"; }
-	| AND_ASSIGN { $$ = "&"; }
-	| OR_ASSIGN { $$ = "|"; }
-	| XOR_ASSIGN { $$ = "^"; }
-	| SHL_ASSIGN { $$ = "<<"; }
-	| SHR_ASSIGN { $$ = ">>"; }
+	: '=' { $$ = OP_NONE; }
+	| ADD_ASSIGN { $$ = OP_ADD; }
+	| SUB_ASSIGN { $$ = OP_SUB; }
+	| MUL_ASSIGN { $$ = OP_MUL; }
+	| DIV_ASSIGN { $$ = OP_DIV; }
+	| MOD_ASSIGN { $$ = OP_MOD; }
+	| AND_ASSIGN { $$ = OP_BAND; }
+	| OR_ASSIGN { $$ = OP_BOR; }
+	| XOR_ASSIGN { $$ = OP_BXOR; }
+	| SHL_ASSIGN { $$ = OP_SHL; }
+	| SHR_ASSIGN { $$ = OP_SHR; }
 	;
 
 compound_stmt
@@ -370,34 +364,34 @@ expr
 		$$->u.ternary.then = $3;
 		$$->u.ternary.els = $5;
 	}
-	| expr OR expr { $$ = mk_binary(pc, @$, "||", $1, $3); }
-	| expr AND expr { $$ = mk_binary(pc, @$, "&&", $1, $3); }
-	| expr '|' expr { $$ = mk_binary(pc, @$, "|", $1, $3); }
-	| expr '^' expr { $$ = mk_binary(pc, @$, "^", $1, $3); }
-	| expr '&' expr { $$ = mk_binary(pc, @$, "&", $1, $3); }
-	| expr EQ expr { $$ = mk_binary(pc, @$, "==", $1, $3); }
-	| expr NE expr { $$ = mk_binary(pc, @$, "!=", $1, $3); }
-	| expr '<' expr { $$ = mk_binary(pc, @$, "<", $1, $3); }
-	| expr '>' expr { $$ = mk_binary(pc, @$, ">", $1, $3); }
-	| expr LE expr { $$ = mk_binary(pc, @$, "<=", $1, $3); }
-	| expr GE expr { $$ = mk_binary(pc, @$, ">=", $1, $3); }
-	| expr SHL expr { $$ = mk_binary(pc, @$, "<<", $1, $3); }
-	| expr SHR expr { $$ = mk_binary(pc, @$, ">>", $1, $3); }
-	| expr '+' expr { $$ = mk_binary(pc, @$, "+", $1, $3); }
-	| expr '-' expr { $$ = mk_binary(pc, @$, "-", $1, $3); }
-	| expr '*' expr { $$ = mk_binary(pc, @$, "*", $1, $3); }
-	| expr '/' expr { $$ = mk_binary(pc, @$, "/", $1, $3); }
-	| expr '%' expr { $$ = mk_binary(pc, @$, "%", $1, $3); }
+	| expr OR expr { $$ = mk_binary(pc, @$, OP_LOR, $1, $3); }
+	| expr AND expr { $$ = mk_binary(pc, @$, OP_LAND, $1, $3); }
+	| expr '|' expr { $$ = mk_binary(pc, @$, OP_BOR, $1, $3); }
+	| expr '^' expr { $$ = mk_binary(pc, @$, OP_BXOR, $1, $3); }
+	| expr '&' expr { $$ = mk_binary(pc, @$, OP_BAND, $1, $3); }
+	| expr EQ expr { $$ = mk_binary(pc, @$, OP_EQ, $1, $3); }
+	| expr NE expr { $$ = mk_binary(pc, @$, OP_NE, $1, $3); }
+	| expr '<' expr { $$ = mk_binary(pc, @$, OP_LT, $1, $3); }
+	| expr '>' expr { $$ = mk_binary(pc, @$, OP_GT, $1, $3); }
+	| expr LE expr { $$ = mk_binary(pc, @$, OP_LE, $1, $3); }
+	| expr GE expr { $$ = mk_binary(pc, @$, OP_GE, $1, $3); }
+	| expr SHL expr { $$ = mk_binary(pc, @$, OP_SHL, $1, $3); }
+	| expr SHR expr { $$ = mk_binary(pc, @$, OP_SHR, $1, $3); }
+	| expr '+' expr { $$ = mk_binary(pc, @$, OP_ADD, $1, $3); }
+	| expr '-' expr { $$ = mk_binary(pc, @$, OP_SUB, $1, $3); }
+	| expr '*' expr { $$ = mk_binary(pc, @$, OP_MUL, $1, $3); }
+	| expr '/' expr { $$ = mk_binary(pc, @$, OP_DIV, $1, $3); }
+	| expr '%' expr { $$ = mk_binary(pc, @$, OP_MOD, $1, $3); }
 	;
 
 /* Prefix operators and casts bind tighter than any binary operator, looser than postfix. */
 unary
 	: postfix
-	| '-' unary { $$ = mk_unary(pc, @$, "-", $2); }
-	| '!' unary { $$ = mk_unary(pc, @$, "!", $2); }
-	| '~' unary { $$ = mk_unary(pc, @$, "~", $2); }
-	| '*' unary { $$ = mk_unary(pc, @$, "*", $2); }
-	| '&' unary { $$ = mk_unary(pc, @$, "&", $2); }
+	| '-' unary { $$ = mk_unary(pc, @$, OP_NEG, $2); }
+	| '!' unary { $$ = mk_unary(pc, @$, OP_LNOT, $2); }
+	| '~' unary { $$ = mk_unary(pc, @$, OP_BNOT, $2); }
+	| '*' unary { $$ = mk_unary(pc, @$, OP_DEREF, $2); }
+	| '&' unary { $$ = mk_unary(pc, @$, OP_ADDR, $2); }
 	| INC unary { $$ = mk_incdec(pc, @$, true, true, $2); }
 	| DEC unary { $$ = mk_incdec(pc, @$, false, true, $2); }
 	| '(' type ')' unary {
@@ -470,10 +464,9 @@ primary
 	| '(' expr ',' exprs ')' {
 		$$ = mk(pc, AST_TUPLE, @$);
 		$$->u.tuple.items = (struct ast_list){0};
-		ast_list_push(&$$->u.tuple.items, $2);
+		push(pc, &$$->u.tuple.items, $2);
 		for (int i = 0; i < $4.n; i++)
-			ast_list_push(&$$->u.tuple.items, $4.v[i]);
-		ast_list_free(&$4);
+			push(pc, &$$->u.tuple.items, $4.v[i]);
 	}
 	| IDENT '(' ')' {
 		$$ = mk(pc, AST_CALL, @$);
@@ -508,8 +501,8 @@ map
 	;
 
 exprs
-	: expr { $$ = (struct ast_list){0}; ast_list_push(&$$, $1); }
-	| exprs ',' expr { $$ = $1; ast_list_push(&$$, $3); }
+	: expr { $$ = (struct ast_list){0}; push(pc, &$$, $1); }
+	| exprs ',' expr { $$ = $1; push(pc, &$$, $3); }
 	;
 
 /* go-ftrace fetch rules inside arg( ... ):

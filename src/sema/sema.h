@@ -9,6 +9,7 @@
 
 #include "common/plan.h"
 #include "parser/ast.h"
+#include "sema/builtins.h"
 
 enum gt_type_kind {
 	TY_VOID,
@@ -24,30 +25,6 @@ struct gt_type {
 	bool is_signed;
 };
 
-enum sema_builtin {
-	BI_NONE,
-	BI_PID,
-	BI_TID,
-	BI_UID,
-	BI_GID,
-	BI_COMM,
-	BI_NSECS,
-	BI_ELAPSED,
-	BI_CPU,
-	BI_PROBE,
-	BI_FUNC,
-	BI_ARG0, /* .. BI_ARG0 + 8 */
-	BI_ARG8 = BI_ARG0 + 8,
-	BI_REG, /* reg("name"): regs_off holds the pt_regs offset */
-	BI_GOID,
-	BI_DURATION,
-	BI_DEPTH,
-	BI_RETVAL,
-	BI_STR, /* str(addr[, n]) */
-	BI_RETADDR, /* __retaddr (call-graph mode): the return address at entry */
-	BI_TPARG,   /* args.FIELD of a tracepoint: tp_* below */
-	BI_MAPLEN,  /* len(@m): map_id */
-};
 
 /* Where a uprobe program fires: Go entry (after the prologue), Go RETs, an offset; or
  * plain uprobe/uretprobe (C ABI arguments, no call stacks). */
@@ -63,11 +40,13 @@ enum sema_hidden {
 
 /* Per-node data sema leaves for codegen (node->sema). */
 struct sema_node {
-	enum sema_builtin builtin;
-	int regs_off;      /* BI_ARGn, BI_REG, FETCH_REG: offset in struct pt_regs */
+	enum builtin_id builtin; /* AST_IDENT, AST_CALL: the resolved name; BI_TPARG */
+	bool resolved;           /* builtin was looked up (BI_NONE: not a builtin) */
+	bool fetch_gostr;        /* AST_FETCH of type str: a Go string header */
+	int regs_off;      /* BI_ARGn, BI_REG, BI_RETVAL: offset in struct pt_regs */
 	int var_slot;      /* AST_VAR: index into the clause's variables */
 	int event_id;      /* printf/print/exit: index into plan.events */
-	int map_id;        /* AST_MAP, map calls, map assignments: index into plan.maps */
+	int map_id;        /* AST_MAP, map calls, len(@m), map assignments: plan.maps index */
 	int64_t const_val; /* AST_POSPARAM integer, unroll count */
 	const char *const_str; /* AST_POSPARAM string */
 	int tp_offset, tp_size; /* BI_TPARG */

@@ -1,5 +1,6 @@
-/* sema_calls: calls: printf and the other events, str(), time(), reg(), the map
- * functions and the aggregations (their maps: sema_maps.c). */
+/* sema_calls: uses of builtins (builtins.def): the table's rules, then the checks of
+ * printf and the other events, str(), time(), reg() and len() (map functions and
+ * aggregations: sema_maps.c; Go identifiers: sema_expr.c). */
 #include "sema/sema_int.h"
 
 #include <errno.h>
@@ -7,16 +8,6 @@
 #include <string.h>
 
 #include "common/fmt.h"
-
-static const char *const later_funcs[] = {
-	"usym", "ksym", "system", "join", "strftime", "buf", "ntop",
-	"kaddr", "uaddr", "cat", "signal", "override", "strncmp", "sizeof", "offsetof",
-	"ustack", "kstack", "printf_json",
-};
-static const char *const funcs_now[] = {
-	"printf", "print", "exit", "reg", "str", "time", "delete", "clear", "zero", "len",
-	"count", "sum", "avg", "min", "max", "stats", "hist", "lhist",
-};
 
 int sema_new_event(struct sema *s, enum plan_event_kind kind, const char *fmt,
 		   struct ast_node **args, int nargs)
@@ -72,24 +63,32 @@ static int check_fg_event(struct sema *s, struct ast_node *e, enum plan_event_ki
 	for (int i = 0; i < 5; i++) {
 		struct ast_node *id = ast_new(s->arena, AST_IDENT, e->loc);
 		id->u.name = fields[i];
-		if (sema_check_expr(s, id)) {
-			ast_list_free(&list);
+		if (sema_check_expr(s, id))
 			return -EINVAL;
-		}
-		ast_list_push(&list, id);
+		ast_list_push(s->arena, &list, id);
 	}
 	for (int i = kind == PLAN_EV_FG_ENTRY ? 1 : 0; i < old->n; i++)
-		ast_list_push(&list, old->v[i]);
-	ast_list_free(old);
+		ast_list_push(s->arena, &list, old->v[i]);
 	*old = list;
 	sema_node_of(s, e)->event_id = sema_new_event(s, kind, fmt, list.v, list.n);
 	e->ty = &sema_ty_void;
 	return 0;
 }
 
-static int check_printf(struct sema *s, struct ast_node *e)
+int sema_check_fgreturn(struct sema *s, struct ast_node *e, const struct builtin *b)
+{
+	return check_fg_event(s, e, b->event, NULL);
+}
+
+/* printf(fmt, args...), and fgentry() of call-graph mode that has the same rules */
+int sema_check_printf(struct sema *s, struct ast_node *e, const struct builtin *b)
 {
 	struct ast_list *args = &e->u.call.args;
+	int err = 0;
+	for (int i = 1; i < args->n; i++)
+		err |= sema_check_expr(s, args->v[i]);
+	if (err)
+		return -EINVAL;
 	if (args->n < 1 || args->v[0]->kind != AST_STR) {
 		diag_error(s->src, args->n ? args->v[0]->loc : e->loc,
 			   "printf: the first argument must be a format string literal");
@@ -109,7 +108,6 @@ static int check_printf(struct sema *s, struct ast_node *e)
 		diag_error(s->src, l, "printf: %s", msg);
 		return -EINVAL;
 	}
-	int err = 0;
 	if (f.nconv != args->n - 1) {
 		diag_error(s->src, e->loc,
 			   "printf: the format has %d conversion%s but %d argument%s given",
@@ -133,161 +131,201 @@ static int check_printf(struct sema *s, struct ast_node *e)
 	fmt_free(&f);
 	if (err)
 		return err;
-	if (!strcmp(e->u.call.name, "fgentry"))
-		return check_fg_event(s, e, PLAN_EV_FG_ENTRY, fnode->u.str.bytes);
+	if (b->id == BI_FGENTRY)
+		return check_fg_event(s, e, b->event, fnode->u.str.bytes);
 	sema_node_of(s, e)->event_id =
-		sema_new_event(s, PLAN_EV_PRINTF, fnode->u.str.bytes, args->v + 1, args->n - 1);
-	e->ty = &sema_ty_void;
+		sema_new_event(s, b->event, fnode->u.str.bytes, args->v + 1, args->n - 1);
 	return 0;
 }
 
-int sema_check_call(struct sema *s, struct ast_node *e)
+int sema_check_len(struct sema *s, struct ast_node *e, const struct builtin *b)
 {
-	const char *name = e->u.call.name;
 	struct ast_list *args = &e->u.call.args;
-	int err = 0;
-	if (s->opts->funcgraph && !strcmp(name, "fgreturn"))
-		return check_fg_event(s, e, PLAN_EV_FG_RETURN, NULL);
-	if (!strcmp(name, "printf") || (s->opts->funcgraph && !strcmp(name, "fgentry"))) {
-		for (int i = 1; i < args->n; i++)
-			err |= sema_check_expr(s, args->v[i]);
-		return err ? -EINVAL : check_printf(s, e);
-	}
-	if (!strcmp(name, "delete") || !strcmp(name, "clear") || !strcmp(name, "zero") ||
-	    (!strcmp(name, "print") && args->n == 1 && args->v[0]->kind == AST_MAP))
-		return sema_map_call(s, e);
-	if (!strcmp(name, "len")) {
-		struct ast_node *mn = args->n == 1 ? args->v[0] : NULL;
-		int id;
-		if (!mn || mn->kind != AST_MAP || mn->u.map.keys.n) {
-			diag_error(s->src, e->loc, "len() takes a whole map: len(@m)");
-			return -EINVAL;
-		}
-		const struct sema_map *m = sema_map_by_name(s, mn->u.map.name, &id);
-		if (!m) {
-			diag_error(s->src, mn->loc, "map @%s is never stored into", mn->u.map.name);
-			return -EINVAL;
-		}
-		if (m->kind == PLAN_MAP_HIST || m->kind == PLAN_MAP_LHIST) {
-			diag_error(s->src, mn->loc, "len() of a hist map is not supported yet");
-			return -ENOTSUP;
-		}
-		struct sema_node *sn = sema_node_of(s, e);
-		sn->builtin = BI_MAPLEN;
-		sn->map_id = id;
-		e->ty = &sema_ty_i64;
-		return 0;
-	}
-	if (sema_is_aggregation(name, NULL)) {
-		diag_error(s->src, e->u.call.name_loc,
-			   "%s() must be stored in a map: @name = %s(...)", name, name);
+	struct ast_node *mn = args->n == 1 ? args->v[0] : NULL;
+	int id;
+	(void)b;
+	if (!mn || mn->kind != AST_MAP || mn->u.map.keys.n) {
+		diag_error(s->src, e->loc, "len() takes a whole map: len(@m)");
 		return -EINVAL;
 	}
-	if (!strcmp(name, "str")) {
-		if (args->n < 1 || args->n > 2) {
-			diag_error(s->src, e->loc, "str() takes an address and an optional length");
+	const struct sema_map *m = sema_map_by_name(s, mn->u.map.name, &id);
+	if (!m) {
+		diag_error(s->src, mn->loc, "map @%s is never stored into", mn->u.map.name);
+		return -EINVAL;
+	}
+	if (m->kind == PLAN_MAP_HIST || m->kind == PLAN_MAP_LHIST) {
+		diag_error(s->src, mn->loc, "len() of a hist map is not supported yet");
+		return -ENOTSUP;
+	}
+	sema_node_of(s, e)->map_id = id;
+	return 0;
+}
+
+int sema_check_str(struct sema *s, struct ast_node *e, const struct builtin *b)
+{
+	struct ast_list *args = &e->u.call.args;
+	(void)b;
+	for (int i = 0; i < args->n; i++)
+		if (sema_check_expr(s, args->v[i]))
 			return -EINVAL;
-		}
-		for (int i = 0; i < args->n; i++)
-			if (sema_check_expr(s, args->v[i]))
-				return -EINVAL;
-		struct sema_node *sn = sema_node_of(s, e);
-		/* str() of a string is that string: bpftrace wants str(args->filename) */
-		if (args->n == 1 && args->v[0]->ty->kind == TY_STR) {
-			sn->builtin = BI_STR;
-			e->ty = args->v[0]->ty;
-			return 0;
-		}
-		for (int i = 0; i < args->n; i++) {
-			if (!sema_is_int(args->v[i])) {
-				diag_error(s->src, args->v[i]->loc, "str() needs an integer, got %s",
-					   sema_kind_word(args->v[i]));
-				return -EINVAL;
-			}
-		}
-		int size = s->opts->str_len;
-		if (args->n == 2 && args->v[1]->kind == AST_INT) {
-			if (args->v[1]->u.int_.value < 1 || args->v[1]->u.int_.value > 1024) {
-				diag_error(s->src, args->v[1]->loc,
-					   "str()'s length must be between 1 and 1024");
-				return -EINVAL;
-			}
-			size = (int)args->v[1]->u.int_.value + 1;
-		}
-		/* str(p, len) with a run-time len reads exactly len bytes (at most the string
-		 * size - 1): a Go string's pointer and length, for instance */
-		sn->builtin = BI_STR;
-		e->ty = sema_type_new(s, TY_STR, size, false);
+	/* str() of a string is that string: bpftrace wants str(args->filename) */
+	if (args->n == 1 && args->v[0]->ty->kind == TY_STR) {
+		e->ty = args->v[0]->ty;
 		return 0;
 	}
-	if (!strcmp(name, "time")) {
-		if (args->n > 1 || (args->n == 1 && args->v[0]->kind != AST_STR)) {
-			diag_error(s->src, e->loc, "time() takes an optional format string literal");
+	for (int i = 0; i < args->n; i++) {
+		if (!sema_is_int(args->v[i])) {
+			diag_error(s->src, args->v[i]->loc, "str() needs an integer, got %s",
+				   sema_kind_word(args->v[i]));
 			return -EINVAL;
-		}
-		sema_node_of(s, e)->event_id = sema_new_event(
-			s, PLAN_EV_TIME, args->n ? args->v[0]->u.str.bytes : "%H:%M:%S\n", NULL, 0);
-		e->ty = &sema_ty_void;
-		return 0;
-	}
-	if (!strcmp(name, "print")) {
-		if (args->n != 1) {
-			diag_error(s->src, e->loc, "print() takes one argument");
-			return -EINVAL;
-		}
-		if (sema_check_expr(s, args->v[0]))
-			return -EINVAL;
-		if (!sema_is_int(args->v[0]) && !sema_is_textual(args->v[0])) {
-			diag_error(s->src, args->v[0]->loc, "print() cannot print %s",
-				   sema_kind_word(args->v[0]));
-			return -EINVAL;
-		}
-		sema_node_of(s, e)->event_id = sema_new_event(s, PLAN_EV_PRINT, NULL, args->v, 1);
-		e->ty = &sema_ty_void;
-		return 0;
-	}
-	if (!strcmp(name, "exit")) {
-		if (args->n != 0) {
-			diag_error(s->src, e->loc, "exit() takes no arguments");
-			return -EINVAL;
-		}
-		sema_node_of(s, e)->event_id = sema_new_event(s, PLAN_EV_EXIT, NULL, NULL, 0);
-		e->ty = &sema_ty_void;
-		return 0;
-	}
-	if (!strcmp(name, "reg")) {
-		if (sema_check_uprobe_only(s, e, "reg()"))
-			return -EINVAL;
-		if (args->n != 1 || args->v[0]->kind != AST_STR) {
-			diag_error(s->src, e->loc, "reg() takes a register name string: reg(\"ax\")");
-			return -EINVAL;
-		}
-		int off = sema_reg_offset(args->v[0]->u.str.bytes);
-		if (off < 0) {
-			diag_error(s->src, args->v[0]->loc,
-				   "unknown register '%s': expected ax bx cx dx si di bp sp ip "
-				   "r8..r15",
-				   args->v[0]->u.str.bytes);
-			return -EINVAL;
-		}
-		struct sema_node *sn = sema_node_of(s, e);
-		sn->builtin = BI_REG;
-		sn->regs_off = off;
-		e->ty = &sema_ty_u64;
-		return 0;
-	}
-	for (size_t i = 0; i < ARRAY_SIZE(later_funcs); i++) {
-		if (!strcmp(later_funcs[i], name)) {
-			diag_error(s->src, e->u.call.name_loc, "%s() is not supported yet", name);
-			return -ENOTSUP;
 		}
 	}
-	const char *c = sema_closest(s, name, funcs_now, (int)ARRAY_SIZE(funcs_now), later_funcs,
-				(int)ARRAY_SIZE(later_funcs));
+	int size = s->opts->str_len;
+	if (args->n == 2 && args->v[1]->kind == AST_INT) {
+		if (args->v[1]->u.int_.value < 1 || args->v[1]->u.int_.value > 1024) {
+			diag_error(s->src, args->v[1]->loc,
+				   "str()'s length must be between 1 and 1024");
+			return -EINVAL;
+		}
+		size = (int)args->v[1]->u.int_.value + 1;
+	}
+	/* str(p, len) with a run-time len reads exactly len bytes (at most the string
+	 * size - 1): a Go string's pointer and length, for instance */
+	e->ty = sema_type_new(s, TY_STR, size, false);
+	return 0;
+}
+
+int sema_check_time(struct sema *s, struct ast_node *e, const struct builtin *b)
+{
+	struct ast_list *args = &e->u.call.args;
+	if (args->n == 1 && args->v[0]->kind != AST_STR) {
+		diag_error(s->src, e->loc, "%s", b->usage);
+		return -EINVAL;
+	}
+	sema_node_of(s, e)->event_id = sema_new_event(
+		s, b->event, args->n ? args->v[0]->u.str.bytes : "%H:%M:%S\n", NULL, 0);
+	return 0;
+}
+
+int sema_check_print(struct sema *s, struct ast_node *e, const struct builtin *b)
+{
+	struct ast_node *arg = e->u.call.args.v[0];
+	if (arg->kind == AST_MAP)
+		return sema_map_call(s, e, b);
+	if (sema_check_expr(s, arg))
+		return -EINVAL;
+	if (!sema_is_int(arg) && !sema_is_textual(arg)) {
+		diag_error(s->src, arg->loc, "print() cannot print %s", sema_kind_word(arg));
+		return -EINVAL;
+	}
+	sema_node_of(s, e)->event_id = sema_new_event(s, b->event, NULL, &arg, 1);
+	return 0;
+}
+
+int sema_check_reg(struct sema *s, struct ast_node *e, const struct builtin *b)
+{
+	struct ast_node *arg = e->u.call.args.v[0];
+	if (arg->kind != AST_STR) {
+		diag_error(s->src, e->loc, "%s", b->usage);
+		return -EINVAL;
+	}
+	int off = sema_reg_offset(arg->u.str.bytes);
+	if (off < 0) {
+		diag_error(s->src, arg->loc,
+			   "unknown register '%s': expected ax bx cx dx si di bp sp ip r8..r15",
+			   arg->u.str.bytes);
+		return -EINVAL;
+	}
+	sema_node_of(s, e)->regs_off = off;
+	return 0;
+}
+
+const struct builtin *sema_resolve(struct sema *s, struct ast_node *e)
+{
+	struct sema_node *sn = sema_node_of(s, e);
+	if (!sn->resolved) {
+		bool call = e->kind == AST_CALL;
+		const struct builtin *b =
+			builtin_find(call ? e->u.call.name : e->u.name,
+				     call ? BFORM_CALL : BFORM_IDENT, s->opts->funcgraph);
+		sn->resolved = true;
+		sn->builtin = b ? b->id : BI_NONE;
+	}
+	return builtin_get(sn->builtin);
+}
+
+static struct gt_type *result_type(struct sema *s, const struct builtin *b)
+{
+	switch (b->result) {
+	case RES_VOID:
+		return &sema_ty_void;
+	case RES_I64:
+		return &sema_ty_i64;
+	case RES_U64:
+		return &sema_ty_u64;
+	case RES_STR:
+		return sema_type_new(s, TY_STR, b->str_size ? b->str_size : s->opts->str_len,
+				     false);
+	case RES_FUNC:
+		return sema_type_new(s, TY_SITE_FUNC, 8, false);
+	case RES_PROBE:
+		return sema_type_new(s, TY_SITE_PROBE, 8, false);
+	case RES_NONE:
+		break;
+	}
+	return NULL;
+}
+
+static int unknown_name(struct sema *s, struct ast_node *e, bool call)
+{
+	const char *names[BI_TABLE_END];
+	int n = builtin_names(call ? BFORM_CALL : BFORM_IDENT, names, BI_TABLE_END);
+	const char *name = call ? e->u.call.name : e->u.name;
+	struct gt_loc loc = call ? e->u.call.name_loc : e->loc;
+	const char *what = call ? "function" : "identifier";
+	const char *c = sema_closest(s, name, names, n, NULL, 0);
 	if (c)
-		diag_error(s->src, e->u.call.name_loc, "unknown function '%s'; did you mean '%s'?",
-			   name, c);
+		diag_error(s->src, loc, "unknown %s '%s'; did you mean '%s'?", what, name, c);
 	else
-		diag_error(s->src, e->u.call.name_loc, "unknown function '%s'", name);
+		diag_error(s->src, loc, "unknown %s '%s'", what, name);
 	return -EINVAL;
+}
+
+int sema_check_builtin(struct sema *s, struct ast_node *e)
+{
+	bool call = e->kind == AST_CALL;
+	const struct builtin *b = sema_resolve(s, e);
+	if (!b)
+		return unknown_name(s, e, call);
+	if (b->flags & BF_LATER) {
+		if (call)
+			diag_error(s->src, e->u.call.name_loc, "%s() is not supported yet", b->name);
+		else
+			diag_error(s->src, e->loc, "'%s' is not supported yet", b->name);
+		return -ENOTSUP;
+	}
+	if (b->flags & BF_AGG) {
+		diag_error(s->src, e->u.call.name_loc,
+			   "%s() must be stored in a map: @name = %s(...)", b->name, b->name);
+		return -EINVAL;
+	}
+	if (b->probes) {
+		char what[48];
+		snprintf(what, sizeof(what), call ? "%s()" : "%s", b->name);
+		if (sema_check_probes(s, e, what, b->probes))
+			return -EINVAL;
+	}
+	int n = call ? e->u.call.args.n : 0;
+	if (b->usage && (n < b->min_args || n > b->max_args)) {
+		diag_error(s->src, e->loc, "%s", b->usage);
+		return -EINVAL;
+	}
+	if (b->flags & BF_GORUNTIME)
+		s->clause_uses_goruntime = true;
+	e->ty = result_type(s, b);
+	if (b->check)
+		return b->check(s, e, b);
+	if (b->flags & BF_EVENT)
+		sema_node_of(s, e)->event_id = sema_new_event(s, b->event, NULL, NULL, 0);
+	return 0;
 }

@@ -94,26 +94,6 @@ int sema_reg_offset(const char *name)
 	return -1;
 }
 
-/* Builtin identifiers and where they may be used. */
-static const struct {
-	const char *name;
-	enum sema_builtin bi;
-	bool needs_uprobe;
-} builtins[] = {
-	{"pid", BI_PID, false},     {"tid", BI_TID, false},     {"uid", BI_UID, false},
-	{"gid", BI_GID, false},     {"comm", BI_COMM, false},   {"nsecs", BI_NSECS, false},
-	{"elapsed", BI_ELAPSED, false}, {"cpu", BI_CPU, false}, {"probe", BI_PROBE, false},
-	{"func", BI_FUNC, true},    {"arg0", BI_ARG0, true},    {"arg1", BI_ARG0 + 1, true},
-	{"arg2", BI_ARG0 + 2, true}, {"arg3", BI_ARG0 + 3, true}, {"arg4", BI_ARG0 + 4, true},
-	{"arg5", BI_ARG0 + 5, true}, {"arg6", BI_ARG0 + 6, true}, {"arg7", BI_ARG0 + 7, true},
-	{"arg8", BI_ARG0 + 8, true},
-};
-
-/* Known names whose semantics arrive in later releases. */
-static const char *const later_idents[] = {
-	"rets", "args", "caller", "ustack", "kstack",
-	"cgroup", "curtask", "rand", "username", "sarg0",
-};
 /* Regs of Go's register ABI for arg0..arg8, and of the C ABI for plain uprobes. */
 static const char *const go_arg_regs[] = {"ax", "bx", "cx", "di", "si", "r8", "r9", "r10", "r11"};
 static const char *const c_arg_regs[] = {"di", "si", "dx", "cx", "r8", "r9"};
@@ -135,11 +115,11 @@ const char *sema_closest(struct sema *s, const char *name, const char *const *ca
 	return best;
 }
 
-int sema_check_uprobe_only(struct sema *s, struct ast_node *e, const char *what)
+int sema_check_probes(struct sema *s, struct ast_node *e, const char *what, unsigned allowed)
 {
 	static const char *const names[] = {"BEGIN", "END", "go", "interval/profile",
 					    "tracepoint"};
-	unsigned others = s->clause_kinds & ~(1u << PLAN_PROG_UPROBE);
+	unsigned others = s->clause_kinds & ~allowed;
 	if (!others)
 		return 0;
 	int k = 0;
@@ -147,6 +127,11 @@ int sema_check_uprobe_only(struct sema *s, struct ast_node *e, const char *what)
 		k++;
 	diag_error(s->src, e->loc, "%s is not available in %s probes", what, names[k]);
 	return -EINVAL;
+}
+
+int sema_check_uprobe_only(struct sema *s, struct ast_node *e, const char *what)
+{
+	return sema_check_probes(s, e, what, P_UPROBE);
 }
 
 /* args.FIELD of the clause's tracepoint */
@@ -187,118 +172,54 @@ static int check_tp_arg(struct sema *s, struct ast_node *e)
 }
 
 /* goid, duration, depth, retval: the Go runtime builtins. */
-static int check_go_ident(struct sema *s, struct ast_node *e, struct sema_node *sn)
+int sema_check_go_ident(struct sema *s, struct ast_node *e, const struct builtin *b)
 {
-	const char *name = e->u.name;
-	if (sema_check_uprobe_only(s, e, name))
-		return -EINVAL;
-	if (sn->builtin == BI_RETVAL && s->clause_points == (1u << UP_RETURN)) {
+	struct sema_node *sn = sema_node_of(s, e);
+	if (b->id == BI_RETVAL)
+		sn->regs_off = sema_reg_offset("ax");
+	if (b->id == BI_RETVAL && s->clause_points == (1u << UP_RETURN)) {
 		e->ty = &sema_ty_i64; /* uretprobe on C code */
 		return 0;
 	}
-	if ((sn->builtin == BI_DURATION || sn->builtin == BI_RETVAL) &&
-	    s->clause_points != (1u << GO_RETURN)) {
-		diag_error(s->src, e->loc, "%s is only available in go:FUNC:return probes", name);
+	if ((b->id == BI_DURATION || b->id == BI_RETVAL) && s->clause_points != (1u << GO_RETURN)) {
+		diag_error(s->src, e->loc, "%s is only available in go:FUNC:return probes", b->name);
 		return -EINVAL;
 	}
-	if (sn->builtin == BI_DURATION)
+	if (b->id == BI_DURATION)
 		s->clause_uses_duration = true;
-	if (sn->builtin == BI_DEPTH)
+	if (b->id == BI_DEPTH)
 		s->uses_depth = true;
-	s->clause_uses_goruntime |= sn->builtin != BI_RETVAL;
-	e->ty = sn->builtin == BI_DEPTH || sn->builtin == BI_DURATION ? &sema_ty_u64 : &sema_ty_i64;
+	e->ty = b->id == BI_DEPTH || b->id == BI_DURATION ? &sema_ty_u64 : &sema_ty_i64;
 	return 0;
 }
 
-static int check_ident(struct sema *s, struct ast_node *e)
+/* arg0..arg8: Go's register ABI in go: probes, C's in uprobe: probes. */
+int sema_check_argn(struct sema *s, struct ast_node *e, const struct builtin *b)
 {
-	const char *name = e->u.name;
-	if (s->opts->funcgraph && !strcmp(name, "__retaddr")) {
-		sema_node_of(s, e)->builtin = BI_RETADDR;
-		e->ty = &sema_ty_u64;
-		return sema_check_uprobe_only(s, e, name);
+	struct sema_node *sn = sema_node_of(s, e);
+	int n = b->id - BI_ARG0;
+	unsigned up = (1u << UP_ENTRY) | (1u << UP_RETURN);
+	if ((s->clause_points & up) && (s->clause_points & ~up)) {
+		diag_error(s->src, e->loc,
+			   "%s: go: and uprobe: probes in one clause pass arguments differently "
+			   "(Go's register ABI vs C's); split the clause",
+			   b->name);
+		return -EINVAL;
 	}
-	static const struct {
-		const char *name;
-		enum sema_builtin bi;
-	} go_builtins[] = {
-		{"goid", BI_GOID},
-		{"duration", BI_DURATION},
-		{"depth", BI_DEPTH},
-		{"retval", BI_RETVAL},
-	};
-	for (size_t i = 0; i < ARRAY_SIZE(go_builtins); i++) {
-		if (!strcmp(go_builtins[i].name, name)) {
-			struct sema_node *sn = sema_node_of(s, e);
-			sn->builtin = go_builtins[i].bi;
-			if (sn->builtin == BI_RETVAL)
-				sn->regs_off = sema_reg_offset("ax");
-			return check_go_ident(s, e, sn);
-		}
-	}
-	for (size_t i = 0; i < ARRAY_SIZE(builtins); i++) {
-		if (strcmp(builtins[i].name, name))
-			continue;
-		struct sema_node *sn = sema_node_of(s, e);
-		sn->builtin = builtins[i].bi;
-		if (builtins[i].needs_uprobe && sema_check_uprobe_only(s, e, name))
+	if (s->clause_points & up) {
+		if (n >= (int)ARRAY_SIZE(c_arg_regs)) {
+			diag_error(s->src, e->loc, "%s: the C ABI passes six integer arguments in "
+				   "registers (arg0..arg5)", b->name);
 			return -EINVAL;
-		switch (sn->builtin) {
-		case BI_COMM:
-			e->ty = sema_type_new(s, TY_STR, 16, false);
-			break;
-		case BI_FUNC:
-			e->ty = sema_type_new(s, TY_SITE_FUNC, 8, false);
-			break;
-		case BI_PROBE:
-			e->ty = sema_type_new(s, TY_SITE_PROBE, 8, false);
-			break;
-		default:
-			e->ty = &sema_ty_u64;
-			break;
 		}
-		if (sn->builtin >= BI_ARG0 && sn->builtin <= BI_ARG8) {
-			int n = sn->builtin - BI_ARG0;
-			unsigned up = (1u << UP_ENTRY) | (1u << UP_RETURN);
-			if ((s->clause_points & up) && (s->clause_points & ~up)) {
-				diag_error(s->src, e->loc,
-					   "%s: go: and uprobe: probes in one clause pass arguments "
-					   "differently (Go's register ABI vs C's); split the clause",
-					   name);
-				return -EINVAL;
-			}
-			if (s->clause_points & up) {
-				if (n >= (int)ARRAY_SIZE(c_arg_regs)) {
-					diag_error(s->src, e->loc, "%s: the C ABI passes six integer "
-						   "arguments in registers (arg0..arg5)", name);
-					return -EINVAL;
-				}
-				sn->regs_off = sema_reg_offset(c_arg_regs[n]);
-				e->ty = &sema_ty_u64; /* as bpftrace */
-				return 0;
-			}
-			/* Go's integer parameters are mostly int: signed, so `arg1 < 0` works */
-			sn->regs_off = sema_reg_offset(go_arg_regs[n]);
-			e->ty = &sema_ty_i64;
-		}
+		sn->regs_off = sema_reg_offset(c_arg_regs[n]);
+		e->ty = &sema_ty_u64; /* as bpftrace */
 		return 0;
 	}
-	for (size_t i = 0; i < ARRAY_SIZE(later_idents); i++) {
-		if (!strcmp(later_idents[i], name)) {
-			diag_error(s->src, e->loc, "'%s' is not supported yet", name);
-			return -ENOTSUP;
-		}
-	}
-	const char *names[ARRAY_SIZE(builtins)];
-	for (size_t i = 0; i < ARRAY_SIZE(builtins); i++)
-		names[i] = builtins[i].name;
-	const char *c = sema_closest(s, name, names, (int)ARRAY_SIZE(names), later_idents,
-				(int)ARRAY_SIZE(later_idents));
-	if (c)
-		diag_error(s->src, e->loc, "unknown identifier '%s'; did you mean '%s'?", name, c);
-	else
-		diag_error(s->src, e->loc, "unknown identifier '%s'", name);
-	return -EINVAL;
+	/* Go's integer parameters are mostly int: signed, so `arg1 < 0` works */
+	sn->regs_off = sema_reg_offset(go_arg_regs[n]);
+	e->ty = &sema_ty_i64;
+	return 0;
 }
 
 struct sema_var *sema_find_var(struct sema *s, const char *name, int *slot)
@@ -312,44 +233,56 @@ struct sema_var *sema_find_var(struct sema *s, const char *name, int *slot)
 	return NULL;
 }
 
-static int check_fetch(struct sema *s, struct ast_node *e)
+int sema_fetch_type(struct sema *s, const char *t, struct gt_type **ty, bool *gostr)
 {
-	if (sema_check_uprobe_only(s, e, "arg(...)"))
-		return -EINVAL;
-	for (struct fetch_rule *r = e->u.fetch.rule; r; r = r->base) {
-		if (r->kind == FETCH_REG && sema_reg_offset(r->reg) < 0) {
-			diag_error(s->src, r->loc, "unknown register '%%%s'", r->reg);
-			return -EINVAL;
-		}
-	}
-	const char *t = e->u.fetch.type;
 	int bits = 0;
+	*gostr = false;
 	if ((t[0] == 's' || t[0] == 'u') && t[1] && (bits = atoi(t + 1)) &&
 	    (bits == 8 || bits == 16 || bits == 32 || bits == 64) &&
 	    !strcmp(t + 1, bits == 8 ? "8" : bits == 16 ? "16" : bits == 32 ? "32" : "64")) {
-		e->ty = sema_type_new(s, TY_INT, bits / 8, t[0] == 's');
+		*ty = sema_type_new(s, TY_INT, bits / 8, t[0] == 's');
 		return 0;
 	}
 	if (!strcmp(t, "ptr")) {
-		e->ty = &sema_ty_u64;
+		*ty = &sema_ty_u64;
 		return 0;
 	}
 	if (!strcmp(t, "str")) {
-		e->ty = sema_type_new(s, TY_STR, s->opts->str_len, false);
+		*ty = sema_type_new(s, TY_STR, s->opts->str_len, false);
+		*gostr = true;
 		return 0;
 	}
 	if (t[0] == 'c' && t[1] >= '1' && t[1] <= '9') {
 		char *end;
 		long n = strtol(t + 1, &end, 10);
 		if (!*end && n > 0 && n <= 1024) {
-			e->ty = sema_type_new(s, TY_STR, (int)n + 1, false);
+			*ty = sema_type_new(s, TY_STR, (int)n + 1, false);
 			return 0;
 		}
 	}
+	return -1;
+}
+
+static int check_fetch(struct sema *s, struct ast_node *e)
+{
+	if (sema_check_uprobe_only(s, e, "arg(...)"))
+		return -EINVAL;
+	for (struct fetch_rule *r = e->u.fetch.rule; r; r = r->base) {
+		if (r->kind != FETCH_REG)
+			continue;
+		r->regs_off = sema_reg_offset(r->reg);
+		if (r->regs_off < 0) {
+			diag_error(s->src, r->loc, "unknown register '%%%s'", r->reg);
+			return -EINVAL;
+		}
+	}
+	struct sema_node *sn = sema_node_of(s, e);
+	if (sema_fetch_type(s, e->u.fetch.type, &e->ty, &sn->fetch_gostr) == 0)
+		return 0;
 	diag_error(s->src, e->u.fetch.type_loc,
 		   "unknown fetch type '%s': expected s8 s16 s32 s64 u8 u16 u32 u64, cN (N bytes "
 		   "of text, 1..1024), str or ptr",
-		   t);
+		   e->u.fetch.type);
 	return -EINVAL;
 }
 
@@ -358,8 +291,8 @@ static int check_binary(struct sema *s, struct ast_node *e)
 	struct ast_node *l = e->u.binary.lhs, *r = e->u.binary.rhs;
 	if (sema_check_expr(s, l) | sema_check_expr(s, r))
 		return -EINVAL;
-	const char *op = e->u.binary.op;
-	bool cmp = !strcmp(op, "==") || !strcmp(op, "!=");
+	enum ast_op op = e->u.binary.op;
+	bool cmp = op == OP_EQ || op == OP_NE;
 	if (cmp && sema_is_textual(l) && sema_is_textual(r)) {
 		if (l->ty->kind != TY_STR || r->ty->kind != TY_STR) {
 			diag_error(s->src, e->loc, "func and probe cannot be compared yet");
@@ -371,14 +304,14 @@ static int check_binary(struct sema *s, struct ast_node *e)
 	}
 	struct ast_node *bad = !sema_is_int(l) ? l : !sema_is_int(r) ? r : NULL;
 	if (bad) {
-		diag_error(s->src, bad->loc, "operator '%s' needs integers, got %s", op,
+		diag_error(s->src, bad->loc, "operator '%s' needs integers, got %s", ast_op_str(op),
 			   sema_kind_word(bad));
 		return -EINVAL;
 	}
-	bool logical = !strcmp(op, "&&") || !strcmp(op, "||") || !strcmp(op, "<") ||
-		       !strcmp(op, ">") || !strcmp(op, "<=") || !strcmp(op, ">=") || cmp;
-	if (logical)
+	if (ast_op_is_compare(op) || op == OP_LAND || op == OP_LOR)
 		e->ty = &sema_ty_i64;
+	else if (op == OP_SHL || op == OP_SHR)
+		e->ty = l->ty->is_signed ? &sema_ty_i64 : &sema_ty_u64; /* as C: the left side's */
 	else
 		e->ty = (l->ty->is_signed && r->ty->is_signed) ? &sema_ty_i64 : &sema_ty_u64;
 	return 0;
@@ -471,25 +404,25 @@ int sema_check_expr(struct sema *s, struct ast_node *e)
 	case AST_MAP:
 		return sema_map_read(s, e);
 	case AST_IDENT:
-		return check_ident(s, e);
+		return sema_check_builtin(s, e);
 	case AST_POSPARAM:
 		return check_posparam(s, e);
 	case AST_UNARY: {
-		const char *op = e->u.unary.op;
-		if (!strcmp(op, "*") || !strcmp(op, "&")) {
+		enum ast_op op = e->u.unary.op;
+		if (op == OP_DEREF || op == OP_ADDR) {
 			diag_error(s->src, e->loc, "pointer %s is not supported yet",
-				   op[0] == '*' ? "dereference" : "address-of");
+				   op == OP_DEREF ? "dereference" : "address-of");
 			return -ENOTSUP;
 		}
 		if (sema_check_expr(s, e->u.unary.operand))
 			return -EINVAL;
 		if (!sema_is_int(e->u.unary.operand)) {
 			diag_error(s->src, e->u.unary.operand->loc,
-				   "operator '%s' needs an integer, got %s", op,
+				   "operator '%s' needs an integer, got %s", ast_op_str(op),
 				   sema_kind_word(e->u.unary.operand));
 			return -EINVAL;
 		}
-		e->ty = !strcmp(op, "!") || !strcmp(op, "-") ? &sema_ty_i64 : e->u.unary.operand->ty;
+		e->ty = op == OP_LNOT || op == OP_NEG ? &sema_ty_i64 : e->u.unary.operand->ty;
 		return 0;
 	}
 	case AST_INCDEC: {
@@ -535,23 +468,24 @@ int sema_check_expr(struct sema *s, struct ast_node *e)
 	}
 	case AST_CAST:
 		return check_cast(s, e);
-	case AST_FIELD:
-		if (e->u.field.expr->kind == AST_IDENT && !strcmp(e->u.field.expr->u.name, "args") &&
-		    (s->clause_kinds & (1u << PLAN_PROG_TRACEPOINT)))
+	case AST_FIELD: {
+		struct ast_node *base = e->u.field.expr;
+		const struct builtin *b = base->kind == AST_IDENT ? sema_resolve(s, base) : NULL;
+		enum builtin_id id = b ? b->id : BI_NONE;
+		if (id == BI_ARGS && (s->clause_kinds & (1u << PLAN_PROG_TRACEPOINT)))
 			return check_tp_arg(s, e);
-		if (e->u.field.expr->kind == AST_IDENT &&
-		    (!strcmp(e->u.field.expr->u.name, "args") ||
-		     !strcmp(e->u.field.expr->u.name, "rets")))
+		if (id == BI_ARGS || id == BI_RETS)
 			diag_error(s->src, e->loc, "'%s' (Go parameters from DWARF) is not supported yet",
-				   e->u.field.expr->u.name);
+				   b->name);
 		else
 			diag_error(s->src, e->loc, "field access is not supported yet");
 		return -ENOTSUP;
+	}
 	case AST_INDEX:
 		diag_error(s->src, e->loc, "indexing is not supported yet");
 		return -ENOTSUP;
 	case AST_CALL:
-		return sema_check_call(s, e);
+		return sema_check_builtin(s, e);
 	case AST_TUPLE:
 		diag_error(s->src, e->loc, "tuples are not supported yet");
 		return -ENOTSUP;

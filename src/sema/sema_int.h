@@ -83,21 +83,39 @@ const char *sema_kind_word(const struct ast_node *e); /* "an integer", "a string
 /* The candidate closest to NAME (edit distance < 3), or NULL. */
 const char *sema_closest(struct sema *s, const char *name, const char *const *cands, int n,
 			 const char *const *cands2, int n2);
+/* WHAT may be used only in probes of the ALLOWED plan_prog_kind bits. */
+int sema_check_probes(struct sema *s, struct ast_node *e, const char *what, unsigned allowed);
 int sema_check_uprobe_only(struct sema *s, struct ast_node *e, const char *what);
 struct sema_var *sema_find_var(struct sema *s, const char *name, int *slot);
 
-/* sema_calls.c */
-int sema_check_call(struct sema *s, struct ast_node *e);
+/* The table entry of an AST_IDENT or AST_CALL node, looked up once (NULL: none). */
+const struct builtin *sema_resolve(struct sema *s, struct ast_node *e);
+/* Checks a use of a builtin: table rules, then its .check. */
+int sema_check_builtin(struct sema *s, struct ast_node *e);
+/* Type of a fetch rule's :TYPE; -1 if unknown. gostr: a Go string header. */
+int sema_fetch_type(struct sema *s, const char *t, struct gt_type **ty, bool *gostr);
+
+/* .check functions of builtins.def */
+int sema_check_argn(struct sema *s, struct ast_node *e, const struct builtin *b);
+int sema_check_go_ident(struct sema *s, struct ast_node *e, const struct builtin *b);
+int sema_check_printf(struct sema *s, struct ast_node *e, const struct builtin *b);
+int sema_check_fgreturn(struct sema *s, struct ast_node *e, const struct builtin *b);
+int sema_check_print(struct sema *s, struct ast_node *e, const struct builtin *b);
+int sema_check_time(struct sema *s, struct ast_node *e, const struct builtin *b);
+int sema_check_reg(struct sema *s, struct ast_node *e, const struct builtin *b);
+int sema_check_str(struct sema *s, struct ast_node *e, const struct builtin *b);
+int sema_check_len(struct sema *s, struct ast_node *e, const struct builtin *b);
+int sema_map_call(struct sema *s, struct ast_node *call, const struct builtin *b);
 
 /* sema_maps.c */
-bool sema_is_aggregation(const char *name, enum plan_map_kind *kind);
+/* The aggregation entry of an AST_CALL node (count(), hist() ...), or NULL. */
+const struct builtin *sema_aggregation(struct sema *s, struct ast_node *e);
 void sema_discover_maps(struct sema *s, struct ast_node *program);
 int sema_map_use(struct sema *s, struct ast_node *e, struct sema_map **out);
 /* A map something is stored in, or NULL. */
 const struct sema_map *sema_map_by_name(struct sema *s, const char *name, int *id);
 int sema_map_read(struct sema *s, struct ast_node *e);
 int sema_map_assign(struct sema *s, struct ast_node *st);
-int sema_map_call(struct sema *s, struct ast_node *call);
 int sema_finish_maps(struct sema *s, struct gt_plan *plan, struct arena *a);
 int sema_check_block(struct sema *s, struct ast_node *block);
 int sema_check_expr(struct sema *s, struct ast_node *e);

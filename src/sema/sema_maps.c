@@ -8,26 +8,33 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const struct {
-	const char *name;
-	enum plan_map_kind kind;
-	int nargs;
-} aggregations[] = {
-	{"count", PLAN_MAP_COUNT, 0}, {"sum", PLAN_MAP_SUM, 1},     {"avg", PLAN_MAP_AVG, 1},
-	{"min", PLAN_MAP_MIN, 1},     {"max", PLAN_MAP_MAX, 1},     {"stats", PLAN_MAP_STATS, 1},
-	{"hist", PLAN_MAP_HIST, 1},   {"lhist", PLAN_MAP_LHIST, 4},
-};
-
-bool sema_is_aggregation(const char *name, enum plan_map_kind *kind)
+const struct builtin *sema_aggregation(struct sema *s, struct ast_node *e)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(aggregations); i++) {
-		if (!strcmp(aggregations[i].name, name)) {
-			if (kind)
-				*kind = aggregations[i].kind;
-			return true;
-		}
+	if (e->kind != AST_CALL)
+		return NULL;
+	const struct builtin *b = sema_resolve(s, e);
+	return b && (b->flags & BF_AGG) ? b : NULL;
+}
+
+/* Whether storing E makes a string map, judged before E is checked: a literal, a
+ * string-valued builtin, or a fetch of text. */
+static bool stores_string(struct sema *s, struct ast_node *e)
+{
+	struct gt_type *ty;
+	bool gostr;
+	switch (e->kind) {
+	case AST_STR:
+		return true;
+	case AST_IDENT:
+	case AST_CALL: {
+		const struct builtin *b = sema_resolve(s, e);
+		return b && b->result == RES_STR;
 	}
-	return false;
+	case AST_FETCH:
+		return sema_fetch_type(s, e->u.fetch.type, &ty, &gostr) == 0 && ty->kind == TY_STR;
+	default:
+		return false;
+	}
 }
 
 static const char *kind_name(enum plan_map_kind k)
@@ -110,16 +117,10 @@ static void discover(struct sema *s, struct ast_node *n)
 		struct sema_map *m = get_map(s, lhs->u.map.name, &id);
 		if ((int)m->kind >= 0)
 			break;
-		enum plan_map_kind k = PLAN_MAP_INT;
-		if (rhs->kind == AST_CALL && !n->u.assign.op &&
-		    sema_is_aggregation(rhs->u.call.name, &k))
-			m->kind = k;
-		else if (!n->u.assign.op &&
-			 (rhs->kind == AST_STR ||
-			  (rhs->kind == AST_IDENT && !strcmp(rhs->u.name, "comm")) ||
-			  (rhs->kind == AST_CALL && !strcmp(rhs->u.call.name, "str")) ||
-			  (rhs->kind == AST_FETCH && (rhs->u.fetch.type[0] == 'c' ||
-						      !strcmp(rhs->u.fetch.type, "str")))))
+		const struct builtin *agg = sema_aggregation(s, rhs);
+		if (agg && !n->u.assign.op)
+			m->kind = agg->agg;
+		else if (!n->u.assign.op && stores_string(s, rhs))
 			m->kind = PLAN_MAP_STR;
 		else
 			m->kind = PLAN_MAP_INT;
@@ -238,7 +239,7 @@ static int const_arg(struct sema *s, struct ast_node *a, int64_t *v)
 		*v = (int64_t)a->u.int_.value;
 		return 0;
 	}
-	if (a->kind == AST_UNARY && !strcmp(a->u.unary.op, "-") &&
+	if (a->kind == AST_UNARY && a->u.unary.op == OP_NEG &&
 	    a->u.unary.operand->kind == AST_INT) {
 		*v = -(int64_t)a->u.unary.operand->u.int_.value;
 		return 0;
@@ -258,13 +259,14 @@ int sema_map_assign(struct sema *s, struct ast_node *st)
 	struct sema_map *m;
 	if (sema_map_use(s, lhs, &m))
 		return -EINVAL;
-	enum plan_map_kind agg;
-	if (rhs->kind == AST_CALL && sema_is_aggregation(rhs->u.call.name, &agg)) {
+	const struct builtin *b = sema_aggregation(s, rhs);
+	if (b) {
 		struct ast_list *args = &rhs->u.call.args;
-		int want = agg == PLAN_MAP_COUNT ? 0 : agg == PLAN_MAP_LHIST ? 4 : 1;
+		enum plan_map_kind agg = b->agg;
+		int want = b->min_args;
 		if (st->u.assign.op) {
 			diag_error(s->src, st->loc, "use @m = %s(...), not %s=", rhs->u.call.name,
-				   st->u.assign.op);
+				   ast_op_str(st->u.assign.op));
 			return -EINVAL;
 		}
 		if (args->n != want) {
@@ -335,19 +337,20 @@ int sema_map_assign(struct sema *s, struct ast_node *st)
 }
 
 /* print/clear/zero(@m), delete(@m[k]) */
-int sema_map_call(struct sema *s, struct ast_node *call)
+int sema_map_call(struct sema *s, struct ast_node *call, const struct builtin *b)
 {
-	const char *name = call->u.call.name;
+	const char *name = b->name;
+	bool del = b->id == BI_DELETE;
 	struct ast_list *args = &call->u.call.args;
 	if (args->n != 1 || args->v[0]->kind != AST_MAP) {
 		diag_error(s->src, call->loc, "%s() takes a map: %s(@m%s)", name, name,
-			   !strcmp(name, "delete") ? "[key]" : "");
+			   del ? "[key]" : "");
 		return -EINVAL;
 	}
 	struct ast_node *mn = args->v[0];
 	struct sema_map *m;
 	int id;
-	if (!strcmp(name, "delete") && !mn->u.map.keys.n) {
+	if (del && !mn->u.map.keys.n) {
 		struct sema_map *sm = find_map(s, mn->u.map.name, &id);
 		if (sm && sm->keys_known && sm->nkeys) {
 			diag_error(s->src, mn->loc,
@@ -355,7 +358,7 @@ int sema_map_call(struct sema *s, struct ast_node *call)
 			return -EINVAL;
 		}
 	}
-	if (!strcmp(name, "delete") || mn->u.map.keys.n) {
+	if (del || mn->u.map.keys.n) {
 		if (sema_map_use(s, mn, &m))
 			return -EINVAL;
 		id = sema_node_of(s, mn)->map_id;
@@ -363,20 +366,17 @@ int sema_map_call(struct sema *s, struct ast_node *call)
 		diag_error(s->src, mn->loc, "map @%s is never stored into", mn->u.map.name);
 		return -EINVAL;
 	}
-	if (!strcmp(name, "delete")) {
-	} else if (mn->u.map.keys.n) {
+	if (!del && mn->u.map.keys.n) {
 		diag_error(s->src, mn->loc, "%s() takes a whole map: %s(@%s)", name, name,
 			   mn->u.map.name);
 		return -EINVAL;
 	}
-	static struct gt_type void_ty = {TY_VOID, 0, false};
-	call->ty = &void_ty;
+	call->ty = &sema_ty_void;
 	struct sema_node *sn = sema_node_of(s, call);
 	sn->map_id = id;
-	if (strcmp(name, "delete")) {
-		enum plan_event_kind k = !strcmp(name, "print")   ? PLAN_EV_PRINT_MAP
-					 : !strcmp(name, "clear") ? PLAN_EV_CLEAR_MAP
-								  : PLAN_EV_ZERO_MAP;
+	if (b->flags & BF_EVENT) {
+		/* print(@m) dumps the map; print(x) is another event of the same builtin */
+		int k = b->id == BI_PRINT ? PLAN_EV_PRINT_MAP : b->event;
 		sn->event_id = sema_new_event(s, k, NULL, NULL, 0);
 		s->events.v[sn->event_id].map_id = id;
 	}

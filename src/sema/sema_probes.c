@@ -160,7 +160,7 @@ static uint32_t site_flags(struct binfo *bi, const struct binfo_func *f)
 {
 	uint64_t entry;
 	if (binfo_entry_addr(bi, f, &entry) == 0 && entry != f->addr)
-		return SITE_R14_IS_G;
+		return GT_SITE_R14_IS_G;
 	return 0;
 }
 

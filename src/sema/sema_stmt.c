@@ -30,7 +30,8 @@ static int check_assign(struct sema *s, struct ast_node *st)
 			return -EINVAL;
 		}
 		if (v->ty.kind != TY_INT || !sema_is_int(rhs)) {
-			diag_error(s->src, st->loc, "operator '%s=' needs integers", st->u.assign.op);
+			diag_error(s->src, st->loc, "operator '%s=' needs integers",
+				   ast_op_str(st->u.assign.op));
 			return -EINVAL;
 		}
 	} else if (!v) {

@@ -47,7 +47,7 @@ static int add_hidden(struct sema *s, struct binfo *bi, struct tracked *r, int n
 		if (r[i].bi == bi && !has_site(s, nuser, &r[i], GO_ENTRY))
 			err = sema_add_func_sites(s, bi, r[i].f, GO_ENTRY, 0, noloc, true);
 	for (int i = s->group_site_begin; i < s->sites.n; i++)
-		s->sites.v[i].cookie_flags |= SITE_TRACK;
+		s->sites.v[i].cookie_flags |= GT_SITE_TRACK;
 	if (s->sites.n > s->group_site_begin)
 		sema_close_group(s, NULL, PLAN_PROG_UPROBE, bi, GO_ENTRY, HIDDEN_ENTER, "track_entry");
 
@@ -97,7 +97,7 @@ int sema_finish_tracking(struct sema *s)
 			continue;
 		for (int j = 0; j < r.n; j++)
 			if (r.v[j].f == in->f && r.v[j].bi == in->bi)
-				s->sites.v[i].cookie_flags |= SITE_TRACK;
+				s->sites.v[i].cookie_flags |= GT_SITE_TRACK;
 	}
 	/* one set of hidden programs per target that has tracked functions */
 	for (int i = 0; i < r.n && !err; i++) {

@@ -1,0 +1,40 @@
+/* bpf_abi: what the BPF side (runtime-bpf, built with clang -target bpf) and user space
+ * (src) must agree on. Only <linux/types.h> types: both compilers read this file. */
+#ifndef GT_BPF_ABI_H
+#define GT_BPF_ABI_H
+
+#include <linux/types.h>
+
+/* Per-target constants: where g, goid and the goroutine's stack are. Codegen emits
+ * one as a constant global, so the offsets fold away at O2. */
+struct gt_target {
+	__s64 tls_g_off;  /* g = *(fsbase + tls_g_off) */
+	__u32 fsbase_off; /* offsetof(task_struct, thread.fsbase) in this kernel */
+	__u32 g_stack_hi;
+	__u32 g_m;
+	__u32 g_goid;
+	__u32 m_curg;
+	__u32 pad;
+};
+
+/* Uprobe cookie: the low 32 bits are the site id (user space names it), the high 32
+ * bits GT_SITE_* flags. */
+#define GT_COOKIE_SITE_MASK 0xffffffffull
+#define GT_COOKIE_FLAGS_SHIFT 32
+#define GT_SITE_R14_IS_G 0x1u /* ABIInternal code: R14 holds g at this site */
+#define GT_SITE_TRACK 0x2u    /* keep the goroutine's call stack at this entry */
+#define GT_COOKIE_R14_IS_G ((__u64)GT_SITE_R14_IS_G << GT_COOKIE_FLAGS_SHIFT)
+#define GT_COOKIE_TRACK ((__u64)GT_SITE_TRACK << GT_COOKIE_FLAGS_SHIFT)
+
+/* Counters in map gt_stats (user space reports them with -v). */
+#define GT_MAP_STATS "gt_stats"
+enum gt_stat {
+	GT_STAT_UNPAIRED_RETURN, /* a return whose entry was never seen */
+	GT_STAT_ABANDONED,       /* frames left by panic/Goexit, resynced by an outer frame */
+	GT_STAT_STATE_FULL,      /* goroutine state or frame map full */
+	GT_STAT_NO_G,            /* g could not be read */
+	GT_STAT_GOEXIT,          /* goroutines whose state was freed at exit */
+	GT_STAT_COUNT,
+};
+
+#endif
