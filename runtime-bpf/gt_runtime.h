@@ -7,31 +7,7 @@
 
 #include <linux/types.h>
 
-/* Per-target constants: where g, goid and the goroutine's stack are. */
-struct gt_target {
-	__s64 tls_g_off;  /* g = *(fsbase + tls_g_off) */
-	__u32 fsbase_off; /* offsetof(task_struct, thread.fsbase) in this kernel */
-	__u32 g_stack_hi;
-	__u32 g_m;
-	__u32 g_goid;
-	__u32 m_curg;
-	__u32 pad;
-};
-
-/* Site cookie: low 32 bits the site id (user space names it), high bits flags. */
-#define GT_COOKIE_R14_IS_G (1ull << 32) /* ABIInternal code: R14 holds g here */
-#define GT_COOKIE_TRACK (2ull << 32)    /* keep the call stack at this entry */
-#define GT_COOKIE_SITE_MASK 0xffffffffull
-
-/* Counters in map gt_stats (user space reports them with -v). */
-enum gt_stat {
-	GT_STAT_UNPAIRED_RETURN, /* a return whose entry was never seen */
-	GT_STAT_ABANDONED,       /* frames left by panic/Goexit, resynced by an outer frame */
-	GT_STAT_STATE_FULL,      /* goroutine state or frame map full */
-	GT_STAT_NO_G,            /* g could not be read */
-	GT_STAT_GOEXIT,          /* goroutines whose state was freed at exit */
-	GT_STAT_COUNT,
-};
+#include "common/bpf_abi.h"
 
 /* Reads a Go string header (data pointer, length) at ADDR and copies at most size-1
  * bytes of its text to DST, NUL-terminated. DST is zeroed first so that a failed or
