@@ -55,14 +55,16 @@ int sema_new_event(struct sema *s, enum plan_event_kind kind, const char *fmt,
 static int check_fg_event(struct sema *s, struct ast_node *e, enum plan_event_kind kind,
 			  const char *fmt)
 {
-	static const char *const entry_fields[] = {"goid", "depth", "nsecs", "func", "__retaddr"};
-	static const char *const return_fields[] = {"goid", "depth", "nsecs", "func", "duration"};
-	const char *const *fields = kind == PLAN_EV_FG_ENTRY ? entry_fields : return_fields;
+	static const enum builtin_id entry_fields[] = {BI_GOID, BI_DEPTH, BI_NSECS, BI_FUNC,
+						       BI_RETADDR};
+	static const enum builtin_id return_fields[] = {BI_GOID, BI_DEPTH, BI_NSECS, BI_FUNC,
+							BI_DURATION};
+	const enum builtin_id *fields = kind == PLAN_EV_FG_ENTRY ? entry_fields : return_fields;
 	struct ast_list *old = &e->u.call.args;
 	struct ast_list list = {0};
 	for (int i = 0; i < 5; i++) {
 		struct ast_node *id = ast_new(s->arena, AST_IDENT, e->loc);
-		id->u.name = fields[i];
+		id->u.name = builtin_get(fields[i])->name;
 		if (sema_check_expr(s, id))
 			return -EINVAL;
 		ast_list_push(s->arena, &list, id);
