@@ -21,6 +21,7 @@ A .test file holds cases; lines before the first case are comments:
 Sections:
   args     shell words (shlex), default "--parse-only -d ast"
   program  required; passed as `-e PROGRAM` after the args
+  posargs  shell words after the program: its positional parameters $1, $2, ...
   stdout, stderr
            compared exactly when present (trailing newlines aside)
   status   expected exit status, default 0
@@ -42,7 +43,7 @@ import shlex
 import subprocess
 import sys
 
-SECTIONS = ("args", "program", "stdout", "stderr", "status")
+SECTIONS = ("args", "program", "posargs", "stdout", "stderr", "status")
 DEFAULT_ARGS = "--parse-only -d ast"
 TIMEOUT = 60
 
@@ -121,7 +122,8 @@ def run_case(case, gotrace, work):
     args = shlex.split(sub(case.sections.get("args", DEFAULT_ARGS)))
     program = sub(case.sections["program"])
     try:
-        p = subprocess.run([gotrace] + args + ["-e", program], cwd=work,
+        posargs = shlex.split(sub(case.sections.get("posargs", "")))
+        p = subprocess.run([gotrace] + args + ["-e", program] + posargs, cwd=work,
                            capture_output=True, timeout=TIMEOUT)
     except subprocess.TimeoutExpired:
         return [f"    timed out after {TIMEOUT}s"]

@@ -32,6 +32,38 @@ void ast_list_push(struct arena *a, struct ast_list *l, struct ast_node *n)
 	l->v[l->n++] = n;
 }
 
+void ast_probe_split(struct arena *a, struct ast_node *n)
+{
+	const char *raw = n->u.probe.raw;
+	int nfields = 1;
+	bool quoted = false;
+	for (const char *p = raw; *p; p++) {
+		if (*p == '"')
+			quoted = !quoted;
+		else if (*p == ':' && !quoted)
+			nfields++;
+	}
+	const char **fields = arena_alloc(a, (size_t)nfields * sizeof(*fields));
+	char *buf = arena_alloc(a, strlen(raw) + 1);
+	int i = 0;
+	fields[0] = buf;
+	quoted = false;
+	for (const char *p = raw; *p; p++) {
+		if (*p == '"') {
+			quoted = !quoted;
+		} else if (*p == ':' && !quoted) {
+			*buf++ = 0;
+			fields[++i] = buf;
+		} else {
+			*buf++ = *p;
+		}
+	}
+	*buf = 0;
+	n->u.probe.provider = fields[0];
+	n->u.probe.parts = fields + 1;
+	n->u.probe.nparts = nfields - 1;
+}
+
 const char *ast_kind_name(enum ast_kind kind)
 {
 	static const char *const names[AST_KIND_COUNT] = {

@@ -209,6 +209,9 @@ struct ast_node {
 struct ast_node *ast_new(struct arena *a, enum ast_kind kind, struct gt_loc loc);
 void ast_list_push(struct arena *a, struct ast_list *l, struct ast_node *n);
 const char *ast_kind_name(enum ast_kind kind);
+/* Splits u.probe.raw on unquoted ':' and drops the quotes:
+ * go:"main.(*T).M":entry -> provider "go", parts ["main.(*T).M", "entry"]. */
+void ast_probe_split(struct arena *a, struct ast_node *n);
 /* "+", "<<=" is OP_SHL with assign; "" for OP_NONE. */
 const char *ast_op_str(enum ast_op op);
 /* ==, !=, <, <=, >, >= */

@@ -146,39 +146,11 @@ static struct fetch_rule *mk_rule(struct parse_ctx *pc, enum fetch_kind kind, st
 	return r;
 }
 
-/* Splits a probe token on unquoted ':' and drops the quotes:
- * go:"main.(*T).M":entry -> provider "go", parts ["main.(*T).M", "entry"]. */
 static struct ast_node *mk_probe(struct parse_ctx *pc, struct gt_loc loc, const char *raw)
 {
 	struct ast_node *n = mk(pc, AST_PROBE, loc);
 	n->u.probe.raw = raw;
-	int nfields = 1;
-	bool quoted = false;
-	for (const char *p = raw; *p; p++) {
-		if (*p == '"')
-			quoted = !quoted;
-		else if (*p == ':' && !quoted)
-			nfields++;
-	}
-	const char **fields = arena_alloc(pc->arena, (size_t)nfields * sizeof(*fields));
-	char *buf = arena_alloc(pc->arena, strlen(raw) + 1);
-	int i = 0;
-	fields[0] = buf;
-	quoted = false;
-	for (const char *p = raw; *p; p++) {
-		if (*p == '"') {
-			quoted = !quoted;
-		} else if (*p == ':' && !quoted) {
-			*buf++ = 0;
-			fields[++i] = buf;
-		} else {
-			*buf++ = *p;
-		}
-	}
-	*buf = 0;
-	n->u.probe.provider = fields[0];
-	n->u.probe.parts = fields + 1;
-	n->u.probe.nparts = nfields - 1;
+	ast_probe_split(pc->arena, n);
 	return n;
 }
 

@@ -7,6 +7,7 @@
 
 #include "binfo/binfo.h"
 #include "common/util.h"
+#include "sema/providers.h"
 #include "sema/tracepoint.h"
 
 /* Opened targets, shared by all clauses; closed by sema_result_free through the plan. */
@@ -255,21 +256,62 @@ static int add_go_sites(struct sema *s, struct go_probe *gp)
 	return err;
 }
 
-static const char *const later_providers[] = {
-	"kfunc", "kretfunc", "kprobe", "kretprobe",
-	"usdt", "software", "hardware", "watchpoint",
-};
+/* The name `probe` prints: the canonical provider and the parts (i:ms:100 is
+ * interval:ms:100, as bpftrace prints it). */
+static const char *probe_name(struct sema *s, const struct provider *pv, struct ast_node *p)
+{
+	struct strbuf sb = {0};
+	strbuf_puts(&sb, pv->name);
+	for (int i = 0; i < p->u.probe.nparts; i++)
+		strbuf_printf(&sb, ":%s", p->u.probe.parts[i]);
+	const char *name = arena_strdup(s->arena, sb.buf ? sb.buf : "");
+	strbuf_free(&sb);
+	return name;
+}
+
+/* $N in a probe name is the text of positional parameter N (BEG$1, i:ms:$1), as in
+ * bpftrace; a missing one is an error there, since the name would be cut short. */
+static int subst_posparams(struct sema *s, struct ast_node *p)
+{
+	const char *raw = p->u.probe.raw;
+	if (!strchr(raw, '$'))
+		return 0;
+	struct strbuf sb = {0};
+	int err = 0;
+	for (const char *c = raw; *c && !err; c++) {
+		if (*c != '$' || c[1] < '1' || c[1] > '9') {
+			strbuf_putc(&sb, *c);
+			continue;
+		}
+		char *end;
+		long n = strtol(c + 1, &end, 10);
+		if (n > s->opts->nposargs) {
+			diag_error(s->src, p->loc, "positional parameter $%ld is not set", n);
+			err = -EINVAL;
+			break;
+		}
+		strbuf_puts(&sb, s->opts->posargs[n - 1]);
+		c = end - 1;
+	}
+	if (!err) {
+		p->u.probe.raw = arena_strdup(s->arena, sb.buf ? sb.buf : "");
+		ast_probe_split(s->arena, p);
+	}
+	strbuf_free(&sb);
+	return err;
+}
 
 /* uprobe:[PATH:]SYM[+OFF], uretprobe:[PATH:]SYM: plain probes for non-Go code. */
-static int expand_uprobe(struct sema *s, struct ast_node *clause, struct ast_node *p, int ci)
+static int expand_uprobe(struct sema *s, struct ast_node *clause, struct ast_node *p,
+			 const struct provider *pv, int ci)
 {
-	bool ret = !strcmp(p->u.probe.provider, "uretprobe");
+	bool ret = pv->id == PV_URETPROBE;
 	int n = p->u.probe.nparts;
 	const char *path = n == 2 ? p->u.probe.parts[0] : s->opts->default_target;
 	const char *spec = n == 2 ? p->u.probe.parts[1] : n == 1 ? p->u.probe.parts[0] : NULL;
 	if (!spec || !path) {
-		diag_error(s->src, p->loc, "%s probes are %s:PATH:SYMBOL%s", p->u.probe.provider,
-			   p->u.probe.provider, ret ? "" : "[+OFFSET]");
+		diag_error(s->src, p->loc, "%s probes are %s:PATH:SYMBOL%s", pv->name, pv->name,
+			   ret ? "" : "[+OFFSET]");
 		return -EINVAL;
 	}
 	struct binfo *bi = sema_target_elf(s, path, p->loc, false);
@@ -307,18 +349,19 @@ static int expand_uprobe(struct sema *s, struct ast_node *clause, struct ast_nod
 		return -EINVAL;
 	}
 	s->group_site_begin = s->sites.n;
-	add_site(s, bi, f, ret ? UP_RETURN : UP_ENTRY, p->u.probe.raw, addr, foff, 0);
+	add_site(s, bi, f, ret ? UP_RETURN : UP_ENTRY, probe_name(s, pv, p), addr, foff, 0);
 	sema_close_group(s, clause, PLAN_PROG_UPROBE, bi, ret ? UP_RETURN : UP_ENTRY, HIDDEN_NONE,
-			 arena_printf(s->arena, "c%d_%s", ci, p->u.probe.provider));
+			 arena_printf(s->arena, "c%d_%s", ci, pv->name));
 	s->progs.v[s->progs.n - 1].uprobe_return = ret;
 	return 0;
 }
 
 /* interval:UNIT:N, profile:UNIT:N -> a PERF program with a pseudo-site named after it */
-static int expand_timer(struct sema *s, struct ast_node *clause, struct ast_node *p, int ci)
+static int expand_timer(struct sema *s, struct ast_node *clause, struct ast_node *p,
+			const struct provider *pv, int ci)
 {
-	const char *prov = p->u.probe.provider;
-	bool profile = !strcmp(prov, "profile");
+	const char *prov = pv->name;
+	bool profile = pv->id == PV_PROFILE;
 	char *end = NULL;
 	unsigned long long n = 0;
 	if (p->u.probe.nparts == 2)
@@ -344,7 +387,7 @@ static int expand_timer(struct sema *s, struct ast_node *clause, struct ast_node
 		return -EINVAL;
 	}
 	s->group_site_begin = s->sites.n;
-	struct plan_site site = {.target = "", .func = "", .probe = p->u.probe.raw};
+	struct plan_site site = {.target = "", .func = "", .probe = probe_name(s, pv, p)};
 	struct sema_site_info info = {0};
 	vec_push(&s->sites, site);
 	vec_push(&s->site_info, info);
@@ -357,7 +400,8 @@ static int expand_timer(struct sema *s, struct ast_node *clause, struct ast_node
 	return 0;
 }
 
-static int expand_tracepoint(struct sema *s, struct ast_node *clause, struct ast_node *p, int ci)
+static int expand_tracepoint(struct sema *s, struct ast_node *clause, struct ast_node *p,
+			     const struct provider *pv, int ci)
 {
 	if (p->u.probe.nparts != 2) {
 		diag_error(s->src, p->loc, "a tracepoint probe is tracepoint:CATEGORY:NAME");
@@ -377,7 +421,7 @@ static int expand_tracepoint(struct sema *s, struct ast_node *clause, struct ast
 	vec_push(&s->tp_formats, fmt);
 	s->clause_tp = s->clause_tp ? (struct tp_format *)-1 : fmt; /* -1: several */
 	s->group_site_begin = s->sites.n;
-	struct plan_site site = {.target = "", .func = "", .probe = p->u.probe.raw};
+	struct plan_site site = {.target = "", .func = "", .probe = probe_name(s, pv, p)};
 	struct sema_site_info info = {0};
 	vec_push(&s->sites, site);
 	vec_push(&s->site_info, info);
@@ -415,46 +459,53 @@ int sema_expand_probes(struct sema *s, struct ast_node *clause, int ci)
 {
 	int err = 0;
 	struct ast_list *probes = &clause->u.clause.probes;
+	const struct provider *pvs[probes->n + 1];
 	for (int i = 0; i < probes->n; i++) {
 		struct ast_node *p = probes->v[i];
+		if (subst_posparams(s, p)) {
+			err = -EINVAL;
+			continue;
+		}
 		const char *prov = p->u.probe.provider;
-		if (!strcmp(prov, "BEGIN") || !strcmp(prov, "END")) {
-			if (p->u.probe.nparts) {
-				diag_error(s->src, p->loc, "%s takes no arguments", prov);
-				err = -EINVAL;
-				continue;
-			}
-			s->clause_kinds |= 1u << (prov[0] == 'B' ? PLAN_PROG_BEGIN : PLAN_PROG_END);
-			continue;
-		}
-		if (!strcmp(prov, "go")) {
-			s->clause_kinds |= 1u << PLAN_PROG_UPROBE;
-			continue;
-		}
-		if (!strcmp(prov, "interval") || !strcmp(prov, "profile")) {
-			s->clause_kinds |= 1u << PLAN_PROG_PERF;
-			continue;
-		}
-		if (!strcmp(prov, "tracepoint")) {
-			s->clause_kinds |= 1u << PLAN_PROG_TRACEPOINT;
-			continue;
-		}
-		if (!strcmp(prov, "uprobe") || !strcmp(prov, "uretprobe")) {
-			s->clause_kinds |= 1u << PLAN_PROG_UPROBE;
-			s->clause_points |= 1u << (prov[1] == 'r' ? UP_RETURN : UP_ENTRY);
-			continue;
-		}
-		bool later = false;
-		for (size_t k = 0; k < ARRAY_SIZE(later_providers); k++)
-			later |= !strcmp(prov, later_providers[k]);
-		if (later)
-			diag_error(s->src, p->loc, "%s probes are not supported yet", prov);
-		else
+		const struct provider *pv = pvs[i] = provider_find(prov);
+		if (!pv) {
 			diag_error(s->src, p->loc,
 				   "unknown probe type '%s': expected BEGIN, END, go, uprobe, uretprobe, "
 				   "interval, profile or tracepoint",
 				   prov);
-		err = -EINVAL;
+			err = -EINVAL;
+			continue;
+		}
+		switch (pv->id) {
+		case PV_BEGIN:
+		case PV_END:
+			if (p->u.probe.nparts) {
+				diag_error(s->src, p->loc, "%s takes no arguments", pv->name);
+				err = -EINVAL;
+				continue;
+			}
+			s->clause_kinds |= 1u << (pv->id == PV_BEGIN ? PLAN_PROG_BEGIN : PLAN_PROG_END);
+			break;
+		case PV_GO:
+			s->clause_kinds |= 1u << PLAN_PROG_UPROBE;
+			break;
+		case PV_INTERVAL:
+		case PV_PROFILE:
+			s->clause_kinds |= 1u << PLAN_PROG_PERF;
+			break;
+		case PV_TRACEPOINT:
+			s->clause_kinds |= 1u << PLAN_PROG_TRACEPOINT;
+			break;
+		case PV_UPROBE:
+		case PV_URETPROBE:
+			s->clause_kinds |= 1u << PLAN_PROG_UPROBE;
+			s->clause_points |= 1u << (pv->id == PV_URETPROBE ? UP_RETURN : UP_ENTRY);
+			break;
+		case PV_LATER:
+			diag_error(s->src, p->loc, "%s probes are not supported yet", pv->name);
+			err = -EINVAL;
+			break;
+		}
 	}
 	if (err)
 		return err;
@@ -475,14 +526,14 @@ int sema_expand_probes(struct sema *s, struct ast_node *clause, int ci)
 
 	for (int i = 0; i < probes->n; i++) {
 		struct ast_node *p = probes->v[i];
-		const char *prov = p->u.probe.provider;
+		const struct provider *pv = pvs[i];
 		int e = 0;
-		if (!strcmp(prov, "interval") || !strcmp(prov, "profile"))
-			e = expand_timer(s, clause, p, ci);
-		else if (!strcmp(prov, "tracepoint"))
-			e = expand_tracepoint(s, clause, p, ci);
-		else if (!strcmp(prov, "uprobe") || !strcmp(prov, "uretprobe"))
-			e = expand_uprobe(s, clause, p, ci);
+		if (pv->id == PV_INTERVAL || pv->id == PV_PROFILE)
+			e = expand_timer(s, clause, p, pv, ci);
+		else if (pv->id == PV_TRACEPOINT)
+			e = expand_tracepoint(s, clause, p, pv, ci);
+		else if (pv->id == PV_UPROBE || pv->id == PV_URETPROBE)
+			e = expand_uprobe(s, clause, p, pv, ci);
 		if (e)
 			err = -EINVAL;
 	}
@@ -494,7 +545,7 @@ int sema_expand_probes(struct sema *s, struct ast_node *clause, int ci)
 	int ngp = 0;
 	for (int i = 0; i < probes->n; i++) {
 		struct ast_node *p = probes->v[i];
-		if (strcmp(p->u.probe.provider, "go"))
+		if (pvs[i]->id != PV_GO)
 			continue;
 		if (parse_go_probe(s, p, &gps[ngp]))
 			err = -EINVAL;

@@ -10,6 +10,8 @@ NAME.gt holds gotrace's version. `@BIN@` is replaced by the Go conformance targe
 (tests/go/conformance_target, built with `go build` as the runtime tests build theirs).
 
 Header: the `//` comment lines at the top of NAME.bt may carry directives.
+    // args: WORDS               positional parameters ($1 ...) after the script, for both
+                                 tools (shlex)
     // run: ARGS                 extra command-line arguments for both tools, split
                                  with shlex (e.g. `-c "@BIN@ calls"`); `@OUT@` becomes a
                                  file per tool (for `-o @OUT@`): then that file's content
@@ -67,13 +69,14 @@ RLIMIT = re.compile(r"couldn't set RLIMIT_MEMLOCK")
 
 
 def parse_header(text):
-    hdr = {"run": "", "format": "text", "order": "specified", "timeout": "30"}
+    hdr = {"run": "", "args": "", "format": "text", "order": "specified", "timeout": "30"}
     for line in text.splitlines():
         line = line.strip()
         if not line.startswith("//"):
             break
         m = re.match(r"//\s*([a-z-]+):\s*(.*)$", line)
-        if m and m.group(1) in ("run", "format", "order", "timeout", "expect-difference"):
+        if m and m.group(1) in ("run", "args", "format", "order", "timeout",
+                                "expect-difference"):
             hdr[m.group(1)] = m.group(2).strip()
     return hdr
 
@@ -169,8 +172,9 @@ def main():
             gextra = ["-f", "json"] + gextra
         timeout = float(hdr["timeout"])
 
-        brc, bout, berr, bt_s = run_tool([_BPFTRACE, *bextra, bt_file], timeout)
-        grc, gout, gerr, gt_s = run_tool([s.gotrace, *gextra, gt_file], timeout)
+        pos = shlex.split(sub(hdr["args"]))
+        brc, bout, berr, bt_s = run_tool([_BPFTRACE, *bextra, bt_file, *pos], timeout)
+        grc, gout, gerr, gt_s = run_tool([s.gotrace, *gextra, gt_file, *pos], timeout)
         t_bt += bt_s
         t_gt += gt_s
         berr = norm_stderr(berr)
