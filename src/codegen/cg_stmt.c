@@ -77,8 +77,11 @@ static void cg_call_stmt(struct cg *g, struct ast_node *e)
 	case BI_PRINTF:
 		cg_event(g, e, 1); /* the format is not a record field */
 		break;
+	case BI_EXIT: /* and the probe ends here, as in bpftrace */
+		cg_event(g, e, 0);
+		LLVMBuildBr(g->b, g->exit_bb);
+		break;
 	case BI_PRINT:
-	case BI_EXIT:
 	case BI_TIME:
 	case BI_CLEAR:
 	case BI_ZERO:

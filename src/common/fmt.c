@@ -41,6 +41,15 @@ static void put_flags(char *dst, size_t *n, const char *have, const char *allowe
 			dst[(*n)++] = *f;
 }
 
+unsigned long long fmt_int_arg(const struct fmt_piece *pc, unsigned long long v)
+{
+	int sh = 64 - (pc->bits ? pc->bits : 64);
+	if (!sh)
+		return v;
+	v = v << sh;
+	return pc->conv == FMT_SIGNED ? (unsigned long long)((long long)v >> sh) : v >> sh;
+}
+
 /* Parses one conversion starting at fmt[*pos] == '%'. On success *pos is one past it. */
 static int parse_conv(const char *fmt, int *pos, struct fmt_piece *pc, bool *is_percent,
 		      const char **err_msg, int *err_offset)
@@ -75,13 +84,18 @@ static int parse_conv(const char *fmt, int *pos, struct fmt_piece *pc, bool *is_
 	}
 	if (width > FMT_MAX_FIELD || prec > FMT_MAX_FIELD)
 		return fmt_fail("field width or precision too large", start, err_msg, err_offset);
-	/* Length modifiers: every integer argument is 64-bit, so they carry no meaning. */
+	/* Length modifiers: the integer's width, as C (and so bpftrace) reads it */
+	pc->bits = 32;
 	if (fmt[i] == 'h' || fmt[i] == 'l') {
 		char m = fmt[i++];
-		if (fmt[i] == m)
+		pc->bits = m == 'l' ? 64 : 16;
+		if (fmt[i] == m) {
 			i++;
+			pc->bits = m == 'l' ? 64 : 8;
+		}
 	} else if (fmt[i] == 'z' || fmt[i] == 'j' || fmt[i] == 't') {
 		i++;
+		pc->bits = 64;
 	}
 	if (!fmt[i])
 		return fmt_fail("incomplete conversion at end of format", start, err_msg, err_offset);

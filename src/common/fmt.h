@@ -1,6 +1,7 @@
 /* fmt: printf format strings, parsed once by sema (to check arguments) and by the
  * runtime (to print). Conversions: %d %i %u %x %X %o %s %c %p %% with flags "-+ #0",
- * width, precision; length modifiers h hh l ll z j t are accepted and ignored. */
+ * width, precision; length modifiers as C applies them to an integer argument, which is
+ * what bpftrace 0.17 does: hh 8 bits, h 16, none 32, l ll z j t 64. */
 #ifndef GT_FMT_H
 #define GT_FMT_H
 
@@ -20,6 +21,7 @@ struct fmt_piece {
 	char cspec[40];   /* C conversion to hand to snprintf with a (long long) / char* arg,
 			     e.g. "%-8lld", "%#llx", "%.*s" is never used: precision is inline */
 	enum fmt_conv conv;
+	int bits;         /* FMT_SIGNED, FMT_UNSIGNED: the argument's width (8, 16, 32, 64) */
 	int src_offset;   /* byte offset of the '%' in the format string, for diagnostics */
 	int src_len;      /* length of the conversion spec in the format string */
 };
@@ -33,5 +35,9 @@ struct fmt {
 /* Returns 0, or -EINVAL with *err_msg and *err_offset (byte offset in fmt) set. */
 int fmt_parse(const char *fmt, struct fmt *out, const char **err_msg, int *err_offset);
 void fmt_free(struct fmt *f);
+
+/* V as the integer conversion of PC prints it: truncated to pc->bits, sign-extended
+ * for FMT_SIGNED. */
+unsigned long long fmt_int_arg(const struct fmt_piece *pc, unsigned long long v);
 
 #endif

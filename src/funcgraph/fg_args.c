@@ -139,9 +139,9 @@ static bool valid_type(const char *t)
 const char *fg_arg_conv(const char *type)
 {
 	if (type[0] == 's' && type[1] != 't')
-		return "%d";
+		return "%ld"; /* Go's integers are 64-bit */
 	if (type[0] == 'u')
-		return "%u";
+		return "%lu";
 	if (!strcmp(type, "ptr"))
 		return "%p";
 	return "%s"; /* cN, str */

@@ -3,7 +3,7 @@
  *
  *   go:"main.add":entry, go:"main.add1":entry { fgentry("%u", reg("ip")); }
  *   go:"main.(*Student).String":entry
- *   { fgentry("%us.name=%s, s.age=%d", reg("ip"), arg(*+0(%ax)):c64, arg(+16(%ax)):s64); }
+ *   { fgentry("%us.name=%s, s.age=%ld", reg("ip"), arg(*+0(%ax)):c64, arg(+16(%ax)):s64); }
  *   go:"main.add":return, go:"main.add1":return, ... { fgreturn(); }
  *
  * fgentry()/fgreturn() put the goroutine id, its traced-call depth, the time and the

@@ -80,10 +80,10 @@ static void put_conv(struct rt_output *o, struct strbuf *l, const struct fmt_pie
 	uint64_t v = rec_u64(rec, a->offset);
 	switch (pc->conv) {
 	case FMT_SIGNED:
-		strbuf_printf(l, pc->cspec, (long long)v);
+		strbuf_printf(l, pc->cspec, (long long)fmt_int_arg(pc, v));
 		break;
 	case FMT_UNSIGNED:
-		strbuf_printf(l, pc->cspec, (unsigned long long)v);
+		strbuf_printf(l, pc->cspec, fmt_int_arg(pc, v));
 		break;
 	case FMT_CHAR:
 		strbuf_printf(l, pc->cspec, (int)(unsigned char)v);

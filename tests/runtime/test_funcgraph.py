@@ -404,7 +404,7 @@ if s.case("options"):
                "--drilldown", "main.add1", "--dry-run", "-v", b])
     s.check("options: BINARY target, --args and --drilldown functions traced, rules as written",
             r.returncode == 0 and
-            'fgentry("%us.name=%s, s.age=%d", reg("ip"), arg(*+0(%ax)):c64, arg(+16(%ax)):s64)'
+            'fgentry("%us.name=%s, s.age=%ld", reg("ip"), arg(*+0(%ax)):c64, arg(+16(%ax)):s64)'
             in r.stderr and 'go:"main.add1":entry' in r.stderr and
             'go:"main.(*Student).String":return' in r.stderr, describe(r))
     for args, msg in (
