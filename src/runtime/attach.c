@@ -16,7 +16,6 @@
 #include "common/diag.h"
 #include "common/util.h"
 #include "runtime/rt_priv.h"
-#include "sema/tracepoint.h"
 
 #ifndef BPF_LINK_CREATE
 #define BPF_LINK_CREATE 28
@@ -198,17 +197,15 @@ static int attach_perf(struct rt_session *s, const struct plan_prog *pp, int pro
 
 static int attach_tracepoint(struct rt_session *s, const struct plan_prog *pp, int prog_fd)
 {
-	struct tp_format fmt;
-	int err = tp_format_read(pp->tp_category, pp->tp_name, &fmt);
-	tp_format_free(&fmt);
-	if (err) {
-		diag_fatal("no tracepoint %s:%s: %s", pp->tp_category, pp->tp_name, strerror(-err));
-		return err;
+	if (pp->tp_id <= 0) {
+		diag_fatal("internal error: tracepoint %s:%s has no id in the plan", pp->tp_category,
+			   pp->tp_name);
+		return -EINVAL;
 	}
 	struct perf_event_attr attr = {
 		.type = PERF_TYPE_TRACEPOINT,
 		.size = sizeof(attr),
-		.config = (uint64_t)fmt.id,
+		.config = (uint64_t)pp->tp_id,
 		.sample_period = 1,
 		.wakeup_events = 1,
 	};
@@ -219,7 +216,7 @@ static int attach_tracepoint(struct rt_session *s, const struct plan_prog *pp, i
 			   strerror(errno));
 		return -errno;
 	}
-	err = perf_attach(s, pfd, prog_fd);
+	int err = perf_attach(s, pfd, prog_fd);
 	if (err)
 		diag_fatal("cannot attach to tracepoint %s:%s: %s", pp->tp_category, pp->tp_name,
 			   strerror(-err));
