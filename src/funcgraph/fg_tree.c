@@ -305,7 +305,7 @@ static void print_text(struct fg_consumer *c, struct rt_output *o, const struct 
 static void json_str(struct strbuf *sb, const char *s)
 {
 	if (s)
-		rt_output_json_string(sb, s, strlen(s));
+		strbuf_json_string(sb, s, strlen(s));
 	else
 		strbuf_puts(sb, "null");
 }
@@ -325,7 +325,7 @@ static void json_args(struct fg_consumer *c, const struct fg_node *nd)
 		strbuf_puts(&c->out, ": ");
 		if (a->kind == PLAN_ARG_STR) {
 			const char *s = (const char *)nd->rec + a->offset;
-			rt_output_json_string(&c->out, s, strnlen(s, (size_t)a->size));
+			strbuf_json_string(&c->out, s, strnlen(s, (size_t)a->size));
 		} else {
 			uint64_t v = field(ev, nd->rec, FG_ARG_USER + k);
 			if (a->is_signed)
