@@ -58,7 +58,7 @@ Elf_Scn *binfo_elf_section(Elf *e, const char *name, unsigned type, GElf_Shdr *s
 /* The file bytes of PROGBITS section NAME of BI's image, its size and (ADDR not NULL)
  * address; NULL when absent or not inside the file. */
 const uint8_t *binfo__section(const struct binfo *bi, const char *name, uint64_t *size,
-			      uint64_t *addr);
+                              uint64_t *addr);
 
 /* Functions from .gopclntab (Go 1.18+), for binaries without a symbol table: name
  * (pointing into the image), entry, size (the code its pc tables cover, at most the

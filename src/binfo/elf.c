@@ -146,7 +146,7 @@ Elf_Scn *binfo_elf_section(Elf *e, const char *name, unsigned type, GElf_Shdr *s
 }
 
 const uint8_t *binfo__section(const struct binfo *bi, const char *name, uint64_t *size,
-			      uint64_t *addr)
+                              uint64_t *addr)
 {
 	GElf_Shdr sh;
 	if (!binfo_elf_section(bi->elf, name, SHT_PROGBITS, &sh) || sh.sh_offset > bi->img_size ||
