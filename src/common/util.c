@@ -5,9 +5,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/diag.h"
+
 static void oom(void)
 {
-	fputs("gotrace: out of memory\n", stderr);
+	diag_print(DIAG_ERROR, "out of memory");
 	abort();
 }
 

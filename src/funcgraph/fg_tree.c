@@ -183,9 +183,10 @@ static struct binfo_lines *lines(struct fg_consumer *c)
 	if (!c->lines_tried) {
 		c->lines_tried = true;
 		if (binfo_lines__open(c->o.bi, BINFO_LINES_AUTO, &c->lines))
-			fprintf(stderr, "gotrace: warning: %s has neither DWARF line tables nor a "
-					"readable .gopclntab: no call sites\n",
-				binfo_path(c->o.bi));
+			diag_print(DIAG_WARNING,
+				   "%s has neither DWARF line tables nor a readable .gopclntab: no "
+				   "call sites",
+				   binfo_path(c->o.bi));
 	}
 	return c->lines;
 }
@@ -541,16 +542,15 @@ void fg_consumer_finish(void *ctx, struct rt_output *o)
 	}
 	vec_free(&left);
 	if (c->untracked)
-		fprintf(stderr, "gotrace: warning: %" PRIu64 " calls were not tracked (goroutine "
-				"state map full) and are missing from the trees\n",
-			c->untracked);
+		diag_print(DIAG_WARNING,
+			   "%" PRIu64 " calls were not tracked (goroutine state map full) and are "
+			   "missing from the trees",
+			   c->untracked);
 	if (c->dropped)
-		fprintf(stderr, "gotrace: warning: %" PRIu64 " calls not shown: trees are kept to "
-				"%d calls each\n",
-			c->dropped, FG_MAX_NODES);
+		diag_print(DIAG_WARNING, "%" PRIu64 " calls not shown: trees are kept to %d calls each",
+			   c->dropped, FG_MAX_NODES);
 	if (c->bad)
-		fprintf(stderr, "gotrace: warning: %" PRIu64 " malformed call-graph records\n",
-			c->bad);
+		diag_print(DIAG_WARNING, "%" PRIu64 " malformed call-graph records", c->bad);
 }
 
 void fg_consumer_free(struct fg_consumer *c)

@@ -127,8 +127,8 @@ static int attach_prog(struct rt_session *s, int pi, int prog_fd)
 				diag_fatal("cannot attach to %s: %s", target, attach_strerror(-err));
 			}
 			if (s->opts->verbose)
-				fprintf(stderr, "gotrace: (program %s, %u sites, pid filter %d)\n",
-					pp->fn_name, cnt, (int)s->pid);
+				diag_print(DIAG_INFO, "(program %s, %u sites, pid filter %d)",
+					   pp->fn_name, cnt, (int)s->pid);
 			break;
 		}
 		s->links[s->nlinks++] = fd;
@@ -265,8 +265,8 @@ int rt_session__attach(struct rt_session *s)
 			return err; /* the caller detaches what is already attached */
 	}
 	if (s->opts->verbose)
-		fprintf(stderr, "gotrace: attached %d sites with %d uprobe_multi links in %.1f ms\n",
-			s->nattached_sites, s->nlinks, (double)(now_ns() - t0) / 1e6);
+		diag_print(DIAG_INFO, "attached %d sites with %d uprobe_multi links in %.1f ms",
+			   s->nattached_sites, s->nlinks, (double)(now_ns() - t0) / 1e6);
 	return 0;
 }
 
@@ -322,8 +322,8 @@ void rt_session__detach(struct rt_session *s)
 	uint64_t t0 = now_ns();
 	close_links(s->links, s->nlinks);
 	if (s->opts->verbose)
-		fprintf(stderr, "gotrace: detached %d links in %.1f ms\n", s->nlinks,
-			(double)(now_ns() - t0) / 1e6);
+		diag_print(DIAG_INFO, "detached %d links in %.1f ms", s->nlinks,
+			   (double)(now_ns() - t0) / 1e6);
 	free(s->links);
 	s->links = NULL;
 	s->nlinks = 0;

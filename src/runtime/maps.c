@@ -856,8 +856,7 @@ static void format_map(struct rt_maps *ms, struct rt_map *m, struct strbuf *sb, 
 	struct snap s;
 	int err = snapshot(m, &s);
 	if (err)
-		fprintf(stderr, "gotrace: warning: cannot read map %s: %s\n", pm->name,
-			strerror(-err));
+		diag_print(DIAG_WARNING, "cannot read map %s: %s", pm->name, strerror(-err));
 
 	struct row *rows, **order;
 	uint64_t *bucket_mem;
@@ -1050,8 +1049,8 @@ void rt_maps__zero(struct rt_maps *m, int map_id)
 		/* BPF_EXIST: a key deleted meanwhile stays deleted */
 		if (bpf_map_update_elem(mp->fd, keys + i * mp->key_size, zero, BPF_EXIST) &&
 		    errno != ENOENT) {
-			fprintf(stderr, "gotrace: warning: cannot zero map %s: %s\n", mp->pm->name,
-				strerror(errno));
+			diag_print(DIAG_WARNING, "cannot zero map %s: %s", mp->pm->name,
+				   strerror(errno));
 			break;
 		}
 	}
@@ -1072,15 +1071,15 @@ void rt_maps__clear(struct rt_maps *m, int map_id)
 	size_t n = collect_keys(mp, &keys);
 	for (size_t i = 0; i < n; i++) {
 		if (bpf_map_delete_elem(mp->fd, keys + i * mp->key_size) && errno != ENOENT) {
-			fprintf(stderr, "gotrace: warning: cannot clear map %s: %s\n", mp->pm->name,
-				strerror(errno));
+			diag_print(DIAG_WARNING, "cannot clear map %s: %s", mp->pm->name,
+				   strerror(errno));
 			break;
 		}
 	}
 	free(keys);
 }
 
-void rt_maps__report_full(struct rt_maps *m, FILE *err)
+void rt_maps__report_full(struct rt_maps *m)
 {
 	if (!m || m->full_fd < 0)
 		return;
@@ -1093,11 +1092,12 @@ void rt_maps__report_full(struct rt_maps *m, FILE *err)
 		for (int c = 0; c < m->full_nvals; c++)
 			dropped += vals[c];
 		if (dropped)
-			fprintf(err, "gotrace: warning: map %s is full (%" PRIu32
-				     " keys): %" PRIu64 " updates were dropped\n",
-				m->maps[i].pm->name, m->maps[i].pm->max_entries ? m->maps[i].pm->max_entries
-									: m->maps[i].max_entries,
-				dropped);
+			diag_print(DIAG_WARNING,
+				   "map %s is full (%" PRIu32 " keys): %" PRIu64 " updates were dropped",
+				   m->maps[i].pm->name,
+				   m->maps[i].pm->max_entries ? m->maps[i].pm->max_entries
+							      : m->maps[i].max_entries,
+				   dropped);
 	}
 	free(vals);
 }

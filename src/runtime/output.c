@@ -352,8 +352,8 @@ void rt_output__free(struct rt_output *o)
 	if (o->consumer && o->consumer->finish)
 		o->consumer->finish(o->consumer->ctx, o);
 	if (o->bad_records)
-		fprintf(stderr, "gotrace: warning: %llu malformed event records ignored\n",
-			(unsigned long long)o->bad_records);
+		diag_print(DIAG_WARNING, "%llu malformed event records ignored",
+			   (unsigned long long)o->bad_records);
 	for (int i = 0; i < o->plan->nevents; i++)
 		fmt_free(&o->fmts[i]);
 	free(o->fmts);
@@ -407,11 +407,12 @@ uint64_t rt_output__records(const struct rt_output *o)
 
 void rt_output__lost(struct rt_output *o, uint64_t n)
 {
-	/* Text: stderr, so the trace on stdout stays exactly what the probes printed.
-	 * JSON: in the output stream, where a consumer of the JSON lines will see it. */
+	/* Text: stderr (diag, in bpftrace's words), so the trace on stdout stays exactly what
+	 * the probes printed. JSON: in the output stream, where a consumer of the JSON lines
+	 * will see it. */
 	if (o->json)
 		fprintf(o->f, "{\"type\": \"lost_events\", \"data\": {\"events\": %llu}}\n",
 			(unsigned long long)n);
 	else
-		fprintf(stderr, "Lost %llu events\n", (unsigned long long)n);
+		diag_print(DIAG_PLAIN, "Lost %llu events", (unsigned long long)n);
 }
