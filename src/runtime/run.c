@@ -278,15 +278,10 @@ int rt_run(struct gt_plan *plan, const struct rt_options *opts)
 		ret = 0;
 		goto cleanup;
 	}
-	if (rt_maps__new) {
-		s.maps = rt_maps__new(plan, s.obj, &err);
-		if (!s.maps)
-			goto cleanup;
-		rt_output__set_maps(s.output, s.maps);
-	} else if (plan->nmaps > 0) {
-		diag_fatal("internal error: this gotrace was built without map support");
+	s.maps = rt_maps__new(plan, s.obj, &err);
+	if (!s.maps)
 		goto cleanup;
-	}
+	rt_output__set_maps(s.output, s.maps);
 
 	if (s.events_fd >= 0) {
 		s.rb = ring_buffer__new(s.events_fd, rt_output__handle, s.output, NULL);
