@@ -42,5 +42,8 @@ void diag_warning(const struct diag_src *src, struct gt_loc loc, const char *fmt
 void diag_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Where messages go (NULL: stderr); the fuzzer silences them. */
 void diag_set_stream(FILE *f);
+/* Between two runs in one process (the fuzzer calls it per input). diag keeps no
+ * per-run state since the unused error count went: nothing to reset today. */
+void diag_reset(void);
 
 #endif
