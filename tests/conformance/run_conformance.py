@@ -71,16 +71,16 @@ RLIMIT = re.compile(r"couldn't set RLIMIT_MEMLOCK")
 
 
 def parse_header(text):
-    hdr = {"run": "", "format": "text", "order": "specified", "timeout": "30",
-           "compare": "objects"}
+    hdr = {"run": "", "format": "text", "order": "specified", "timeout": "30"}
     for line in text.splitlines():
         line = line.strip()
         if not line.startswith("//"):
             break
         m = re.match(r"//\s*([a-z-]+):\s*(.*)$", line)
-        if m and m.group(1) in ("run", "format", "order", "timeout", "compare",
-                                "expect-difference"):
+        if m and m.group(1) in ("run", "format", "order", "timeout", "expect-difference"):
             hdr[m.group(1)] = m.group(2).strip()
+        elif m and m.group(1) == "compare":
+            hdr["compare"] = m.group(2).strip()
     return hdr
 
 
@@ -229,8 +229,8 @@ def main():
                     expect = f.read()
 
         unordered = hdr["order"] == "unspecified"
-        if json_mode and hdr["compare"] == "bytes":
-            gobjs, gerr_j = parse_json_lines(gout, "gotrace", False)
+        if json_mode and hdr.get("compare") == "bytes":
+            _, gerr_j = parse_json_lines(gout, "gotrace", False)
             if gerr_j:
                 problems.append(gerr_j)
             want = json_lines(bout if expect is None else expect,
