@@ -451,11 +451,11 @@ int main(int argc, char **argv)
 		goto out;
 	uint64_t t3 = now_ns();
 	if (o.verbose)
-		fprintf(stderr,
-			"gotrace: %d site(s), %d program(s), %d event kind(s); parse %.2f ms, "
-			"sema %.2f ms, codegen %.2f ms, object %zu bytes\n",
-			plan.nsites, plan.nprogs, plan.nevents, (t1 - t0) / 1e6, (t2 - t1) / 1e6,
-			(t3 - t2) / 1e6, plan.obj_size);
+		diag_print(DIAG_INFO,
+			   "%d site(s), %d program(s), %d event kind(s); parse %.2f ms, sema %.2f ms, "
+			   "codegen %.2f ms, object %zu bytes",
+			   plan.nsites, plan.nprogs, plan.nevents, (t1 - t0) / 1e6, (t2 - t1) / 1e6,
+			   (t3 - t2) / 1e6, plan.obj_size);
 	fflush(stdout);
 
 	struct rt_options ro = {

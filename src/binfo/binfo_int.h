@@ -1,8 +1,9 @@
-/* binfo internals shared by elf.c, disasm.c and suggest.c; not for other modules. */
+/* binfo internals shared by the files of src/binfo; not for other modules. */
 #ifndef GT_BINFO_INT_H
 #define GT_BINFO_INT_H
 
 #include <capstone/capstone.h>
+#include <gelf.h>
 #include <libelf.h>
 
 #include "binfo/binfo.h"
@@ -43,9 +44,21 @@ struct binfo {
 /* Pointer to LEN file bytes at virtual address VADDR, or NULL when not all in the file. */
 const uint8_t *binfo__bytes_at(const struct binfo *bi, uint64_t vaddr, uint64_t len);
 
-/* An unsigned LEB128 (Go's uvarint, DWARF's ULEB128) at *P, advancing *P; false when
- * it runs past END. */
+/* An unsigned / signed LEB128 (Go's uvarint, DWARF's ULEB128 / SLEB128) at *P,
+ * advancing *P; false when it runs past END. */
 bool binfo_uleb128(const uint8_t **p, const uint8_t *end, uint64_t *v);
+bool binfo_sleb128(const uint8_t **p, const uint8_t *end, int64_t *v);
+
+/* FNV-1a: the hash of binfo's name tables. */
+uint32_t binfo_str_hash(const char *s);
+
+/* The first section of E called NAME and of TYPE (SHT_NULL: any type with file bytes),
+ * its header in *SH; NULL when there is none. */
+Elf_Scn *binfo_elf_section(Elf *e, const char *name, unsigned type, GElf_Shdr *sh);
+/* The file bytes of PROGBITS section NAME of BI's image, its size and (ADDR not NULL)
+ * address; NULL when absent or not inside the file. */
+const uint8_t *binfo__section(const struct binfo *bi, const char *name, uint64_t *size,
+                              uint64_t *addr);
 
 /* Functions from .gopclntab (Go 1.18+), for binaries without a symbol table: name
  * (pointing into the image), entry, size (the code its pc tables cover, at most the

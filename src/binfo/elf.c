@@ -85,18 +85,77 @@ static char *version_dup(const uint8_t *s, uint64_t len)
 	return v;
 }
 
+/* Any length (DWARF allows padding bytes); bits past 64 are dropped, as Go's
+ * readvarint and the DWARF readers do. */
 bool binfo_uleb128(const uint8_t **p, const uint8_t *end, uint64_t *v)
 {
 	uint64_t x = 0;
-	for (int shift = 0; *p < end && shift < 64; shift += 7) {
+	for (int shift = 0; *p < end; shift += 7) {
 		uint8_t b = *(*p)++;
-		x |= (uint64_t)(b & 0x7f) << shift;
+		if (shift < 64)
+			x |= (uint64_t)(b & 0x7f) << shift;
 		if (!(b & 0x80)) {
 			*v = x;
 			return true;
 		}
 	}
 	return false;
+}
+
+bool binfo_sleb128(const uint8_t **p, const uint8_t *end, int64_t *v)
+{
+	uint64_t x = 0;
+	for (int shift = 0; *p < end;) {
+		uint8_t b = *(*p)++;
+		if (shift < 64)
+			x |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+		if (!(b & 0x80)) {
+			if (shift < 64 && (b & 0x40))
+				x |= ~0ull << shift; /* sign-extend */
+			*v = (int64_t)x;
+			return true;
+		}
+	}
+	return false;
+}
+
+uint32_t binfo_str_hash(const char *s)
+{
+	uint32_t h = 2166136261u; /* FNV-1a */
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 16777619u;
+	return h;
+}
+
+Elf_Scn *binfo_elf_section(Elf *e, const char *name, unsigned type, GElf_Shdr *sh)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+	if (elf_getshdrstrndx(e, &shstrndx) != 0)
+		return NULL;
+	while ((scn = elf_nextscn(e, scn)) != NULL) {
+		if (!gelf_getshdr(scn, sh) || sh->sh_type == SHT_NOBITS ||
+		    (type != SHT_NULL && sh->sh_type != type))
+			continue;
+		const char *nm = elf_strptr(e, shstrndx, sh->sh_name);
+		if (nm && !strcmp(nm, name))
+			return scn;
+	}
+	return NULL;
+}
+
+const uint8_t *binfo__section(const struct binfo *bi, const char *name, uint64_t *size,
+                              uint64_t *addr)
+{
+	GElf_Shdr sh;
+	if (!binfo_elf_section(bi->elf, name, SHT_PROGBITS, &sh) || sh.sh_offset > bi->img_size ||
+	    sh.sh_size > bi->img_size - sh.sh_offset)
+		return NULL;
+	*size = sh.sh_size;
+	if (addr)
+		*addr = sh.sh_addr;
+	return bi->img + sh.sh_offset;
 }
 
 /* Go string header {data, len} at VADDR -> copy of the version, NULL when it does not
@@ -141,14 +200,6 @@ static int func_cmp_addr(const void *a, const void *b)
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
 	return strcmp(x->name, y->name);
-}
-
-static uint32_t name_hash(const char *s)
-{
-	uint32_t h = 2166136261u; /* FNV-1a */
-	for (; *s; s++)
-		h = (h ^ (uint8_t)*s) * 16777619u;
-	return h;
 }
 
 static void sort_funcs(struct binfo *bi);
@@ -253,7 +304,7 @@ static void build_name_index(struct binfo *bi)
 	bi->same_next = xmalloc((size_t)(bi->nfuncs ? bi->nfuncs : 1) * sizeof(*bi->same_next));
 	for (int i = 0; i < bi->nfuncs; i++) {
 		const char *name = bi->funcs[i].name;
-		uint32_t h = name_hash(name) & bi->name_mask;
+		uint32_t h = binfo_str_hash(name) & bi->name_mask;
 		bi->same_next[i] = -1;
 		for (;; h = (h + 1) & bi->name_mask) {
 			uint32_t slot = bi->name_tab[h];
@@ -277,7 +328,7 @@ static int lookup_index(const struct binfo *bi, const char *name)
 {
 	if (!bi->name_tab)
 		return -1;
-	for (uint32_t h = name_hash(name) & bi->name_mask;; h = (h + 1) & bi->name_mask) {
+	for (uint32_t h = binfo_str_hash(name) & bi->name_mask;; h = (h + 1) & bi->name_mask) {
 		uint32_t slot = bi->name_tab[h];
 		if (slot == 0)
 			return -1;

@@ -399,20 +399,11 @@ static bool find_tlsg(const struct binfo *bi, uint64_t *value)
  * The first 16 such loads must agree. */
 static bool slot_from_code(const struct binfo *bi, int64_t *off)
 {
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
-	GElf_Shdr sh;
-	if (elf_getshdrstrndx(bi->elf, &shstrndx) != 0)
+	uint64_t size;
+	const uint8_t *p = binfo__section(bi, ".text", &size, NULL);
+	if (!p)
 		return false;
-	while ((scn = elf_nextscn(bi->elf, scn))) {
-		const char *name = gelf_getshdr(scn, &sh) ? elf_strptr(bi->elf, shstrndx, sh.sh_name)
-							   : NULL;
-		if (name && !strcmp(name, ".text") && sh.sh_type == SHT_PROGBITS)
-			break;
-	}
-	if (!scn || sh.sh_offset > bi->img_size || sh.sh_size > bi->img_size - sh.sh_offset)
-		return false;
-	const uint8_t *p = bi->img + sh.sh_offset, *end = p + sh.sh_size;
+	const uint8_t *end = p + size;
 	int n = 0;
 	for (const uint8_t *q = p; q + 11 <= end && n < 16; q++) {
 		int32_t v;

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -31,14 +32,6 @@ struct names {
 	uint32_t mask;
 };
 
-static uint32_t hash_str(const char *s)
-{
-	uint32_t h = 2166136261u; /* FNV-1a */
-	for (; *s; s++)
-		h = (h ^ (uint8_t)*s) * 16777619u;
-	return h;
-}
-
 static void names_grow(struct names *ns)
 {
 	uint32_t size = ns->tab ? 2 * (ns->mask + 1) : 1024;
@@ -46,7 +39,7 @@ static void names_grow(struct names *ns)
 	ns->tab = xcalloc(size, sizeof(*ns->tab));
 	ns->mask = size - 1;
 	for (uint32_t i = 0; i < ns->n; i++) {
-		uint32_t h = hash_str(ns->v[i]) & ns->mask;
+		uint32_t h = binfo_str_hash(ns->v[i]) & ns->mask;
 		while (ns->tab[h])
 			h = (h + 1) & ns->mask;
 		ns->tab[h] = i + 1;
@@ -57,7 +50,7 @@ static uint32_t names_intern(struct names *ns, const char *s)
 {
 	if (!ns->tab || 2 * (ns->n + 1) > ns->mask + 1)
 		names_grow(ns);
-	uint32_t h = hash_str(s) & ns->mask;
+	uint32_t h = binfo_str_hash(s) & ns->mask;
 	for (; ns->tab[h]; h = (h + 1) & ns->mask)
 		if (!strcmp(ns->v[ns->tab[h] - 1], s))
 			return ns->tab[h] - 1;
@@ -141,30 +134,6 @@ static uint64_t sym_addr(struct binfo *bi, const char *const *names, int nnames)
 	return 0;
 }
 
-static const uint8_t *section_bytes(struct binfo *bi, const char *const *names, int nnames,
-				    uint64_t *size, uint64_t *addr)
-{
-	size_t shstrndx;
-	Elf_Scn *scn = NULL;
-	if (elf_getshdrstrndx(bi->elf, &shstrndx))
-		return NULL;
-	while ((scn = elf_nextscn(bi->elf, scn))) {
-		GElf_Shdr sh;
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS)
-			continue;
-		const char *nm = elf_strptr(bi->elf, shstrndx, sh.sh_name);
-		for (int k = 0; nm && k < nnames; k++) {
-			if (strcmp(nm, names[k]) || sh.sh_offset > bi->img_size ||
-			    sh.sh_size > bi->img_size - sh.sh_offset)
-				continue;
-			*size = sh.sh_size;
-			*addr = sh.sh_addr;
-			return bi->img + sh.sh_offset;
-		}
-	}
-	return NULL;
-}
-
 /* Addend of the R_X86_64_RELATIVE relocation of the word at VADDR, 0 when none: in a
  * PIE the dynamic loader fills pointers such as pclntab's textStart in from these. */
 static uint64_t relative_addend(struct binfo *bi, uint64_t vaddr)
@@ -189,12 +158,13 @@ static uint64_t relative_addend(struct binfo *bi, uint64_t vaddr)
 
 static bool pcln_open(struct binfo *bi, struct pcln *p)
 {
-	static const char *const secs[] = {".gopclntab", ".data.rel.ro.gopclntab"};
 	static const char *const gofunc[] = {"go:func.*", "go.func.*"};
 	static const char *const text[] = {"runtime.text"};
 	uint64_t addr = 0;
 	memset(p, 0, sizeof(*p));
-	p->d = section_bytes(bi, secs, 2, &p->size, &addr);
+	p->d = binfo__section(bi, ".gopclntab", &p->size, &addr);
+	if (!p->d) /* PIE */
+		p->d = binfo__section(bi, ".data.rel.ro.gopclntab", &p->size, &addr);
 	if (!p->d || p->size < 72)
 		return false;
 	uint32_t magic;
@@ -224,18 +194,15 @@ static bool pcln_open(struct binfo *bi, struct pcln *p)
 
 static bool uvarint(const struct pcln *p, uint64_t *off, uint32_t *v)
 {
-	uint32_t x = 0;
-	for (int shift = 0; shift < 35; shift += 7) {
-		if (*off >= p->size)
-			return false;
-		uint8_t b = p->d[(*off)++];
-		x |= (uint32_t)(b & 0x7f) << shift;
-		if (!(b & 0x80)) {
-			*v = x;
-			return true;
-		}
-	}
-	return false;
+	uint64_t x;
+	if (*off >= p->size)
+		return false;
+	const uint8_t *q = p->d + *off;
+	if (!binfo_uleb128(&q, p->d + p->size, &x))
+		return false;
+	*off = (uint64_t)(q - p->d);
+	*v = (uint32_t)x; /* the tables' values are 32-bit (runtime.readvarint) */
+	return true;
 }
 
 /* The value of the pc-value table at pctab+OFF for TARGET in a function at ENTRY; false
@@ -453,37 +420,16 @@ static uint64_t rd_n(struct rd *r, int n)
 static uint64_t rd_uleb(struct rd *r)
 {
 	uint64_t v = 0;
-	for (int shift = 0; !r->bad; shift += 7) {
-		if (r->p >= r->end) {
-			r->bad = true;
-			break;
-		}
-		uint8_t b = *r->p++;
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80))
-			break;
-	}
+	if (r->bad || !binfo_uleb128(&r->p, r->end, &v))
+		r->bad = true;
 	return v;
 }
 
 static int64_t rd_sleb(struct rd *r)
 {
 	int64_t v = 0;
-	int shift = 0;
-	uint8_t b = 0;
-	do {
-		if (r->bad || r->p >= r->end) {
-			r->bad = true;
-			return 0;
-		}
-		b = *r->p++;
-		if (shift < 64)
-			v |= (int64_t)((uint64_t)(b & 0x7f) << shift);
-		shift += 7;
-	} while (b & 0x80);
-	if (shift < 64 && (b & 0x40))
-		v |= (int64_t)(~0ull << shift);
+	if (r->bad || !binfo_sleb128(&r->p, r->end, &v))
+		r->bad = true;
 	return v;
 }
 
@@ -816,28 +762,28 @@ static int row_cmp(const void *a, const void *b)
 }
 
 /* Decompressed bytes of section NAME (or .zdebug_NAME) of E, or an empty sec. */
-static struct sec dw_section(Elf *e, size_t shstrndx, const char *name)
+static struct sec dw_section(Elf *e, const char *name)
 {
-	Elf_Scn *scn = NULL;
 	struct sec out = {0};
-	while ((scn = elf_nextscn(e, scn))) {
-		GElf_Shdr sh;
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
-			continue;
-		const char *nm = elf_strptr(e, shstrndx, sh.sh_name);
-		bool gnu = nm && !strncmp(nm, ".zdebug_", 8) && !strcmp(nm + 8, name + 7);
-		if (!nm || (strcmp(nm, name) && !gnu))
-			continue;
-		if ((sh.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0)
-			return out;
-		if (gnu && elf_compress_gnu(scn, 0, 0) < 0)
-			return out;
-		Elf_Data *d = elf_getdata(scn, NULL);
-		if (d && d->d_buf) {
-			out.d = d->d_buf;
-			out.size = d->d_size;
-		}
+	char zname[64];
+	GElf_Shdr sh;
+	bool gnu = false;
+	Elf_Scn *scn = binfo_elf_section(e, name, SHT_NULL, &sh);
+	if (!scn) { /* ".debug_line" -> ".zdebug_line" */
+		snprintf(zname, sizeof(zname), ".zdebug_%s", name + 7);
+		scn = binfo_elf_section(e, zname, SHT_NULL, &sh);
+		gnu = scn != NULL;
+	}
+	if (!scn)
 		return out;
+	if ((sh.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0)
+		return out;
+	if (gnu && elf_compress_gnu(scn, 0, 0) < 0)
+		return out;
+	Elf_Data *d = elf_getdata(scn, NULL);
+	if (d && d->d_buf) {
+		out.d = d->d_buf;
+		out.size = d->d_size;
 	}
 	return out;
 }
@@ -848,18 +794,17 @@ static int dwarf_lines(struct binfo_lines *l)
 	struct line_rows rows = {0};
 	struct lp_seqs seqs = {0};
 	struct dwsecs ds = {0};
-	size_t shstrndx;
 	int err = -ENOENT;
 	/* a private handle: decompression replaces section data in the handle */
 	int fd = open(l->bi->path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!e || elf_getshdrstrndx(e, &shstrndx))
+	if (!e)
 		goto out;
-	ds.line = dw_section(e, shstrndx, ".debug_line");
-	ds.str = dw_section(e, shstrndx, ".debug_str");
-	ds.line_str = dw_section(e, shstrndx, ".debug_line_str");
+	ds.line = dw_section(e, ".debug_line");
+	ds.str = dw_section(e, ".debug_str");
+	ds.line_str = dw_section(e, ".debug_line_str");
 	struct rd r = {ds.line.d, ds.line.d + ds.line.size, false};
 	while (ds.line.d && r.p < r.end && !r.bad)
 		lp_unit(l, &r, &ds, &rows, &seqs);

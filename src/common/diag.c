@@ -4,27 +4,27 @@
 #include <stdio.h>
 #include <string.h>
 
-static int n_errors;
 static FILE *diag_out; /* NULL: stderr */
+
+static const char *const level_prefix[] = {
+	[DIAG_ERROR] = "gotrace: error: ",
+	[DIAG_WARNING] = "gotrace: warning: ",
+	[DIAG_INFO] = "gotrace: ",
+	[DIAG_PLAIN] = "",
+};
 
 void diag_set_stream(FILE *f)
 {
 	diag_out = f;
 }
 
+void diag_reset(void)
+{
+}
+
 static FILE *out(void)
 {
 	return diag_out ? diag_out : stderr;
-}
-
-int diag_error_count(void)
-{
-	return n_errors;
-}
-
-void diag_reset(void)
-{
-	n_errors = 0;
 }
 
 /* Prints the source line of loc and a caret + tildes under the range. */
@@ -54,14 +54,32 @@ static void print_excerpt(const struct diag_src *src, struct gt_loc loc)
 	fputc('\n', out());
 }
 
-static void vreport(const struct diag_src *src, struct gt_loc loc, const char *kind,
-		    const char *fmt, va_list ap)
+void diag_vprint(enum diag_level level, const char *fmt, va_list ap)
 {
 	fflush(stdout);
-	if (src && loc.line > 0)
-		fprintf(out(), "%s:%d:%d: %s: ", src->name, loc.line, loc.col, kind);
-	else
-		fprintf(out(), "gotrace: %s: ", kind);
+	fputs(level_prefix[level], out());
+	vfprintf(out(), fmt, ap);
+	fputc('\n', out());
+}
+
+void diag_print(enum diag_level level, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	diag_vprint(level, fmt, ap);
+	va_end(ap);
+}
+
+static void vreport(const struct diag_src *src, struct gt_loc loc, enum diag_level level,
+		    const char *fmt, va_list ap)
+{
+	if (!src || loc.line <= 0) {
+		diag_vprint(level, fmt, ap);
+		return;
+	}
+	fflush(stdout);
+	fprintf(out(), "%s:%d:%d: %s: ", src->name, loc.line, loc.col,
+		level == DIAG_ERROR ? "error" : "warning");
 	vfprintf(out(), fmt, ap);
 	fputc('\n', out());
 	print_excerpt(src, loc);
@@ -71,26 +89,15 @@ void diag_error(const struct diag_src *src, struct gt_loc loc, const char *fmt, 
 {
 	va_list ap;
 	va_start(ap, fmt);
-	vreport(src, loc, "error", fmt, ap);
+	vreport(src, loc, DIAG_ERROR, fmt, ap);
 	va_end(ap);
-	n_errors++;
 }
 
 void diag_warning(const struct diag_src *src, struct gt_loc loc, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	vreport(src, loc, "warning", fmt, ap);
-	va_end(ap);
-}
-
-void diag_note(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	fputs("note: ", out());
-	vfprintf(out(), fmt, ap);
-	fputc('\n', out());
+	vreport(src, loc, DIAG_WARNING, fmt, ap);
 	va_end(ap);
 }
 
@@ -98,10 +105,6 @@ void diag_fatal(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	fflush(stdout);
-	fputs("gotrace: error: ", out());
-	vfprintf(out(), fmt, ap);
-	fputc('\n', out());
+	diag_vprint(DIAG_ERROR, fmt, ap);
 	va_end(ap);
-	n_errors++;
 }

@@ -1,7 +1,9 @@
-/* diag: compiler diagnostics "FILE:LINE:COL: error: MSG" + source line + caret. */
+/* diag: every message gotrace writes to stderr. Compile-time diagnostics are
+ * "FILE:LINE:COL: error: MSG" + source line + caret; the rest is "gotrace: LEVEL: MSG". */
 #ifndef GT_DIAG_H
 #define GT_DIAG_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -16,18 +18,32 @@ struct diag_src {
 	const char *text; /* whole program text, NUL-terminated */
 };
 
-/* Every compile-time message goes through here; count survives for the exit status. */
+/* Messages without a script location, by their prefix. */
+enum diag_level {
+	DIAG_ERROR,   /* "gotrace: error: MSG" */
+	DIAG_WARNING, /* "gotrace: warning: MSG" */
+	DIAG_INFO,    /* "gotrace: MSG": what -v reports */
+	DIAG_PLAIN,   /* "MSG": bpftrace's own wording ("Lost N events"), libbpf's lines */
+};
+
+/* The one sink: prefix, MSG, '\n'. stdout is flushed first, so that on a terminal the
+ * message comes after what was printed before it. */
+void diag_print(enum diag_level level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void diag_vprint(enum diag_level level, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
+
+/* A message about the script at LOC (without a location: as diag_print). */
 void diag_error(const struct diag_src *src, struct gt_loc loc, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void diag_warning(const struct diag_src *src, struct gt_loc loc, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-/* A note without its own source excerpt, printed after the previous diagnostic. */
-void diag_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Errors that have no script location: "gotrace: error: MSG". */
+/* diag_print(DIAG_ERROR, ...): errors that have no script location. */
 void diag_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-int diag_error_count(void);
-void diag_reset(void);
 /* Where messages go (NULL: stderr); the fuzzer silences them. */
 void diag_set_stream(FILE *f);
+/* Between two runs in one process (the fuzzer calls it per input). diag keeps no
+ * per-run state since the unused error count went: nothing to reset today. */
+void diag_reset(void);
 
 #endif

@@ -56,8 +56,9 @@ struct plan_prog {
 	uint64_t perf_period_ns, perf_freq;
 	bool perf_all_cpus; /* profile: every CPU; interval: CPU 0 only */
 	bool uprobe_return; /* UPROBE: a uretprobe (uprobe_multi return flag) */
-	/* TRACEPOINT */
+	/* TRACEPOINT: sema read its format; the id is what perf_event_open wants */
 	const char *tp_category, *tp_name;
+	int tp_id;
 };
 
 enum plan_arg_kind {

@@ -5,9 +5,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/diag.h"
+
 static void oom(void)
 {
-	fputs("gotrace: out of memory\n", stderr);
+	diag_print(DIAG_ERROR, "out of memory");
 	abort();
 }
 
@@ -98,6 +100,77 @@ void strbuf_free(struct strbuf *sb)
 	free(sb->buf);
 	sb->buf = NULL;
 	sb->len = sb->cap = 0;
+}
+
+/* Length of the valid UTF-8 sequence at S[0..N) (RFC 3629: no overlong forms,
+ * surrogates or code points past U+10FFFF), 0 when there is none. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+	unsigned char c = s[0], lo = 0x80, hi = 0xbf; /* bounds of the second byte */
+	size_t len = 0;
+	if (c >= 0xc2 && c <= 0xdf)
+		len = 2;
+	else if (c >= 0xe0 && c <= 0xef)
+		len = 3;
+	else if (c >= 0xf0 && c <= 0xf4)
+		len = 4;
+	if (!len || len > n)
+		return 0;
+	if (c == 0xe0)
+		lo = 0xa0;
+	else if (c == 0xed)
+		hi = 0x9f;
+	else if (c == 0xf0)
+		lo = 0x90;
+	else if (c == 0xf4)
+		hi = 0x8f;
+	for (size_t k = 1; k < len; k++, lo = 0x80, hi = 0xbf)
+		if (s[k] < lo || s[k] > hi)
+			return 0;
+	return len;
+}
+
+void strbuf_json_escape(struct strbuf *sb, const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = p[i];
+		size_t len;
+		switch (c) {
+		case '"':
+			strbuf_puts(sb, "\\\"");
+			continue;
+		case '\\':
+			strbuf_puts(sb, "\\\\");
+			continue;
+		case '\n':
+			strbuf_puts(sb, "\\n");
+			continue;
+		case '\r':
+			strbuf_puts(sb, "\\r");
+			continue;
+		case '\t':
+			strbuf_puts(sb, "\\t");
+			continue;
+		}
+		if (c < 0x20) { /* \b and \f too: bpftrace writes \u0008 and \u000c */
+			strbuf_printf(sb, "\\u%04x", c);
+		} else if (c < 0x80) { /* 0x7f included: JSON allows it */
+			strbuf_putc(sb, (char)c);
+		} else if ((len = utf8_len(p + i, n - i)) != 0) {
+			strbuf_putn(sb, s + i, len);
+			i += len - 1;
+		} else { /* bpftrace's \uffffffXX would read as U+FFFF and "ffXX" */
+			strbuf_printf(sb, "\\u%04x", c);
+		}
+	}
+}
+
+void strbuf_json_string(struct strbuf *sb, const char *s, size_t n)
+{
+	strbuf_putc(sb, '"');
+	strbuf_json_escape(sb, s, n);
+	strbuf_putc(sb, '"');
 }
 
 bool has_glob(const char *s)

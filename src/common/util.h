@@ -46,6 +46,12 @@ void strbuf_putn(struct strbuf *sb, const char *s, size_t n);
 void strbuf_printf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void strbuf_vprintf(struct strbuf *sb, const char *fmt, va_list ap);
 void strbuf_free(struct strbuf *sb);
+/* S[0..N) as JSON string text, escaped as bpftrace 0.17 escapes it: `"`, `\`, \n, \r,
+ * \t by name, other bytes below 0x20 as \u00xx, 0x7f as it is. Valid UTF-8 passes
+ * through; any other byte >= 0x80 becomes \u00XX (docs/bpftrace-differences.md).
+ * _escape appends the text alone (a JSON map key joins several), _string quotes it. */
+void strbuf_json_escape(struct strbuf *sb, const char *s, size_t n);
+void strbuf_json_string(struct strbuf *sb, const char *s, size_t n);
 
 /* Shell-style glob with only '*' and '?' (no classes): Go names contain '[' and ']'. */
 bool glob_match(const char *pat, const char *s);

@@ -183,9 +183,10 @@ static struct binfo_lines *lines(struct fg_consumer *c)
 	if (!c->lines_tried) {
 		c->lines_tried = true;
 		if (binfo_lines__open(c->o.bi, BINFO_LINES_AUTO, &c->lines))
-			fprintf(stderr, "gotrace: warning: %s has neither DWARF line tables nor a "
-					"readable .gopclntab: no call sites\n",
-				binfo_path(c->o.bi));
+			diag_print(DIAG_WARNING,
+				   "%s has neither DWARF line tables nor a readable .gopclntab: no "
+				   "call sites",
+				   binfo_path(c->o.bi));
 	}
 	return c->lines;
 }
@@ -305,7 +306,7 @@ static void print_text(struct fg_consumer *c, struct rt_output *o, const struct 
 static void json_str(struct strbuf *sb, const char *s)
 {
 	if (s)
-		rt_output_json_string(sb, s, strlen(s));
+		strbuf_json_string(sb, s, strlen(s));
 	else
 		strbuf_puts(sb, "null");
 }
@@ -325,7 +326,7 @@ static void json_args(struct fg_consumer *c, const struct fg_node *nd)
 		strbuf_puts(&c->out, ": ");
 		if (a->kind == PLAN_ARG_STR) {
 			const char *s = (const char *)nd->rec + a->offset;
-			rt_output_json_string(&c->out, s, strnlen(s, (size_t)a->size));
+			strbuf_json_string(&c->out, s, strnlen(s, (size_t)a->size));
 		} else {
 			uint64_t v = field(ev, nd->rec, FG_ARG_USER + k);
 			if (a->is_signed)
@@ -541,16 +542,15 @@ void fg_consumer_finish(void *ctx, struct rt_output *o)
 	}
 	vec_free(&left);
 	if (c->untracked)
-		fprintf(stderr, "gotrace: warning: %" PRIu64 " calls were not tracked (goroutine "
-				"state map full) and are missing from the trees\n",
-			c->untracked);
+		diag_print(DIAG_WARNING,
+			   "%" PRIu64 " calls were not tracked (goroutine state map full) and are "
+			   "missing from the trees",
+			   c->untracked);
 	if (c->dropped)
-		fprintf(stderr, "gotrace: warning: %" PRIu64 " calls not shown: trees are kept to "
-				"%d calls each\n",
-			c->dropped, FG_MAX_NODES);
+		diag_print(DIAG_WARNING, "%" PRIu64 " calls not shown: trees are kept to %d calls each",
+			   c->dropped, FG_MAX_NODES);
 	if (c->bad)
-		fprintf(stderr, "gotrace: warning: %" PRIu64 " malformed call-graph records\n",
-			c->bad);
+		diag_print(DIAG_WARNING, "%" PRIu64 " malformed call-graph records", c->bad);
 }
 
 void fg_consumer_free(struct fg_consumer *c)

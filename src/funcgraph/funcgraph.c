@@ -185,9 +185,8 @@ static int write_program(struct funcgraph *fg, const struct funcset *set)
 		strbuf_puts(&sb, "{ fgreturn(); }\n");
 	}
 	if (unprobed)
-		fprintf(stderr, "gotrace: warning: %d matched function%s cannot be probed and %s "
-				"left out\n",
-			unprobed, unprobed == 1 ? "" : "s", unprobed == 1 ? "is" : "are");
+		diag_print(DIAG_WARNING, "%d matched function%s cannot be probed and %s left out",
+			   unprobed, unprobed == 1 ? "" : "s", unprobed == 1 ? "is" : "are");
 	vec_free(&plain);
 	vec_free(&rets);
 	fg->program = sb.buf;
@@ -214,8 +213,12 @@ struct funcgraph *funcgraph_new(const struct fg_options *o, const char *target)
 		funcgraph_free(fg);
 		return NULL;
 	}
-	if (o->verbose)
-		fprintf(stderr, "gotrace: funcgraph program:\n%s", fg->program);
+	if (o->verbose) {
+		size_t len = strlen(fg->program);
+		if (len && fg->program[len - 1] == '\n')
+			len--; /* diag_print ends the message */
+		diag_print(DIAG_INFO, "funcgraph program:\n%.*s", (int)len, fg->program);
+	}
 	fg->topts = (struct fg_tree_opts){
 		.bi = fg->bi,
 		.specs = fg->specs,

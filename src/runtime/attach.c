@@ -16,7 +16,6 @@
 #include "common/diag.h"
 #include "common/util.h"
 #include "runtime/rt_priv.h"
-#include "sema/tracepoint.h"
 
 #ifndef BPF_LINK_CREATE
 #define BPF_LINK_CREATE 28
@@ -128,8 +127,8 @@ static int attach_prog(struct rt_session *s, int pi, int prog_fd)
 				diag_fatal("cannot attach to %s: %s", target, attach_strerror(-err));
 			}
 			if (s->opts->verbose)
-				fprintf(stderr, "gotrace: (program %s, %u sites, pid filter %d)\n",
-					pp->fn_name, cnt, (int)s->pid);
+				diag_print(DIAG_INFO, "(program %s, %u sites, pid filter %d)",
+					   pp->fn_name, cnt, (int)s->pid);
 			break;
 		}
 		s->links[s->nlinks++] = fd;
@@ -198,17 +197,15 @@ static int attach_perf(struct rt_session *s, const struct plan_prog *pp, int pro
 
 static int attach_tracepoint(struct rt_session *s, const struct plan_prog *pp, int prog_fd)
 {
-	struct tp_format fmt;
-	int err = tp_format_read(pp->tp_category, pp->tp_name, &fmt);
-	tp_format_free(&fmt);
-	if (err) {
-		diag_fatal("no tracepoint %s:%s: %s", pp->tp_category, pp->tp_name, strerror(-err));
-		return err;
+	if (pp->tp_id <= 0) {
+		diag_fatal("internal error: tracepoint %s:%s has no id in the plan", pp->tp_category,
+			   pp->tp_name);
+		return -EINVAL;
 	}
 	struct perf_event_attr attr = {
 		.type = PERF_TYPE_TRACEPOINT,
 		.size = sizeof(attr),
-		.config = (uint64_t)fmt.id,
+		.config = (uint64_t)pp->tp_id,
 		.sample_period = 1,
 		.wakeup_events = 1,
 	};
@@ -219,7 +216,7 @@ static int attach_tracepoint(struct rt_session *s, const struct plan_prog *pp, i
 			   strerror(errno));
 		return -errno;
 	}
-	err = perf_attach(s, pfd, prog_fd);
+	int err = perf_attach(s, pfd, prog_fd);
 	if (err)
 		diag_fatal("cannot attach to tracepoint %s:%s: %s", pp->tp_category, pp->tp_name,
 			   strerror(-err));
@@ -268,8 +265,8 @@ int rt_session__attach(struct rt_session *s)
 			return err; /* the caller detaches what is already attached */
 	}
 	if (s->opts->verbose)
-		fprintf(stderr, "gotrace: attached %d sites with %d uprobe_multi links in %.1f ms\n",
-			s->nattached_sites, s->nlinks, (double)(now_ns() - t0) / 1e6);
+		diag_print(DIAG_INFO, "attached %d sites with %d uprobe_multi links in %.1f ms",
+			   s->nattached_sites, s->nlinks, (double)(now_ns() - t0) / 1e6);
 	return 0;
 }
 
@@ -325,8 +322,8 @@ void rt_session__detach(struct rt_session *s)
 	uint64_t t0 = now_ns();
 	close_links(s->links, s->nlinks);
 	if (s->opts->verbose)
-		fprintf(stderr, "gotrace: detached %d links in %.1f ms\n", s->nlinks,
-			(double)(now_ns() - t0) / 1e6);
+		diag_print(DIAG_INFO, "detached %d links in %.1f ms", s->nlinks,
+			   (double)(now_ns() - t0) / 1e6);
 	free(s->links);
 	s->links = NULL;
 	s->nlinks = 0;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/diag.h"
 #include "common/util.h"
 #include "runtime/rt_priv.h"
 
@@ -56,8 +57,8 @@ int rt_session__dump_jit(struct rt_session *s, FILE *out)
 	for (int i = 0; i < s->plan->nprogs; i++) {
 		int err = dump_prog(out, s->plan->progs[i].fn_name, bpf_program__fd(s->progs[i]));
 		if (err) {
-			fprintf(stderr, "gotrace: -d jit: %s: %s\n", s->plan->progs[i].fn_name,
-				strerror(-err));
+			diag_print(DIAG_WARNING, "-d jit: %s: %s", s->plan->progs[i].fn_name,
+				   strerror(-err));
 			return err;
 		}
 	}

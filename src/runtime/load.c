@@ -30,7 +30,15 @@ static int rt_libbpf_print(enum libbpf_print_level level, const char *fmt, va_li
 	 * warnings only: libbpf's info lines (".eh_frame skipped") are noise to a user. */
 	if (!rt_verbose || level != LIBBPF_WARN)
 		return 0;
-	return vfprintf(stderr, fmt, ap);
+	/* One funnel for every message: libbpf's lines end in '\n', diag_print adds it. */
+	struct strbuf sb = {0};
+	strbuf_vprintf(&sb, fmt, ap);
+	int n = (int)sb.len;
+	if (sb.len && sb.buf[sb.len - 1] == '\n')
+		sb.buf[--sb.len] = 0;
+	diag_print(DIAG_PLAIN, "%s", sb.buf ? sb.buf : "");
+	strbuf_free(&sb);
+	return n;
 }
 
 void rt_libbpf_print_init(bool verbose)
@@ -103,11 +111,11 @@ static void log_print_tail(const char *log, const char *prog_name)
 	}
 	if (p > log)
 		p = strchr(p, '\n') + 1;
-	fprintf(stderr, "gotrace: verifier log of program '%s'%s:\n", prog_name,
-		p > log ? " (tail)" : "");
-	fputs(p, stderr);
-	if (*p && p[strlen(p) - 1] != '\n')
-		fputc('\n', stderr);
+	size_t n = strlen(p);
+	if (n && p[n - 1] == '\n')
+		n--; /* diag_print ends the message */
+	diag_print(DIAG_INFO, "verifier log of program '%s'%s:\n%.*s", prog_name,
+		   p > log ? " (tail)" : "", (int)n, p);
 }
 
 static int plan_prog_index(const struct rt_session *s, const struct bpf_program *prog)
@@ -155,7 +163,7 @@ static int find_map_fd(struct rt_session *s, const char *name, bool required)
 		if (required)
 			diag_fatal("internal error: the BPF object has no map %s", name);
 		else if (s->opts->verbose)
-			fprintf(stderr, "gotrace: the BPF object has no map %s\n", name);
+			diag_print(DIAG_INFO, "the BPF object has no map %s", name);
 		return required ? -ENOENT : -1;
 	}
 	return bpf_map__fd(map);
@@ -211,8 +219,8 @@ static int configure_programs(struct rt_session *s)
 		if (plan_prog_index(s, prog) >= 0)
 			continue;
 		if (s->opts->verbose)
-			fprintf(stderr, "gotrace: BPF program %s is not in the plan, not loaded\n",
-				bpf_program__name(prog));
+			diag_print(DIAG_INFO, "BPF program %s is not in the plan, not loaded",
+				   bpf_program__name(prog));
 		bpf_program__set_autoload(prog, false);
 	}
 	return 0;
@@ -270,8 +278,8 @@ int rt_session__load(struct rt_session *s)
 		}
 	}
 	if (s->opts->verbose)
-		fprintf(stderr, "gotrace: loaded %d programs (verifier) in %.1f ms\n",
-			s->plan->nprogs, (double)(now_ns() - t0) / 1e6);
+		diag_print(DIAG_INFO, "loaded %d programs (verifier) in %.1f ms", s->plan->nprogs,
+			   (double)(now_ns() - t0) / 1e6);
 	free_logs(s); /* only needed while loading */
 	return 0;
 }

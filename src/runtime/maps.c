@@ -512,69 +512,6 @@ static bool less_avg(const struct row *a, const struct row *b, const void *ctx)
 
 /* ---- formatting ------------------------------------------------------------------- */
 
-static void json_str(struct strbuf *sb, const char *s, size_t n)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	for (size_t i = 0; i < n; i++) {
-		unsigned char ch = p[i];
-		switch (ch) {
-		case '"':
-			strbuf_puts(sb, "\\\"");
-			continue;
-		case '\\':
-			strbuf_puts(sb, "\\\\");
-			continue;
-		case '\n':
-			strbuf_puts(sb, "\\n");
-			continue;
-		case '\r':
-			strbuf_puts(sb, "\\r");
-			continue;
-		case '\t':
-			strbuf_puts(sb, "\\t");
-			continue;
-		default:
-			break;
-		}
-		if (ch < 0x20) {
-			strbuf_printf(sb, "\\u%04x", ch);
-			continue;
-		}
-		if (ch < 0x80) {
-			strbuf_putc(sb, (char)ch);
-			continue;
-		}
-		/* Valid UTF-8 passes through; any other byte becomes \u00XX, so the output is
-		 * valid JSON (bpftrace 0.17 prints \uffffffXX here). */
-		size_t len = ch >= 0xc2 && ch <= 0xdf   ? 2
-			     : ch >= 0xe0 && ch <= 0xef ? 3
-			     : ch >= 0xf0 && ch <= 0xf4 ? 4
-							: 0;
-		bool ok = len && i + len <= n;
-		for (size_t k = 1; ok && k < len; k++) {
-			unsigned char cc = p[i + k];
-			unsigned char lo = 0x80, hi = 0xbf;
-			if (k == 1) {
-				if (ch == 0xe0)
-					lo = 0xa0;
-				else if (ch == 0xed)
-					hi = 0x9f;
-				else if (ch == 0xf0)
-					lo = 0x90;
-				else if (ch == 0xf4)
-					hi = 0x8f;
-			}
-			ok = cc >= lo && cc <= hi;
-		}
-		if (ok) {
-			strbuf_putn(sb, s + i, len);
-			i += len - 1;
-		} else {
-			strbuf_printf(sb, "\\u%04x", ch);
-		}
-	}
-}
-
 static void key_field(struct strbuf *sb, const struct rt_maps *ms, const struct plan_key_field *f,
 		      const uint8_t *key, bool json)
 {
@@ -589,7 +526,7 @@ static void key_field(struct strbuf *sb, const struct rt_maps *ms, const struct 
 	case PLAN_ARG_STR: {
 		size_t n = strnlen((const char *)p, (size_t)f->size);
 		if (json)
-			json_str(sb, (const char *)p, n);
+			strbuf_json_escape(sb, (const char *)p, n);
 		else
 			strbuf_putn(sb, (const char *)p, n);
 		break;
@@ -600,7 +537,7 @@ static void key_field(struct strbuf *sb, const struct rt_maps *ms, const struct 
 		if (!name)
 			strbuf_printf(sb, "%" PRIu64, rd64(p) & 0xffffffffu);
 		else if (json)
-			json_str(sb, name, strlen(name));
+			strbuf_json_escape(sb, name, strlen(name));
 		else
 			strbuf_puts(sb, name);
 		break;
@@ -803,9 +740,7 @@ static void value_str(struct strbuf *sb, const struct rt_map *m, const struct ro
 		break;
 	case PLAN_MAP_STR:
 		if (json) {
-			strbuf_putc(sb, '"');
-			json_str(sb, r->str, r->slen);
-			strbuf_putc(sb, '"');
+			strbuf_json_string(sb, r->str, r->slen);
 		} else {
 			strbuf_putn(sb, r->str, r->slen);
 		}
@@ -921,8 +856,7 @@ static void format_map(struct rt_maps *ms, struct rt_map *m, struct strbuf *sb, 
 	struct snap s;
 	int err = snapshot(m, &s);
 	if (err)
-		fprintf(stderr, "gotrace: warning: cannot read map %s: %s\n", pm->name,
-			strerror(-err));
+		diag_print(DIAG_WARNING, "cannot read map %s: %s", pm->name, strerror(-err));
 
 	struct row *rows, **order;
 	uint64_t *bucket_mem;
@@ -931,7 +865,7 @@ static void format_map(struct rt_maps *ms, struct rt_map *m, struct strbuf *sb, 
 	if (json) {
 		if (n > 0) {
 			strbuf_printf(sb, "{\"type\": \"%s\", \"data\": {\"", json_type(pm->kind));
-			json_str(sb, pm->name, strlen(pm->name));
+			strbuf_json_escape(sb, pm->name, strlen(pm->name));
 			strbuf_puts(sb, "\": ");
 			if (pm->nkeys > 0)
 				strbuf_putc(sb, '{');
@@ -1115,8 +1049,8 @@ void rt_maps__zero(struct rt_maps *m, int map_id)
 		/* BPF_EXIST: a key deleted meanwhile stays deleted */
 		if (bpf_map_update_elem(mp->fd, keys + i * mp->key_size, zero, BPF_EXIST) &&
 		    errno != ENOENT) {
-			fprintf(stderr, "gotrace: warning: cannot zero map %s: %s\n", mp->pm->name,
-				strerror(errno));
+			diag_print(DIAG_WARNING, "cannot zero map %s: %s", mp->pm->name,
+				   strerror(errno));
 			break;
 		}
 	}
@@ -1137,15 +1071,15 @@ void rt_maps__clear(struct rt_maps *m, int map_id)
 	size_t n = collect_keys(mp, &keys);
 	for (size_t i = 0; i < n; i++) {
 		if (bpf_map_delete_elem(mp->fd, keys + i * mp->key_size) && errno != ENOENT) {
-			fprintf(stderr, "gotrace: warning: cannot clear map %s: %s\n", mp->pm->name,
-				strerror(errno));
+			diag_print(DIAG_WARNING, "cannot clear map %s: %s", mp->pm->name,
+				   strerror(errno));
 			break;
 		}
 	}
 	free(keys);
 }
 
-void rt_maps__report_full(struct rt_maps *m, FILE *err)
+void rt_maps__report_full(struct rt_maps *m)
 {
 	if (!m || m->full_fd < 0)
 		return;
@@ -1158,11 +1092,12 @@ void rt_maps__report_full(struct rt_maps *m, FILE *err)
 		for (int c = 0; c < m->full_nvals; c++)
 			dropped += vals[c];
 		if (dropped)
-			fprintf(err, "gotrace: warning: map %s is full (%" PRIu32
-				     " keys): %" PRIu64 " updates were dropped\n",
-				m->maps[i].pm->name, m->maps[i].pm->max_entries ? m->maps[i].pm->max_entries
-									: m->maps[i].max_entries,
-				dropped);
+			diag_print(DIAG_WARNING,
+				   "map %s is full (%" PRIu32 " keys): %" PRIu64 " updates were dropped",
+				   m->maps[i].pm->name,
+				   m->maps[i].pm->max_entries ? m->maps[i].pm->max_entries
+							      : m->maps[i].max_entries,
+				   dropped);
 	}
 	free(vals);
 }

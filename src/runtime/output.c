@@ -109,43 +109,6 @@ static void put_conv(struct rt_output *o, struct strbuf *l, const struct fmt_pie
 	}
 }
 
-static void json_escape(struct strbuf *out, const char *s, size_t n)
-{
-	strbuf_putc(out, '"');
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-		switch (c) {
-		case '"':
-			strbuf_puts(out, "\\\"");
-			break;
-		case '\\':
-			strbuf_puts(out, "\\\\");
-			break;
-		case '\n':
-			strbuf_puts(out, "\\n");
-			break;
-		case '\t':
-			strbuf_puts(out, "\\t");
-			break;
-		case '\r':
-			strbuf_puts(out, "\\r");
-			break;
-		case '\b':
-			strbuf_puts(out, "\\b");
-			break;
-		case '\f':
-			strbuf_puts(out, "\\f");
-			break;
-		default:
-			if (c < 0x20 || c == 0x7f)
-				strbuf_printf(out, "\\u%04x", c);
-			else
-				strbuf_putc(out, (char)c);
-		}
-	}
-	strbuf_putc(out, '"');
-}
-
 /* Appends F formatted with the last f->nconv arguments of EV to OUT, leaving out the
  * first SKIP conversions and the text before them. */
 static void format_pieces(struct rt_output *o, struct strbuf *out, const struct plan_event *ev,
@@ -179,7 +142,7 @@ static void emit_printf(struct rt_output *o, const struct plan_event *ev, const 
 	}
 	struct strbuf j = {0};
 	strbuf_puts(&j, "{\"type\": \"printf\", \"data\": ");
-	json_escape(&j, o->line.buf ? o->line.buf : "", o->line.len);
+	strbuf_json_string(&j, o->line.buf ? o->line.buf : "", o->line.len);
 	strbuf_puts(&j, "}\n");
 	fwrite(j.buf, 1, j.len, o->f);
 	strbuf_free(&j);
@@ -196,7 +159,7 @@ static void emit_print(struct rt_output *o, const struct plan_event *ev, const u
 		}
 		struct strbuf j = {0};
 		strbuf_puts(&j, "{\"type\": \"value\", \"data\": ");
-		json_escape(&j, t, strlen(t));
+		strbuf_json_string(&j, t, strlen(t));
 		strbuf_puts(&j, "}\n");
 		fwrite(j.buf, 1, j.len, o->f);
 		strbuf_free(&j);
@@ -227,7 +190,7 @@ static void emit_time(struct rt_output *o, const struct plan_event *ev)
 	}
 	struct strbuf j = {0};
 	strbuf_puts(&j, "{\"type\": \"time\", \"data\": ");
-	json_escape(&j, buf, n);
+	strbuf_json_string(&j, buf, n);
 	strbuf_puts(&j, "}\n");
 	fwrite(j.buf, 1, j.len, o->f);
 	strbuf_free(&j);
@@ -389,8 +352,8 @@ void rt_output__free(struct rt_output *o)
 	if (o->consumer && o->consumer->finish)
 		o->consumer->finish(o->consumer->ctx, o);
 	if (o->bad_records)
-		fprintf(stderr, "gotrace: warning: %llu malformed event records ignored\n",
-			(unsigned long long)o->bad_records);
+		diag_print(DIAG_WARNING, "%llu malformed event records ignored",
+			   (unsigned long long)o->bad_records);
 	for (int i = 0; i < o->plan->nevents; i++)
 		fmt_free(&o->fmts[i]);
 	free(o->fmts);
@@ -424,11 +387,6 @@ bool rt_output_json(const struct rt_output *o)
 	return o->json;
 }
 
-void rt_output_json_string(struct strbuf *out, const char *s, size_t n)
-{
-	json_escape(out, s, n);
-}
-
 void rt_output_format(struct rt_output *o, int event_id, const void *rec, int skip,
 		      struct strbuf *out)
 {
@@ -449,11 +407,12 @@ uint64_t rt_output__records(const struct rt_output *o)
 
 void rt_output__lost(struct rt_output *o, uint64_t n)
 {
-	/* Text: stderr, so the trace on stdout stays exactly what the probes printed.
-	 * JSON: in the output stream, where a consumer of the JSON lines will see it. */
+	/* Text: stderr (diag, in bpftrace's words), so the trace on stdout stays exactly what
+	 * the probes printed. JSON: in the output stream, where a consumer of the JSON lines
+	 * will see it. */
 	if (o->json)
 		fprintf(o->f, "{\"type\": \"lost_events\", \"data\": {\"events\": %llu}}\n",
 			(unsigned long long)n);
 	else
-		fprintf(stderr, "Lost %llu events\n", (unsigned long long)n);
+		diag_print(DIAG_PLAIN, "Lost %llu events", (unsigned long long)n);
 }

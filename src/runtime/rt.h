@@ -26,13 +26,12 @@ struct rt_consumer {
 
 /* For consumers: the output stream, -f json, and the printf arguments of a record
  * formatted by its event's format. The format's conversions take the event's last
- * arguments; the first SKIP conversions (with the text before them) are left out. */
+ * arguments; the first SKIP conversions (with the text before them) are left out.
+ * JSON strings: strbuf_json_string (common/util.h), the escaper of every JSON output. */
 FILE *rt_output_file(struct rt_output *o);
 bool rt_output_json(const struct rt_output *o);
 void rt_output_format(struct rt_output *o, int event_id, const void *rec, int skip,
 		      struct strbuf *out);
-/* Appends S[0..N) as a JSON string literal (quotes included) to OUT. */
-void rt_output_json_string(struct strbuf *out, const char *s, size_t n);
 
 struct rt_options {
 	char **child_argv;       /* -c: argv of the command (argv[0] resolved to a path), or NULL */

@@ -21,7 +21,7 @@ void rt_maps__print_all(struct rt_maps *m, FILE *out, bool json);
 void rt_maps__print(struct rt_maps *m, int map_id, FILE *out, bool json);
 void rt_maps__clear(struct rt_maps *m, int map_id);
 void rt_maps__zero(struct rt_maps *m, int map_id);
-/* One stderr line per map that refused updates because it was full. */
-void rt_maps__report_full(struct rt_maps *m, FILE *err);
+/* One warning (diag) per map that refused updates because it was full. */
+void rt_maps__report_full(struct rt_maps *m);
 
 #endif

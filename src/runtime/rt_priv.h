@@ -14,17 +14,6 @@
 #include "runtime/rt.h"
 #include "runtime/rt_maps.h"
 
-/* rt_maps.c (map dumps) is written in parallel with the rest of the runtime: weak
- * references keep gotrace linking before it lands, and bind normally once it does.
- * A plan with maps and no rt_maps.c is refused (rt_run). Drop these when it exists. */
-#pragma weak rt_maps__new
-#pragma weak rt_maps__free
-#pragma weak rt_maps__print_all
-#pragma weak rt_maps__print
-#pragma weak rt_maps__clear
-#pragma weak rt_maps__zero
-#pragma weak rt_maps__report_full
-
 /* BPF_TRACE_UPROBE_MULTI: Debian 12's UAPI headers (6.1) predate it (kernel 6.6). */
 #define RT_ATTACH_UPROBE_MULTI 48
 
@@ -72,9 +61,6 @@ int rt_session__load(struct rt_session *s);
 void rt_session__unload(struct rt_session *s);
 void rt_libbpf_print_init(bool verbose);
 void rt_libbpf_print_restore(void);
-
-/* jit.c */
-int rt_session__dump_jit(struct rt_session *s, FILE *out);
 
 /* jit.c */
 int rt_session__dump_jit(struct rt_session *s, FILE *out);

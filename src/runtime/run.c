@@ -148,17 +148,17 @@ static void report_go_stats(struct rt_session *s)
 			      (unsigned long long)v);
 	}
 	if (s->opts->verbose) {
-		fprintf(stderr, "gotrace: %s\n", sb.buf ? sb.buf : "");
+		diag_print(DIAG_INFO, "%s", sb.buf ? sb.buf : "");
 		struct bpf_map *gs = bpf_object__find_map_by_name(s->obj, "gt_gstate");
 		struct bpf_map *fr = bpf_object__find_map_by_name(s->obj, "gt_frames");
 		if (gs && fr)
-			fprintf(stderr, "gotrace: goroutine states left: %ld, frames left: %ld\n",
-				map_count_entries(gs), map_count_entries(fr));
+			diag_print(DIAG_INFO, "goroutine states left: %ld, frames left: %ld",
+				   map_count_entries(gs), map_count_entries(fr));
 	} else if (full) {
-		fprintf(stderr,
-			"gotrace: warning: %llu calls were not tracked (goroutine state map "
-			"full): duration and depth may be wrong\n",
-			(unsigned long long)full);
+		diag_print(DIAG_WARNING,
+			   "%llu calls were not tracked (goroutine state map full): duration and "
+			   "depth may be wrong",
+			   (unsigned long long)full);
 	}
 	strbuf_free(&sb);
 }
@@ -278,15 +278,10 @@ int rt_run(struct gt_plan *plan, const struct rt_options *opts)
 		ret = 0;
 		goto cleanup;
 	}
-	if (rt_maps__new) {
-		s.maps = rt_maps__new(plan, s.obj, &err);
-		if (!s.maps)
-			goto cleanup;
-		rt_output__set_maps(s.output, s.maps);
-	} else if (plan->nmaps > 0) {
-		diag_fatal("internal error: this gotrace was built without map support");
+	s.maps = rt_maps__new(plan, s.obj, &err);
+	if (!s.maps)
 		goto cleanup;
-	}
+	rt_output__set_maps(s.output, s.maps);
 
 	if (s.events_fd >= 0) {
 		s.rb = ring_buffer__new(s.events_fd, rt_output__handle, s.output, NULL);
@@ -323,8 +318,8 @@ int rt_run(struct gt_plan *plan, const struct rt_options *opts)
 	if (out_failed)
 		goto cleanup;
 	if (opts->verbose)
-		fprintf(stderr, "gotrace: tracing (started in %.1f ms)\n",
-			(double)(now_ns() - t_start) / 1e6);
+		diag_print(DIAG_INFO, "tracing (started in %.1f ms)",
+			   (double)(now_ns() - t_start) / 1e6);
 
 	/* Not released after exit() in BEGIN or a signal: the command never runs. */
 	if (!rt_stop_signal && !rt_output__exit_seen(s.output)) {
@@ -357,7 +352,7 @@ int rt_run(struct gt_plan *plan, const struct rt_options *opts)
 				  : rt_output__exit_seen(s.output) ? "exit()"
 				  : s.child_exited || s.pid         ? "the traced process exited"
 								    : "output closed";
-		fprintf(stderr, "gotrace: stopping: %s\n", why);
+		diag_print(DIAG_INFO, "stopping: %s", why);
 	}
 
 	/* Detach first: END must see the final state, and nothing may fire after it. */
@@ -374,7 +369,7 @@ int rt_run(struct gt_plan *plan, const struct rt_options *opts)
 	/* As bpftrace: END's output, then every map. */
 	if (s.maps && !out_failed) {
 		rt_maps__print_all(s.maps, s.out, opts->json);
-		rt_maps__report_full(s.maps, stderr);
+		rt_maps__report_full(s.maps);
 	}
 	flush_output(&s, &out_failed);
 	report_go_stats(&s);
@@ -385,14 +380,14 @@ cleanup:
 	rt_child__stop(&s, true);
 	if (opts->verbose && s.child_exited) {
 		int st = s.child_status;
-		fprintf(stderr, "gotrace: command exited with %s %d\n",
-			WIFSIGNALED(st) ? "signal" : "status",
-			WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+		diag_print(DIAG_INFO, "command exited with %s %d",
+			   WIFSIGNALED(st) ? "signal" : "status",
+			   WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
 	}
 	if (opts->verbose && s.output)
-		fprintf(stderr, "gotrace: %llu records, %llu lost, %.3f s\n",
-			(unsigned long long)rt_output__records(s.output),
-			(unsigned long long)s.lost_reported, (double)(now_ns() - t_start) / 1e9);
+		diag_print(DIAG_INFO, "%llu records, %llu lost, %.3f s",
+			   (unsigned long long)rt_output__records(s.output),
+			   (unsigned long long)s.lost_reported, (double)(now_ns() - t_start) / 1e9);
 	ring_buffer__free(s.rb); /* NULL-safe */
 	if (s.maps)
 		rt_maps__free(s.maps); /* before the object that owns the map fds */

@@ -430,6 +430,7 @@ static int expand_tracepoint(struct sema *s, struct ast_node *clause, struct ast
 	struct plan_prog *pp = &s->progs.v[s->progs.n - 1];
 	pp->tp_category = cat;
 	pp->tp_name = name;
+	pp->tp_id = fmt->id;
 	return 0;
 }
 

@@ -17,6 +17,9 @@ Header: the `//` comment lines at the top of NAME.bt may carry directives.
                                  file per tool (for `-o @OUT@`): then that file's content
                                  is compared instead of stdout
     // format: json              run both with `-f json`; compare the parsed objects
+    // compare: bytes            (json) compare the lines as printed instead: how each
+                                 byte of a string is escaped (bpftrace's output need not
+                                 parse then; gotrace's must)
     // order: unspecified        compare the lines (json: the objects) as sorted lists
     // timeout: SECONDS          per tool (default 30)
     // expect-difference: WHY    gotrace intentionally differs (docs/bpftrace-differences.md);
@@ -65,6 +68,7 @@ from gtlib import Suite, TESTS  # noqa: E402
 EXIT_NEWLINES_DIFFER = True
 
 ATTACHING = re.compile(r"^Attaching \d+ probes?\.\.\.$")
+ATTACHED_JSON = re.compile(r'^\{"type": "attached_probes"')
 RLIMIT = re.compile(r"couldn't set RLIMIT_MEMLOCK")
 
 
@@ -78,6 +82,8 @@ def parse_header(text):
         if m and m.group(1) in ("run", "args", "format", "order", "timeout",
                                 "expect-difference"):
             hdr[m.group(1)] = m.group(2).strip()
+        elif m and m.group(1) == "compare":
+            hdr["compare"] = m.group(2).strip()
     return hdr
 
 
@@ -116,6 +122,14 @@ def parse_json_lines(out, who, drop_empty):
         except ValueError as e:
             return objs, "%s line %d is not JSON (%s): %r" % (who, n, e, line)
     return objs, None
+
+
+def json_lines(out, drop_empty):
+    """The lines of -f json output as printed, without bpftrace's attached_probes."""
+    lines = out.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return [l for l in lines if not ATTACHED_JSON.match(l) and (l or not drop_empty)]
 
 
 def diff(a, b, la, lb):
@@ -219,7 +233,24 @@ def main():
                     expect = f.read()
 
         unordered = hdr["order"] == "unspecified"
-        if json_mode:
+        if json_mode and hdr.get("compare") == "bytes":
+            _, gerr_j = parse_json_lines(gout, "gotrace", False)
+            if gerr_j:
+                problems.append(gerr_j)
+            want = json_lines(bout if expect is None else expect,
+                              expect is None and not EXIT_NEWLINES_DIFFER)
+            got = json_lines(gout, False)
+            bt_lines = json_lines(bout, True)
+            if unordered:
+                want, got, bt_lines = sorted(want), sorted(got), sorted(bt_lines)
+            if want != got:
+                problems.append("JSON lines differ:\n" +
+                                diff("\n".join(want), "\n".join(got),
+                                     "expected" if expect else "bpftrace", "gotrace"))
+            if expect is not None and not problems and bt_lines == want:
+                print("note: %s: bpftrace now prints the expected gotrace output; "
+                      "is the expect-difference still needed?" % name)
+        elif json_mode:
             bobjs, berr_j = parse_json_lines(bout, "bpftrace", not EXIT_NEWLINES_DIFFER)
             bobjs = [o for o in bobjs if not (isinstance(o, dict) and
                                               o.get("type") == "attached_probes")]

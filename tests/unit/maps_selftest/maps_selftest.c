@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/diag.h"
 #include "common/plan.h"
 #include "common/util.h"
 #include "runtime/rt_maps.h"
@@ -229,10 +230,13 @@ static char *capture(struct rt_maps *ms, int id, bool json)
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
-	if (id < 0)
-		rt_maps__report_full(ms, f);
-	else
+	if (id < 0) { /* its warnings go through diag */
+		diag_set_stream(f);
+		rt_maps__report_full(ms);
+		diag_set_stream(NULL);
+	} else {
 		rt_maps__print(ms, id, f, json);
+	}
 	fclose(f);
 	return buf;
 }
