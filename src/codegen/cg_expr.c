@@ -99,7 +99,7 @@ static void tp_str_into(struct cg *g, const struct sema_node *sn, LLVMValueRef d
 	cg_helper(g, BPF_FUNC_probe_read_kernel_str, g->i64, args, 3);
 }
 
-/* Writes the text of a string-typed expression into dst (size bytes). */
+/* Writes the bytes of a string- or tuple-typed expression into dst (size bytes). */
 void cg_str_into(struct cg *g, struct ast_node *e, LLVMValueRef dst, int size)
 {
 	const struct sema_node *sn = e->sema;
@@ -344,7 +344,7 @@ LLVMValueRef cg_expr(struct cg *g, struct ast_node *e)
 		return str_const(g, e->u.str.bytes, e->u.str.len, e->ty->size);
 	case AST_VAR: {
 		LLVMValueRef slot = g->vars[sn->var_slot];
-		if (e->ty->kind == TY_STR)
+		if (e->ty->kind == TY_STR || e->ty->kind == TY_TUPLE)
 			return slot;
 		return LLVMBuildLoad2(g->b, g->i64, slot, "");
 	}
@@ -408,6 +408,17 @@ LLVMValueRef cg_expr(struct cg *g, struct ast_node *e)
 	case AST_CALL:
 		return cg_call(g, e);
 	case AST_FIELD:
+		if (e->u.field.expr->ty && e->u.field.expr->ty->kind == TY_TUPLE) {
+			/* $t.N: a pointer into the tuple, or the integer there */
+			LLVMValueRef idx = cg_const(g, (uint64_t)sn->const_val);
+			LLVMValueRef p = LLVMBuildGEP2(g->b, g->i8, cg_expr(g, e->u.field.expr), &idx,
+						       1, "");
+			if (e->ty->kind == TY_STR || e->ty->kind == TY_TUPLE)
+				return p;
+			LLVMValueRef v = LLVMBuildLoad2(g->b, g->i64, p, "");
+			LLVMSetAlignment(v, 8);
+			return v;
+		}
 		if (sn->builtin != BI_TPARG)
 			cg_internal_error(g, e, "a field sema did not resolve");
 		if (e->ty->kind == TY_STR) {
@@ -416,6 +427,23 @@ LLVMValueRef cg_expr(struct cg *g, struct ast_node *e)
 			return buf;
 		}
 		return tp_int(g, sn);
+	case AST_TUPLE: {
+		/* a zeroed buffer with each element at its offset */
+		LLVMValueRef buf = cg_str_alloca(g, e->ty->size);
+		LLVMBuildMemSet(g->b, buf, LLVMConstInt(g->i8, 0, false),
+				cg_const(g, (uint64_t)e->ty->size), 8);
+		for (int i = 0; i < e->u.tuple.items.n; i++) {
+			struct ast_node *it = e->u.tuple.items.v[i];
+			const struct gt_type *ft = e->ty->fields[i];
+			LLVMValueRef idx = cg_const(g, (uint64_t)e->ty->offsets[i]);
+			LLVMValueRef dst = LLVMBuildGEP2(g->b, g->i8, buf, &idx, 1, "");
+			if (ft->kind == TY_STR || ft->kind == TY_TUPLE)
+				cg_str_into(g, it, dst, ft->size);
+			else
+				LLVMSetAlignment(LLVMBuildStore(g->b, cg_expr(g, it), dst), 8);
+		}
+		return buf;
+	}
 	case AST_FETCH:
 		if (e->ty->kind == TY_STR) {
 			LLVMValueRef buf = cg_str_alloca(g, e->ty->size);

@@ -38,6 +38,13 @@ struct cg {
 	LLVMValueRef target;    /* constant struct gt_target, or NULL */
 	LLVMValueRef depth;     /* alloca i64, or NULL */
 	LLVMValueRef duration;  /* alloca i64, or NULL */
+	/* buffers of the statement being lowered (strings, tuples, keys): live from their
+	 * first use to the statement's end, so that LLVM reuses their stack bytes */
+	struct cg_temp {
+		LLVMValueRef buf;
+		int size;
+	} *temps;
+	int ntemps, captemps;
 };
 
 /* cg_module.c */
@@ -48,7 +55,12 @@ LLVMValueRef cg_helper(struct cg *g, enum bpf_func_id id, LLVMTypeRef ret, LLVMV
 _Noreturn void cg_internal_error(struct cg *g, const struct ast_node *n, const char *what);
 LLVMValueRef cg_runtime_call(struct cg *g, const char *name, LLVMValueRef *args, int nargs);
 LLVMValueRef cg_alloca(struct cg *g, LLVMTypeRef ty, const char *name);
+/* A buffer for the statement being lowered (see cg.temps); cg_temps_end() ends it. */
 LLVMValueRef cg_str_alloca(struct cg *g, int size);
+/* A buffer live for the whole program ($variables). */
+LLVMValueRef cg_buf_alloca(struct cg *g, int size);
+/* Ends the buffers made since cg.ntemps was MARK (at the insert point). */
+void cg_temps_end(struct cg *g, int mark);
 LLVMValueRef cg_cookie(struct cg *g); /* bpf_get_attach_cookie(), uprobe programs */
 LLVMValueRef cg_now(struct cg *g);    /* bpf_ktime_get_ns() at the program's start */
 void cg_set_loc(struct cg *g, struct gt_loc loc);

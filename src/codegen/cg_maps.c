@@ -155,11 +155,11 @@ void cg_map_assign(struct cg *g, struct ast_node *st)
 	struct ast_node *mn = st->u.assign.lhs, *rhs = st->u.assign.rhs;
 	int id;
 	const struct plan_map *m = map_of(g, mn, &id);
-	if (m->kind != PLAN_MAP_INT && m->kind != PLAN_MAP_STR) {
+	if (m->kind != PLAN_MAP_INT && m->kind != PLAN_MAP_STR && m->kind != PLAN_MAP_TUPLE) {
 		aggregate(g, id, m, mn, rhs);
 		return;
 	}
-	if (m->kind == PLAN_MAP_STR) {
+	if (m->kind == PLAN_MAP_STR || m->kind == PLAN_MAP_TUPLE) {
 		int vsize = (m->value_size + 7) & ~7;
 		LLVMValueRef val = cg_str_alloca(g, vsize);
 		LLVMBuildMemSet(g->b, val, LLVMConstInt(g->i8, 0, false), cg_const(g, (uint64_t)vsize),

@@ -115,11 +115,43 @@ LLVMValueRef cg_now(struct cg *g)
 	return g->now;
 }
 
-LLVMValueRef cg_str_alloca(struct cg *g, int size)
+LLVMValueRef cg_buf_alloca(struct cg *g, int size)
 {
 	LLVMValueRef a = cg_alloca(g, LLVMArrayType(g->i8, (unsigned)size), "str");
 	LLVMSetAlignment(a, 8);
 	return a;
+}
+
+/* llvm.lifetime.start/end(i64 size, ptr) */
+static void lifetime(struct cg *g, bool start, LLVMValueRef buf, int size)
+{
+	static const char *const names[] = {"llvm.lifetime.end", "llvm.lifetime.start"};
+	unsigned id = LLVMLookupIntrinsicID(names[start], strlen(names[start]));
+	LLVMTypeRef ptr = g->ptr;
+	LLVMValueRef fn = LLVMGetIntrinsicDeclaration(g->mod, id, &ptr, 1);
+	LLVMTypeRef fty = LLVMIntrinsicGetType(g->ctx, id, &ptr, 1);
+	LLVMValueRef args[2] = {cg_const(g, (uint64_t)size), buf};
+	LLVMBuildCall2(g->b, fty, fn, args, 2, "");
+}
+
+LLVMValueRef cg_str_alloca(struct cg *g, int size)
+{
+	LLVMValueRef a = cg_buf_alloca(g, size);
+	lifetime(g, true, a, size);
+	if (g->ntemps == g->captemps) {
+		g->captemps = g->captemps ? 2 * g->captemps : 16;
+		g->temps = xrealloc(g->temps, (size_t)g->captemps * sizeof(*g->temps));
+	}
+	g->temps[g->ntemps++] = (struct cg_temp){a, size};
+	return a;
+}
+
+void cg_temps_end(struct cg *g, int mark)
+{
+	if (!LLVMGetBasicBlockTerminator(LLVMGetInsertBlock(g->b)))
+		for (int i = mark; i < g->ntemps; i++)
+			lifetime(g, false, g->temps[i].buf, g->temps[i].size);
+	g->ntemps = mark;
 }
 
 /* int (*name)[N] : how BTF-defined maps encode a number in a type. */
@@ -396,6 +428,7 @@ static void teardown(struct cg *g)
 		LLVMContextDispose(g->ctx);
 	free(g->llvm_error);
 	free(g->maps);
+	free(g->temps);
 }
 
 int cg_generate(const struct diag_src *src, struct sema_result *sr, struct gt_plan *plan,

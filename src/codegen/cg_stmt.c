@@ -52,7 +52,7 @@ static void cg_event(struct cg *g, struct ast_node *call, int first)
 	for (int i = 0; i < ev->nargs; i++) {
 		const struct plan_arg *a = &ev->args[i];
 		struct ast_node *e = argv[first + i];
-		if (a->kind == PLAN_ARG_STR) {
+		if (a->kind == PLAN_ARG_STR || a->kind == PLAN_ARG_TUPLE) {
 			LLVMValueRef idx = cg_const(g, (uint64_t)a->offset);
 			LLVMValueRef dst = LLVMBuildGEP2(g->b, g->i8, rec, &idx, 1, "");
 			cg_str_into(g, e, dst, a->size);
@@ -105,7 +105,7 @@ static void cg_assign(struct cg *g, struct ast_node *st)
 	const struct sema_node *sn = lhs->sema;
 	const struct sema_var *v = &g->sp->vars[sn->var_slot];
 	LLVMValueRef slot = g->vars[sn->var_slot];
-	if (v->ty.kind == TY_STR) {
+	if (v->ty.kind == TY_STR || v->ty.kind == TY_TUPLE) {
 		cg_str_into(g, rhs, slot, rhs->ty->size < v->ty.size ? rhs->ty->size : v->ty.size);
 		return;
 	}
@@ -116,11 +116,29 @@ static void cg_assign(struct cg *g, struct ast_node *st)
 	LLVMBuildStore(g->b, val, slot);
 }
 
+/* A condition: its buffers end before the branch on it. */
+static LLVMValueRef cond_value(struct cg *g, struct ast_node *e)
+{
+	int mark = g->ntemps;
+	LLVMValueRef c = cg_cond(g, e);
+	cg_temps_end(g, mark);
+	return c;
+}
+
+static void cg_stmt_kind(struct cg *g, struct ast_node *st);
+
 static void cg_stmt(struct cg *g, struct ast_node *st)
 {
 	if (LLVMGetBasicBlockTerminator(LLVMGetInsertBlock(g->b)))
 		LLVMPositionBuilderAtEnd(g->b, new_bb(g, "dead")); /* after return */
 	cg_set_loc(g, st->loc);
+	int mark = g->ntemps;
+	cg_stmt_kind(g, st);
+	cg_temps_end(g, mark);
+}
+
+static void cg_stmt_kind(struct cg *g, struct ast_node *st)
+{
 	switch (st->kind) {
 	case AST_BLOCK:
 		cg_block(g, st);
@@ -139,7 +157,7 @@ static void cg_stmt(struct cg *g, struct ast_node *st)
 	case AST_IF: {
 		LLVMBasicBlockRef then = new_bb(g, "if.then"), els = new_bb(g, "if.else"),
 				  done = new_bb(g, "if.done");
-		LLVMBuildCondBr(g->b, cg_cond(g, st->u.if_.cond), then, els);
+		LLVMBuildCondBr(g->b, cond_value(g, st->u.if_.cond), then, els);
 		LLVMPositionBuilderAtEnd(g->b, then);
 		cg_block(g, st->u.if_.then);
 		if (!LLVMGetBasicBlockTerminator(LLVMGetInsertBlock(g->b)))
@@ -163,7 +181,7 @@ static void cg_stmt(struct cg *g, struct ast_node *st)
 				  done = new_bb(g, "while.done");
 		LLVMBuildBr(g->b, cond);
 		LLVMPositionBuilderAtEnd(g->b, cond);
-		LLVMBuildCondBr(g->b, cg_cond(g, st->u.loop.expr), body, done);
+		LLVMBuildCondBr(g->b, cond_value(g, st->u.loop.expr), body, done);
 		LLVMPositionBuilderAtEnd(g->b, body);
 		cg_block(g, st->u.loop.body);
 		if (!LLVMGetBasicBlockTerminator(LLVMGetInsertBlock(g->b)))
@@ -241,8 +259,8 @@ void cg_program(struct cg *g, const struct sema_prog *sp)
 	g->vars = xcalloc((size_t)sp->nvars + 1, sizeof(LLVMValueRef));
 	for (int i = 0; i < sp->nvars; i++) {
 		const struct sema_var *v = &sp->vars[i];
-		if (v->ty.kind == TY_STR) {
-			g->vars[i] = cg_str_alloca(g, v->ty.size);
+		if (v->ty.kind == TY_STR || v->ty.kind == TY_TUPLE) {
+			g->vars[i] = cg_buf_alloca(g, v->ty.size);
 		} else {
 			g->vars[i] = cg_alloca(g, g->i64, v->name);
 			LLVMBuildStore(g->b, cg_const(g, 0), g->vars[i]);
@@ -254,7 +272,7 @@ void cg_program(struct cg *g, const struct sema_prog *sp)
 	if (clause->u.clause.pred) {
 		cg_set_loc(g, clause->u.clause.pred->loc);
 		LLVMBasicBlockRef pass = new_bb(g, "pred.pass");
-		LLVMBuildCondBr(g->b, cg_cond(g, clause->u.clause.pred), pass, g->exit_bb);
+		LLVMBuildCondBr(g->b, cond_value(g, clause->u.clause.pred), pass, g->exit_bb);
 		LLVMPositionBuilderAtEnd(g->b, pass);
 	}
 	cg_block(g, clause->u.clause.body);

@@ -66,6 +66,7 @@ enum plan_arg_kind {
 	PLAN_ARG_STR,        /* `size` bytes of text */
 	PLAN_ARG_SITE_FUNC,  /* 8-byte site id -> plan.sites[id].func */
 	PLAN_ARG_SITE_PROBE, /* 8-byte site id -> plan.sites[id].probe, or the literal below */
+	PLAN_ARG_TUPLE,      /* `size` bytes holding the fields, at their offsets in it */
 };
 
 struct plan_arg {
@@ -73,6 +74,8 @@ struct plan_arg {
 	int offset, size;
 	bool is_signed;
 	const char *literal; /* SITE_PROBE in BEGIN/END: "BEGIN"/"END" (id is ignored) */
+	struct plan_arg *fields; /* TUPLE: offsets relative to the tuple's start */
+	int nfields;
 };
 
 enum plan_event_kind {
@@ -104,7 +107,7 @@ struct plan_event {
  * concatenated key fields (8-byte ints, strings of their size), or a single u64 0 for
  * a map without keys. HIST/LHIST maps append a u64 bucket index to the key and count
  * per bucket. Values, per CPU when percpu (user space adds the CPUs up):
- *   INT: s64   STR: char[value_size]   COUNT, SUM: s64
+ *   INT: s64   STR: char[value_size]   COUNT, SUM: s64   TUPLE: plan_map.value
  *   AVG, STATS: struct { s64 count; s64 total; }
  *   MIN, MAX: struct { s64 value; u64 set; }  (set != 0 once a value was stored)
  *   HIST, LHIST: u64 count of the bucket */
@@ -119,6 +122,7 @@ enum plan_map_kind {
 	PLAN_MAP_STATS,
 	PLAN_MAP_HIST,
 	PLAN_MAP_LHIST,
+	PLAN_MAP_TUPLE, /* value: a tuple described by plan_map.value (PLAN_ARG_TUPLE) */
 };
 
 /* hist bucket index of value v (as bpftrace 0.17): 0 for v < 0, 1 for v == 0,
@@ -142,6 +146,7 @@ struct plan_map {
 	int key_size;   /* bytes, bucket index included */
 	int value_size; /* bytes per CPU */
 	bool value_signed;
+	struct plan_arg value; /* TUPLE: the value's layout (offset 0) */
 	int64_t lhist_min, lhist_max, lhist_step;
 	uint32_t max_entries;
 };

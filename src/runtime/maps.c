@@ -31,6 +31,7 @@
 #include "common/diag.h"
 #include "common/util.h"
 #include "runtime/rt_maps.h"
+#include "runtime/rt_value.h"
 
 #define HIST_BUCKETS 66 /* index 0 (< 0), 1 (0), 2 + log2(v) for v in [1, 2^64) */
 #define LHIST_MAX_BUCKETS (1 << 20)
@@ -63,6 +64,7 @@ struct row {
 	uint64_t num;       /* INT, COUNT, SUM, MIN, MAX: the value's bits */
 	const char *str;    /* STR */
 	size_t slen;
+	const uint8_t *tuple; /* TUPLE: the value's bytes (plan_map.value) */
 	int64_t count, total, avg; /* AVG, STATS */
 	uint64_t *buckets;  /* HIST, LHIST: nbuckets counts */
 	uint64_t sum;       /* HIST, LHIST: sum of the buckets */
@@ -211,6 +213,9 @@ static void combine(const struct rt_map *m, const uint8_t *v, struct row *r)
 	case PLAN_MAP_SUM:
 		for (int c = 0; c < m->nvals; c++)
 			r->num += rd64(v + (size_t)c * m->stride);
+		break;
+	case PLAN_MAP_TUPLE: /* never per CPU */
+		r->tuple = v;
 		break;
 	case PLAN_MAP_STR:
 		/* Per CPU only by accident: the first CPU that has text wins. */
@@ -468,6 +473,8 @@ static int cmp_keys(const struct order_ctx *c, const uint8_t *a, const uint8_t *
 			r = strcmp(x ? x : "", y ? y : "");
 			break;
 		}
+		case PLAN_ARG_TUPLE: /* keys are never tuples (sema) */
+			break;
 		}
 		if (r)
 			return r;
@@ -542,6 +549,8 @@ static void key_field(struct strbuf *sb, const struct rt_maps *ms, const struct 
 			strbuf_puts(sb, name);
 		break;
 	}
+	case PLAN_ARG_TUPLE: /* keys are never tuples (sema) */
+		break;
 	}
 }
 
@@ -722,7 +731,8 @@ static void hist_json(struct strbuf *sb, const struct rt_map *m, const uint64_t 
 	strbuf_putc(sb, ']');
 }
 
-static void value_str(struct strbuf *sb, const struct rt_map *m, const struct row *r, bool json)
+static void value_str(struct strbuf *sb, const struct rt_maps *ms, const struct rt_map *m,
+		      const struct row *r, bool json)
 {
 	const struct plan_map *pm = m->pm;
 	switch (pm->kind) {
@@ -744,6 +754,9 @@ static void value_str(struct strbuf *sb, const struct rt_map *m, const struct ro
 		} else {
 			strbuf_putn(sb, r->str, r->slen);
 		}
+		break;
+	case PLAN_MAP_TUPLE:
+		rt_value_format(sb, ms->plan, &pm->value, r->tuple, json);
 		break;
 	case PLAN_MAP_AVG:
 		strbuf_printf(sb, "%" PRId64, r->avg);
@@ -873,7 +886,7 @@ static void format_map(struct rt_maps *ms, struct rt_map *m, struct strbuf *sb, 
 				if (i)
 					strbuf_puts(sb, ", ");
 				key_prefix(sb, ms, m, order[i]->key, true);
-				value_str(sb, m, order[i], true);
+				value_str(sb, ms, m, order[i], true);
 			}
 			if (pm->nkeys > 0)
 				strbuf_putc(sb, '}');
@@ -886,7 +899,7 @@ static void format_map(struct rt_maps *ms, struct rt_map *m, struct strbuf *sb, 
 			key_prefix(sb, ms, m, order[i]->key, false);
 			if (m->is_hist)
 				strbuf_putc(sb, '\n');
-			value_str(sb, m, order[i], false);
+			value_str(sb, ms, m, order[i], false);
 		}
 		strbuf_putc(sb, '\n');
 		if (pm->kind == PLAN_MAP_AVG || pm->kind == PLAN_MAP_STATS)

@@ -151,6 +151,16 @@ static void emit_printf(struct rt_output *o, const struct plan_event *ev, const 
 static void emit_print(struct rt_output *o, const struct plan_event *ev, const uint8_t *rec)
 {
 	const struct plan_arg *a = &ev->args[0];
+	if (a->kind == PLAN_ARG_TUPLE) {
+		struct strbuf v = {0};
+		if (o->json)
+			strbuf_puts(&v, "{\"type\": \"value\", \"data\": ");
+		rt_value_format(&v, o->plan, a, rec, o->json);
+		strbuf_puts(&v, o->json ? "}\n" : "\n");
+		fwrite(v.buf, 1, v.len, o->f);
+		strbuf_free(&v);
+		return;
+	}
 	if (arg_is_text(a)) {
 		const char *t = arg_text(o, rec, a);
 		if (!o->json) {

@@ -13,6 +13,7 @@
 #include "common/plan.h"
 #include "runtime/rt.h"
 #include "runtime/rt_maps.h"
+#include "runtime/rt_value.h"
 
 /* BPF_TRACE_UPROBE_MULTI: Debian 12's UAPI headers (6.1) predate it (kernel 6.6). */
 #define RT_ATTACH_UPROBE_MULTI 48
@@ -21,6 +22,7 @@ struct bpf_object;
 struct bpf_program;
 struct ring_buffer;
 struct rt_output;
+struct strbuf;
 
 struct rt_session {
 	struct gt_plan *plan;

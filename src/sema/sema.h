@@ -17,12 +17,16 @@ enum gt_type_kind {
 	TY_STR,        /* size bytes of text incl. the NUL */
 	TY_SITE_FUNC,  /* `func`: the site id, named in user space */
 	TY_SITE_PROBE, /* `probe`: the site id, named in user space */
+	TY_TUPLE,      /* (a, b, ...): fields at 8-byte aligned offsets, size bytes */
 };
 
 struct gt_type {
 	enum gt_type_kind kind;
 	int size;
 	bool is_signed;
+	int nfields;             /* TY_TUPLE */
+	struct gt_type **fields; /* TY_TUPLE: integers are 8 bytes, strings GT_STRLEN */
+	int *offsets;            /* TY_TUPLE */
 };
 
 

@@ -9,6 +9,39 @@
 
 #include "common/fmt.h"
 
+void sema_plan_arg(struct sema *s, const struct gt_type *t, int offset, struct plan_arg *a)
+{
+	*a = (struct plan_arg){.offset = offset, .size = 8};
+	switch (t->kind) {
+	case TY_STR:
+		a->kind = PLAN_ARG_STR;
+		a->size = t->size;
+		break;
+	case TY_SITE_FUNC:
+		a->kind = PLAN_ARG_SITE_FUNC;
+		break;
+	case TY_SITE_PROBE:
+		a->kind = PLAN_ARG_SITE_PROBE;
+		if (s->clause_kinds == (1u << PLAN_PROG_BEGIN))
+			a->literal = "BEGIN";
+		else if (s->clause_kinds == (1u << PLAN_PROG_END))
+			a->literal = "END";
+		break;
+	case TY_TUPLE:
+		a->kind = PLAN_ARG_TUPLE;
+		a->size = t->size;
+		a->nfields = t->nfields;
+		a->fields = arena_alloc(s->arena, sizeof(*a->fields) * (size_t)t->nfields);
+		for (int i = 0; i < t->nfields; i++)
+			sema_plan_arg(s, t->fields[i], t->offsets[i], &a->fields[i]);
+		break;
+	default:
+		a->kind = PLAN_ARG_INT;
+		a->is_signed = t->is_signed;
+		break;
+	}
+}
+
 int sema_new_event(struct sema *s, enum plan_event_kind kind, const char *fmt,
 		   struct ast_node **args, int nargs)
 {
@@ -17,31 +50,7 @@ int sema_new_event(struct sema *s, enum plan_event_kind kind, const char *fmt,
 	int off = 8;
 	for (int i = 0; i < nargs; i++) {
 		struct plan_arg *a = &ev.args[i];
-		const struct gt_type *t = args[i]->ty;
-		a->offset = off;
-		switch (t->kind) {
-		case TY_STR:
-			a->kind = PLAN_ARG_STR;
-			a->size = t->size;
-			break;
-		case TY_SITE_FUNC:
-			a->kind = PLAN_ARG_SITE_FUNC;
-			a->size = 8;
-			break;
-		case TY_SITE_PROBE:
-			a->kind = PLAN_ARG_SITE_PROBE;
-			a->size = 8;
-			if (s->clause_kinds == (1u << PLAN_PROG_BEGIN))
-				a->literal = "BEGIN";
-			else if (s->clause_kinds == (1u << PLAN_PROG_END))
-				a->literal = "END";
-			break;
-		default:
-			a->kind = PLAN_ARG_INT;
-			a->size = 8;
-			a->is_signed = t->is_signed;
-			break;
-		}
+		sema_plan_arg(s, args[i]->ty, off, a);
 		off += (a->size + 7) & ~7;
 	}
 	ev.size = off;
@@ -216,7 +225,7 @@ int sema_check_print(struct sema *s, struct ast_node *e, const struct builtin *b
 		return sema_map_call(s, e, b);
 	if (sema_check_expr(s, arg))
 		return -EINVAL;
-	if (!sema_is_int(arg) && !sema_is_textual(arg)) {
+	if (!sema_is_int(arg) && !sema_is_textual(arg) && arg->ty->kind != TY_TUPLE) {
 		diag_error(s->src, arg->loc, "print() cannot print %s", sema_kind_word(arg));
 		return -EINVAL;
 	}

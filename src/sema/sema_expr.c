@@ -7,9 +7,9 @@
 
 #include "sema/tracepoint.h"
 
-struct gt_type sema_ty_void = {TY_VOID, 0, false};
-struct gt_type sema_ty_i64 = {TY_INT, 8, true};
-struct gt_type sema_ty_u64 = {TY_INT, 8, false};
+struct gt_type sema_ty_void = {.kind = TY_VOID, .size = 0, .is_signed = false};
+struct gt_type sema_ty_i64 = {.kind = TY_INT, .size = 8, .is_signed = true};
+struct gt_type sema_ty_u64 = {.kind = TY_INT, .size = 8, .is_signed = false};
 
 struct sema_node *sema_node_of(struct sema *s, struct ast_node *n)
 {
@@ -42,8 +42,98 @@ const char *gt_type_str(const struct gt_type *t, char *buf, size_t len)
 		return "func";
 	case TY_SITE_PROBE:
 		return "probe";
+	case TY_TUPLE: {
+		size_t n = 0;
+		n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "(");
+		for (int i = 0; i < t->nfields; i++) {
+			char sub[64];
+			n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%s", i ? ", " : "",
+					      gt_type_str(t->fields[i], sub, sizeof(sub)));
+		}
+		snprintf(buf + n, n < len ? len - n : 0, ")");
+		return buf;
+	}
 	}
 	return "?";
+}
+
+/* Tuples hold 8-byte integers, strings of GT_STRLEN (as bpftrace's fixed string size,
+ * so that ("a") and ("bc") are the same type) and nested tuples, each 8-byte aligned. */
+static struct gt_type *tuple_field_type(struct sema *s, const struct gt_type *t)
+{
+	switch (t->kind) {
+	case TY_INT:
+		return t->is_signed ? &sema_ty_i64 : &sema_ty_u64;
+	case TY_STR:
+		return sema_type_new(s, TY_STR, s->opts->str_len, false);
+	default:
+		return (struct gt_type *)t;
+	}
+}
+
+static int check_tuple(struct sema *s, struct ast_node *e)
+{
+	struct ast_list *items = &e->u.tuple.items;
+	int err = 0;
+	for (int i = 0; i < items->n; i++)
+		err |= sema_check_expr(s, items->v[i]);
+	if (err)
+		return -EINVAL;
+	struct gt_type *t = sema_type_new(s, TY_TUPLE, 0, false);
+	t->nfields = items->n;
+	t->fields = arena_alloc(s->arena, sizeof(*t->fields) * (size_t)items->n);
+	t->offsets = arena_alloc(s->arena, sizeof(*t->offsets) * (size_t)items->n);
+	for (int i = 0; i < items->n; i++) {
+		const struct gt_type *it = items->v[i]->ty;
+		if (it->kind == TY_VOID) {
+			diag_error(s->src, items->v[i]->loc, "a tuple cannot hold nothing (void)");
+			return -EINVAL;
+		}
+		t->fields[i] = tuple_field_type(s, it);
+		t->offsets[i] = t->size;
+		t->size += (t->fields[i]->size + 7) & ~7;
+	}
+	e->ty = t;
+	return 0;
+}
+
+bool sema_same_type(const struct gt_type *a, const struct gt_type *b)
+{
+	if (a->kind != b->kind)
+		return false;
+	if (a->kind != TY_TUPLE)
+		return true;
+	if (a->nfields != b->nfields)
+		return false;
+	for (int i = 0; i < a->nfields; i++)
+		if (!sema_same_type(a->fields[i], b->fields[i]) ||
+		    a->fields[i]->size != b->fields[i]->size)
+			return false;
+	return true;
+}
+
+/* $t.N: field N of a tuple (bpftrace's spelling). */
+static int check_tuple_field(struct sema *s, struct ast_node *e)
+{
+	struct ast_node *base = e->u.field.expr;
+	if (sema_check_expr(s, base))
+		return -EINVAL;
+	if (base->ty->kind != TY_TUPLE) {
+		diag_error(s->src, e->loc, "%s has no field '%s'", sema_kind_word(base),
+			   e->u.field.name);
+		return -EINVAL;
+	}
+	const char *name = e->u.field.name;
+	char *end;
+	long i = strtol(name, &end, 10);
+	if (e->u.field.arrow || *end || name[0] < '0' || name[0] > '9' || i >= base->ty->nfields) {
+		diag_error(s->src, e->loc, "a tuple of %d element%s has no field '%s'",
+			   base->ty->nfields, base->ty->nfields == 1 ? "" : "s", name);
+		return -EINVAL;
+	}
+	sema_node_of(s, e)->const_val = base->ty->offsets[i];
+	e->ty = base->ty->fields[i];
+	return 0;
 }
 
 bool sema_is_int(const struct ast_node *e)
@@ -66,6 +156,8 @@ const char *sema_kind_word(const struct ast_node *e)
 		return "nothing (void)";
 	case TY_INT:
 		return "an integer";
+	case TY_TUPLE:
+		return "a tuple";
 	default:
 		return "a string";
 	}
@@ -298,7 +390,7 @@ static int check_binary(struct sema *s, struct ast_node *e)
 			diag_error(s->src, e->loc, "func and probe cannot be compared yet");
 			return -ENOTSUP;
 		}
-		static struct gt_type cmp_ty = {TY_INT, 8, true};
+		static struct gt_type cmp_ty = {.kind = TY_INT, .size = 8, .is_signed = true};
 		e->ty = &cmp_ty;
 		return 0;
 	}
@@ -474,12 +566,12 @@ int sema_check_expr(struct sema *s, struct ast_node *e)
 		enum builtin_id id = b ? b->id : BI_NONE;
 		if (id == BI_ARGS && (s->clause_kinds & (1u << PLAN_PROG_TRACEPOINT)))
 			return check_tp_arg(s, e);
-		if (id == BI_ARGS || id == BI_RETS)
+		if (id == BI_ARGS || id == BI_RETS) {
 			diag_error(s->src, e->loc, "'%s' (Go parameters from DWARF) is not supported yet",
 				   b->name);
-		else
-			diag_error(s->src, e->loc, "field access is not supported yet");
-		return -ENOTSUP;
+			return -ENOTSUP;
+		}
+		return check_tuple_field(s, e);
 	}
 	case AST_INDEX:
 		diag_error(s->src, e->loc, "indexing is not supported yet");
@@ -487,8 +579,7 @@ int sema_check_expr(struct sema *s, struct ast_node *e)
 	case AST_CALL:
 		return sema_check_builtin(s, e);
 	case AST_TUPLE:
-		diag_error(s->src, e->loc, "tuples are not supported yet");
-		return -ENOTSUP;
+		return check_tuple(s, e);
 	case AST_FETCH:
 		return check_fetch(s, e);
 	default:

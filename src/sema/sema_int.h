@@ -31,6 +31,7 @@ struct sema_map {
 	struct gt_type *keys;
 	int nkeys;
 	int value_size; /* STR */
+	struct gt_type *value_ty; /* TUPLE: set by the first store */
 	bool lhist_set;
 	int64_t lhist_min, lhist_max, lhist_step;
 	struct gt_loc first_use;
@@ -80,6 +81,10 @@ struct gt_type *sema_type_new(struct sema *s, enum gt_type_kind k, int size, boo
 bool sema_is_int(const struct ast_node *e);
 bool sema_is_textual(const struct ast_node *e);
 const char *sema_kind_word(const struct ast_node *e); /* "an integer", "a string" ... */
+/* The same type for a variable or a map value (tuples: the same fields). */
+bool sema_same_type(const struct gt_type *a, const struct gt_type *b);
+/* How the runtime reads a value of type T at OFFSET of a record or map value. */
+void sema_plan_arg(struct sema *s, const struct gt_type *t, int offset, struct plan_arg *a);
 /* The candidate closest to NAME (edit distance < 3), or NULL. */
 const char *sema_closest(struct sema *s, const char *name, const char *const *cands, int n,
 			 const char *const *cands2, int n2);

@@ -41,7 +41,7 @@ static const char *kind_name(enum plan_map_kind k)
 {
 	static const char *const names[] = {"an integer", "a string", "count()", "sum()",
 					    "avg()", "min()", "max()", "stats()", "hist()",
-					    "lhist()"};
+					    "lhist()", "a tuple"};
 	return names[k];
 }
 
@@ -122,6 +122,8 @@ static void discover(struct sema *s, struct ast_node *n)
 			m->kind = agg->agg;
 		else if (!n->u.assign.op && stores_string(s, rhs))
 			m->kind = PLAN_MAP_STR;
+		else if (!n->u.assign.op && rhs->kind == AST_TUPLE)
+			m->kind = PLAN_MAP_TUPLE;
 		else
 			m->kind = PLAN_MAP_INT;
 		break;
@@ -216,7 +218,7 @@ int sema_map_read(struct sema *s, struct ast_node *e)
 	if (sema_map_use(s, e, &m))
 		return -EINVAL;
 	if (m->kind == PLAN_MAP_INT) {
-		static struct gt_type i64 = {TY_INT, 8, true};
+		static struct gt_type i64 = {.kind = TY_INT, .size = 8, .is_signed = true};
 		e->ty = &i64;
 		return 0;
 	}
@@ -225,6 +227,15 @@ int sema_map_read(struct sema *s, struct ast_node *e)
 		t->kind = TY_STR;
 		t->size = m->value_size ? m->value_size : s->opts->str_len;
 		e->ty = t;
+		return 0;
+	}
+	if (m->kind == PLAN_MAP_TUPLE) {
+		if (!m->value_ty) {
+			diag_error(s->src, e->loc, "@%s is read before a tuple is stored in it",
+				   e->u.map.name);
+			return -EINVAL;
+		}
+		e->ty = m->value_ty;
 		return 0;
 	}
 	diag_error(s->src, e->loc,
@@ -322,17 +333,28 @@ int sema_map_assign(struct sema *s, struct ast_node *st)
 		lhs->ty = rhs->ty;
 		return 0;
 	}
+	if (m->kind == PLAN_MAP_TUPLE && rhs->ty->kind == TY_TUPLE && !st->u.assign.op &&
+	    (!m->value_ty || sema_same_type(m->value_ty, rhs->ty))) {
+		m->value_ty = rhs->ty;
+		lhs->ty = rhs->ty;
+		return 0;
+	}
 	if (m->kind == PLAN_MAP_STR && rhs->ty->kind == TY_STR && !st->u.assign.op) {
 		if (rhs->ty->size > m->value_size)
 			m->value_size = rhs->ty->size;
 		lhs->ty = rhs->ty;
 		return 0;
 	}
+	if (m->kind == PLAN_MAP_TUPLE && rhs->ty->kind == TY_TUPLE) {
+		char b1[128], b2[128];
+		diag_error(s->src, rhs->loc, "@%s holds %s, it cannot store %s", lhs->u.map.name,
+			   gt_type_str(m->value_ty, b1, sizeof(b1)),
+			   gt_type_str(rhs->ty, b2, sizeof(b2)));
+		return -EINVAL;
+	}
 	diag_error(s->src, rhs->loc, "@%s holds %s, it cannot store %s here", lhs->u.map.name,
 		   kind_name(m->kind),
-		   rhs->ty->kind == TY_INT ? "an integer" : rhs->ty->kind == TY_VOID
-								 ? "nothing"
-								 : "a string");
+		   rhs->ty->kind == TY_VOID ? "nothing" : sema_kind_word(rhs));
 	return -EINVAL;
 }
 
@@ -398,7 +420,8 @@ int sema_finish_maps(struct sema *s, struct gt_plan *plan, struct arena *a)
 		pm->name = arena_printf(a, "@%s", m->name);
 		pm->bpf_name = arena_printf(a, "gtm_%s", m->name[0] ? m->name : "_");
 		pm->kind = (int)m->kind < 0 ? PLAN_MAP_INT : m->kind;
-		pm->percpu = pm->kind != PLAN_MAP_INT && pm->kind != PLAN_MAP_STR;
+		pm->percpu = pm->kind != PLAN_MAP_INT && pm->kind != PLAN_MAP_STR &&
+			     pm->kind != PLAN_MAP_TUPLE;
 		pm->nkeys = m->nkeys;
 		pm->keys = arena_alloc(a, sizeof(struct plan_key_field) * (size_t)(m->nkeys + 1));
 		int off = 0;
@@ -435,6 +458,12 @@ int sema_finish_maps(struct sema *s, struct gt_plan *plan, struct arena *a)
 		switch (pm->kind) {
 		case PLAN_MAP_STR:
 			pm->value_size = m->value_size ? m->value_size : s->opts->str_len;
+			break;
+		case PLAN_MAP_TUPLE:
+			if (!m->value_ty) /* stored only in code sema refused */
+				return -EINVAL;
+			pm->value_size = m->value_ty->size;
+			sema_plan_arg(s, m->value_ty, 0, &pm->value);
 			break;
 		case PLAN_MAP_AVG:
 		case PLAN_MAP_STATS:

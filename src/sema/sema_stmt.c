@@ -45,7 +45,8 @@ static int check_assign(struct sema *s, struct ast_node *st)
 		slot = s->vars.n - 1;
 		v = nv;
 	} else if ((v->ty.kind == TY_INT) != (rhs->ty->kind == TY_INT) ||
-		   (v->ty.kind != TY_INT && v->ty.kind != rhs->ty->kind)) {
+		   (v->ty.kind != TY_INT && v->ty.kind != rhs->ty->kind) ||
+		   (v->ty.kind == TY_TUPLE && !sema_same_type(&v->ty, rhs->ty))) {
 		char b1[32], b2[32];
 		diag_error(s->src, rhs->loc, "type mismatch for $%s: %s was assigned before, now %s",
 			   lhs->u.name, gt_type_str(&v->ty, b1, sizeof(b1)),
