@@ -58,7 +58,7 @@ LLVMValueRef cg_runtime_call(struct cg *g, const char *name, LLVMValueRef *args,
 {
 	LLVMValueRef fn = LLVMGetNamedFunction(g->mod, name);
 	if (!fn) {
-		fprintf(stderr, "gotrace: internal error: runtime-bpf has no %s\n", name);
+		diag_fatal("internal error: runtime-bpf has no %s", name);
 		abort();
 	}
 	return LLVMBuildCall2(g->b, LLVMGlobalGetValueType(fn), fn, args, (unsigned)nargs, "");
@@ -309,7 +309,7 @@ static void dump_bpf(struct cg *g, const struct diag_src *src)
 	LLVMMemoryBufferRef asm_buf = NULL;
 	char *msg = NULL;
 	if (LLVMTargetMachineEmitToMemoryBuffer(g->tm, copy, LLVMAssemblyFile, &msg, &asm_buf)) {
-		fprintf(stderr, "gotrace: -d bpf: %s\n", msg ? msg : "cannot emit assembly");
+		diag_print(DIAG_WARNING, "-d bpf: %s", msg ? msg : "cannot emit assembly");
 		LLVMDisposeMessage(msg);
 		LLVMDisposeModule(copy);
 		return;

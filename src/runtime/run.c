@@ -26,14 +26,18 @@
 #define RT_BATCH_MS 5
 
 static volatile sig_atomic_t rt_stop_signal;
+static volatile sig_atomic_t rt_print_maps; /* SIGUSR1: print every map, go on */
 
 static void rt_on_signal(int sig)
 {
-	rt_stop_signal = sig;
+	if (sig == SIGUSR1)
+		rt_print_maps = 1;
+	else
+		rt_stop_signal = sig;
 }
 
 struct rt_sigsave {
-	struct sigaction intr, term, pipe;
+	struct sigaction intr, term, usr1, pipe;
 	bool saved;
 };
 
@@ -45,8 +49,10 @@ static void signals_install(struct rt_sigsave *save)
 	sigemptyset(&sa.sa_mask);
 	sigemptyset(&ign.sa_mask);
 	rt_stop_signal = 0;
+	rt_print_maps = 0;
 	sigaction(SIGINT, &sa, &save->intr);
 	sigaction(SIGTERM, &sa, &save->term);
+	sigaction(SIGUSR1, &sa, &save->usr1);
 	/* A closed pipe on stdout ends the trace through the normal path (detach, END, reap
 	 * the child) instead of killing gotrace with a -c child left running. */
 	sigaction(SIGPIPE, &ign, &save->pipe);
@@ -59,6 +65,7 @@ static void signals_restore(struct rt_sigsave *save)
 		return;
 	sigaction(SIGINT, &save->intr, NULL);
 	sigaction(SIGTERM, &save->term, NULL);
+	sigaction(SIGUSR1, &save->usr1, NULL);
 	sigaction(SIGPIPE, &save->pipe, NULL);
 	save->saved = false;
 }
@@ -108,12 +115,14 @@ static void report_lost(struct rt_session *s)
 }
 
 /* Counters of the goroutine tracking in runtime-bpf: map gt_stats indexed by enum gt_stat
- * of runtime-bpf/gt_runtime.h (keep this list in its order). */
-static const char *const rt_go_stat_names[] = {
-	"unpaired returns", "abandoned frames", "goroutine state map full", "g unreadable",
-	"goroutine states freed",
+ * (common/bpf_abi.h). */
+static const char *const rt_go_stat_names[GT_STAT_COUNT] = {
+	[GT_STAT_UNPAIRED_RETURN] = "unpaired returns",
+	[GT_STAT_ABANDONED] = "abandoned frames",
+	[GT_STAT_STATE_FULL] = "goroutine state map full",
+	[GT_STAT_NO_G] = "g unreadable",
+	[GT_STAT_GOEXIT] = "goroutine states freed",
 };
-#define RT_GO_STAT_STATE_FULL 2
 
 static long map_count_entries(const struct bpf_map *m)
 {
@@ -133,7 +142,7 @@ static long map_count_entries(const struct bpf_map *m)
  * pairing (duration, depth) was wrong for some calls then. */
 static void report_go_stats(struct rt_session *s)
 {
-	struct bpf_map *m = bpf_object__find_map_by_name(s->obj, "gt_stats");
+	struct bpf_map *m = bpf_object__find_map_by_name(s->obj, GT_MAP_STATS);
 	struct strbuf sb = {0};
 	uint64_t full = 0;
 
@@ -142,7 +151,7 @@ static void report_go_stats(struct rt_session *s)
 	for (uint32_t i = 0; i < bpf_map__max_entries(m) && i < ARRAY_SIZE(rt_go_stat_names); i++) {
 		uint64_t v = 0;
 		bpf_map_lookup_elem(bpf_map__fd(m), &i, &v);
-		if (i == RT_GO_STAT_STATE_FULL)
+		if (i == GT_STAT_STATE_FULL)
 			full = v;
 		strbuf_printf(&sb, "%s%s: %llu", i ? ", " : "", rt_go_stat_names[i],
 			      (unsigned long long)v);
@@ -338,6 +347,11 @@ int rt_run(struct gt_plan *plan, const struct rt_options *opts)
 			}
 		} else {
 			poll(NULL, 0, RT_POLL_MS);
+		}
+		if (rt_print_maps && s.maps) {
+			/* as bpftrace: every map now, in the dump's format, and the trace goes on */
+			rt_print_maps = 0;
+			rt_maps__print_all(s.maps, s.out, opts->json);
 		}
 		if (!flush_output(&s, &out_failed))
 			break;
