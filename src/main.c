@@ -39,6 +39,7 @@ struct options {
 static void usage(FILE *out)
 {
 	fputs("usage: gotrace [OPTIONS] SCRIPT.gt [ARGS...]\n"
+	      "       gotrace [OPTIONS] - [ARGS...]          (the script on stdin)\n"
 	      "       gotrace [OPTIONS] -e 'PROGRAM' [ARGS...]\n"
 	      "       gotrace -l [PATTERN] (-b BINARY | -c CMD | -p PID)\n"
 	      "       gotrace --funcgraph PATTERN [--funcgraph PATTERN...] [--drilldown FUNC]\n"
@@ -55,6 +56,9 @@ static void usage(FILE *out)
 	      "  -o FILE             write output to FILE\n"
 	      "  -d ast|types|sites|ir|bpf|jit  dump a stage and continue\n"
 	      "  -v                  verbose\n"
+	      "  -q                  quiet (gotrace prints no banner: accepted for bpftrace)\n"
+	      "  -B full|line|none   stdout buffering\n"
+	      "  --no-warnings       do not print warnings\n"
 	      "  --dry-run           compile and load (verifier), attach nothing\n"
 	      "  --unsafe            allow unsafe actions\n"
 	      "  --funcgraph PATTERN per-goroutine call trees of the matching functions\n"
@@ -87,10 +91,24 @@ static int parse_dump(struct options *o, const char *what)
 	return 0;
 }
 
+/* -B full|line|none: stdout's buffering, as bpftrace's -B */
+static int set_buffering(const char *mode)
+{
+	static const struct {
+		const char *name;
+		int mode;
+	} modes[] = {{"full", _IOFBF}, {"line", _IOLBF}, {"none", _IONBF}};
+	for (size_t i = 0; i < ARRAY_SIZE(modes); i++)
+		if (!strcmp(mode, modes[i].name))
+			return setvbuf(stdout, NULL, modes[i].mode, 0) ? -EINVAL : 0;
+	diag_fatal("-B needs full, line or none, got '%s'", mode);
+	return -EINVAL;
+}
+
 static int parse_args(int argc, char **argv, struct options *o)
 {
 	enum { OPT_DRY_RUN = 256, OPT_UNSAFE, OPT_PARSE_ONLY, OPT_FUNCGRAPH, OPT_DRILLDOWN,
-	       OPT_ARGS, OPT_NO_COLOR };
+	       OPT_ARGS, OPT_NO_COLOR, OPT_NO_WARNINGS };
 	static const struct option longopts[] = {
 		{"binary", required_argument, NULL, 'b'},
 		{"dry-run", no_argument, NULL, OPT_DRY_RUN},
@@ -100,6 +118,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{"drilldown", required_argument, NULL, OPT_DRILLDOWN},
 		{"args", required_argument, NULL, OPT_ARGS},
 		{"no-color", no_argument, NULL, OPT_NO_COLOR},
+		{"no-warnings", no_argument, NULL, OPT_NO_WARNINGS},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{0},
@@ -107,7 +126,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 	int c;
 	/* '+': stop at the first non-option so script ARGS are left alone */
 again:
-	while ((c = getopt_long(argc, argv, "+e:c:p:b:lf:o:d:vhV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+e:c:p:b:lf:o:d:vhVqB:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			o->program = optarg;
@@ -169,6 +188,17 @@ again:
 			break;
 		case OPT_NO_COLOR:
 			o->fg.no_color = true;
+			break;
+		case OPT_NO_WARNINGS:
+			diag_set_warnings(false);
+			break;
+		case 'q':
+			/* bpftrace's quiet mode drops its "Attaching N probes..." banner;
+			 * gotrace prints none */
+			break;
+		case 'B':
+			if (set_buffering(optarg))
+				return -EINVAL;
 			break;
 		case 'h':
 			usage(stdout);
@@ -241,7 +271,8 @@ again:
 
 static char *read_file(const char *path)
 {
-	FILE *f = fopen(path, "r");
+	/* "-": the script comes on stdin, as in bpftrace */
+	FILE *f = strcmp(path, "-") ? fopen(path, "r") : stdin;
 	if (!f) {
 		diag_fatal("%s: %s", path, strerror(errno));
 		return NULL;
@@ -252,7 +283,8 @@ static char *read_file(const char *path)
 	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
 		strbuf_putn(&sb, buf, n);
 	bool bad = ferror(f);
-	fclose(f);
+	if (f != stdin)
+		fclose(f);
 	if (bad) {
 		diag_fatal("%s: %s", path, strerror(EIO));
 		strbuf_free(&sb);
@@ -414,7 +446,7 @@ int main(int argc, char **argv)
 	if (!text)
 		goto out;
 	struct diag_src src = {
-		.name = fg ? "funcgraph" : o.program ? "stdin" : o.script_path,
+		.name = fg ? "funcgraph" : o.program || !strcmp(o.script_path, "-") ? "stdin" : o.script_path,
 		.text = text,
 	};
 	arena = arena__new();

@@ -54,8 +54,17 @@ static void print_excerpt(const struct diag_src *src, struct gt_loc loc)
 	fputc('\n', out());
 }
 
+static bool no_warnings;
+
+void diag_set_warnings(bool on)
+{
+	no_warnings = !on;
+}
+
 void diag_vprint(enum diag_level level, const char *fmt, va_list ap)
 {
+	if (level == DIAG_WARNING && no_warnings)
+		return;
 	fflush(stdout);
 	fputs(level_prefix[level], out());
 	vfprintf(out(), fmt, ap);
@@ -77,6 +86,8 @@ static void vreport(const struct diag_src *src, struct gt_loc loc, enum diag_lev
 		diag_vprint(level, fmt, ap);
 		return;
 	}
+	if (level == DIAG_WARNING && no_warnings)
+		return;
 	fflush(stdout);
 	fprintf(out(), "%s:%d:%d: %s: ", src->name, loc.line, loc.col,
 		level == DIAG_ERROR ? "error" : "warning");

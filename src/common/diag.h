@@ -40,6 +40,8 @@ void diag_warning(const struct diag_src *src, struct gt_loc loc, const char *fmt
 	__attribute__((format(printf, 3, 4)));
 /* diag_print(DIAG_ERROR, ...): errors that have no script location. */
 void diag_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* --no-warnings: warnings are dropped, errors still print. */
+void diag_set_warnings(bool on);
 /* Where messages go (NULL: stderr); the fuzzer silences them. */
 void diag_set_stream(FILE *f);
 /* Between two runs in one process (the fuzzer calls it per input). diag keeps no

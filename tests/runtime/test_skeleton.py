@@ -146,5 +146,13 @@ if s.case("begin"):
     s.check("probe and pid in BEGIN", r.returncode == 0 and r.stdout == "BEGIN 1\n", describe(r))
     r = s.run(["-e", 'BEGIN { printf("%d %s\\n", $1 + 1, $2); exit(); }', "41", "word"])
     s.check("positional parameters", r.returncode == 0 and r.stdout == "42 word\n", describe(r))
+    r = s.run(["-", "41", "word"],
+              input='BEGIN { printf("%d %s\\n", $1 + 1, $2); exit(); } $3')
+    s.check("- reads the script from stdin (diagnostics name it stdin)",
+            r.returncode == 2 and "stdin:1:" in r.stderr and "$3" in r.stderr, describe(r))
+    r = s.run(["-", "41", "word"],
+              input='BEGIN { printf("%d %s\\n", $1 + 1, $2); exit(); }')
+    s.check("- runs the script from stdin", r.returncode == 0 and r.stdout == "42 word\n",
+            describe(r))
 
 s.finish()
