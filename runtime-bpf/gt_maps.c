@@ -135,3 +135,32 @@ __u64 gt_streq(const char *a, const char *b, __u32 n)
 	}
 	return 1;
 }
+
+/* p[i] with i hidden from the optimiser: on an 8-byte aligned stack buffer LLVM would
+ * otherwise write p + i (i < 8) as p | i, and the verifier refuses bit operations on
+ * pointers. */
+static __always_inline char byte_at(const char *p, __u64 i)
+{
+	__asm__ volatile("" : "+r"(i));
+	return p[i];
+}
+
+/* Whether NEEDLE (nsz bytes, NUL-terminated or full) occurs in HAY (hsz bytes). */
+__u64 gt_strcontains(const char *hay, __u32 hsz, const char *needle, __u32 nsz)
+{
+	if (!nsz || !needle[0])
+		return 1;
+	for (__u32 i = 0; i < hsz && i < 1024; i++) {
+		if (!byte_at(hay, i))
+			return 0;
+		__u32 j = 0;
+		for (; j < nsz && i + j < hsz && j < 1024; j++) {
+			char c = byte_at(needle, j);
+			if (!c || byte_at(hay, i + j) != c)
+				break;
+		}
+		if (j == nsz || !byte_at(needle, j < nsz ? j : 0))
+			return 1;
+	}
+	return 0;
+}

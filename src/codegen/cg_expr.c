@@ -21,7 +21,7 @@ static LLVMValueRef load_reg(struct cg *g, int off)
 }
 
 /* Sign- or zero-extends the low SIZE bytes of v back to i64. */
-static LLVMValueRef narrow(struct cg *g, LLVMValueRef v, int size, bool is_signed)
+LLVMValueRef cg_narrow(struct cg *g, LLVMValueRef v, int size, bool is_signed)
 {
 	if (size >= 8)
 		return v;
@@ -62,7 +62,7 @@ static LLVMValueRef cg_fetch_int(struct cg *g, struct ast_node *e)
 		LLVMValueRef args[2] = {v, LLVMConstInt(g->i32, (uint64_t)e->ty->size, false)};
 		v = cg_runtime_call(g, "gt_read_uint", args, 2);
 	}
-	return narrow(g, v, e->ty->size, e->ty->is_signed);
+	return cg_narrow(g, v, e->ty->size, e->ty->is_signed);
 }
 
 /* args.FIELD of a tracepoint record: ctx points at the record. */
@@ -329,6 +329,39 @@ static LLVMValueRef cg_call(struct cg *g, struct ast_node *e)
 		cg_str_into(g, e, buf, e->ty->size);
 		return buf;
 	}
+	case BI_SIZEOF:
+		return cg_const(g, (uint64_t)sn->const_val);
+	case BI_BSWAP: {
+		struct ast_node *a = e->u.call.args.v[0];
+		LLVMValueRef v = cg_expr(g, a);
+		if (a->ty->size < 2)
+			return cg_narrow(g, v, 1, false);
+		LLVMTypeRef t = LLVMIntTypeInContext(g->ctx, (unsigned)a->ty->size * 8);
+		unsigned id = LLVMLookupIntrinsicID("llvm.bswap", 10);
+		LLVMValueRef fn = LLVMGetIntrinsicDeclaration(g->mod, id, &t, 1);
+		LLVMValueRef tr = LLVMBuildTrunc(g->b, v, t, "");
+		LLVMValueRef sw = LLVMBuildCall2(g->b, LLVMIntrinsicGetType(g->ctx, id, &t, 1), fn,
+						 &tr, 1, "");
+		return LLVMBuildZExt(g->b, sw, g->i64, "");
+	}
+	case BI_STRNCMP: {
+		/* 0 when the first n bytes match (up to a NUL), else 1: bpftrace's strncmp */
+		struct ast_node **a = e->u.call.args.v;
+		int64_t n = sn->const_val;
+		n = n < a[0]->ty->size ? n : a[0]->ty->size;
+		n = n < a[1]->ty->size ? n : a[1]->ty->size;
+		LLVMValueRef args[3] = {cg_expr(g, a[0]), cg_expr(g, a[1]),
+					LLVMConstInt(g->i32, (uint64_t)n, false)};
+		return LLVMBuildXor(g->b, cg_runtime_call(g, "gt_streq", args, 3), cg_const(g, 1), "");
+	}
+	case BI_STRCONTAINS: {
+		struct ast_node **a = e->u.call.args.v;
+		LLVMValueRef args[4] = {cg_expr(g, a[0]),
+					LLVMConstInt(g->i32, (uint64_t)a[0]->ty->size, false),
+					cg_expr(g, a[1]),
+					LLVMConstInt(g->i32, (uint64_t)a[1]->ty->size, false)};
+		return cg_runtime_call(g, "gt_strcontains", args, 4);
+	}
 	default:
 		cg_internal_error(g, e, "a call without a value");
 	}
@@ -378,6 +411,7 @@ LLVMValueRef cg_expr(struct cg *g, struct ast_node *e)
 		LLVMValueRef old = LLVMBuildLoad2(g->b, g->i64, slot, "");
 		LLVMValueRef nv = e->u.incdec.inc ? LLVMBuildAdd(g->b, old, cg_const(g, 1), "")
 						  : LLVMBuildSub(g->b, old, cg_const(g, 1), "");
+		nv = cg_narrow(g, nv, var->ty->size, var->ty->is_signed); /* the variable's width */
 		LLVMBuildStore(g->b, nv, slot);
 		return e->u.incdec.prefix ? nv : old;
 	}
@@ -404,7 +438,7 @@ LLVMValueRef cg_expr(struct cg *g, struct ast_node *e)
 		return str ? res : LLVMBuildLoad2(g->b, g->i64, res, "");
 	}
 	case AST_CAST:
-		return narrow(g, cg_expr(g, e->u.cast.expr), e->ty->size, e->ty->is_signed);
+		return cg_narrow(g, cg_expr(g, e->u.cast.expr), e->ty->size, e->ty->is_signed);
 	case AST_CALL:
 		return cg_call(g, e);
 	case AST_FIELD:

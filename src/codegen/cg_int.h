@@ -85,6 +85,8 @@ LLVMValueRef cg_arith(struct cg *g, const struct ast_node *at, enum ast_op op, L
 		      bool l_signed, LLVMValueRef r, bool r_signed);
 void cg_str_into(struct cg *g, struct ast_node *e, LLVMValueRef dst, int size);
 LLVMValueRef cg_cond(struct cg *g, struct ast_node *e); /* i1 */
+/* The low SIZE bytes of v, sign- or zero-extended back to i64. */
+LLVMValueRef cg_narrow(struct cg *g, LLVMValueRef v, int size, bool is_signed);
 
 /* cg_goruntime.c */
 void cg_goruntime_prologue(struct cg *g);

@@ -113,7 +113,8 @@ static void cg_assign(struct cg *g, struct ast_node *st)
 	if (st->u.assign.op) /* $x op= y  is  $x = $x op y */
 		val = cg_arith(g, st, st->u.assign.op, LLVMBuildLoad2(g->b, g->i64, slot, ""),
 			       lhs->ty->is_signed, val, rhs->ty->is_signed);
-	LLVMBuildStore(g->b, val, slot);
+	/* converted to the variable's width, as C converts on assignment */
+	LLVMBuildStore(g->b, cg_narrow(g, val, v->ty.size, v->ty.is_signed), slot);
 }
 
 /* A condition: its buffers end before the branch on it. */

@@ -75,7 +75,7 @@ const char *ast_kind_name(enum ast_kind kind)
 		[AST_POSPARAM] = "posparam", [AST_UNARY] = "unary",       [AST_INCDEC] = "incdec",
 		[AST_BINARY] = "binary",     [AST_TERNARY] = "ternary",   [AST_CAST] = "cast",
 		[AST_FIELD] = "field",       [AST_INDEX] = "index",       [AST_CALL] = "call",
-		[AST_TUPLE] = "tuple",       [AST_FETCH] = "fetch",
+		[AST_TUPLE] = "tuple",       [AST_FETCH] = "fetch",       [AST_TYPE] = "type",
 	};
 	return (unsigned)kind < AST_KIND_COUNT && names[kind] ? names[kind] : "?";
 }
@@ -285,6 +285,12 @@ static void dump_node(FILE *out, const struct ast_node *n, int depth)
 	case AST_FETCH:
 		fprintf(out, " :%s\n", n->u.fetch.type);
 		dump_rule(out, n->u.fetch.rule, depth + 1);
+		break;
+	case AST_TYPE:
+		fprintf(out, " %s%s", n->u.type.name, n->u.type.ptr_depth ? " " : "");
+		for (int i = 0; i < n->u.type.ptr_depth; i++)
+			fputc('*', out);
+		fputc('\n', out);
 		break;
 	case AST_KIND_COUNT:
 		fputc('\n', out);

@@ -82,6 +82,7 @@ enum ast_kind {
 	AST_CALL,     /* u.call: name(args) */
 	AST_TUPLE,    /* u.tuple.items: (a, b) */
 	AST_FETCH,    /* u.fetch: arg(RULE):TYPE */
+	AST_TYPE,     /* u.type: a type name as a call's argument, sizeof(uint32) */
 	AST_KIND_COUNT
 };
 
@@ -198,6 +199,7 @@ struct ast_node {
 		struct {
 			struct ast_list items;
 		} tuple;
+		struct type_name type;
 		struct {
 			struct fetch_rule *rule;
 			const char *type; /* "s64", "c64", "str", "ptr", ... */

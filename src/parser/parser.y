@@ -451,6 +451,15 @@ primary
 		$$->u.call.name_loc = @1;
 		$$->u.call.args = $3;
 	}
+	| IDENT '(' type ')' {
+		/* sizeof(uint32): sema says which calls take a type */
+		$$ = mk(pc, AST_CALL, @$);
+		$$->u.call.name = $1;
+		$$->u.call.name_loc = @1;
+		struct ast_node *t = mk(pc, AST_TYPE, @3);
+		t->u.type = $3;
+		push(pc, &$$->u.call.args, t);
+	}
 	| FETCH_ARG fetch_rule ')' ':' fetch_type {
 		$$ = mk(pc, AST_FETCH, @$);
 		$$->u.fetch.rule = $2;

@@ -172,6 +172,84 @@ int sema_check_len(struct sema *s, struct ast_node *e, const struct builtin *b)
 	return 0;
 }
 
+int sema_check_bswap(struct sema *s, struct ast_node *e, const struct builtin *b)
+{
+	struct ast_node *a = e->u.call.args.v[0];
+	if (sema_check_expr(s, a))
+		return -EINVAL;
+	if (!sema_is_int(a)) {
+		diag_error(s->src, a->loc, "%s", b->usage);
+		return -EINVAL;
+	}
+	/* the bytes of the argument's own width, as bpftrace: bswap((uint16)x) */
+	e->ty = sema_type_new(s, TY_INT, a->ty->size, false);
+	return 0;
+}
+
+static int check_strings(struct sema *s, struct ast_node *e, int n, const struct builtin *b)
+{
+	for (int i = 0; i < n; i++) {
+		struct ast_node *a = e->u.call.args.v[i];
+		if (sema_check_expr(s, a))
+			return -EINVAL;
+		if (a->ty->kind != TY_STR) {
+			diag_error(s->src, a->loc, "%s: %s is not a string", b->name,
+				   sema_kind_word(a));
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+int sema_check_strncmp(struct sema *s, struct ast_node *e, const struct builtin *b)
+{
+	if (check_strings(s, e, 2, b))
+		return -EINVAL;
+	struct ast_node *n = e->u.call.args.v[2];
+	if (sema_check_expr(s, n))
+		return -EINVAL;
+	int64_t len = n->kind == AST_INT ? (int64_t)n->u.int_.value
+		      : n->kind == AST_POSPARAM && sema_is_int(n) ? sema_node_of(s, n)->const_val
+								    : -1;
+	if (len < 0) {
+		diag_error(s->src, n->loc, "strncmp()'s length must be a constant: %s", b->usage);
+		return -EINVAL;
+	}
+	sema_node_of(s, e)->const_val = len;
+	return 0;
+}
+
+int sema_check_strcontains(struct sema *s, struct ast_node *e, const struct builtin *b)
+{
+	return check_strings(s, e, 2, b);
+}
+
+/* sizeof(TYPE) or sizeof(expr): the bytes of the type, a constant */
+int sema_check_sizeof(struct sema *s, struct ast_node *e, const struct builtin *b)
+{
+	struct ast_node *a = e->u.call.args.v[0];
+	struct sema_node *sn = sema_node_of(s, e);
+	(void)b;
+	if (a->kind == AST_TYPE) {
+		struct gt_type *t = a->u.type.ptr_depth ? &sema_ty_u64
+							: sema_int_type_named(s, &a->u.type);
+		if (!t) {
+			diag_error(s->src, a->loc, "sizeof: unknown type '%s'", a->u.type.name);
+			return -EINVAL;
+		}
+		sn->const_val = t->size;
+		return 0;
+	}
+	if (sema_check_expr(s, a))
+		return -EINVAL;
+	if (a->ty->kind == TY_VOID) {
+		diag_error(s->src, a->loc, "sizeof: %s has no size", sema_kind_word(a));
+		return -EINVAL;
+	}
+	sn->const_val = a->ty->size;
+	return 0;
+}
+
 int sema_check_str(struct sema *s, struct ast_node *e, const struct builtin *b)
 {
 	struct ast_list *args = &e->u.call.args;

@@ -412,6 +412,19 @@ static int check_binary(struct sema *s, struct ast_node *e)
 static const char *const cast_types[] = {"int8",   "int16",  "int32", "int64", "uint8",
 					 "uint16", "uint32", "uint64", "bool"};
 
+struct gt_type *sema_int_type_named(struct sema *s, const struct type_name *tn)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(cast_types); i++) {
+		if (strcmp(tn->name, cast_types[i]))
+			continue;
+		if (!strcmp(tn->name, "bool"))
+			return sema_type_new(s, TY_INT, 1, false);
+		return sema_type_new(s, TY_INT, atoi(tn->name + (tn->name[0] == 'u' ? 4 : 3)) / 8,
+				     tn->name[0] != 'u');
+	}
+	return NULL;
+}
+
 static int check_cast(struct sema *s, struct ast_node *e)
 {
 	struct type_name *tn = &e->u.cast.type;
@@ -421,23 +434,18 @@ static int check_cast(struct sema *s, struct ast_node *e)
 		diag_error(s->src, tn->loc, "pointer casts are not supported yet");
 		return -ENOTSUP;
 	}
-	for (size_t i = 0; i < ARRAY_SIZE(cast_types); i++) {
-		if (strcmp(tn->name, cast_types[i]))
-			continue;
-		if (!sema_is_int(e->u.cast.expr)) {
-			diag_error(s->src, e->u.cast.expr->loc, "cannot cast %s to %s",
-				   sema_kind_word(e->u.cast.expr), tn->name);
-			return -EINVAL;
-		}
-		if (!strcmp(tn->name, "bool"))
-			e->ty = sema_type_new(s, TY_INT, 1, false);
-		else
-			e->ty = sema_type_new(s, TY_INT, atoi(tn->name + (tn->name[0] == 'u' ? 4 : 3)) / 8,
-					 tn->name[0] != 'u');
-		return 0;
+	struct gt_type *t = sema_int_type_named(s, tn);
+	if (!t) {
+		diag_error(s->src, tn->loc, "cannot cast to '%s' yet", tn->name);
+		return -ENOTSUP;
 	}
-	diag_error(s->src, tn->loc, "cannot cast to '%s' yet", tn->name);
-	return -ENOTSUP;
+	if (!sema_is_int(e->u.cast.expr)) {
+		diag_error(s->src, e->u.cast.expr->loc, "cannot cast %s to %s",
+			   sema_kind_word(e->u.cast.expr), tn->name);
+		return -EINVAL;
+	}
+	e->ty = t;
+	return 0;
 }
 
 static int check_posparam(struct sema *s, struct ast_node *e)
@@ -582,6 +590,9 @@ int sema_check_expr(struct sema *s, struct ast_node *e)
 		return check_tuple(s, e);
 	case AST_FETCH:
 		return check_fetch(s, e);
+	case AST_TYPE:
+		diag_error(s->src, e->loc, "a type is not a value here (sizeof(%s) is)", e->u.type.name);
+		return -EINVAL;
 	default:
 		diag_error(s->src, e->loc, "unexpected %s in an expression", ast_kind_name(e->kind));
 		return -EINVAL;

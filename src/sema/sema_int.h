@@ -110,6 +110,12 @@ int sema_check_time(struct sema *s, struct ast_node *e, const struct builtin *b)
 int sema_check_reg(struct sema *s, struct ast_node *e, const struct builtin *b);
 int sema_check_str(struct sema *s, struct ast_node *e, const struct builtin *b);
 int sema_check_len(struct sema *s, struct ast_node *e, const struct builtin *b);
+int sema_check_bswap(struct sema *s, struct ast_node *e, const struct builtin *b);
+int sema_check_strncmp(struct sema *s, struct ast_node *e, const struct builtin *b);
+int sema_check_strcontains(struct sema *s, struct ast_node *e, const struct builtin *b);
+int sema_check_sizeof(struct sema *s, struct ast_node *e, const struct builtin *b);
+/* int8 .. uint64, bool: the integer type of a cast or sizeof, or NULL */
+struct gt_type *sema_int_type_named(struct sema *s, const struct type_name *tn);
 int sema_map_call(struct sema *s, struct ast_node *call, const struct builtin *b);
 
 /* sema_maps.c */

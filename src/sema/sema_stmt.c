@@ -37,10 +37,9 @@ static int check_assign(struct sema *s, struct ast_node *st)
 	} else if (!v) {
 		struct sema_var *nv = arena_alloc(s->arena, sizeof(*nv));
 		nv->name = lhs->u.name;
+		/* an integer variable keeps the width of its first value, as in bpftrace
+		 * ($v = (uint32)x; sizeof($v) is 4); later stores convert to it */
 		nv->ty = *rhs->ty;
-		if (nv->ty.kind == TY_INT) {
-			nv->ty.size = 8; /* variables hold 64-bit values, like bpftrace */
-		}
 		vec_push(&s->vars, nv);
 		slot = s->vars.n - 1;
 		v = nv;
