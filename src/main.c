@@ -14,6 +14,7 @@
 #include "common/diag.h"
 #include "common/util.h"
 #include "funcgraph/funcgraph.h"
+#include "list.h"
 #include "parser/ast.h"
 #include "runtime/rt.h"
 #include "sema/sema.h"
@@ -357,27 +358,6 @@ static char *resolve_command(const char *name)
 	return xstrdup(name);
 }
 
-static int list_functions(const struct options *o, const char *target)
-{
-	if (!target) {
-		diag_fatal("-l needs a target: -b BINARY, -c CMD or -p PID");
-		return EXIT_USAGE;
-	}
-	struct binfo *bi;
-	if (binfo__open(target, &bi) < 0)
-		return EXIT_USAGE;
-	const char *pat = o->list ? o->list : "*";
-	if (!strncmp(pat, "go:", 3))
-		pat += 3;
-	const struct binfo_func **fs = NULL;
-	int n = binfo_match_funcs(bi, pat, &fs);
-	for (int i = 0; i < n; i++)
-		printf("go:%s\n", fs[i]->name);
-	free(fs);
-	binfo__close(bi);
-	return 0;
-}
-
 static int str_len_from_env(void)
 {
 	const char *s = getenv("GT_STRLEN");
@@ -431,7 +411,7 @@ int main(int argc, char **argv)
 		target = xstrdup(real);
 	}
 	if (o.list_mode) {
-		status = list_functions(&o, target);
+		status = list_probes(o.list, target, o.verbose) ? EXIT_USAGE : 0;
 		goto out;
 	}
 

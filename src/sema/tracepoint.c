@@ -39,6 +39,7 @@ static int parse_field(char *line, struct tp_field *f)
 	if (!semi)
 		return -EINVAL;
 	*semi = 0;
+	f->decl = xstrdup(decl);
 	f->offset = atoi(off + 7);
 	f->size = atoi(size + 5);
 	f->is_signed = sgn && atoi(sgn + 7);
@@ -89,8 +90,10 @@ int tp_format_read(const char *cat, const char *name, struct tp_format *out)
 
 void tp_format_free(struct tp_format *f)
 {
-	for (int i = 0; i < f->nfields; i++)
+	for (int i = 0; i < f->nfields; i++) {
 		free(f->fields[i].name);
+		free(f->fields[i].decl);
+	}
 	free(f->fields);
 	f->fields = NULL;
 	f->nfields = 0;

@@ -6,6 +6,7 @@
 
 struct tp_field {
 	char *name;
+	char *decl; /* the declaration as the format file writes it: "const char * filename" */
 	int offset, size;
 	bool is_signed;
 	bool is_string;   /* char name[N] */

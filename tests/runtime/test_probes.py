@@ -70,5 +70,22 @@ if s.case("len"):
             r.returncode == 0 and got[0] in ("len 0", "len 1") and got[1:] == ["len 4", "len 4"],
             describe(r))
 
+# -l without a target lists tracepoints as bpftrace 0.17 does (the oracle, when installed)
+if s.case("list"):
+    import shutil
+    for pat, verbose in (("tracepoint:raw_syscalls:*", False), ("t:sched:sched_process_e*", False),
+                         ("tracepoint:syscalls:sys_enter_read*", True)):
+        args = ["-lv" if verbose else "-l", pat]
+        r = s.run(args)
+        s.check("%s lists tracepoints" % " ".join(args),
+                r.returncode == 0 and r.stdout.startswith("tracepoint:"), describe(r))
+        if shutil.which("bpftrace"):
+            b = subprocess.run(["bpftrace", *args], capture_output=True, text=True)
+            s.check("%s prints what bpftrace prints" % " ".join(args),
+                    b.stdout == r.stdout, "bpftrace:\n%s\ngotrace:\n%s" % (b.stdout, r.stdout))
+    r = s.run(["-l", "kprobe:*"])
+    s.check("-l of a probe type gotrace does not attach says so",
+            r.returncode == 2 and "kprobe probes cannot be listed" in r.stderr, describe(r))
+
 s.check("nothing left attached", not bpf_leftovers(), bpf_leftovers())
 s.finish()

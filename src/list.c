@@ -1,0 +1,129 @@
+/* list: -l [PATTERN]: the probes gotrace can attach, one full name per line, as
+ * bpftrace lists them. Go functions of the target (go:NAME); kernel tracepoints from
+ * tracefs (tracepoint:CAT:NAME, with their fields under -v). A pattern may name the
+ * provider (`t:syscalls:*`, `go:main.*`) or not (`*sleep*`: every kind it matches). */
+#include "list.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "binfo/binfo.h"
+#include "common/diag.h"
+#include "common/util.h"
+#include "sema/providers.h"
+#include "sema/tracepoint.h"
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void print_fields(const char *cat, const char *name)
+{
+	struct tp_format f;
+	if (tp_format_read(cat, name, &f))
+		return;
+	for (int i = 0; i < f.nfields; i++)
+		if (strncmp(f.fields[i].name, "common_", 7))
+			printf("    %s\n", f.fields[i].decl);
+	tp_format_free(&f);
+}
+
+/* Tracepoints whose full name "tracepoint:CAT:NAME" matches PAT, sorted. */
+static int list_tracepoints(const char *pat, bool verbose)
+{
+	const char *root = tp_tracefs();
+	if (!root) {
+		diag_fatal("-l: tracefs is not available (mount it on /sys/kernel/tracing)");
+		return -ENOENT;
+	}
+	char path[512];
+	snprintf(path, sizeof(path), "%s/events", root);
+	DIR *cats = opendir(path);
+	if (!cats) {
+		diag_fatal("-l: %s: %s", path, strerror(errno));
+		return -errno;
+	}
+	VEC(char *) names = {0};
+	struct dirent *c;
+	while ((c = readdir(cats))) {
+		if (c->d_name[0] == '.' || c->d_type != DT_DIR)
+			continue;
+		snprintf(path, sizeof(path), "%s/events/%s", root, c->d_name);
+		DIR *evs = opendir(path);
+		struct dirent *e;
+		while (evs && (e = readdir(evs))) {
+			if (e->d_name[0] == '.' || e->d_type != DT_DIR)
+				continue;
+			char full[600];
+			snprintf(full, sizeof(full), "tracepoint:%s:%s", c->d_name, e->d_name);
+			if (!fnmatch(pat, full, 0))
+				vec_push(&names, xstrdup(full));
+		}
+		if (evs)
+			closedir(evs);
+	}
+	closedir(cats);
+	qsort(names.v, (size_t)names.n, sizeof(char *), cmp_str);
+	for (int i = 0; i < names.n; i++) {
+		puts(names.v[i]);
+		if (verbose) {
+			char *cat = names.v[i] + strlen("tracepoint:"), *name = strchr(cat, ':');
+			*name++ = 0;
+			print_fields(cat, name);
+		}
+		free(names.v[i]);
+	}
+	vec_free(&names);
+	return 0;
+}
+
+/* Go functions of TARGET whose "go:NAME" matches PAT. */
+static int list_go(const char *pat, const char *target)
+{
+	struct binfo *bi;
+	if (binfo__open(target, &bi) < 0)
+		return -ENOENT;
+	const struct binfo_func **fs = NULL;
+	int n = binfo_match_funcs(bi, pat, &fs);
+	for (int i = 0; i < n; i++)
+		printf("go:%s\n", fs[i]->name);
+	free(fs);
+	binfo__close(bi);
+	return 0;
+}
+
+int list_probes(const char *pattern, const char *target, bool verbose)
+{
+	const char *pat = pattern && *pattern ? pattern : "*";
+	const char *colon = strchr(pat, ':');
+	char prov[64] = "";
+	if (colon && (size_t)(colon - pat) < sizeof(prov))
+		snprintf(prov, sizeof(prov), "%.*s", (int)(colon - pat), pat);
+	const struct provider *pv = prov[0] ? provider_find(prov) : NULL;
+	if (pv && pv->id == PV_TRACEPOINT) {
+		char full[512];
+		snprintf(full, sizeof(full), "tracepoint:%s", colon + 1);
+		return list_tracepoints(full, verbose);
+	}
+	if (pv && pv->id == PV_GO) {
+		if (!target) {
+			diag_fatal("-l %s needs a target: -b BINARY, -c CMD or -p PID", pattern);
+			return -EINVAL;
+		}
+		return list_go(colon + 1, target);
+	}
+	if (pv) {
+		diag_fatal("-l: %s probes cannot be listed%s", pv->name,
+			   pv->id == PV_LATER ? " (gotrace does not support them yet)" : "");
+		return -EINVAL;
+	}
+	/* no provider: Go functions of the target by name, or every kind by full name */
+	if (target && !colon)
+		return list_go(pat, target);
+	return list_tracepoints(pat, verbose);
+}
