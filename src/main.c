@@ -60,6 +60,7 @@ static void usage(FILE *out)
 	      "  -q                  quiet (gotrace prints no banner: accepted for bpftrace)\n"
 	      "  -B full|line|none   stdout buffering\n"
 	      "  --no-warnings       do not print warnings\n"
+	      "  --info              kernel and BPF features, and how go: probes attach\n"
 	      "  --dry-run           compile and load (verifier), attach nothing\n"
 	      "  --unsafe            allow unsafe actions\n"
 	      "  --funcgraph PATTERN per-goroutine call trees of the matching functions\n"
@@ -109,7 +110,7 @@ static int set_buffering(const char *mode)
 static int parse_args(int argc, char **argv, struct options *o)
 {
 	enum { OPT_DRY_RUN = 256, OPT_UNSAFE, OPT_PARSE_ONLY, OPT_FUNCGRAPH, OPT_DRILLDOWN,
-	       OPT_ARGS, OPT_NO_COLOR, OPT_NO_WARNINGS };
+	       OPT_ARGS, OPT_NO_COLOR, OPT_NO_WARNINGS, OPT_INFO };
 	static const struct option longopts[] = {
 		{"binary", required_argument, NULL, 'b'},
 		{"dry-run", no_argument, NULL, OPT_DRY_RUN},
@@ -120,6 +121,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{"args", required_argument, NULL, OPT_ARGS},
 		{"no-color", no_argument, NULL, OPT_NO_COLOR},
 		{"no-warnings", no_argument, NULL, OPT_NO_WARNINGS},
+		{"info", no_argument, NULL, OPT_INFO},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{0},
@@ -193,6 +195,9 @@ again:
 		case OPT_NO_WARNINGS:
 			diag_set_warnings(false);
 			break;
+		case OPT_INFO:
+			rt_features_report(stdout, GT_VERSION);
+			exit(0);
 		case 'q':
 			/* bpftrace's quiet mode drops its "Attaching N probes..." banner;
 			 * gotrace prints none */

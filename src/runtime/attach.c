@@ -28,8 +28,8 @@ struct rt_link_create_uprobe_multi {
 	uint32_t cnt, um_flags, pid;
 };
 
-static int uprobe_multi_link_create(int prog_fd, const char *path, const uint64_t *offsets,
-				    const uint64_t *cookies, uint32_t cnt, pid_t pid, bool ret)
+int rt_uprobe_multi_link_create(int prog_fd, const char *path, const uint64_t *offsets,
+				const uint64_t *cookies, uint32_t cnt, pid_t pid, bool ret)
 {
 	struct rt_link_create_uprobe_multi attr;
 	memset(&attr, 0, sizeof(attr)); /* the kernel rejects non-zero padding / unknown tail */
@@ -65,7 +65,7 @@ static long find_failing_site(int prog_fd, const char *path, const uint64_t *off
 	uint32_t lo = 0, hi = cnt; /* a failing site lies in [lo, hi) */
 	while (hi - lo > 1) {
 		uint32_t mid = lo + (hi - lo) / 2;
-		int fd = uprobe_multi_link_create(prog_fd, path, offsets + lo, cookies + lo, mid - lo,
+		int fd = rt_uprobe_multi_link_create(prog_fd, path, offsets + lo, cookies + lo, mid - lo,
 						  pid, false);
 		if (fd >= 0) {
 			close(fd);
@@ -106,7 +106,7 @@ static int attach_prog(struct rt_session *s, int pi, int prog_fd)
 			cookies[cnt] = (uint64_t)si | (uint64_t)sites[si].cookie_flags << 32;
 			cnt++;
 		}
-		int fd = uprobe_multi_link_create(prog_fd, target, offsets, cookies, cnt, s->pid,
+		int fd = rt_uprobe_multi_link_create(prog_fd, target, offsets, cookies, cnt, s->pid,
 						  pp->uprobe_return);
 		if (fd < 0) {
 			err = fd;

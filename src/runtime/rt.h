@@ -44,6 +44,22 @@ struct rt_options {
 	const struct rt_consumer *consumer; /* call-graph mode, or NULL */
 };
 
+/* What the running kernel allows, probed once (features.c). */
+struct rt_features {
+	bool uprobe_multi;   /* BPF_TRACE_UPROBE_MULTI links (kernel 6.6) */
+	bool uprobe_pmu;     /* perf_event_open uprobes */
+	bool kprobe_pmu;
+	bool perf_cpu_clock; /* software cpu-clock events: profile:, interval: */
+	bool ringbuf;
+	bool btf;            /* /sys/kernel/btf/vmlinux */
+	bool fentry;
+	bool raw_tp, tracepoint;
+	int fsbase_off;      /* task_struct.thread.fsbase, or < 0 */
+};
+const struct rt_features *rt_features_get(void);
+/* --info: kernel, build, helpers, map and probe types, the attach path of go: probes. */
+void rt_features_report(FILE *out, const char *version);
+
 /* Runs the plan to completion. Returns the process exit status: 0 on success,
  * 1 on a runtime failure (load, attach, target vanished). */
 int rt_run(struct gt_plan *plan, const struct rt_options *opts);

@@ -68,6 +68,10 @@ void rt_libbpf_print_restore(void);
 int rt_session__dump_jit(struct rt_session *s, FILE *out);
 
 /* attach.c */
+/* A raw BPF_LINK_CREATE of type uprobe_multi (libbpf 1.1 has no wrapper): the link fd, or
+ * a negative errno. */
+int rt_uprobe_multi_link_create(int prog_fd, const char *path, const uint64_t *offsets,
+				const uint64_t *cookies, uint32_t cnt, pid_t pid, bool ret);
 int rt_session__attach(struct rt_session *s);
 void rt_session__detach(struct rt_session *s);
 

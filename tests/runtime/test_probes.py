@@ -87,5 +87,14 @@ if s.case("list"):
     s.check("-l of a probe type gotrace does not attach says so",
             r.returncode == 2 and "kprobe probes cannot be listed" in r.stderr, describe(r))
 
+# --info: what this kernel allows, found by trying; this machine kind has uprobe_multi
+if s.case("info"):
+    r = s.run(["--info"])
+    s.check("--info reports features and the attach path",
+            r.returncode == 0 and "perf_event_array: yes" in r.stdout and
+            "ringbuf: yes" in r.stdout and "uprobe_multi: yes" in r.stdout and
+            "uprobe_multi: one link per program" in r.stdout, describe(r))
+    s.check("--info leaves nothing loaded", not bpf_leftovers(), bpf_leftovers())
+
 s.check("nothing left attached", not bpf_leftovers(), bpf_leftovers())
 s.finish()
