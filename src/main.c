@@ -14,6 +14,7 @@
 #include "common/diag.h"
 #include "common/util.h"
 #include "funcgraph/funcgraph.h"
+#include "info.h"
 #include "list.h"
 #include "parser/ast.h"
 #include "runtime/rt.h"
@@ -196,7 +197,7 @@ again:
 			diag_set_warnings(false);
 			break;
 		case OPT_INFO:
-			rt_features_report(stdout, GT_VERSION);
+			info_report(stdout, GT_VERSION);
 			exit(0);
 		case 'q':
 			/* bpftrace's quiet mode drops its "Attaching N probes..." banner;

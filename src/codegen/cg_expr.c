@@ -146,6 +146,66 @@ void cg_str_into(struct cg *g, struct ast_node *e, LLVMValueRef dst, int size)
 				LLVMConstInt(g->i8, 0, false), cg_const(g, (uint64_t)(size - n)), 1);
 }
 
+static LLVMValueRef gep8(struct cg *g, LLVMValueRef p, int off)
+{
+	LLVMValueRef idx = cg_const(g, (uint64_t)off);
+	return LLVMBuildGEP2(g->b, g->i8, p, &idx, 1, "");
+}
+
+/* An integer of SIZE bytes at P, extended to i64 / stored from an i64. */
+static LLVMValueRef load_int(struct cg *g, LLVMValueRef p, int size, bool is_signed)
+{
+	LLVMTypeRef t = LLVMIntTypeInContext(g->ctx, (unsigned)size * 8);
+	LLVMValueRef v = LLVMBuildLoad2(g->b, t, p, "");
+	LLVMSetAlignment(v, (unsigned)size);
+	if (size == 8)
+		return v;
+	return is_signed ? LLVMBuildSExt(g->b, v, g->i64, "") : LLVMBuildZExt(g->b, v, g->i64, "");
+}
+
+static void store_int(struct cg *g, LLVMValueRef p, LLVMValueRef v, int size)
+{
+	LLVMTypeRef t = LLVMIntTypeInContext(g->ctx, (unsigned)size * 8);
+	LLVMValueRef st = LLVMBuildStore(g->b, size == 8 ? v : LLVMBuildTrunc(g->b, v, t, ""), p);
+	LLVMSetAlignment(st, (unsigned)size);
+}
+
+/* Tuple SRC (laid out as ST) into DST (as DT): the same fields, perhaps other widths and
+ * string sizes (a variable's tuple grows to every value stored in it). */
+static void tuple_copy(struct cg *g, LLVMValueRef dst, const struct gt_type *dt, LLVMValueRef src,
+		       const struct gt_type *st)
+{
+	for (int i = 0; i < dt->nfields; i++) {
+		const struct gt_type *df = dt->fields[i], *sf = st->fields[i];
+		LLVMValueRef dp = gep8(g, dst, dt->offsets[i]), sp = gep8(g, src, st->offsets[i]);
+		switch (df->kind) {
+		case TY_TUPLE:
+			tuple_copy(g, dp, df, sp, sf);
+			break;
+		case TY_STR: {
+			int n = sf->size < df->size ? sf->size : df->size;
+			LLVMBuildMemCpy(g->b, dp, 1, sp, 1, cg_const(g, (uint64_t)n));
+			break;
+		}
+		case TY_INT:
+			store_int(g, dp, load_int(g, sp, sf->size, sf->is_signed), df->size);
+			break;
+		default: /* func, probe: 8-byte site ids */
+			store_int(g, dp, load_int(g, sp, 8, false), 8);
+			break;
+		}
+	}
+}
+
+void cg_tuple_into(struct cg *g, struct ast_node *e, LLVMValueRef dst, const struct gt_type *dt)
+{
+	LLVMValueRef src = cg_expr(g, e);
+	/* zeroed first: padding and the tails of shorter strings never carry old bytes */
+	LLVMBuildMemSet(g->b, dst, LLVMConstInt(g->i8, 0, false), cg_const(g, (uint64_t)dt->size),
+			1);
+	tuple_copy(g, dst, dt, src, e->ty);
+}
+
 /* A literal's bytes in a stack buffer of the type's size. */
 static LLVMValueRef str_const(struct cg *g, const char *bytes, int len, int size)
 {
@@ -444,14 +504,13 @@ LLVMValueRef cg_expr(struct cg *g, struct ast_node *e)
 	case AST_FIELD:
 		if (e->u.field.expr->ty && e->u.field.expr->ty->kind == TY_TUPLE) {
 			/* $t.N: a pointer into the tuple, or the integer there */
-			LLVMValueRef idx = cg_const(g, (uint64_t)sn->const_val);
-			LLVMValueRef p = LLVMBuildGEP2(g->b, g->i8, cg_expr(g, e->u.field.expr), &idx,
-						       1, "");
+			const struct gt_type *tt = e->u.field.expr->ty;
+			LLVMValueRef p = gep8(g, cg_expr(g, e->u.field.expr),
+					      tt->offsets[sn->const_val]);
 			if (e->ty->kind == TY_STR || e->ty->kind == TY_TUPLE)
 				return p;
-			LLVMValueRef v = LLVMBuildLoad2(g->b, g->i64, p, "");
-			LLVMSetAlignment(v, 8);
-			return v;
+			return load_int(g, p, e->ty->kind == TY_INT ? e->ty->size : 8,
+					e->ty->is_signed);
 		}
 		if (sn->builtin != BI_TPARG)
 			cg_internal_error(g, e, "a field sema did not resolve");
@@ -462,19 +521,20 @@ LLVMValueRef cg_expr(struct cg *g, struct ast_node *e)
 		}
 		return tp_int(g, sn);
 	case AST_TUPLE: {
-		/* a zeroed buffer with each element at its offset */
+		/* a zeroed buffer with each element at its offset, in its own width */
 		LLVMValueRef buf = cg_str_alloca(g, e->ty->size);
 		LLVMBuildMemSet(g->b, buf, LLVMConstInt(g->i8, 0, false),
 				cg_const(g, (uint64_t)e->ty->size), 8);
 		for (int i = 0; i < e->u.tuple.items.n; i++) {
 			struct ast_node *it = e->u.tuple.items.v[i];
 			const struct gt_type *ft = e->ty->fields[i];
-			LLVMValueRef idx = cg_const(g, (uint64_t)e->ty->offsets[i]);
-			LLVMValueRef dst = LLVMBuildGEP2(g->b, g->i8, buf, &idx, 1, "");
-			if (ft->kind == TY_STR || ft->kind == TY_TUPLE)
+			LLVMValueRef dst = gep8(g, buf, e->ty->offsets[i]);
+			if (ft->kind == TY_TUPLE)
+				cg_tuple_into(g, it, dst, ft);
+			else if (ft->kind == TY_STR)
 				cg_str_into(g, it, dst, ft->size);
 			else
-				LLVMSetAlignment(LLVMBuildStore(g->b, cg_expr(g, it), dst), 8);
+				store_int(g, dst, cg_expr(g, it), ft->kind == TY_INT ? ft->size : 8);
 		}
 		return buf;
 	}

@@ -84,6 +84,8 @@ LLVMValueRef cg_expr(struct cg *g, struct ast_node *e);
 LLVMValueRef cg_arith(struct cg *g, const struct ast_node *at, enum ast_op op, LLVMValueRef l,
 		      bool l_signed, LLVMValueRef r, bool r_signed);
 void cg_str_into(struct cg *g, struct ast_node *e, LLVMValueRef dst, int size);
+/* Writes tuple-typed E into DST laid out as DT (same fields; widths and sizes may differ). */
+void cg_tuple_into(struct cg *g, struct ast_node *e, LLVMValueRef dst, const struct gt_type *dt);
 LLVMValueRef cg_cond(struct cg *g, struct ast_node *e); /* i1 */
 /* The low SIZE bytes of v, sign- or zero-extended back to i64. */
 LLVMValueRef cg_narrow(struct cg *g, LLVMValueRef v, int size, bool is_signed);

@@ -164,7 +164,11 @@ void cg_map_assign(struct cg *g, struct ast_node *st)
 		LLVMValueRef val = cg_str_alloca(g, vsize);
 		LLVMBuildMemSet(g->b, val, LLVMConstInt(g->i8, 0, false), cg_const(g, (uint64_t)vsize),
 				8);
-		cg_str_into(g, rhs, val, rhs->ty->size < m->value_size ? rhs->ty->size : m->value_size);
+		if (m->kind == PLAN_MAP_TUPLE) /* sema made mn->ty the map's value type */
+			cg_tuple_into(g, rhs, val, mn->ty);
+		else
+			cg_str_into(g, rhs, val,
+				    rhs->ty->size < m->value_size ? rhs->ty->size : m->value_size);
 		update(g, id, build_key(g, mn, m), val);
 		return;
 	}

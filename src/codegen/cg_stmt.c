@@ -55,7 +55,10 @@ static void cg_event(struct cg *g, struct ast_node *call, int first)
 		if (a->kind == PLAN_ARG_STR || a->kind == PLAN_ARG_TUPLE) {
 			LLVMValueRef idx = cg_const(g, (uint64_t)a->offset);
 			LLVMValueRef dst = LLVMBuildGEP2(g->b, g->i8, rec, &idx, 1, "");
-			cg_str_into(g, e, dst, a->size);
+			if (a->kind == PLAN_ARG_TUPLE)
+				cg_tuple_into(g, e, dst, e->ty);
+			else
+				cg_str_into(g, e, dst, a->size);
 		} else {
 			store_at(g, rec, a->offset, cg_expr(g, e));
 		}
@@ -105,7 +108,11 @@ static void cg_assign(struct cg *g, struct ast_node *st)
 	const struct sema_node *sn = lhs->sema;
 	const struct sema_var *v = &g->sp->vars[sn->var_slot];
 	LLVMValueRef slot = g->vars[sn->var_slot];
-	if (v->ty.kind == TY_STR || v->ty.kind == TY_TUPLE) {
+	if (v->ty.kind == TY_TUPLE) {
+		cg_tuple_into(g, rhs, slot, &v->ty);
+		return;
+	}
+	if (v->ty.kind == TY_STR) {
 		cg_str_into(g, rhs, slot, rhs->ty->size < v->ty.size ? rhs->ty->size : v->ty.size);
 		return;
 	}

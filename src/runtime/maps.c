@@ -955,7 +955,7 @@ struct rt_maps *rt_maps__new(const struct gt_plan *plan, struct bpf_object *obj,
 			why = pm->percpu ? "is not per CPU" : "is per CPU";
 		}
 		bool hist = pm->kind == PLAN_MAP_HIST || pm->kind == PLAN_MAP_LHIST;
-		size_t need = pm->kind == PLAN_MAP_STR                               ? 1
+		size_t need = pm->kind == PLAN_MAP_STR || pm->kind == PLAN_MAP_TUPLE ? 1
 			      : pm->kind == PLAN_MAP_AVG || pm->kind == PLAN_MAP_STATS ||
 					pm->kind == PLAN_MAP_MIN || pm->kind == PLAN_MAP_MAX
 				      ? 16

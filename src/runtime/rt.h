@@ -54,11 +54,8 @@ struct rt_features {
 	bool btf;            /* /sys/kernel/btf/vmlinux */
 	bool fentry;
 	bool raw_tp, tracepoint;
-	int fsbase_off;      /* task_struct.thread.fsbase, or < 0 */
 };
 const struct rt_features *rt_features_get(void);
-/* --info: kernel, build, helpers, map and probe types, the attach path of go: probes. */
-void rt_features_report(FILE *out, const char *version);
 
 /* Runs the plan to completion. Returns the process exit status: 0 on success,
  * 1 on a runtime failure (load, attach, target vanished). */

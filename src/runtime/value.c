@@ -15,6 +15,17 @@ static uint64_t rd64(const uint8_t *p)
 	return v;
 }
 
+/* An integer of SIZE bytes (tuple fields keep their width), sign-extended if signed. */
+static uint64_t rd_int(const uint8_t *p, int size, bool is_signed)
+{
+	uint64_t v = 0;
+	memcpy(&v, p, size > 0 && size < 8 ? (size_t)size : 8); /* little endian */
+	int sh = size > 0 && size < 8 ? 64 - 8 * size : 0;
+	if (!sh)
+		return v;
+	return is_signed ? (uint64_t)((int64_t)(v << sh) >> sh) : v;
+}
+
 static void put_text(struct strbuf *sb, const char *t, size_t n, bool json)
 {
 	if (json)
@@ -30,9 +41,9 @@ void rt_value_format(struct strbuf *sb, const struct gt_plan *plan, const struct
 	switch (a->kind) {
 	case PLAN_ARG_INT:
 		if (a->is_signed)
-			strbuf_printf(sb, "%" PRId64, (int64_t)rd64(p));
+			strbuf_printf(sb, "%" PRId64, (int64_t)rd_int(p, a->size, true));
 		else
-			strbuf_printf(sb, "%" PRIu64, rd64(p));
+			strbuf_printf(sb, "%" PRIu64, rd_int(p, a->size, false));
 		break;
 	case PLAN_ARG_STR:
 		put_text(sb, (const char *)p, strnlen((const char *)p, (size_t)a->size), json);

@@ -64,6 +64,8 @@ int sema_check(struct arena *a, const struct diag_src *src, struct ast_node *pro
 		err = sema_finish_tracking(&s);
 	if (!err)
 		err = sema_finish_maps(&s, plan, a);
+	if (!err)
+		sema_finish_events(&s);
 
 	/* The plan owns copies in the arena; the vectors go. */
 	plan->nsites = s.sites.n;
@@ -81,6 +83,7 @@ int sema_check(struct arena *a, const struct diag_src *src, struct ast_node *pro
 	vec_free(&s.site_info);
 	vec_free(&s.progs);
 	vec_free(&s.events);
+	vec_free(&s.event_types);
 	vec_free(&s.sprogs);
 	vec_free(&s.vars);
 	vec_free(&s.maps);

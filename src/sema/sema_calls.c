@@ -9,9 +9,12 @@
 
 #include "common/fmt.h"
 
-void sema_plan_arg(struct sema *s, const struct gt_type *t, int offset, struct plan_arg *a)
+/* INT fields of a tuple keep their width; elsewhere integers travel as 8 bytes. */
+static void plan_arg(struct sema *s, const struct gt_type *t, int offset, bool in_tuple,
+		     struct plan_arg *a)
 {
-	*a = (struct plan_arg){.offset = offset, .size = 8};
+	const char *literal = a->literal;
+	*a = (struct plan_arg){.offset = offset, .size = 8, .literal = literal};
 	switch (t->kind) {
 	case TY_STR:
 		a->kind = PLAN_ARG_STR;
@@ -22,10 +25,6 @@ void sema_plan_arg(struct sema *s, const struct gt_type *t, int offset, struct p
 		break;
 	case TY_SITE_PROBE:
 		a->kind = PLAN_ARG_SITE_PROBE;
-		if (s->clause_kinds == (1u << PLAN_PROG_BEGIN))
-			a->literal = "BEGIN";
-		else if (s->clause_kinds == (1u << PLAN_PROG_END))
-			a->literal = "END";
 		break;
 	case TY_TUPLE:
 		a->kind = PLAN_ARG_TUPLE;
@@ -33,13 +32,41 @@ void sema_plan_arg(struct sema *s, const struct gt_type *t, int offset, struct p
 		a->nfields = t->nfields;
 		a->fields = arena_alloc(s->arena, sizeof(*a->fields) * (size_t)t->nfields);
 		for (int i = 0; i < t->nfields; i++)
-			sema_plan_arg(s, t->fields[i], t->offsets[i], &a->fields[i]);
+			plan_arg(s, t->fields[i], t->offsets[i], true, &a->fields[i]);
 		break;
 	default:
 		a->kind = PLAN_ARG_INT;
 		a->is_signed = t->is_signed;
+		a->size = in_tuple ? t->size : 8;
 		break;
 	}
+}
+
+void sema_plan_arg(struct sema *s, const struct gt_type *t, int offset, struct plan_arg *a)
+{
+	*a = (struct plan_arg){0};
+	plan_arg(s, t, offset, false, a);
+}
+
+/* Record offsets of an event's arguments, from their types as they are now (a string or
+ * tuple variable may still grow after the event: sema_finish_events lays them out again). */
+static void layout_event(struct sema *s, struct plan_event *ev, const struct gt_type **tys)
+{
+	int off = 8;
+	for (int i = 0; i < ev->nargs; i++) {
+		struct plan_arg *a = &ev->args[i];
+		const char *literal = a->literal;
+		sema_plan_arg(s, tys[i], off, a);
+		a->literal = literal;
+		off += (a->size + 7) & ~7;
+	}
+	ev->size = off;
+}
+
+void sema_finish_events(struct sema *s)
+{
+	for (int i = 0; i < s->events.n; i++)
+		layout_event(s, &s->events.v[i], s->event_types.v[i]);
 }
 
 int sema_new_event(struct sema *s, enum plan_event_kind kind, const char *fmt,
@@ -47,14 +74,20 @@ int sema_new_event(struct sema *s, enum plan_event_kind kind, const char *fmt,
 {
 	struct plan_event ev = {.kind = kind, .fmt = fmt, .nargs = nargs};
 	ev.args = arena_alloc(s->arena, sizeof(struct plan_arg) * (size_t)(nargs ? nargs : 1));
-	int off = 8;
+	const struct gt_type **tys = arena_alloc(s->arena, sizeof(*tys) * (size_t)(nargs + 1));
 	for (int i = 0; i < nargs; i++) {
-		struct plan_arg *a = &ev.args[i];
-		sema_plan_arg(s, args[i]->ty, off, a);
-		off += (a->size + 7) & ~7;
+		tys[i] = args[i]->ty;
+		/* `probe` in BEGIN or END is that name (the clause is known only now) */
+		if (args[i]->ty->kind == TY_SITE_PROBE &&
+		    s->clause_kinds == (1u << PLAN_PROG_BEGIN))
+			ev.args[i].literal = "BEGIN";
+		else if (args[i]->ty->kind == TY_SITE_PROBE &&
+			 s->clause_kinds == (1u << PLAN_PROG_END))
+			ev.args[i].literal = "END";
 	}
-	ev.size = off;
+	layout_event(s, &ev, tys);
 	vec_push(&s->events, ev);
+	vec_push(&s->event_types, tys);
 	return s->events.n - 1;
 }
 

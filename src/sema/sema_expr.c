@@ -57,18 +57,56 @@ const char *gt_type_str(const struct gt_type *t, char *buf, size_t len)
 	return "?";
 }
 
-/* Tuples hold 8-byte integers, strings of GT_STRLEN (as bpftrace's fixed string size,
- * so that ("a") and ("bc") are the same type) and nested tuples, each 8-byte aligned. */
-static struct gt_type *tuple_field_type(struct sema *s, const struct gt_type *t)
+/* The alignment of a value in a tuple, as a C struct lays it out (bpftrace does). */
+static int type_align(const struct gt_type *t)
 {
 	switch (t->kind) {
 	case TY_INT:
-		return t->is_signed ? &sema_ty_i64 : &sema_ty_u64;
+		return t->size;
 	case TY_STR:
-		return sema_type_new(s, TY_STR, s->opts->str_len, false);
-	default:
-		return (struct gt_type *)t;
+		return 1;
+	case TY_TUPLE: {
+		int a = 1;
+		for (int i = 0; i < t->nfields; i++) {
+			int fa = type_align(t->fields[i]);
+			a = fa > a ? fa : a;
+		}
+		return a;
 	}
+	default:
+		return 8; /* func, probe: site ids */
+	}
+}
+
+/* Offsets and size of a tuple from its fields' (innermost first). */
+static void tuple_layout(struct gt_type *t)
+{
+	int off = 0;
+	for (int i = 0; i < t->nfields; i++) {
+		if (t->fields[i]->kind == TY_TUPLE)
+			tuple_layout(t->fields[i]);
+		int a = type_align(t->fields[i]);
+		off = (off + a - 1) / a * a;
+		t->offsets[i] = off;
+		off += t->fields[i]->size;
+	}
+	int a = type_align(t);
+	t->size = off ? (off + a - 1) / a * a : 1;
+}
+
+struct gt_type *sema_type_copy(struct sema *s, const struct gt_type *t)
+{
+	struct gt_type *c = sema_type_new(s, t->kind, t->size, t->is_signed);
+	if (t->kind != TY_TUPLE)
+		return c;
+	c->nfields = t->nfields;
+	c->fields = arena_alloc(s->arena, sizeof(*c->fields) * (size_t)t->nfields);
+	c->offsets = arena_alloc(s->arena, sizeof(*c->offsets) * (size_t)t->nfields);
+	for (int i = 0; i < t->nfields; i++) {
+		c->fields[i] = sema_type_copy(s, t->fields[i]);
+		c->offsets[i] = t->offsets[i];
+	}
+	return c;
 }
 
 static int check_tuple(struct sema *s, struct ast_node *e)
@@ -89,26 +127,36 @@ static int check_tuple(struct sema *s, struct ast_node *e)
 			diag_error(s->src, items->v[i]->loc, "a tuple cannot hold nothing (void)");
 			return -EINVAL;
 		}
-		t->fields[i] = tuple_field_type(s, it);
-		t->offsets[i] = t->size;
-		t->size += (t->fields[i]->size + 7) & ~7;
+		t->fields[i] = (struct gt_type *)it;
 	}
+	tuple_layout(t);
 	e->ty = t;
 	return 0;
 }
 
-bool sema_same_type(const struct gt_type *a, const struct gt_type *b)
+/* Whether B can be stored where A is kept: the same kinds, field for field. Strings in A
+ * grow to B's size (as string variables do) and the layout follows. */
+static bool merge(struct gt_type *a, const struct gt_type *b)
 {
-	if (a->kind != b->kind)
+	if ((a->kind == TY_INT) != (b->kind == TY_INT) || (a->kind != TY_INT && a->kind != b->kind))
 		return false;
+	if (a->kind == TY_STR && b->size > a->size)
+		a->size = b->size;
 	if (a->kind != TY_TUPLE)
 		return true;
 	if (a->nfields != b->nfields)
 		return false;
 	for (int i = 0; i < a->nfields; i++)
-		if (!sema_same_type(a->fields[i], b->fields[i]) ||
-		    a->fields[i]->size != b->fields[i]->size)
+		if (!merge(a->fields[i], b->fields[i]))
 			return false;
+	return true;
+}
+
+bool sema_tuple_merge(struct gt_type *a, const struct gt_type *b)
+{
+	if (!merge(a, b))
+		return false;
+	tuple_layout(a);
 	return true;
 }
 
@@ -131,7 +179,8 @@ static int check_tuple_field(struct sema *s, struct ast_node *e)
 			   base->ty->nfields, base->ty->nfields == 1 ? "" : "s", name);
 		return -EINVAL;
 	}
-	sema_node_of(s, e)->const_val = base->ty->offsets[i];
+	/* the index: offsets are final only when every store into the tuple is seen */
+	sema_node_of(s, e)->const_val = i;
 	e->ty = base->ty->fields[i];
 	return 0;
 }

@@ -45,6 +45,7 @@ struct sema {
 	VEC(struct sema_site_info) site_info; /* parallel to sites */
 	VEC(struct plan_prog) progs;
 	VEC(struct plan_event) events;
+	VEC(const struct gt_type **) event_types; /* parallel to events: their arguments' types */
 	VEC(struct sema_prog) sprogs;
 	VEC(struct sema_map) maps;
 	VEC(struct tp_format *) tp_formats; /* freed at the end of sema */
@@ -74,6 +75,8 @@ void sema_close_group(struct sema *s, struct ast_node *clause, int kind, struct 
 int sema_finish_tracking(struct sema *s);
 int sema_new_event(struct sema *s, enum plan_event_kind kind, const char *fmt,
 		   struct ast_node **args, int nargs);
+/* Lays every event's record out again from its arguments' final types. */
+void sema_finish_events(struct sema *s);
 
 /* sema_expr.c: shared by the checkers */
 extern struct gt_type sema_ty_void, sema_ty_i64, sema_ty_u64;
@@ -81,8 +84,11 @@ struct gt_type *sema_type_new(struct sema *s, enum gt_type_kind k, int size, boo
 bool sema_is_int(const struct ast_node *e);
 bool sema_is_textual(const struct ast_node *e);
 const char *sema_kind_word(const struct ast_node *e); /* "an integer", "a string" ... */
-/* The same type for a variable or a map value (tuples: the same fields). */
-bool sema_same_type(const struct gt_type *a, const struct gt_type *b);
+/* A copy of T that a variable or map can grow (tuples: deeply). */
+struct gt_type *sema_type_copy(struct sema *s, const struct gt_type *t);
+/* Whether tuple B can be stored in tuple A (the same kinds, field for field); A's strings
+ * grow to B's and its layout is made again. */
+bool sema_tuple_merge(struct gt_type *a, const struct gt_type *b);
 /* How the runtime reads a value of type T at OFFSET of a record or map value. */
 void sema_plan_arg(struct sema *s, const struct gt_type *t, int offset, struct plan_arg *a);
 /* The candidate closest to NAME (edit distance < 3), or NULL. */

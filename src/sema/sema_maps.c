@@ -334,9 +334,10 @@ int sema_map_assign(struct sema *s, struct ast_node *st)
 		return 0;
 	}
 	if (m->kind == PLAN_MAP_TUPLE && rhs->ty->kind == TY_TUPLE && !st->u.assign.op &&
-	    (!m->value_ty || sema_same_type(m->value_ty, rhs->ty))) {
-		m->value_ty = rhs->ty;
-		lhs->ty = rhs->ty;
+	    (!m->value_ty || sema_tuple_merge(m->value_ty, rhs->ty))) {
+		if (!m->value_ty)
+			m->value_ty = sema_type_copy(s, rhs->ty);
+		lhs->ty = m->value_ty; /* what codegen stores into */
 		return 0;
 	}
 	if (m->kind == PLAN_MAP_STR && rhs->ty->kind == TY_STR && !st->u.assign.op) {

@@ -39,13 +39,13 @@ static int check_assign(struct sema *s, struct ast_node *st)
 		nv->name = lhs->u.name;
 		/* an integer variable keeps the width of its first value, as in bpftrace
 		 * ($v = (uint32)x; sizeof($v) is 4); later stores convert to it */
-		nv->ty = *rhs->ty;
+		nv->ty = *sema_type_copy(s, rhs->ty);
 		vec_push(&s->vars, nv);
 		slot = s->vars.n - 1;
 		v = nv;
 	} else if ((v->ty.kind == TY_INT) != (rhs->ty->kind == TY_INT) ||
 		   (v->ty.kind != TY_INT && v->ty.kind != rhs->ty->kind) ||
-		   (v->ty.kind == TY_TUPLE && !sema_same_type(&v->ty, rhs->ty))) {
+		   (v->ty.kind == TY_TUPLE && !sema_tuple_merge(&v->ty, rhs->ty))) {
 		char b1[32], b2[32];
 		diag_error(s->src, rhs->loc, "type mismatch for $%s: %s was assigned before, now %s",
 			   lhs->u.name, gt_type_str(&v->ty, b1, sizeof(b1)),

@@ -1,0 +1,9 @@
+/* info: --info */
+#ifndef GT_INFO_H
+#define GT_INFO_H
+
+#include <stdio.h>
+
+void info_report(FILE *out, const char *version);
+
+#endif
