@@ -97,6 +97,7 @@ enum plan_event_kind {
 struct plan_event {
 	enum plan_event_kind kind;
 	int map_id; /* PRINT_MAP, CLEAR_MAP, ZERO_MAP: index into plan.maps */
+	int64_t top, div; /* PRINT_MAP: print(@m, top, div); 0 when not given */
 	const char *fmt;
 	struct plan_arg *args;
 	int nargs;

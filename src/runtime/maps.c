@@ -863,7 +863,10 @@ static size_t build_rows(const struct rt_maps *ms, const struct rt_map *m, const
 	return n;
 }
 
-static void format_map(struct rt_maps *ms, struct rt_map *m, struct strbuf *sb, bool json)
+/* print(@m, top, div): the last TOP rows of the print order (0: all), values divided by
+ * DIV (0 or 1: as they are), as bpftrace. */
+static void format_map(struct rt_maps *ms, struct rt_map *m, struct strbuf *sb, bool json,
+		       int64_t top, int64_t div)
 {
 	const struct plan_map *pm = m->pm;
 	struct snap s;
@@ -874,6 +877,14 @@ static void format_map(struct rt_maps *ms, struct rt_map *m, struct strbuf *sb, 
 	struct row *rows, **order;
 	uint64_t *bucket_mem;
 	size_t n = build_rows(ms, m, &s, &rows, &order, &bucket_mem);
+	size_t first = top > 0 && n > (size_t)top ? n - (size_t)top : 0;
+	for (size_t i = 0; div > 1 && i < n; i++) {
+		struct row *r = &rows[i];
+		r->num = pm->value_signed && pm->kind != PLAN_MAP_COUNT
+				 ? (uint64_t)((int64_t)r->num / div)
+				 : r->num / (uint64_t)div;
+		r->avg /= div;
+	}
 
 	if (json) {
 		if (n > 0) {
@@ -882,8 +893,8 @@ static void format_map(struct rt_maps *ms, struct rt_map *m, struct strbuf *sb, 
 			strbuf_puts(sb, "\": ");
 			if (pm->nkeys > 0)
 				strbuf_putc(sb, '{');
-			for (size_t i = 0; i < n; i++) {
-				if (i)
+			for (size_t i = first; i < n; i++) {
+				if (i > first)
 					strbuf_puts(sb, ", ");
 				key_prefix(sb, ms, m, order[i]->key, true);
 				value_str(sb, ms, m, order[i], true);
@@ -893,8 +904,8 @@ static void format_map(struct rt_maps *ms, struct rt_map *m, struct strbuf *sb, 
 			strbuf_puts(sb, "}}\n");
 		}
 	} else {
-		for (size_t i = 0; i < n; i++) {
-			if (i)
+		for (size_t i = first; i < n; i++) {
+			if (i > first)
 				strbuf_putc(sb, '\n');
 			key_prefix(sb, ms, m, order[i]->key, false);
 			if (m->is_hist)
@@ -1034,18 +1045,19 @@ void rt_maps__print_all(struct rt_maps *m, FILE *out, bool json)
 	qsort(byname, (size_t)m->nmaps, sizeof(*byname), cmp_names);
 	struct strbuf sb = {0};
 	for (int i = 0; i < m->nmaps; i++)
-		format_map(m, byname[i], &sb, json);
+		format_map(m, byname[i], &sb, json, 0, 0);
 	emit(&sb, out);
 	strbuf_free(&sb);
 	free(byname);
 }
 
-void rt_maps__print(struct rt_maps *m, int map_id, FILE *out, bool json)
+void rt_maps__print(struct rt_maps *m, int map_id, FILE *out, bool json, int64_t top,
+		    int64_t div)
 {
 	if (!m || map_id < 0 || map_id >= m->nmaps)
 		return;
 	struct strbuf sb = {0};
-	format_map(m, &m->maps[map_id], &sb, json);
+	format_map(m, &m->maps[map_id], &sb, json, top, div);
 	emit(&sb, out);
 	strbuf_free(&sb);
 }

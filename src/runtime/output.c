@@ -244,7 +244,7 @@ int rt_output__handle(void *ctx, void *data, size_t size)
 	 * between are in the dump (bpftrace has the same asynchrony). */
 	case PLAN_EV_PRINT_MAP:
 		if (o->maps)
-			rt_maps__print(o->maps, ev->map_id, o->f, o->json);
+			rt_maps__print(o->maps, ev->map_id, o->f, o->json, ev->top, ev->div);
 		break;
 	case PLAN_EV_CLEAR_MAP:
 		if (o->maps)

@@ -4,6 +4,7 @@
 #define GT_RT_MAPS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "common/plan.h"
@@ -18,7 +19,10 @@ void rt_maps__free(struct rt_maps *m);
 /* Every map, in bpftrace's order and format, as at the end of a run. */
 void rt_maps__print_all(struct rt_maps *m, FILE *out, bool json);
 /* One map, for print(@m). */
-void rt_maps__print(struct rt_maps *m, int map_id, FILE *out, bool json);
+/* print(@m, top, div): the last TOP rows in print order (0: all), values / DIV (0, 1: as
+ * they are). */
+void rt_maps__print(struct rt_maps *m, int map_id, FILE *out, bool json, int64_t top,
+		    int64_t div);
 void rt_maps__clear(struct rt_maps *m, int map_id);
 void rt_maps__zero(struct rt_maps *m, int map_id);
 /* One warning (diag) per map that refused updates because it was full. */

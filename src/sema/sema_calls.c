@@ -334,6 +334,11 @@ int sema_check_print(struct sema *s, struct ast_node *e, const struct builtin *b
 	struct ast_node *arg = e->u.call.args.v[0];
 	if (arg->kind == AST_MAP)
 		return sema_map_call(s, e, b);
+	if (e->u.call.args.n != 1) {
+		diag_error(s->src, e->loc, "print() of a value takes one argument (top and divisor "
+			   "are for maps: print(@m, top, div))");
+		return -EINVAL;
+	}
 	if (sema_check_expr(s, arg))
 		return -EINVAL;
 	if (!sema_is_int(arg) && !sema_is_textual(arg) && arg->ty->kind != TY_TUPLE) {

@@ -365,10 +365,25 @@ int sema_map_call(struct sema *s, struct ast_node *call, const struct builtin *b
 	const char *name = b->name;
 	bool del = b->id == BI_DELETE;
 	struct ast_list *args = &call->u.call.args;
-	if (args->n != 1 || args->v[0]->kind != AST_MAP) {
+	int most = b->id == BI_PRINT ? 3 : 1;
+	if (args->n < 1 || args->n > most || args->v[0]->kind != AST_MAP) {
 		diag_error(s->src, call->loc, "%s() takes a map: %s(@m%s)", name, name,
 			   del ? "[key]" : "");
 		return -EINVAL;
+	}
+	int64_t opt[2] = {0, 0}; /* print(@m, top, div) */
+	for (int i = 1; i < args->n; i++) {
+		struct ast_node *a = args->v[i];
+		if (sema_check_expr(s, a))
+			return -EINVAL;
+		bool lit = a->kind == AST_INT || (a->kind == AST_POSPARAM && sema_is_int(a));
+		opt[i - 1] = a->kind == AST_INT ? (int64_t)a->u.int_.value
+						: lit ? sema_node_of(s, a)->const_val : -1;
+		if (!lit || opt[i - 1] < 0) {
+			diag_error(s->src, a->loc, "print(@m, top, div) takes constant, non-negative "
+				   "top and div");
+			return -EINVAL;
+		}
 	}
 	struct ast_node *mn = args->v[0];
 	struct sema_map *m;
@@ -402,6 +417,8 @@ int sema_map_call(struct sema *s, struct ast_node *call, const struct builtin *b
 		int k = b->id == BI_PRINT ? PLAN_EV_PRINT_MAP : b->event;
 		sn->event_id = sema_new_event(s, k, NULL, NULL, 0);
 		s->events.v[sn->event_id].map_id = id;
+		s->events.v[sn->event_id].top = opt[0];
+		s->events.v[sn->event_id].div = opt[1];
 	}
 	return 0;
 }
