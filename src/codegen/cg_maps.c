@@ -42,7 +42,7 @@ static LLVMValueRef build_key(struct cg *g, struct ast_node *mn, const struct pl
 			8);
 	struct ast_list *keys = &mn->u.map.keys;
 	for (int i = 0; i < keys->n && i < m->nkeys; i++) {
-		const struct plan_key_field *f = &m->keys[i];
+		const struct plan_arg *f = &m->keys[i];
 		if (f->kind == PLAN_ARG_STR)
 			cg_str_into(g, keys->v[i], gep(g, key, f->offset), f->size);
 		else
@@ -155,16 +155,16 @@ void cg_map_assign(struct cg *g, struct ast_node *st)
 	struct ast_node *mn = st->u.assign.lhs, *rhs = st->u.assign.rhs;
 	int id;
 	const struct plan_map *m = map_of(g, mn, &id);
-	if (m->kind != PLAN_MAP_INT && m->kind != PLAN_MAP_STR && m->kind != PLAN_MAP_TUPLE) {
+	if (m->kind != PLAN_MAP_INT && m->kind != PLAN_MAP_STR && m->kind != PLAN_MAP_VALUE) {
 		aggregate(g, id, m, mn, rhs);
 		return;
 	}
-	if (m->kind == PLAN_MAP_STR || m->kind == PLAN_MAP_TUPLE) {
+	if (m->kind == PLAN_MAP_STR || m->kind == PLAN_MAP_VALUE) {
 		int vsize = (m->value_size + 7) & ~7;
 		LLVMValueRef val = cg_str_alloca(g, vsize);
 		LLVMBuildMemSet(g->b, val, LLVMConstInt(g->i8, 0, false), cg_const(g, (uint64_t)vsize),
 				8);
-		if (m->kind == PLAN_MAP_TUPLE) /* sema made mn->ty the map's value type */
+		if (m->kind == PLAN_MAP_VALUE) /* sema made mn->ty the map's value type */
 			cg_tuple_into(g, rhs, val, mn->ty);
 		else
 			cg_str_into(g, rhs, val,

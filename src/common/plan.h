@@ -108,7 +108,7 @@ struct plan_event {
  * concatenated key fields (8-byte ints, strings of their size), or a single u64 0 for
  * a map without keys. HIST/LHIST maps append a u64 bucket index to the key and count
  * per bucket. Values, per CPU when percpu (user space adds the CPUs up):
- *   INT: s64   STR: char[value_size]   COUNT, SUM: s64   TUPLE: plan_map.value
+ *   INT: s64   STR: char[value_size]   COUNT, SUM: s64   VALUE: plan_map.value
  *   AVG, STATS: struct { s64 count; s64 total; }
  *   MIN, MAX: struct { s64 value; u64 set; }  (set != 0 once a value was stored)
  *   HIST, LHIST: u64 count of the bucket */
@@ -123,7 +123,7 @@ enum plan_map_kind {
 	PLAN_MAP_STATS,
 	PLAN_MAP_HIST,
 	PLAN_MAP_LHIST,
-	PLAN_MAP_TUPLE, /* value: a tuple described by plan_map.value (PLAN_ARG_TUPLE) */
+	PLAN_MAP_VALUE, /* value: any value plan_map.value describes (a tuple, a strftime ...) */
 };
 
 /* hist bucket index of value v (as bpftrace 0.17): 0 for v < 0, 1 for v == 0,
@@ -131,23 +131,17 @@ enum plan_map_kind {
  * lhist index: 0 below min, 1 + (v - min) / step inside, 1 + (max - min) / step at or
  * above max. */
 
-struct plan_key_field {
-	enum plan_arg_kind kind; /* INT, STR, SITE_FUNC, SITE_PROBE */
-	int offset, size;
-	bool is_signed;
-};
-
 struct plan_map {
 	const char *name;     /* "@m", or "@" for the anonymous map */
 	const char *bpf_name; /* map name in the BPF object */
 	enum plan_map_kind kind;
 	bool percpu;
-	struct plan_key_field *keys;
+	struct plan_arg *keys; /* key fields: integers are 8 bytes */
 	int nkeys;      /* 0: a scalar map (key is a u64 0) */
 	int key_size;   /* bytes, bucket index included */
 	int value_size; /* bytes per CPU */
 	bool value_signed;
-	struct plan_arg value; /* TUPLE: the value's layout (offset 0) */
+	struct plan_arg value; /* VALUE: the value's layout (offset 0) */
 	int64_t lhist_min, lhist_max, lhist_step;
 	uint32_t max_entries;
 };

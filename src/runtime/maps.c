@@ -214,7 +214,7 @@ static void combine(const struct rt_map *m, const uint8_t *v, struct row *r)
 		for (int c = 0; c < m->nvals; c++)
 			r->num += rd64(v + (size_t)c * m->stride);
 		break;
-	case PLAN_MAP_TUPLE: /* never per CPU */
+	case PLAN_MAP_VALUE: /* never per CPU */
 		r->tuple = v;
 		break;
 	case PLAN_MAP_STR:
@@ -454,7 +454,7 @@ static int cmp_keys(const struct order_ctx *c, const uint8_t *a, const uint8_t *
 {
 	const struct plan_map *pm = c->m->pm;
 	for (int i = 0; i < pm->nkeys; i++) {
-		const struct plan_key_field *f = &pm->keys[i];
+		const struct plan_arg *f = &pm->keys[i];
 		const uint8_t *pa = a + f->offset, *pb = b + f->offset;
 		int r = 0;
 		switch (f->kind) {
@@ -519,7 +519,7 @@ static bool less_avg(const struct row *a, const struct row *b, const void *ctx)
 
 /* ---- formatting ------------------------------------------------------------------- */
 
-static void key_field(struct strbuf *sb, const struct rt_maps *ms, const struct plan_key_field *f,
+static void key_field(struct strbuf *sb, const struct rt_maps *ms, const struct plan_arg *f,
 		      const uint8_t *key, bool json)
 {
 	const uint8_t *p = key + f->offset;
@@ -755,7 +755,7 @@ static void value_str(struct strbuf *sb, const struct rt_maps *ms, const struct 
 			strbuf_putn(sb, r->str, r->slen);
 		}
 		break;
-	case PLAN_MAP_TUPLE:
+	case PLAN_MAP_VALUE:
 		rt_value_format(sb, ms->plan, &pm->value, r->tuple, json);
 		break;
 	case PLAN_MAP_AVG:
@@ -966,7 +966,7 @@ struct rt_maps *rt_maps__new(const struct gt_plan *plan, struct bpf_object *obj,
 			why = pm->percpu ? "is not per CPU" : "is per CPU";
 		}
 		bool hist = pm->kind == PLAN_MAP_HIST || pm->kind == PLAN_MAP_LHIST;
-		size_t need = pm->kind == PLAN_MAP_STR || pm->kind == PLAN_MAP_TUPLE ? 1
+		size_t need = pm->kind == PLAN_MAP_STR || pm->kind == PLAN_MAP_VALUE ? 1
 			      : pm->kind == PLAN_MAP_AVG || pm->kind == PLAN_MAP_STATS ||
 					pm->kind == PLAN_MAP_MIN || pm->kind == PLAN_MAP_MAX
 				      ? 16
@@ -975,7 +975,7 @@ struct rt_maps *rt_maps__new(const struct gt_plan *plan, struct bpf_object *obj,
 			     (size_t)pm->value_size < need))
 			why = "has a layout the runtime does not know";
 		for (int k = 0; !why && k < pm->nkeys; k++) {
-			const struct plan_key_field *f = &pm->keys[k];
+			const struct plan_arg *f = &pm->keys[k];
 			int size = f->kind == PLAN_ARG_STR ? f->size : 8;
 			if (f->offset < 0 || size <= 0 ||
 			    f->offset + size > pm->key_size - (hist ? 8 : 0))

@@ -123,7 +123,7 @@ static void discover(struct sema *s, struct ast_node *n)
 		else if (!n->u.assign.op && stores_string(s, rhs))
 			m->kind = PLAN_MAP_STR;
 		else if (!n->u.assign.op && rhs->kind == AST_TUPLE)
-			m->kind = PLAN_MAP_TUPLE;
+			m->kind = PLAN_MAP_VALUE;
 		else
 			m->kind = PLAN_MAP_INT;
 		break;
@@ -229,7 +229,7 @@ int sema_map_read(struct sema *s, struct ast_node *e)
 		e->ty = t;
 		return 0;
 	}
-	if (m->kind == PLAN_MAP_TUPLE) {
+	if (m->kind == PLAN_MAP_VALUE) {
 		if (!m->value_ty) {
 			diag_error(s->src, e->loc, "@%s is read before a tuple is stored in it",
 				   e->u.map.name);
@@ -333,7 +333,7 @@ int sema_map_assign(struct sema *s, struct ast_node *st)
 		lhs->ty = rhs->ty;
 		return 0;
 	}
-	if (m->kind == PLAN_MAP_TUPLE && rhs->ty->kind == TY_TUPLE && !st->u.assign.op &&
+	if (m->kind == PLAN_MAP_VALUE && rhs->ty->kind == TY_TUPLE && !st->u.assign.op &&
 	    (!m->value_ty || sema_tuple_merge(m->value_ty, rhs->ty))) {
 		if (!m->value_ty)
 			m->value_ty = sema_type_copy(s, rhs->ty);
@@ -346,7 +346,7 @@ int sema_map_assign(struct sema *s, struct ast_node *st)
 		lhs->ty = rhs->ty;
 		return 0;
 	}
-	if (m->kind == PLAN_MAP_TUPLE && rhs->ty->kind == TY_TUPLE) {
+	if (m->kind == PLAN_MAP_VALUE && rhs->ty->kind == TY_TUPLE) {
 		char b1[128], b2[128];
 		diag_error(s->src, rhs->loc, "@%s holds %s, it cannot store %s", lhs->u.map.name,
 			   gt_type_str(m->value_ty, b1, sizeof(b1)),
@@ -439,33 +439,14 @@ int sema_finish_maps(struct sema *s, struct gt_plan *plan, struct arena *a)
 		pm->bpf_name = arena_printf(a, "gtm_%s", m->name[0] ? m->name : "_");
 		pm->kind = (int)m->kind < 0 ? PLAN_MAP_INT : m->kind;
 		pm->percpu = pm->kind != PLAN_MAP_INT && pm->kind != PLAN_MAP_STR &&
-			     pm->kind != PLAN_MAP_TUPLE;
+			     pm->kind != PLAN_MAP_VALUE;
 		pm->nkeys = m->nkeys;
-		pm->keys = arena_alloc(a, sizeof(struct plan_key_field) * (size_t)(m->nkeys + 1));
+		pm->keys = arena_alloc(a, sizeof(struct plan_arg) * (size_t)(m->nkeys + 1));
 		int off = 0;
 		for (int k = 0; k < m->nkeys; k++) {
-			struct plan_key_field *f = &pm->keys[k];
+			struct plan_arg *f = &pm->keys[k];
 			const struct gt_type *t = &m->keys[k];
-			f->offset = off;
-			f->is_signed = t->is_signed;
-			switch (t->kind) {
-			case TY_STR:
-				f->kind = PLAN_ARG_STR;
-				f->size = t->size;
-				break;
-			case TY_SITE_FUNC:
-				f->kind = PLAN_ARG_SITE_FUNC;
-				f->size = 8;
-				break;
-			case TY_SITE_PROBE:
-				f->kind = PLAN_ARG_SITE_PROBE;
-				f->size = 8;
-				break;
-			default:
-				f->kind = PLAN_ARG_INT;
-				f->size = 8;
-				break;
-			}
+			sema_plan_arg(s, t, off, f);
 			off += (f->size + 7) & ~7;
 		}
 		if (!m->nkeys)
@@ -477,7 +458,7 @@ int sema_finish_maps(struct sema *s, struct gt_plan *plan, struct arena *a)
 		case PLAN_MAP_STR:
 			pm->value_size = m->value_size ? m->value_size : s->opts->str_len;
 			break;
-		case PLAN_MAP_TUPLE:
+		case PLAN_MAP_VALUE:
 			if (!m->value_ty) /* stored only in code sema refused */
 				return -EINVAL;
 			pm->value_size = m->value_ty->size;

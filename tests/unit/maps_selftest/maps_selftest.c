@@ -135,7 +135,7 @@ static void build_plan(struct gt_plan *plan, const struct mdef *defs, int n)
 		pm->keys = xcalloc((size_t)(nk ? nk : 1), sizeof(*pm->keys));
 		pm->nkeys = nk;
 		for (int k = 0; k < nk; k++) {
-			struct plan_key_field *f = &pm->keys[k];
+			struct plan_arg *f = &pm->keys[k];
 			f->offset = off;
 			f->is_signed = true;
 			switch (d->keys[k]) {
@@ -210,13 +210,13 @@ static void dump(struct rt_maps *ms, const struct gt_plan *plan, bool json)
 				      "@cl", "@ccnt"};
 	static const char *print2[] = {"@ch", "@zh", "@zhk", "@ca", "@zst", "@ccnt", "@never"};
 	for (size_t i = 0; i < ARRAY_SIZE(print1); i++)
-		rt_maps__print(ms, id_of(plan, print1[i]), stdout, json);
+		rt_maps__print(ms, id_of(plan, print1[i]), stdout, json, 0, 0);
 	for (size_t i = 0; i < ARRAY_SIZE(zero); i++)
 		rt_maps__zero(ms, id_of(plan, zero[i]));
 	for (size_t i = 0; i < ARRAY_SIZE(clear); i++)
 		rt_maps__clear(ms, id_of(plan, clear[i]));
 	for (size_t i = 0; i < ARRAY_SIZE(print2); i++)
-		rt_maps__print(ms, id_of(plan, print2[i]), stdout, json);
+		rt_maps__print(ms, id_of(plan, print2[i]), stdout, json, 0, 0);
 	fputs("\n\n", stdout); /* bpftrace's main() before the exit dump, in both formats */
 	rt_maps__print_all(ms, stdout, json);
 }
@@ -235,7 +235,7 @@ static char *capture(struct rt_maps *ms, int id, bool json)
 		rt_maps__report_full(ms);
 		diag_set_stream(NULL);
 	} else {
-		rt_maps__print(ms, id, f, json);
+		rt_maps__print(ms, id, f, json, 0, 0);
 	}
 	fclose(f);
 	return buf;
@@ -357,8 +357,8 @@ static void check(struct rt_maps *ms, const struct gt_plan *plan)
 	check_map(ms, plan, "@full", "\n", "");
 
 	/* out-of-range ids and NULL are ignored */
-	rt_maps__print(ms, -1, stdout, false);
-	rt_maps__print(ms, plan->nmaps, stdout, false);
+	rt_maps__print(ms, -1, stdout, false, 0, 0);
+	rt_maps__print(ms, plan->nmaps, stdout, false, 0, 0);
 	rt_maps__zero(ms, plan->nmaps);
 	rt_maps__clear(ms, -5);
 	rt_maps__print_all(NULL, stdout, false);
