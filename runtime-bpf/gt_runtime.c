@@ -44,6 +44,18 @@ long gt_read_bytes(char *dst, __u32 size, __u64 addr, __s64 n)
 	return bpf_probe_read_user(dst, len, (const void *)addr);
 }
 
+void gt_read_buf(char *dst, __u32 size, __u64 addr, __s64 n)
+{
+	__u64 len = n > 0 ? (__u64)n : 0;
+	__builtin_memset(dst, 0, size);
+	if (len > size - 8)
+		len = size - 8;
+	asm volatile("" : "+r"(len));
+	if (len > 1024 || bpf_probe_read_user(dst + 8, len, (const void *)addr))
+		len = 0;
+	*(__u64 *)dst = len;
+}
+
 long gt_read_cstr(char *dst, __u32 size, __u64 addr)
 {
 	return bpf_probe_read_user_str(dst, size, (const void *)addr);

@@ -182,7 +182,8 @@ static void tuple_copy(struct cg *g, LLVMValueRef dst, const struct gt_type *dt,
 		case TY_TUPLE:
 			tuple_copy(g, dp, df, sp, sf);
 			break;
-		case TY_STR: {
+		case TY_STR:
+		case TY_BUF: {
 			int n = sf->size < df->size ? sf->size : df->size;
 			LLVMBuildMemCpy(g->b, dp, 1, sp, 1, cg_const(g, (uint64_t)n));
 			break;
@@ -391,6 +392,37 @@ static LLVMValueRef cg_call(struct cg *g, struct ast_node *e)
 	}
 	case BI_SIZEOF:
 		return cg_const(g, (uint64_t)sn->const_val);
+	case BI_STRFTIME: /* the time; user space formats it */
+		return cg_expr(g, e->u.call.args.v[1]);
+	case BI_STRERROR:
+		return cg_expr(g, e->u.call.args.v[0]);
+	case BI_BUF: {
+		/* u64 length, then the bytes */
+		struct ast_node **a = e->u.call.args.v;
+		int cap = e->ty->size - 8;
+		LLVMValueRef buf = cg_str_alloca(g, e->ty->size);
+		if (a[0]->ty->kind == TY_STR) {
+			int n = a[0]->ty->size < cap ? a[0]->ty->size : cap;
+			LLVMBuildMemSet(g->b, buf, LLVMConstInt(g->i8, 0, false),
+					cg_const(g, (uint64_t)e->ty->size), 8);
+			LLVMBuildMemCpy(g->b, gep8(g, buf, 8), 1, cg_expr(g, a[0]), 1,
+					cg_const(g, (uint64_t)n));
+			LLVMValueRef len = e->u.call.args.n == 2 && a[1]->kind != AST_INT
+						   ? cg_expr(g, a[1])
+						   : cg_const(g, (uint64_t)cap);
+			/* a run-time length is clamped to the buffer */
+			LLVMValueRef big = LLVMBuildICmp(g->b, LLVMIntUGT, len,
+							 cg_const(g, (uint64_t)cap), "");
+			len = LLVMBuildSelect(g->b, big, cg_const(g, (uint64_t)cap), len, "");
+			store_int(g, buf, len, 8);
+			return buf;
+		}
+		LLVMValueRef len = e->u.call.args.n == 2 ? cg_expr(g, a[1]) : cg_const(g, (uint64_t)cap);
+		LLVMValueRef args[4] = {buf, LLVMConstInt(g->i32, (uint64_t)e->ty->size, false),
+					cg_expr(g, a[0]), len};
+		cg_runtime_call(g, "gt_read_buf", args, 4);
+		return buf;
+	}
 	case BI_BSWAP: {
 		struct ast_node *a = e->u.call.args.v[0];
 		LLVMValueRef v = cg_expr(g, a);
@@ -437,7 +469,7 @@ LLVMValueRef cg_expr(struct cg *g, struct ast_node *e)
 		return str_const(g, e->u.str.bytes, e->u.str.len, e->ty->size);
 	case AST_VAR: {
 		LLVMValueRef slot = g->vars[sn->var_slot];
-		if (e->ty->kind == TY_STR || e->ty->kind == TY_TUPLE)
+		if (e->ty->kind == TY_STR || e->ty->kind == TY_TUPLE || e->ty->kind == TY_BUF)
 			return slot;
 		return LLVMBuildLoad2(g->b, g->i64, slot, "");
 	}
@@ -531,7 +563,7 @@ LLVMValueRef cg_expr(struct cg *g, struct ast_node *e)
 			LLVMValueRef dst = gep8(g, buf, e->ty->offsets[i]);
 			if (ft->kind == TY_TUPLE)
 				cg_tuple_into(g, it, dst, ft);
-			else if (ft->kind == TY_STR)
+			else if (ft->kind == TY_STR || ft->kind == TY_BUF)
 				cg_str_into(g, it, dst, ft->size);
 			else
 				store_int(g, dst, cg_expr(g, it), ft->kind == TY_INT ? ft->size : 8);

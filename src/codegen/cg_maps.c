@@ -43,7 +43,7 @@ static LLVMValueRef build_key(struct cg *g, struct ast_node *mn, const struct pl
 	struct ast_list *keys = &mn->u.map.keys;
 	for (int i = 0; i < keys->n && i < m->nkeys; i++) {
 		const struct plan_arg *f = &m->keys[i];
-		if (f->kind == PLAN_ARG_STR)
+		if (f->kind == PLAN_ARG_STR || f->kind == PLAN_ARG_BUF)
 			cg_str_into(g, keys->v[i], gep(g, key, f->offset), f->size);
 		else
 			store64(g, key, f->offset, cg_expr(g, keys->v[i]));
@@ -164,8 +164,10 @@ void cg_map_assign(struct cg *g, struct ast_node *st)
 		LLVMValueRef val = cg_str_alloca(g, vsize);
 		LLVMBuildMemSet(g->b, val, LLVMConstInt(g->i8, 0, false), cg_const(g, (uint64_t)vsize),
 				8);
-		if (m->kind == PLAN_MAP_VALUE) /* sema made mn->ty the map's value type */
-			cg_tuple_into(g, rhs, val, mn->ty);
+		if (m->kind == PLAN_MAP_VALUE && mn->ty->kind == TY_TUPLE)
+			cg_tuple_into(g, rhs, val, mn->ty); /* sema made mn->ty the map's type */
+		else if (m->kind == PLAN_MAP_VALUE && mn->ty->kind != TY_BUF)
+			store64(g, val, 0, cg_expr(g, rhs)); /* strftime, strerror: 8 bytes */
 		else
 			cg_str_into(g, rhs, val,
 				    rhs->ty->size < m->value_size ? rhs->ty->size : m->value_size);
@@ -202,7 +204,8 @@ LLVMValueRef cg_map_read(struct cg *g, struct ast_node *e)
 	int id;
 	const struct plan_map *m = map_of(g, e, &id);
 	LLVMValueRef key = build_key(g, e, m);
-	if (m->kind == PLAN_MAP_INT)
+	if (m->kind == PLAN_MAP_INT ||
+	    (m->kind == PLAN_MAP_VALUE && (e->ty->kind == TY_STRFTIME || e->ty->kind == TY_STRERROR)))
 		return read_int(g, id, key);
 	/* string: copy out, or "" when absent */
 	int size = e->ty->size;

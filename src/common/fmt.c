@@ -132,6 +132,16 @@ static int parse_conv(const char *fmt, int *pos, struct fmt_piece *pc, bool *is_
 		pc->conv = FMT_STR;
 		allowed = "-";
 		break;
+	case 'r':
+		/* bpftrace's buffers: %r printable bytes and \xNN, %rx all \xNN, %rh hex */
+		pc->conv = FMT_BUF;
+		pc->buf_mode = fmt[i] == 'x' ? 1 : fmt[i] == 'h' ? 2 : 0;
+		if (pc->buf_mode)
+			i++;
+		allowed = "-";
+		prec = -1;
+		conv = 's';
+		break;
 	case 'p':
 		pc->conv = FMT_PTR;
 		allowed = "-";

@@ -1,5 +1,5 @@
 /* fmt: printf format strings, parsed once by sema (to check arguments) and by the
- * runtime (to print). Conversions: %d %i %u %x %X %o %s %c %p %% with flags "-+ #0",
+ * runtime (to print). Conversions: %d %i %u %x %X %o %s %c %p %r %% with flags "-+ #0",
  * width, precision; length modifiers as C applies them to an integer argument, which is
  * what bpftrace 0.17 does: hh 8 bits, h 16, none 32, l ll z j t 64. */
 #ifndef GT_FMT_H
@@ -14,6 +14,7 @@ enum fmt_conv {
 	FMT_CHAR,   /* c */
 	FMT_STR,    /* s */
 	FMT_PTR,    /* p */
+	FMT_BUF,    /* r, rx, rh: a buffer (buf()) */
 };
 
 struct fmt_piece {
@@ -22,6 +23,7 @@ struct fmt_piece {
 			     e.g. "%-8lld", "%#llx", "%.*s" is never used: precision is inline */
 	enum fmt_conv conv;
 	int bits;         /* FMT_SIGNED, FMT_UNSIGNED: the argument's width (8, 16, 32, 64) */
+	int buf_mode;     /* FMT_BUF: 0 %r, 1 %rx, 2 %rh */
 	int src_offset;   /* byte offset of the '%' in the format string, for diagnostics */
 	int src_len;      /* length of the conversion spec in the format string */
 };

@@ -67,13 +67,17 @@ enum plan_arg_kind {
 	PLAN_ARG_SITE_FUNC,  /* 8-byte site id -> plan.sites[id].func */
 	PLAN_ARG_SITE_PROBE, /* 8-byte site id -> plan.sites[id].probe, or the literal below */
 	PLAN_ARG_TUPLE,      /* `size` bytes holding the fields, at their offsets in it */
+	PLAN_ARG_STRFTIME,   /* 8-byte CLOCK_MONOTONIC ns, printed with strftime(literal) */
+	PLAN_ARG_STRERROR,   /* 8-byte errno, printed as strerror(3) */
+	PLAN_ARG_BUF,        /* u64 length, then size - 8 bytes: printed with \xNN escapes */
 };
 
 struct plan_arg {
 	enum plan_arg_kind kind;
 	int offset, size;
 	bool is_signed;
-	const char *literal; /* SITE_PROBE in BEGIN/END: "BEGIN"/"END" (id is ignored) */
+	const char *literal; /* SITE_PROBE in BEGIN/END: "BEGIN"/"END" (id is ignored);
+				STRFTIME: the format */
 	struct plan_arg *fields; /* TUPLE: offsets relative to the tuple's start */
 	int nfields;
 };

@@ -473,6 +473,15 @@ static int cmp_keys(const struct order_ctx *c, const uint8_t *a, const uint8_t *
 			r = strcmp(x ? x : "", y ? y : "");
 			break;
 		}
+		case PLAN_ARG_STRFTIME:
+		case PLAN_ARG_STRERROR: {
+			uint64_t x = rd64(pa), y = rd64(pb);
+			r = x < y ? -1 : x > y;
+			break;
+		}
+		case PLAN_ARG_BUF:
+			r = memcmp(pa, pb, (size_t)f->size);
+			break;
 		case PLAN_ARG_TUPLE: /* keys are never tuples (sema) */
 			break;
 		}
@@ -547,6 +556,18 @@ static void key_field(struct strbuf *sb, const struct rt_maps *ms, const struct 
 			strbuf_json_escape(sb, name, strlen(name));
 		else
 			strbuf_puts(sb, name);
+		break;
+	}
+	case PLAN_ARG_STRFTIME:
+	case PLAN_ARG_STRERROR:
+	case PLAN_ARG_BUF: {
+		struct strbuf t = {0};
+		rt_value_format(&t, ms->plan, f, key, false);
+		if (json)
+			strbuf_json_escape(sb, t.buf ? t.buf : "", t.len);
+		else
+			strbuf_putn(sb, t.buf ? t.buf : "", t.len);
+		strbuf_free(&t);
 		break;
 	}
 	case PLAN_ARG_TUPLE: /* keys are never tuples (sema) */

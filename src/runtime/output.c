@@ -25,6 +25,7 @@ struct rt_output {
 	struct rt_maps *maps;
 	const struct rt_consumer *consumer; /* PLAN_EV_FG_* records, or NULL */
 	char *strbuf;     /* one string argument, NUL-terminated: max arg size + 1 */
+	struct strbuf text; /* one value formatted by user space (strftime, buf ...) */
 	struct strbuf line;
 	uint64_t records, bad_records;
 };
@@ -44,6 +45,13 @@ static uint64_t rec_u64(const uint8_t *rec, int offset)
 /* The text of a string-like argument, valid until the next call. */
 static const char *arg_text(struct rt_output *o, const uint8_t *rec, const struct plan_arg *a)
 {
+	if (a->kind == PLAN_ARG_STRFTIME || a->kind == PLAN_ARG_STRERROR ||
+	    a->kind == PLAN_ARG_BUF || a->kind == PLAN_ARG_TUPLE) {
+		o->text.len = 0;
+		rt_value_format(&o->text, o->plan, a, rec, false);
+		strbuf_putc(&o->text, 0);
+		return o->text.buf;
+	}
 	if (a->kind == PLAN_ARG_STR) {
 		/* NUL-padded, but not NUL-terminated when full. */
 		size_t n = strnlen((const char *)rec + a->offset, (size_t)a->size);
@@ -69,9 +77,22 @@ static void put_conv(struct rt_output *o, struct strbuf *l, const struct fmt_pie
 
 	if (!a) /* fewer arguments than conversions: checked at start-up, never here */
 		return;
+	if (pc->conv == FMT_BUF && a->kind == PLAN_ARG_BUF) {
+		static const enum rt_buf_mode modes[] = {RT_BUF_PRINTABLE, RT_BUF_ESCAPED,
+							 RT_BUF_HEX};
+		uint64_t len = rec_u64(rec, a->offset);
+		size_t cap = a->size > 8 ? (size_t)a->size - 8 : 0;
+		struct strbuf t = {0};
+		rt_buf_format(&t, rec + a->offset + 8, len < cap ? (size_t)len : cap,
+			      modes[pc->buf_mode]);
+		strbuf_putc(&t, 0);
+		strbuf_printf(l, pc->cspec, t.buf);
+		strbuf_free(&t);
+		return;
+	}
 	if (arg_is_text(a)) {
 		const char *t = arg_text(o, rec, a);
-		if (pc->conv == FMT_STR || pc->conv == FMT_PTR)
+		if (pc->conv == FMT_STR || pc->conv == FMT_PTR || pc->conv == FMT_BUF)
 			strbuf_printf(l, pc->cspec, t);
 		else
 			strbuf_puts(l, t);
@@ -104,6 +125,7 @@ static void put_conv(struct rt_output *o, struct strbuf *l, const struct fmt_pie
 			snprintf(tmp, sizeof(tmp), "%llu", (unsigned long long)v);
 		strbuf_printf(l, pc->cspec, tmp);
 		break;
+	case FMT_BUF: /* an integer for %r: sema refuses it */
 	case FMT_NONE:
 		break;
 	}
@@ -368,6 +390,7 @@ void rt_output__free(struct rt_output *o)
 		fmt_free(&o->fmts[i]);
 	free(o->fmts);
 	free(o->strbuf);
+	strbuf_free(&o->text);
 	strbuf_free(&o->line);
 	free(o);
 }

@@ -4,11 +4,17 @@
 #define GT_RT_VALUE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "common/plan.h"
 
 struct strbuf;
+
+/* How printf's %r (and print) show a buffer: printable bytes as they are and the rest as
+ * \xNN; %rx every byte as \xNN; %rh hex bytes separated by spaces. */
+enum rt_buf_mode { RT_BUF_PRINTABLE, RT_BUF_ESCAPED, RT_BUF_HEX };
+void rt_buf_format(struct strbuf *sb, const uint8_t *data, size_t len, enum rt_buf_mode mode);
 
 /* Appends the value A describes, at A->offset from BASE (a record or a map value). */
 void rt_value_format(struct strbuf *sb, const struct gt_plan *plan, const struct plan_arg *a,

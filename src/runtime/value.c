@@ -5,6 +5,7 @@
 
 #include <inttypes.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/util.h"
 
@@ -34,11 +35,71 @@ static void put_text(struct strbuf *sb, const char *t, size_t n, bool json)
 		strbuf_putn(sb, t, n);
 }
 
+void rt_buf_format(struct strbuf *sb, const uint8_t *data, size_t len, enum rt_buf_mode mode)
+{
+	for (size_t i = 0; i < len; i++) {
+		if (mode == RT_BUF_HEX)
+			strbuf_printf(sb, "%s%02x", i ? " " : "", data[i]);
+		else if (mode == RT_BUF_PRINTABLE && data[i] >= 0x20 && data[i] < 0x7f)
+			strbuf_putc(sb, (char)data[i]);
+		else
+			strbuf_printf(sb, "\\x%02x", data[i]);
+	}
+}
+
+/* strftime(3) of the wall-clock time of CLOCK_MONOTONIC NS, with bpftrace's %f
+ * (microseconds, 6 digits). */
+static void format_strftime(struct strbuf *sb, const char *fmt, uint64_t ns)
+{
+	struct timespec rt, mt;
+	clock_gettime(CLOCK_REALTIME, &rt);
+	clock_gettime(CLOCK_MONOTONIC, &mt);
+	int64_t wall = (int64_t)ns + ((int64_t)rt.tv_sec - mt.tv_sec) * 1000000000 +
+		       ((int64_t)rt.tv_nsec - mt.tv_nsec);
+	time_t secs = (time_t)(wall / 1000000000);
+	long us = (long)(wall % 1000000000 / 1000);
+	struct strbuf f = {0};
+	for (const char *c = fmt; *c; c++) {
+		if (c[0] == '%' && c[1] == 'f') {
+			strbuf_printf(&f, "%06ld", us);
+			c++;
+		} else if (c[0] == '%' && c[1]) {
+			strbuf_putn(&f, c, 2);
+			c++;
+		} else {
+			strbuf_putc(&f, *c);
+		}
+	}
+	struct tm tm;
+	char out[1024];
+	localtime_r(&secs, &tm);
+	size_t n = f.buf ? strftime(out, sizeof(out), f.buf, &tm) : 0;
+	strbuf_putn(sb, out, n);
+	strbuf_free(&f);
+}
+
 void rt_value_format(struct strbuf *sb, const struct gt_plan *plan, const struct plan_arg *a,
 		     const uint8_t *base, bool json)
 {
 	const uint8_t *p = base + a->offset;
 	switch (a->kind) {
+	case PLAN_ARG_STRFTIME:
+	case PLAN_ARG_STRERROR:
+	case PLAN_ARG_BUF: {
+		struct strbuf t = {0};
+		if (a->kind == PLAN_ARG_STRFTIME) {
+			format_strftime(&t, a->literal ? a->literal : "", rd64(p));
+		} else if (a->kind == PLAN_ARG_STRERROR) {
+			strbuf_puts(&t, strerror((int)rd64(p)));
+		} else {
+			uint64_t len = rd64(p);
+			size_t cap = a->size > 8 ? (size_t)a->size - 8 : 0;
+			rt_buf_format(&t, p + 8, len < cap ? (size_t)len : cap, RT_BUF_PRINTABLE);
+		}
+		put_text(sb, t.buf ? t.buf : "", t.len, json);
+		strbuf_free(&t);
+		break;
+	}
 	case PLAN_ARG_INT:
 		if (a->is_signed)
 			strbuf_printf(sb, "%" PRId64, (int64_t)rd_int(p, a->size, true));

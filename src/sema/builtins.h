@@ -29,6 +29,7 @@ enum builtin_flags {
 	BF_GORUNTIME = 1 << 2, /* needs the goroutine runtime (goid, call stacks) */
 	BF_FUNCGRAPH = 1 << 3, /* exists only in call-graph mode */
 	BF_LATER = 1 << 4,     /* a bpftrace name gotrace does not support yet */
+	BF_UVAL = 1 << 5,      /* its value is printed by user space (strftime, buf ...) */
 };
 
 enum builtin_form { BFORM_IDENT = 1, BFORM_CALL = 2 };

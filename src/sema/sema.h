@@ -17,7 +17,11 @@ enum gt_type_kind {
 	TY_STR,        /* size bytes of text incl. the NUL */
 	TY_SITE_FUNC,  /* `func`: the site id, named in user space */
 	TY_SITE_PROBE, /* `probe`: the site id, named in user space */
-	TY_TUPLE,      /* (a, b, ...): fields at 8-byte aligned offsets, size bytes */
+	TY_TUPLE,      /* (a, b, ...): fields at their C struct offsets, size bytes */
+	/* values user space prints (8 bytes in BPF unless said) */
+	TY_STRFTIME,   /* strftime(fmt, ns): ns, printed with fmt */
+	TY_STRERROR,   /* strerror(n): n, printed as strerror(3) text */
+	TY_BUF,        /* buf(p, n): u64 length then size - 8 bytes */
 };
 
 struct gt_type {
@@ -27,6 +31,7 @@ struct gt_type {
 	int nfields;             /* TY_TUPLE */
 	struct gt_type **fields; /* TY_TUPLE: integers are 8 bytes, strings GT_STRLEN */
 	int *offsets;            /* TY_TUPLE */
+	const char *fmt;         /* TY_STRFTIME */
 };
 
 

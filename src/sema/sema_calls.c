@@ -26,6 +26,17 @@ static void plan_arg(struct sema *s, const struct gt_type *t, int offset, bool i
 	case TY_SITE_PROBE:
 		a->kind = PLAN_ARG_SITE_PROBE;
 		break;
+	case TY_STRFTIME:
+		a->kind = PLAN_ARG_STRFTIME;
+		a->literal = t->fmt;
+		break;
+	case TY_STRERROR:
+		a->kind = PLAN_ARG_STRERROR;
+		break;
+	case TY_BUF:
+		a->kind = PLAN_ARG_BUF;
+		a->size = t->size;
+		break;
 	case TY_TUPLE:
 		a->kind = PLAN_ARG_TUPLE;
 		a->size = t->size;
@@ -55,9 +66,10 @@ static void layout_event(struct sema *s, struct plan_event *ev, const struct gt_
 	int off = 8;
 	for (int i = 0; i < ev->nargs; i++) {
 		struct plan_arg *a = &ev->args[i];
-		const char *literal = a->literal;
+		const char *literal = a->literal; /* `probe` in BEGIN/END, set by sema_new_event */
 		sema_plan_arg(s, tys[i], off, a);
-		a->literal = literal;
+		if (literal)
+			a->literal = literal;
 		off += (a->size + 7) & ~7;
 	}
 	ev->size = off;
@@ -164,11 +176,15 @@ int sema_check_printf(struct sema *s, struct ast_node *e, const struct builtin *
 		if (p->conv == FMT_NONE)
 			continue;
 		struct ast_node *arg = args->v[a++];
-		bool want_str = p->conv == FMT_STR;
-		if (want_str ? !sema_is_textual(arg) : !sema_is_int(arg)) {
+		bool want_str = p->conv == FMT_STR, want_buf = p->conv == FMT_BUF;
+		bool ok = want_buf ? arg->ty->kind == TY_BUF
+			  : want_str ? sema_is_textual(arg)
+				     : sema_is_int(arg);
+		if (!ok) {
 			diag_error(s->src, arg->loc, "printf: %%%.*s expects %s, got %s",
 				   p->src_len - 1, fnode->u.str.bytes + p->src_offset + 1,
-				   want_str ? "a string" : "an integer", sema_kind_word(arg));
+				   want_buf ? "a buffer (buf())" : want_str ? "a string" : "an integer",
+				   sema_kind_word(arg));
 			err = -EINVAL;
 		}
 	}
@@ -280,6 +296,64 @@ int sema_check_sizeof(struct sema *s, struct ast_node *e, const struct builtin *
 		return -EINVAL;
 	}
 	sn->const_val = a->ty->size;
+	return 0;
+}
+
+int sema_check_strftime(struct sema *s, struct ast_node *e, const struct builtin *b)
+{
+	struct ast_node **a = e->u.call.args.v;
+	if (a[0]->kind != AST_STR) {
+		diag_error(s->src, a[0]->loc, "%s", b->usage);
+		return -EINVAL;
+	}
+	if (sema_check_expr(s, a[1]))
+		return -EINVAL;
+	if (!sema_is_int(a[1])) {
+		diag_error(s->src, a[1]->loc, "strftime() needs a time in ns, got %s",
+			   sema_kind_word(a[1]));
+		return -EINVAL;
+	}
+	e->ty = sema_type_new(s, TY_STRFTIME, 8, false);
+	e->ty->fmt = a[0]->u.str.bytes;
+	return 0;
+}
+
+int sema_check_strerror(struct sema *s, struct ast_node *e, const struct builtin *b)
+{
+	struct ast_node *a = e->u.call.args.v[0];
+	if (sema_check_expr(s, a))
+		return -EINVAL;
+	if (!sema_is_int(a)) {
+		diag_error(s->src, a->loc, "%s, got %s", b->usage, sema_kind_word(a));
+		return -EINVAL;
+	}
+	e->ty = sema_type_new(s, TY_STRERROR, 8, true);
+	return 0;
+}
+
+/* buf(str) / buf(str, n) / buf(addr, n): n bytes (a constant sizes the buffer; a run-time
+ * n reads at most GT_STRLEN), printed with \xNN for what is not printable. */
+int sema_check_buf(struct sema *s, struct ast_node *e, const struct builtin *b)
+{
+	struct ast_list *args = &e->u.call.args;
+	for (int i = 0; i < args->n; i++)
+		if (sema_check_expr(s, args->v[i]))
+			return -EINVAL;
+	struct ast_node *src = args->v[0], *n = args->n == 2 ? args->v[1] : NULL;
+	if ((src->ty->kind != TY_STR && !sema_is_int(src)) || (n && !sema_is_int(n)) ||
+	    (!n && src->ty->kind != TY_STR)) {
+		diag_error(s->src, e->loc, "%s", b->usage);
+		return -EINVAL;
+	}
+	int len = src->ty->kind == TY_STR ? src->ty->size : s->opts->str_len;
+	if (n && n->kind == AST_INT) {
+		if (n->u.int_.value < 1 || n->u.int_.value > 1024) {
+			diag_error(s->src, n->loc, "buf()'s length must be between 1 and 1024");
+			return -EINVAL;
+		}
+		len = (int)n->u.int_.value;
+	}
+	e->ty = sema_type_new(s, TY_BUF, 8 + len, false);
 	return 0;
 }
 

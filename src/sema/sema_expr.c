@@ -42,6 +42,13 @@ const char *gt_type_str(const struct gt_type *t, char *buf, size_t len)
 		return "func";
 	case TY_SITE_PROBE:
 		return "probe";
+	case TY_STRFTIME:
+		return "strftime";
+	case TY_STRERROR:
+		return "strerror";
+	case TY_BUF:
+		snprintf(buf, len, "buffer[%d]", t->size - 8);
+		return buf;
 	case TY_TUPLE: {
 		size_t n = 0;
 		n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "(");
@@ -97,6 +104,7 @@ static void tuple_layout(struct gt_type *t)
 struct gt_type *sema_type_copy(struct sema *s, const struct gt_type *t)
 {
 	struct gt_type *c = sema_type_new(s, t->kind, t->size, t->is_signed);
+	c->fmt = t->fmt;
 	if (t->kind != TY_TUPLE)
 		return c;
 	c->nfields = t->nfields;
@@ -140,8 +148,10 @@ static bool merge(struct gt_type *a, const struct gt_type *b)
 {
 	if ((a->kind == TY_INT) != (b->kind == TY_INT) || (a->kind != TY_INT && a->kind != b->kind))
 		return false;
-	if (a->kind == TY_STR && b->size > a->size)
+	if ((a->kind == TY_STR || a->kind == TY_BUF) && b->size > a->size)
 		a->size = b->size;
+	if (a->kind == TY_STRFTIME)
+		return !strcmp(a->fmt, b->fmt);
 	if (a->kind != TY_TUPLE)
 		return true;
 	if (a->nfields != b->nfields)
@@ -156,7 +166,8 @@ bool sema_tuple_merge(struct gt_type *a, const struct gt_type *b)
 {
 	if (!merge(a, b))
 		return false;
-	tuple_layout(a);
+	if (a->kind == TY_TUPLE)
+		tuple_layout(a);
 	return true;
 }
 
@@ -192,8 +203,19 @@ bool sema_is_int(const struct ast_node *e)
 
 bool sema_is_textual(const struct ast_node *e)
 {
-	return e->ty && (e->ty->kind == TY_STR || e->ty->kind == TY_SITE_FUNC ||
-			 e->ty->kind == TY_SITE_PROBE);
+	if (!e->ty)
+		return false;
+	switch (e->ty->kind) {
+	case TY_STR:
+	case TY_SITE_FUNC:
+	case TY_SITE_PROBE:
+	case TY_STRFTIME:
+	case TY_STRERROR:
+	case TY_BUF:
+		return true;
+	default:
+		return false;
+	}
 }
 
 const char *sema_kind_word(const struct ast_node *e)

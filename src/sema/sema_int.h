@@ -86,8 +86,8 @@ bool sema_is_textual(const struct ast_node *e);
 const char *sema_kind_word(const struct ast_node *e); /* "an integer", "a string" ... */
 /* A copy of T that a variable or map can grow (tuples: deeply). */
 struct gt_type *sema_type_copy(struct sema *s, const struct gt_type *t);
-/* Whether tuple B can be stored in tuple A (the same kinds, field for field); A's strings
- * grow to B's and its layout is made again. */
+/* Whether B can be stored where A is kept (tuples: the same kinds, field for field); A's
+ * strings and buffers grow to B's and a tuple's layout is made again. */
 bool sema_tuple_merge(struct gt_type *a, const struct gt_type *b);
 /* How the runtime reads a value of type T at OFFSET of a record or map value. */
 void sema_plan_arg(struct sema *s, const struct gt_type *t, int offset, struct plan_arg *a);
@@ -120,6 +120,9 @@ int sema_check_bswap(struct sema *s, struct ast_node *e, const struct builtin *b
 int sema_check_strncmp(struct sema *s, struct ast_node *e, const struct builtin *b);
 int sema_check_strcontains(struct sema *s, struct ast_node *e, const struct builtin *b);
 int sema_check_sizeof(struct sema *s, struct ast_node *e, const struct builtin *b);
+int sema_check_strftime(struct sema *s, struct ast_node *e, const struct builtin *b);
+int sema_check_strerror(struct sema *s, struct ast_node *e, const struct builtin *b);
+int sema_check_buf(struct sema *s, struct ast_node *e, const struct builtin *b);
 /* int8 .. uint64, bool: the integer type of a cast or sizeof, or NULL */
 struct gt_type *sema_int_type_named(struct sema *s, const struct type_name *tn);
 int sema_map_call(struct sema *s, struct ast_node *call, const struct builtin *b);

@@ -16,6 +16,13 @@ const struct builtin *sema_aggregation(struct sema *s, struct ast_node *e)
 	return b && (b->flags & BF_AGG) ? b : NULL;
 }
 
+/* Whether E is a value only user space prints (strftime(), buf() ...). */
+static bool stores_uval(struct sema *s, struct ast_node *e)
+{
+	const struct builtin *b = e->kind == AST_CALL ? sema_resolve(s, e) : NULL;
+	return b && (b->flags & BF_UVAL);
+}
+
 /* Whether storing E makes a string map, judged before E is checked: a literal, a
  * string-valued builtin, or a fetch of text. */
 static bool stores_string(struct sema *s, struct ast_node *e)
@@ -122,7 +129,7 @@ static void discover(struct sema *s, struct ast_node *n)
 			m->kind = agg->agg;
 		else if (!n->u.assign.op && stores_string(s, rhs))
 			m->kind = PLAN_MAP_STR;
-		else if (!n->u.assign.op && rhs->kind == AST_TUPLE)
+		else if (!n->u.assign.op && (rhs->kind == AST_TUPLE || stores_uval(s, rhs)))
 			m->kind = PLAN_MAP_VALUE;
 		else
 			m->kind = PLAN_MAP_INT;
@@ -141,7 +148,8 @@ void sema_discover_maps(struct sema *s, struct ast_node *program)
 static bool key_type_ok(const struct gt_type *t)
 {
 	return t && (t->kind == TY_INT || t->kind == TY_STR || t->kind == TY_SITE_FUNC ||
-		     t->kind == TY_SITE_PROBE);
+		     t->kind == TY_SITE_PROBE || t->kind == TY_STRFTIME ||
+		     t->kind == TY_STRERROR || t->kind == TY_BUF);
 }
 
 /* Checks the keys of one use and merges them into the map's key layout. */
@@ -333,7 +341,9 @@ int sema_map_assign(struct sema *s, struct ast_node *st)
 		lhs->ty = rhs->ty;
 		return 0;
 	}
-	if (m->kind == PLAN_MAP_VALUE && rhs->ty->kind == TY_TUPLE && !st->u.assign.op &&
+	bool value = rhs->ty->kind == TY_TUPLE || rhs->ty->kind == TY_STRFTIME ||
+		     rhs->ty->kind == TY_STRERROR || rhs->ty->kind == TY_BUF;
+	if (m->kind == PLAN_MAP_VALUE && value && !st->u.assign.op &&
 	    (!m->value_ty || sema_tuple_merge(m->value_ty, rhs->ty))) {
 		if (!m->value_ty)
 			m->value_ty = sema_type_copy(s, rhs->ty);
@@ -346,7 +356,7 @@ int sema_map_assign(struct sema *s, struct ast_node *st)
 		lhs->ty = rhs->ty;
 		return 0;
 	}
-	if (m->kind == PLAN_MAP_VALUE && rhs->ty->kind == TY_TUPLE) {
+	if (m->kind == PLAN_MAP_VALUE && value && m->value_ty) {
 		char b1[128], b2[128];
 		diag_error(s->src, rhs->loc, "@%s holds %s, it cannot store %s", lhs->u.map.name,
 			   gt_type_str(m->value_ty, b1, sizeof(b1)),
