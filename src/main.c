@@ -31,7 +31,7 @@ struct options {
 	const char *list;        /* -l [PATTERN] */
 	bool list_mode;
 	pid_t pid;
-	bool json, verbose, dry_run, unsafe, parse_only;
+	bool json, verbose, quiet, dry_run, unsafe, parse_only;
 	bool dump_ast, dump_types, dump_sites, dump_ir, dump_bpf, dump_jit;
 	char **posargs;
 	int nposargs;
@@ -58,7 +58,7 @@ static void usage(FILE *out)
 	      "  -o FILE             write output to FILE\n"
 	      "  -d ast|types|sites|ir|bpf|jit  dump a stage and continue\n"
 	      "  -v                  verbose\n"
-	      "  -q                  quiet (gotrace prints no banner: accepted for bpftrace)\n"
+	      "  -q                  quiet: no \"Attaching N probes...\" line\n"
 	      "  -B full|line|none   stdout buffering\n"
 	      "  --no-warnings       do not print warnings\n"
 	      "  --info              kernel and BPF features, and how go: probes attach\n"
@@ -200,8 +200,7 @@ again:
 			info_report(stdout, GT_VERSION);
 			exit(0);
 		case 'q':
-			/* bpftrace's quiet mode drops its "Attaching N probes..." banner;
-			 * gotrace prints none */
+			o->quiet = true;
 			break;
 		case 'B':
 			if (set_buffering(optarg))
@@ -482,6 +481,7 @@ int main(int argc, char **argv)
 		.output_path = o.output,
 		.json = o.json,
 		.verbose = o.verbose,
+		.quiet = o.quiet,
 		.dry_run = o.dry_run,
 		.dump_jit = o.dump_jit,
 		.consumer = fg ? funcgraph_consumer(fg, &plan) : NULL,

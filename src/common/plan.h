@@ -157,6 +157,7 @@ struct gt_plan {
 	int nprogs;
 	struct plan_event *events;
 	int nevents;
+	int nprobes;        /* probes as bpftrace counts them ("Attaching N probes...") */
 	struct plan_map *maps;
 	int nmaps;
 	void *obj;          /* BPF ELF object (malloc'd) */

@@ -39,6 +39,7 @@ struct rt_options {
 	const char *output_path; /* -o FILE, or NULL for stdout */
 	bool json;               /* -f json */
 	bool verbose;            /* -v */
+	bool quiet;              /* -q: no "Attaching N probes..." */
 	bool dry_run;            /* --dry-run: load (verifier) only, attach nothing */
 	bool dump_jit;           /* -d jit: disassemble the JIT code of every program */
 	const struct rt_consumer *consumer; /* call-graph mode, or NULL */

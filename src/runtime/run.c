@@ -316,6 +316,15 @@ int rt_run(struct gt_plan *plan, const struct rt_options *opts)
 		if (err)
 			goto cleanup;
 	}
+	if (!opts->quiet && !opts->consumer) {
+		/* bpftrace's banner, before BEGIN's output; -q drops it */
+		if (opts->json)
+			fprintf(s.out, "{\"type\": \"attached_probes\", \"data\": {\"probes\": %d}}\n",
+				plan->nprobes);
+		else
+			fprintf(s.out, "Attaching %d probe%s...\n", plan->nprobes,
+				plan->nprobes == 1 ? "" : "s");
+	}
 
 	if (!rt_stop_signal) {
 		err = run_kind(&s, PLAN_PROG_BEGIN);

@@ -51,6 +51,29 @@ static int check_clause(struct sema *s, struct ast_node *clause, int ci)
 	return err ? -EINVAL : 0;
 }
 
+/* Probes as bpftrace counts them: one per function and point of the script's own
+ * programs (a :return on three RETs is one probe), one per BEGIN, END, timer or
+ * tracepoint; gotrace's hidden tracking programs are not the script's. */
+static int count_probes(struct sema *s)
+{
+	int n = 0;
+	for (int i = 0; i < s->sprogs.n; i++) {
+		const struct sema_prog *sp = &s->sprogs.v[i];
+		const struct plan_prog *pp = &s->progs.v[sp->plan_prog];
+		if (sp->hidden)
+			continue;
+		for (int j = pp->site_begin; j < pp->site_begin + pp->site_count; j++) {
+			const struct sema_site_info *in = &s->site_info.v[j];
+			bool seen = false;
+			for (int k = pp->site_begin; k < j && in->f && !seen; k++)
+				seen = s->site_info.v[k].f == in->f &&
+				       s->site_info.v[k].point == in->point;
+			n += !seen;
+		}
+	}
+	return n;
+}
+
 int sema_check(struct arena *a, const struct diag_src *src, struct ast_node *program,
 	       const struct sema_options *opts, struct gt_plan *plan, struct sema_result *out)
 {
@@ -67,6 +90,7 @@ int sema_check(struct arena *a, const struct diag_src *src, struct ast_node *pro
 	if (!err)
 		sema_finish_events(&s);
 
+	plan->nprobes = count_probes(&s);
 	/* The plan owns copies in the arena; the vectors go. */
 	plan->nsites = s.sites.n;
 	plan->sites = arena_copy(a, s.sites.v, sizeof(struct plan_site) * (size_t)s.sites.n);

@@ -5,6 +5,7 @@ left attached, and report `N passed, M failed` like every other suite here."""
 import argparse
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -72,10 +73,15 @@ class Suite:
         return out
 
     # -- running ----------------------------------------------------------------
-    def run(self, args, timeout=60, **kw):
-        """Runs gotrace ARGS; returns CompletedProcess with text stdout/stderr."""
-        return subprocess.run([self.gotrace, *args], capture_output=True, text=True,
-                              timeout=timeout, env=self.env, **kw)
+    def run(self, args, timeout=60, banner=False, **kw):
+        """Runs gotrace ARGS; returns CompletedProcess with text stdout/stderr. The
+        "Attaching N probes..." line (or its JSON object) that starts stdout is taken off
+        unless BANNER: tests of other things compare the rest (test_skeleton checks it)."""
+        r = subprocess.run([self.gotrace, *args], capture_output=True, text=True,
+                           timeout=timeout, env=self.env, **kw)
+        if not banner:
+            r.stdout = BANNER.sub("", r.stdout, count=1)
+        return r
 
     def start(self, args, **kw):
         return subprocess.Popen([self.gotrace, *args], stdout=subprocess.PIPE,
@@ -159,6 +165,10 @@ def _orphan_progs():
             continue  # a live gotrace (another run) owns it
         left.append("prog %s %s held by %s" % (p.get("id"), p.get("name"), sorted(by) or "nobody"))
     return left
+
+
+BANNER = re.compile(r'^(Attaching \d+ probes?\.\.\.|\{"type": "attached_probes", '
+                    r'"data": \{"probes": \d+\}\})\n')
 
 
 def wait_for_line(proc, needle, timeout=20):

@@ -4,7 +4,7 @@ uretprobe refusal on Go functions, interval, profile and tracepoint probes."""
 import os
 import subprocess
 
-from gtlib import TESTS, Suite, bpf_leftovers, describe
+from gtlib import TESTS, Suite, bpf_leftovers, describe, wait_for_line
 
 s = Suite("probes")
 
@@ -44,7 +44,7 @@ if s.case("tracepoint"):
     tr = s.start(["-e", 'BEGIN { printf("READY\\n"); } '
                   'tracepoint:sched:sched_process_exec /args.filename == "/bin/true"/ '
                   '{ printf("exec %s\\n", args.filename); exit(); }'])
-    line = tr.stdout.readline()
+    line = (wait_for_line(tr, "READY", 20) or [""])[-1]
     subprocess.run(["/bin/true"])
     out, err = tr.communicate(timeout=30)
     s.check("tracepoint with args.FIELD (a __data_loc string)",

@@ -142,7 +142,10 @@ if s.case("begin"):
     r = s.run(["-e", 'BEGIN { $x = 6; $y = $x * 7; if ($y == 42) { printf("%d %s %x\\n", $y, "ok", 255); } exit(); } END { printf("end\\n"); }'])
     s.check("BEGIN, variables, if, exit, END",
             r.returncode == 0 and r.stdout == "42 ok ff\nend\n", describe(r))
-    r = s.run(["-e", 'BEGIN { printf("%s %d\\n", probe, pid > 0); exit(); }'])
+    r = s.run(["-e", 'BEGIN { printf("%s %d\\n", probe, pid > 0); exit(); }'], banner=True)
+    s.check("bpftrace's banner first, probes counted as bpftrace does",
+            r.stdout.startswith("Attaching 1 probe...\n"), describe(r))
+    r.stdout = r.stdout[len("Attaching 1 probe...\n"):]
     s.check("probe and pid in BEGIN", r.returncode == 0 and r.stdout == "BEGIN 1\n", describe(r))
     r = s.run(["-e", 'BEGIN { printf("%d %s\\n", $1 + 1, $2); exit(); }', "41", "word"])
     s.check("positional parameters", r.returncode == 0 and r.stdout == "42 word\n", describe(r))
@@ -150,6 +153,11 @@ if s.case("begin"):
               input='BEGIN { printf("%d %s\\n", $1 + 1, $2); exit(); } $3')
     s.check("- reads the script from stdin (diagnostics name it stdin)",
             r.returncode == 2 and "stdin:1:" in r.stderr and "$3" in r.stderr, describe(r))
+    r = s.run(["-q", "-f", "json", "-e", 'BEGIN { exit(); } END { }'], banner=True)
+    s.check("-q drops the banner", r.returncode == 0 and "attached" not in r.stdout, describe(r))
+    r = s.run(["-f", "json", "-e", 'BEGIN { exit(); } END { }'], banner=True)
+    s.check("the banner in JSON", r.stdout.startswith(
+        '{"type": "attached_probes", "data": {"probes": 2}}\n'), describe(r))
     r = s.run(["-", "41", "word"],
               input='BEGIN { printf("%d %s\\n", $1 + 1, $2); exit(); }')
     s.check("- runs the script from stdin", r.returncode == 0 and r.stdout == "42 word\n",
