@@ -90,6 +90,8 @@ enum plan_event_kind {
 	PLAN_EV_CLEAR_MAP, /* clear(@m): map_id; delete every key */
 	PLAN_EV_ZERO_MAP,  /* zero(@m): map_id; set every value to zero, keep the keys */
 	PLAN_EV_TIME,      /* time(fmt): strftime(fmt) of the wall clock now (fmt "%H:%M:%S\n" default) */
+	PLAN_EV_SYSTEM,    /* system(fmt, args): the formatted command runs, its output printed */
+	PLAN_EV_CAT,       /* cat(fmt, args): the formatted file's first 10 KiB printed */
 	/* call-graph mode (--funcgraph): handed to the funcgraph consumer, not printed.
 	 * FG_ENTRY args: goid, depth, nsecs, site (SITE_FUNC), caller pc (the return
 	 *   address), then the fetched arguments formatted by fmt (printf conversions).

@@ -207,6 +207,38 @@ static void emit_print(struct rt_output *o, const struct plan_event *ev, const u
 	fputs(o->json ? "}\n" : "\n", o->f);
 }
 
+/* system(fmt, ...): the command runs (sh -c) with its output in ours; cat(fmt, ...): the
+ * file's first 10 KiB, as bpftrace (BPFTRACE_CAT_BYTES_MAX). Both when the record is
+ * consumed, in the order of the other output. */
+static void emit_action(struct rt_output *o, const struct plan_event *ev, const struct fmt *f,
+			const uint8_t *rec)
+{
+	o->line.len = 0;
+	format_pieces(o, &o->line, ev, f, rec, 0);
+	strbuf_putc(&o->line, 0);
+	const char *what = o->line.buf;
+	FILE *in = ev->kind == PLAN_EV_SYSTEM ? popen(what, "r") : fopen(what, "r");
+	if (!in) {
+		diag_print(DIAG_ERROR, "%s '%s': %s",
+			   ev->kind == PLAN_EV_SYSTEM ? "cannot run" : "failed to open file", what,
+			   strerror(errno));
+		return;
+	}
+	char buf[4096];
+	size_t n, total = 0, cap = ev->kind == PLAN_EV_CAT ? 10240 : SIZE_MAX;
+	while (total < cap && (n = fread(buf, 1, sizeof(buf), in)) > 0) {
+		if (n > cap - total)
+			n = cap - total;
+		fwrite(buf, 1, n, o->f);
+		total += n;
+	}
+	if (ev->kind == PLAN_EV_SYSTEM)
+		pclose(in);
+	else
+		fclose(in);
+	fflush(o->f);
+}
+
 /* time(fmt): the wall clock when the record is printed, as bpftrace (not when it fired). */
 static void emit_time(struct rt_output *o, const struct plan_event *ev)
 {
@@ -262,6 +294,10 @@ int rt_output__handle(void *ctx, void *data, size_t size)
 	case PLAN_EV_TIME:
 		emit_time(o, ev);
 		break;
+	case PLAN_EV_SYSTEM:
+	case PLAN_EV_CAT:
+		emit_action(o, ev, &o->fmts[id], rec);
+		break;
 	/* Map events act when the record is consumed, not when the probe fired: updates in
 	 * between are in the dump (bpftrace has the same asynchrony). */
 	case PLAN_EV_PRINT_MAP:
@@ -315,6 +351,8 @@ static int check_event(const struct gt_plan *plan, int id, struct fmt *f, int *m
 	}
 	switch (ev->kind) {
 	case PLAN_EV_PRINTF:
+	case PLAN_EV_SYSTEM:
+	case PLAN_EV_CAT:
 	case PLAN_EV_FG_ENTRY:
 		if (fmt_parse(ev->fmt ? ev->fmt : "", f, &msg, &off)) {
 			diag_fatal("internal error: event %d: format at byte %d: %s", id, off, msg);

@@ -136,18 +136,22 @@ int sema_check_fgreturn(struct sema *s, struct ast_node *e, const struct builtin
 	return check_fg_event(s, e, b->event, NULL);
 }
 
-/* printf(fmt, args...), and fgentry() of call-graph mode that has the same rules */
+/* printf(fmt, args...), and system(), cat() and fgentry() that format the same way */
 int sema_check_printf(struct sema *s, struct ast_node *e, const struct builtin *b)
 {
 	struct ast_list *args = &e->u.call.args;
 	int err = 0;
+	if (b->id == BI_SYSTEM && !s->opts->unsafe) {
+		diag_error(s->src, e->loc, "system() runs commands from the trace: it needs --unsafe");
+		return -EPERM;
+	}
 	for (int i = 1; i < args->n; i++)
 		err |= sema_check_expr(s, args->v[i]);
 	if (err)
 		return -EINVAL;
 	if (args->n < 1 || args->v[0]->kind != AST_STR) {
 		diag_error(s->src, args->n ? args->v[0]->loc : e->loc,
-			   "printf: the first argument must be a format string literal");
+			   "%s: the first argument must be a format string literal", b->name);
 		return -EINVAL;
 	}
 	struct ast_node *fnode = args->v[0];
@@ -161,12 +165,12 @@ int sema_check_printf(struct sema *s, struct ast_node *e, const struct builtin *
 			l.col += eoff + 1;
 			l.end_col = l.col + 2;
 		}
-		diag_error(s->src, l, "printf: %s", msg);
+		diag_error(s->src, l, "%s: %s", b->name, msg);
 		return -EINVAL;
 	}
 	if (f.nconv != args->n - 1) {
 		diag_error(s->src, e->loc,
-			   "printf: the format has %d conversion%s but %d argument%s given",
+			   "%s: the format has %d conversion%s but %d argument%s given", b->name,
 			   f.nconv, f.nconv == 1 ? "" : "s", args->n - 1,
 			   args->n - 1 == 1 ? " is" : "s are");
 		err = -EINVAL;
@@ -181,7 +185,7 @@ int sema_check_printf(struct sema *s, struct ast_node *e, const struct builtin *
 			  : want_str ? sema_is_textual(arg)
 				     : sema_is_int(arg);
 		if (!ok) {
-			diag_error(s->src, arg->loc, "printf: %%%.*s expects %s, got %s",
+			diag_error(s->src, arg->loc, "%s: %%%.*s expects %s, got %s", b->name,
 				   p->src_len - 1, fnode->u.str.bytes + p->src_offset + 1,
 				   want_buf ? "a buffer (buf())" : want_str ? "a string" : "an integer",
 				   sema_kind_word(arg));
