@@ -61,6 +61,16 @@ long gt_read_cstr(char *dst, __u32 size, __u64 addr)
 	return bpf_probe_read_user_str(dst, size, (const void *)addr);
 }
 
+__u64 gt_read_kuint(__u64 addr, __u32 size)
+{
+	__u64 v = 0;
+	if (size > 8)
+		size = 8;
+	if (bpf_probe_read_kernel(&v, size, (const void *)addr))
+		return 0;
+	return v;
+}
+
 __u64 gt_read_uint(__u64 addr, __u32 size)
 {
 	__u64 v = 0;

@@ -22,6 +22,8 @@ void gt_read_buf(char *dst, __u32 size, __u64 addr, __s64 n);
 long gt_read_cstr(char *dst, __u32 size, __u64 addr);
 /* Reads an integer of SIZE bytes (1, 2, 4, 8) at ADDR; 0 on failure. */
 __u64 gt_read_uint(__u64 addr, __u32 size);
+/* The same in kernel memory. */
+__u64 gt_read_kuint(__u64 addr, __u32 size);
 
 /* The current g (0 when it cannot be read). */
 __u64 gt_current_g(void *ctx, const struct gt_target *t, __u64 cookie);

@@ -260,6 +260,13 @@ static LLVMValueRef signed_divrem(struct cg *g, LLVMValueRef l, LLVMValueRef r, 
 	return LLVMBuildSelect(g->b, neg, LLVMBuildNeg(g->b, v, ""), v, "");
 }
 
+LLVMValueRef cg_ptr_step(struct cg *g, const struct gt_type *t, LLVMValueRef n)
+{
+	if (!t || t->kind != TY_PTR || t->pointee->size <= 1)
+		return n;
+	return LLVMBuildMul(g->b, n, cg_const(g, (uint64_t)t->pointee->size), "");
+}
+
 LLVMValueRef cg_arith(struct cg *g, const struct ast_node *at, enum ast_op op, LLVMValueRef l,
 		      bool l_signed, LLVMValueRef r, bool r_signed)
 {
@@ -314,6 +321,18 @@ static LLVMValueRef cg_binary(struct cg *g, struct ast_node *e)
 		};
 		LLVMValueRef c = LLVMBuildICmp(g->b, pred[op][sgn], l, r, "");
 		return LLVMBuildZExt(g->b, c, g->i64, "");
+	}
+	bool lp = ln->ty->kind == TY_PTR, rp = rn->ty->kind == TY_PTR;
+	if (op == OP_SUB && lp && rp) { /* elements between two pointers, as C */
+		LLVMValueRef d = LLVMBuildSub(g->b, l, r, "");
+		int size = ln->ty->pointee->size;
+		return size > 1 ? LLVMBuildSDiv(g->b, d, cg_const(g, (uint64_t)size), "") : d;
+	}
+	if ((op == OP_ADD || op == OP_SUB) && lp != rp) { /* p + n: n elements on */
+		if (lp)
+			r = cg_ptr_step(g, ln->ty, r);
+		else
+			l = cg_ptr_step(g, rn->ty, l);
 	}
 	return cg_arith(g, e, op, l, ln->ty->is_signed, r, rn->ty->is_signed);
 }
@@ -482,6 +501,16 @@ LLVMValueRef cg_expr(struct cg *g, struct ast_node *e)
 	case AST_UNARY: {
 		LLVMValueRef v = cg_expr(g, e->u.unary.operand);
 		switch (e->u.unary.op) {
+		case OP_DEREF: {
+			/* the pointee's bytes: user memory in uprobes, kernel memory elsewhere */
+			const struct gt_type *t = e->ty;
+			int size = t->kind == TY_INT ? t->size : 8;
+			LLVMValueRef args[2] = {v, LLVMConstInt(g->i32, (uint64_t)size, false)};
+			LLVMValueRef r = cg_runtime_call(
+				g, g->pp->kind == PLAN_PROG_UPROBE ? "gt_read_uint" : "gt_read_kuint",
+				args, 2);
+			return cg_narrow(g, r, size, t->is_signed);
+		}
 		case OP_NEG:
 			return LLVMBuildNeg(g->b, v, "");
 		case OP_BNOT:
@@ -501,8 +530,9 @@ LLVMValueRef cg_expr(struct cg *g, struct ast_node *e)
 			return cg_map_incdec(g, e);
 		LLVMValueRef slot = g->vars[((const struct sema_node *)var->sema)->var_slot];
 		LLVMValueRef old = LLVMBuildLoad2(g->b, g->i64, slot, "");
-		LLVMValueRef nv = e->u.incdec.inc ? LLVMBuildAdd(g->b, old, cg_const(g, 1), "")
-						  : LLVMBuildSub(g->b, old, cg_const(g, 1), "");
+		LLVMValueRef one = cg_ptr_step(g, var->ty, cg_const(g, 1));
+		LLVMValueRef nv = e->u.incdec.inc ? LLVMBuildAdd(g->b, old, one, "")
+						  : LLVMBuildSub(g->b, old, one, "");
 		nv = cg_narrow(g, nv, var->ty->size, var->ty->is_signed); /* the variable's width */
 		LLVMBuildStore(g->b, nv, slot);
 		return e->u.incdec.prefix ? nv : old;

@@ -81,6 +81,8 @@ LLVMValueRef cg_map_incdec(struct cg *g, struct ast_node *e);
 LLVMValueRef cg_expr(struct cg *g, struct ast_node *e);
 /* l OP r for an arithmetic, bitwise or shift operator (binary and compound assignment):
  * signed / and % when both sides are signed, >> arithmetic when the left one is. */
+/* N elements of pointer type T in bytes (N itself when T is not a pointer). */
+LLVMValueRef cg_ptr_step(struct cg *g, const struct gt_type *t, LLVMValueRef n);
 LLVMValueRef cg_arith(struct cg *g, const struct ast_node *at, enum ast_op op, LLVMValueRef l,
 		      bool l_signed, LLVMValueRef r, bool r_signed);
 void cg_str_into(struct cg *g, struct ast_node *e, LLVMValueRef dst, int size);

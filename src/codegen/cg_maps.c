@@ -176,6 +176,8 @@ void cg_map_assign(struct cg *g, struct ast_node *st)
 	}
 	LLVMValueRef v = cg_expr(g, rhs);
 	LLVMValueRef key = build_key(g, mn, m);
+	if (st->u.assign.op == OP_ADD || st->u.assign.op == OP_SUB)
+		v = cg_ptr_step(g, mn->ty, v); /* a map of pointers: n elements on */
 	if (st->u.assign.op) /* map values are signed, as bpftrace's */
 		v = cg_arith(g, st, st->u.assign.op, read_int(g, id, key), true, v,
 			     rhs->ty->is_signed);
@@ -191,8 +193,9 @@ LLVMValueRef cg_map_incdec(struct cg *g, struct ast_node *e)
 	const struct plan_map *m = map_of(g, mn, &id);
 	LLVMValueRef key = build_key(g, mn, m);
 	LLVMValueRef old = read_int(g, id, key);
-	LLVMValueRef nv = e->u.incdec.inc ? LLVMBuildAdd(g->b, old, cg_const(g, 1), "")
-					  : LLVMBuildSub(g->b, old, cg_const(g, 1), "");
+	LLVMValueRef one = cg_ptr_step(g, mn->ty, cg_const(g, 1));
+	LLVMValueRef nv = e->u.incdec.inc ? LLVMBuildAdd(g->b, old, one, "")
+					  : LLVMBuildSub(g->b, old, one, "");
 	LLVMValueRef slot = cg_alloca(g, g->i64, "mapnew");
 	LLVMBuildStore(g->b, nv, slot);
 	update(g, id, key, slot);

@@ -119,6 +119,8 @@ static void cg_assign(struct cg *g, struct ast_node *st)
 		return;
 	}
 	LLVMValueRef val = cg_expr(g, rhs);
+	if (st->u.assign.op == OP_ADD || st->u.assign.op == OP_SUB)
+		val = cg_ptr_step(g, lhs->ty, val); /* $p += n: n elements on */
 	if (st->u.assign.op) /* $x op= y  is  $x = $x op y */
 		val = cg_arith(g, st, st->u.assign.op, LLVMBuildLoad2(g->b, g->i64, slot, ""),
 			       lhs->ty->is_signed, val, rhs->ty->is_signed);

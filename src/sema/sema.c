@@ -32,7 +32,7 @@ static int check_clause(struct sema *s, struct ast_node *clause, int ci)
 	if (clause->u.clause.pred) {
 		struct ast_node *p = clause->u.clause.pred;
 		err = sema_check_expr(s, p);
-		if (!err && p->ty->kind != TY_INT) {
+		if (!err && !gt_type_is_int(p->ty)) {
 			diag_error(s->src, p->loc, "a predicate must be an integer expression");
 			err = -EINVAL;
 		}

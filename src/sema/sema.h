@@ -18,6 +18,7 @@ enum gt_type_kind {
 	TY_SITE_FUNC,  /* `func`: the site id, named in user space */
 	TY_SITE_PROBE, /* `probe`: the site id, named in user space */
 	TY_TUPLE,      /* (a, b, ...): fields at their C struct offsets, size bytes */
+	TY_PTR,        /* a pointer (8 bytes, an integer that knows its pointee) */
 	/* values user space prints (8 bytes in BPF unless said) */
 	TY_STRFTIME,   /* strftime(fmt, ns): ns, printed with fmt */
 	TY_STRERROR,   /* strerror(n): n, printed as strerror(3) text */
@@ -32,7 +33,14 @@ struct gt_type {
 	struct gt_type **fields; /* TY_TUPLE: integers are 8 bytes, strings GT_STRLEN */
 	int *offsets;            /* TY_TUPLE */
 	const char *fmt;         /* TY_STRFTIME */
+	struct gt_type *pointee; /* TY_PTR */
 };
+
+/* Integers and pointers: what arithmetic, comparisons and %d take. */
+static inline bool gt_type_is_int(const struct gt_type *t)
+{
+	return t && (t->kind == TY_INT || t->kind == TY_PTR);
+}
 
 
 /* Where a uprobe program fires: Go entry (after the prologue), Go RETs, an offset; or

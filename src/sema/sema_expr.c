@@ -42,6 +42,11 @@ const char *gt_type_str(const struct gt_type *t, char *buf, size_t len)
 		return "func";
 	case TY_SITE_PROBE:
 		return "probe";
+	case TY_PTR: {
+		char sub[64];
+		snprintf(buf, len, "%s *", gt_type_str(t->pointee, sub, sizeof(sub)));
+		return buf;
+	}
 	case TY_STRFTIME:
 		return "strftime";
 	case TY_STRERROR:
@@ -105,6 +110,7 @@ struct gt_type *sema_type_copy(struct sema *s, const struct gt_type *t)
 {
 	struct gt_type *c = sema_type_new(s, t->kind, t->size, t->is_signed);
 	c->fmt = t->fmt;
+	c->pointee = t->pointee;
 	if (t->kind != TY_TUPLE)
 		return c;
 	c->nfields = t->nfields;
@@ -146,7 +152,7 @@ static int check_tuple(struct sema *s, struct ast_node *e)
  * grow to B's size (as string variables do) and the layout follows. */
 static bool merge(struct gt_type *a, const struct gt_type *b)
 {
-	if ((a->kind == TY_INT) != (b->kind == TY_INT) || (a->kind != TY_INT && a->kind != b->kind))
+	if (gt_type_is_int(a) != gt_type_is_int(b) || (!gt_type_is_int(a) && a->kind != b->kind))
 		return false;
 	if ((a->kind == TY_STR || a->kind == TY_BUF) && b->size > a->size)
 		a->size = b->size;
@@ -198,7 +204,7 @@ static int check_tuple_field(struct sema *s, struct ast_node *e)
 
 bool sema_is_int(const struct ast_node *e)
 {
-	return e->ty && e->ty->kind == TY_INT;
+	return gt_type_is_int(e->ty);
 }
 
 bool sema_is_textual(const struct ast_node *e)
@@ -227,6 +233,8 @@ const char *sema_kind_word(const struct ast_node *e)
 		return "nothing (void)";
 	case TY_INT:
 		return "an integer";
+	case TY_PTR:
+		return "a pointer";
 	case TY_TUPLE:
 		return "a tuple";
 	default:
@@ -471,7 +479,12 @@ static int check_binary(struct sema *s, struct ast_node *e)
 			   sema_kind_word(bad));
 		return -EINVAL;
 	}
-	if (ast_op_is_compare(op) || op == OP_LAND || op == OP_LOR)
+	bool lp = l->ty->kind == TY_PTR, rp = r->ty->kind == TY_PTR;
+	if ((op == OP_ADD && lp != rp) || (op == OP_SUB && lp && !rp))
+		e->ty = lp ? l->ty : r->ty; /* p + n: n elements on, as in C */
+	else if (op == OP_SUB && lp && rp)
+		e->ty = &sema_ty_i64; /* elements between */
+	else if (ast_op_is_compare(op) || op == OP_LAND || op == OP_LOR)
 		e->ty = &sema_ty_i64;
 	else if (op == OP_SHL || op == OP_SHR)
 		e->ty = l->ty->is_signed ? &sema_ty_i64 : &sema_ty_u64; /* as C: the left side's */
@@ -482,6 +495,25 @@ static int check_binary(struct sema *s, struct ast_node *e)
 
 static const char *const cast_types[] = {"int8",   "int16",  "int32", "int64", "uint8",
 					 "uint16", "uint32", "uint64", "bool"};
+
+/* (T *), (T **) ...: a pointer to an integer type (or to a pointer), or NULL after an
+ * error. */
+struct gt_type *sema_ptr_type_named(struct sema *s, const struct type_name *tn)
+{
+	struct type_name base = *tn;
+	base.ptr_depth = 0;
+	struct gt_type *t = sema_int_type_named(s, &base);
+	if (!t) {
+		diag_error(s->src, tn->loc, "cannot cast to a pointer to '%s' yet", tn->name);
+		return NULL;
+	}
+	for (int i = 0; i < tn->ptr_depth; i++) {
+		struct gt_type *p = sema_type_new(s, TY_PTR, 8, false);
+		p->pointee = t;
+		t = p;
+	}
+	return t;
+}
 
 struct gt_type *sema_int_type_named(struct sema *s, const struct type_name *tn)
 {
@@ -502,8 +534,16 @@ static int check_cast(struct sema *s, struct ast_node *e)
 	if (sema_check_expr(s, e->u.cast.expr))
 		return -EINVAL;
 	if (tn->ptr_depth) {
-		diag_error(s->src, tn->loc, "pointer casts are not supported yet");
-		return -ENOTSUP;
+		struct gt_type *t = sema_ptr_type_named(s, tn);
+		if (!t)
+			return -EINVAL;
+		if (!sema_is_int(e->u.cast.expr)) {
+			diag_error(s->src, e->u.cast.expr->loc, "cannot cast %s to a pointer",
+				   sema_kind_word(e->u.cast.expr));
+			return -EINVAL;
+		}
+		e->ty = t;
+		return 0;
 	}
 	struct gt_type *t = sema_int_type_named(s, tn);
 	if (!t) {
@@ -580,10 +620,21 @@ int sema_check_expr(struct sema *s, struct ast_node *e)
 		return check_posparam(s, e);
 	case AST_UNARY: {
 		enum ast_op op = e->u.unary.op;
-		if (op == OP_DEREF || op == OP_ADDR) {
-			diag_error(s->src, e->loc, "pointer %s is not supported yet",
-				   op == OP_DEREF ? "dereference" : "address-of");
+		if (op == OP_ADDR) {
+			diag_error(s->src, e->loc, "address-of is not supported yet");
 			return -ENOTSUP;
+		}
+		if (op == OP_DEREF) {
+			struct ast_node *p = e->u.unary.operand;
+			if (sema_check_expr(s, p))
+				return -EINVAL;
+			if (p->ty->kind != TY_PTR) {
+				diag_error(s->src, p->loc, "only a pointer can be dereferenced, not %s",
+					   sema_kind_word(p));
+				return -EINVAL;
+			}
+			e->ty = p->ty->pointee;
+			return 0;
 		}
 		if (sema_check_expr(s, e->u.unary.operand))
 			return -EINVAL;

@@ -125,6 +125,7 @@ int sema_check_strerror(struct sema *s, struct ast_node *e, const struct builtin
 int sema_check_buf(struct sema *s, struct ast_node *e, const struct builtin *b);
 /* int8 .. uint64, bool: the integer type of a cast or sizeof, or NULL */
 struct gt_type *sema_int_type_named(struct sema *s, const struct type_name *tn);
+struct gt_type *sema_ptr_type_named(struct sema *s, const struct type_name *tn);
 int sema_map_call(struct sema *s, struct ast_node *call, const struct builtin *b);
 
 /* sema_maps.c */

@@ -147,7 +147,7 @@ void sema_discover_maps(struct sema *s, struct ast_node *program)
 
 static bool key_type_ok(const struct gt_type *t)
 {
-	return t && (t->kind == TY_INT || t->kind == TY_STR || t->kind == TY_SITE_FUNC ||
+	return t && (gt_type_is_int(t) || t->kind == TY_STR || t->kind == TY_SITE_FUNC ||
 		     t->kind == TY_SITE_PROBE || t->kind == TY_STRFTIME ||
 		     t->kind == TY_STRERROR || t->kind == TY_BUF);
 }
@@ -185,7 +185,7 @@ int sema_map_use(struct sema *s, struct ast_node *e, struct sema_map **out)
 		m->keys = arena_alloc(s->arena, sizeof(struct gt_type) * (size_t)(keys->n + 1));
 		for (int i = 0; i < keys->n; i++) {
 			m->keys[i] = *keys->v[i]->ty;
-			if (m->keys[i].kind == TY_INT)
+			if (gt_type_is_int(&m->keys[i]))
 				m->keys[i].size = 8;
 		}
 		m->first_use = e->loc;
@@ -198,7 +198,7 @@ int sema_map_use(struct sema *s, struct ast_node *e, struct sema_map **out)
 		}
 		for (int i = 0; i < keys->n; i++) {
 			const struct gt_type *t = keys->v[i]->ty;
-			bool was_int = m->keys[i].kind == TY_INT, is_int = t->kind == TY_INT;
+			bool was_int = gt_type_is_int(&m->keys[i]), is_int = gt_type_is_int(t);
 			if (was_int != is_int || (!is_int && t->kind != m->keys[i].kind &&
 						  (t->kind == TY_STR || m->keys[i].kind == TY_STR))) {
 				diag_error(s->src, keys->v[i]->loc,
@@ -227,7 +227,7 @@ int sema_map_read(struct sema *s, struct ast_node *e)
 		return -EINVAL;
 	if (m->kind == PLAN_MAP_INT) {
 		static struct gt_type i64 = {.kind = TY_INT, .size = 8, .is_signed = true};
-		e->ty = &i64;
+		e->ty = m->value_ty ? m->value_ty : &i64;
 		return 0;
 	}
 	if (m->kind == PLAN_MAP_STR) {
@@ -300,7 +300,7 @@ int sema_map_assign(struct sema *s, struct ast_node *st)
 		}
 		if (want && sema_check_expr(s, args->v[0]))
 			return -EINVAL;
-		if (want && args->v[0]->ty->kind != TY_INT) {
+		if (want && !gt_type_is_int(args->v[0]->ty)) {
 			diag_error(s->src, args->v[0]->loc, "%s() needs an integer",
 				   rhs->u.call.name);
 			return -EINVAL;
@@ -337,8 +337,11 @@ int sema_map_assign(struct sema *s, struct ast_node *st)
 	}
 	if (sema_check_expr(s, rhs))
 		return -EINVAL;
-	if (m->kind == PLAN_MAP_INT && rhs->ty->kind == TY_INT) {
-		lhs->ty = rhs->ty;
+	if (m->kind == PLAN_MAP_INT && gt_type_is_int(rhs->ty)) {
+		/* a map that holds pointers keeps their type: @p += 1 moves one element */
+		if (!st->u.assign.op && rhs->ty->kind == TY_PTR && !m->value_ty)
+			m->value_ty = rhs->ty;
+		lhs->ty = m->value_ty ? m->value_ty : rhs->ty;
 		return 0;
 	}
 	bool value = rhs->ty->kind == TY_TUPLE || rhs->ty->kind == TY_STRFTIME ||

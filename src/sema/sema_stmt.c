@@ -29,7 +29,7 @@ static int check_assign(struct sema *s, struct ast_node *st)
 				   lhs->u.name);
 			return -EINVAL;
 		}
-		if (v->ty.kind != TY_INT || !sema_is_int(rhs)) {
+		if (!gt_type_is_int(&v->ty) || !sema_is_int(rhs)) {
 			diag_error(s->src, st->loc, "operator '%s=' needs integers",
 				   ast_op_str(st->u.assign.op));
 			return -EINVAL;
@@ -43,8 +43,8 @@ static int check_assign(struct sema *s, struct ast_node *st)
 		vec_push(&s->vars, nv);
 		slot = s->vars.n - 1;
 		v = nv;
-	} else if ((v->ty.kind == TY_INT) != (rhs->ty->kind == TY_INT) ||
-		   (v->ty.kind != TY_INT && v->ty.kind != rhs->ty->kind) ||
+	} else if (gt_type_is_int(&v->ty) != gt_type_is_int(rhs->ty) ||
+		   (!gt_type_is_int(&v->ty) && v->ty.kind != rhs->ty->kind) ||
 		   (v->ty.kind == TY_TUPLE && !sema_tuple_merge(&v->ty, rhs->ty))) {
 		char b1[32], b2[32];
 		diag_error(s->src, rhs->loc, "type mismatch for $%s: %s was assigned before, now %s",

@@ -22,6 +22,10 @@ if s.case("pair"):
                'go:main.Add:entry { printf("A=%d B=%d\\n", arg(+0(%ax)):s64, arg(+8(%ax)):s64); }'])
     s.check("braces form, two fetches",
             r.returncode == 0 and r.stdout == "A=100 B=1\nA=200 B=2\nA=300 B=3\n", describe(r))
+    r = s.run(["-c", pair + " 3", "-e", 'go:main.Add:entry { $p = (int64 *)arg0; '
+               'printf("A=%d B=%d\\n", *$p, *($p + 1)); }'])
+    s.check("pointer casts and dereference read what the fetch rules read",
+            r.returncode == 0 and r.stdout == "A=100 B=1\nA=200 B=2\nA=300 B=3\n", describe(r))
 
 # 2. Wildcards: every call of add, add1, add2, add3 with its arguments, in call order.
 if s.case("adds"):
