@@ -164,3 +164,18 @@ __u64 gt_strcontains(const char *hay, __u32 hsz, const char *needle, __u32 nsz)
 	}
 	return 0;
 }
+
+/* buf() values (u64 length, then bytes) with the same length and bytes. */
+__u64 gt_bufeq(const char *a, const char *b, __u32 asz, __u32 bsz)
+{
+	__u64 la = *(const __u64 *)a, lb = *(const __u64 *)b;
+	if (la != lb)
+		return 0;
+	for (__u32 i = 8; i < asz && i < bsz && i < 1024; i++) {
+		if (i - 8 >= la)
+			return 1;
+		if (byte_at(a, i) != byte_at(b, i))
+			return 0;
+	}
+	return 1;
+}

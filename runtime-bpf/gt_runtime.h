@@ -55,5 +55,6 @@ __u64 gt_lhist_bucket(__s64 v, __s64 min, __s64 max, __s64 step);
 __u64 gt_map_len(void *map);
 __u64 gt_streq(const char *a, const char *b, __u32 n);
 __u64 gt_strcontains(const char *hay, __u32 hsz, const char *needle, __u32 nsz);
+__u64 gt_bufeq(const char *a, const char *b, __u32 asz, __u32 bsz);
 
 #endif

@@ -100,6 +100,13 @@ static int list_go(const char *pat, const char *target)
 int list_probes(const char *pattern, const char *target, bool verbose)
 {
 	const char *pat = pattern && *pattern ? pattern : "*";
+	for (const char *c = pat; *c; c++) {
+		if ((unsigned char)*c <= ' ' || *c == '\\' || *c == 0x7f) {
+			diag_fatal("invalid character '%s' in the search pattern",
+				   *c == '\\' ? "\\" : "?");
+			return -EINVAL;
+		}
+	}
 	const char *colon = strchr(pat, ':');
 	char prov[64] = "";
 	if (colon && (size_t)(colon - pat) < sizeof(prov))

@@ -40,15 +40,16 @@ struct options {
 
 static void usage(FILE *out)
 {
-	fputs("usage: gotrace [OPTIONS] SCRIPT.gt [ARGS...]\n"
-	      "       gotrace [OPTIONS] - [ARGS...]          (the script on stdin)\n"
-	      "       gotrace [OPTIONS] -e 'PROGRAM' [ARGS...]\n"
-	      "       gotrace -l [PATTERN] (-b BINARY | -c CMD | -p PID)\n"
-	      "       gotrace --funcgraph PATTERN [--funcgraph PATTERN...] [--drilldown FUNC]\n"
-	      "               [--args 'FUNC(NAME=RULE:TYPE, ...)'...] [--no-color]\n"
-	      "               (-c CMD | -p PID | BINARY)\n"
+	fputs("USAGE:\n"
+	      "    gotrace [OPTIONS] SCRIPT.gt [ARGS...]\n"
+	      "    gotrace [OPTIONS] - [ARGS...]          (the script on stdin)\n"
+	      "    gotrace [OPTIONS] -e 'PROGRAM' [ARGS...]\n"
+	      "    gotrace -l [PATTERN] [-b BINARY | -c CMD | -p PID]\n"
+	      "    gotrace --funcgraph PATTERN [--funcgraph PATTERN...] [--drilldown FUNC]\n"
+	      "            [--args 'FUNC(NAME=RULE:TYPE, ...)'...] [--no-color]\n"
+	      "            (-c CMD | -p PID | BINARY)\n"
 	      "\n"
-	      "options:\n"
+	      "OPTIONS:\n"
 	      "  -e PROGRAM          program text\n"
 	      "  -c 'CMD ARGS'       start CMD, trace it, exit when it exits\n"
 	      "  -p PID              trace a running process\n"
@@ -92,6 +93,19 @@ static int parse_dump(struct options *o, const char *what)
 		return -EINVAL;
 	}
 	return 0;
+}
+
+/* The kernel's largest pid (/proc/sys/kernel/pid_max). */
+static long pid_max(void)
+{
+	long v = 0;
+	FILE *f = fopen("/proc/sys/kernel/pid_max", "r");
+	if (f) {
+		if (fscanf(f, "%ld", &v) != 1)
+			v = 0;
+		fclose(f);
+	}
+	return v > 0 ? v : 4194304;
 }
 
 /* -B full|line|none: stdout's buffering, as bpftrace's -B */
@@ -140,9 +154,15 @@ again:
 			break;
 		case 'p': {
 			char *end;
+			errno = 0;
 			long v = strtol(optarg, &end, 10);
-			if (*end || v <= 0 || v > INT_MAX) {
-				diag_fatal("-p needs a process id, got '%s'", optarg);
+			long max = pid_max();
+			if (!*optarg || *end || errno) {
+				diag_fatal("pid '%s' is not a valid decimal number", optarg);
+				return -EINVAL;
+			}
+			if (v < 1 || v > max) {
+				diag_fatal("pid '%s' out of valid pid range [1,%ld]", optarg, max);
 				return -EINVAL;
 			}
 			o->pid = (pid_t)v;
@@ -158,7 +178,8 @@ again:
 			if (!strcmp(optarg, "json"))
 				o->json = true;
 			else if (strcmp(optarg, "text")) {
-				diag_fatal("-f needs text or json, got '%s'", optarg);
+				diag_fatal("Invalid output format \"%s\"; valid formats: 'text', 'json'",
+					   optarg);
 				return -EINVAL;
 			}
 			break;
@@ -280,7 +301,7 @@ static char *read_file(const char *path)
 	/* "-": the script comes on stdin, as in bpftrace */
 	FILE *f = strcmp(path, "-") ? fopen(path, "r") : stdin;
 	if (!f) {
-		diag_fatal("%s: %s", path, strerror(errno));
+		diag_fatal("failed to open file '%s': %s", path, strerror(errno));
 		return NULL;
 	}
 	struct strbuf sb = {0};
@@ -365,7 +386,7 @@ static char *resolve_command(const char *name)
 
 static int str_len_from_env(void)
 {
-	const char *s = getenv("GT_STRLEN");
+	const char *s = gt_getenv("STRLEN");
 	if (!s)
 		return 64;
 	long v = strtol(s, NULL, 10);

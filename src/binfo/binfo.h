@@ -122,4 +122,8 @@ enum binfo_lines_source binfo_lines_source(const struct binfo_lines *l);
  * Returns 0, or -ENOENT when nothing is known about PC. */
 int binfo_lines_lookup(struct binfo_lines *l, uint64_t pc, struct binfo_pcline *out);
 
+/* The address of kernel symbol NAME (/proc/kallsyms, read once): 0, or -ENOENT. */
+int binfo_kallsyms_addr(const char *name, uint64_t *addr);
+void binfo_kallsyms_free(void);
+
 #endif

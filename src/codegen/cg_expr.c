@@ -99,6 +99,19 @@ static void tp_str_into(struct cg *g, const struct sema_node *sn, LLVMValueRef d
 	cg_helper(g, BPF_FUNC_probe_read_kernel_str, g->i64, args, 3);
 }
 
+/* A literal's bytes in a stack buffer of the type's size. */
+static LLVMValueRef str_const(struct cg *g, const char *bytes, int len, int size)
+{
+	LLVMValueRef buf = cg_str_alloca(g, size);
+	LLVMBuildMemSet(g->b, buf, LLVMConstInt(g->i8, 0, false), cg_const(g, (uint64_t)size), 8);
+	for (int i = 0; i < len && i < size - 1; i++) {
+		LLVMValueRef idx = cg_const(g, (uint64_t)i);
+		LLVMValueRef p = LLVMBuildGEP2(g->b, g->i8, buf, &idx, 1, "");
+		LLVMBuildStore(g->b, LLVMConstInt(g->i8, (unsigned char)bytes[i], false), p);
+	}
+	return buf;
+}
+
 /* Writes the bytes of a string- or tuple-typed expression into dst (size bytes). */
 void cg_str_into(struct cg *g, struct ast_node *e, LLVMValueRef dst, int size)
 {
@@ -111,6 +124,11 @@ void cg_str_into(struct cg *g, struct ast_node *e, LLVMValueRef dst, int size)
 		LLVMValueRef args[2] = {dst, LLVMConstInt(g->i32, (uint64_t)(size < 16 ? size : 16),
 							  false)};
 		cg_helper(g, BPF_FUNC_get_current_comm, g->i64, args, 2);
+		return;
+	}
+	if (e->kind == AST_CALL && sn && sn->builtin == BI_STR && sn->const_str) {
+		LLVMValueRef src = str_const(g, sn->const_str, (int)strlen(sn->const_str), size);
+		LLVMBuildMemCpy(g->b, dst, 1, src, 1, cg_const(g, (uint64_t)size));
 		return;
 	}
 	if (e->kind == AST_CALL && sn && sn->builtin == BI_STR) {
@@ -207,19 +225,6 @@ void cg_tuple_into(struct cg *g, struct ast_node *e, LLVMValueRef dst, const str
 	tuple_copy(g, dst, dt, src, e->ty);
 }
 
-/* A literal's bytes in a stack buffer of the type's size. */
-static LLVMValueRef str_const(struct cg *g, const char *bytes, int len, int size)
-{
-	LLVMValueRef buf = cg_str_alloca(g, size);
-	LLVMBuildMemSet(g->b, buf, LLVMConstInt(g->i8, 0, false), cg_const(g, (uint64_t)size), 8);
-	for (int i = 0; i < len && i < size - 1; i++) {
-		LLVMValueRef idx = cg_const(g, (uint64_t)i);
-		LLVMValueRef p = LLVMBuildGEP2(g->b, g->i8, buf, &idx, 1, "");
-		LLVMBuildStore(g->b, LLVMConstInt(g->i8, (unsigned char)bytes[i], false), p);
-	}
-	return buf;
-}
-
 LLVMValueRef cg_cond(struct cg *g, struct ast_node *e)
 {
 	return LLVMBuildICmp(g->b, LLVMIntNE, cg_expr(g, e), cg_const(g, 0), "cond");
@@ -303,6 +308,13 @@ static LLVMValueRef cg_binary(struct cg *g, struct ast_node *e)
 	if (op == OP_LAND || op == OP_LOR)
 		return cg_logical(g, e, op == OP_LAND);
 	struct ast_node *ln = e->u.binary.lhs, *rn = e->u.binary.rhs;
+	if (ln->ty->kind == TY_BUF) { /* buffers: the same length and bytes */
+		LLVMValueRef args[4] = {cg_expr(g, ln), cg_expr(g, rn),
+					LLVMConstInt(g->i32, (uint64_t)ln->ty->size, false),
+					LLVMConstInt(g->i32, (uint64_t)rn->ty->size, false)};
+		LLVMValueRef eq = cg_runtime_call(g, "gt_bufeq", args, 4);
+		return op == OP_EQ ? eq : LLVMBuildXor(g->b, eq, cg_const(g, 1), "");
+	}
 	if (ln->ty->kind == TY_STR) {
 		/* string == / != */
 		int n = ln->ty->size < rn->ty->size ? ln->ty->size : rn->ty->size;
@@ -355,6 +367,17 @@ static LLVMValueRef cg_ident(struct cg *g, struct ast_node *e)
 	}
 	case BI_NSECS:
 		return cg_helper(g, BPF_FUNC_ktime_get_ns, g->i64, NULL, 0);
+	case BI_RAND:
+		return LLVMBuildZExt(g->b, cg_helper(g, BPF_FUNC_get_prandom_u32, g->i32, NULL, 0),
+				     g->i64, "");
+	case BI_NUMAID:
+		return LLVMBuildZExt(g->b, cg_helper(g, BPF_FUNC_get_numa_node_id, g->i32, NULL, 0),
+				     g->i64, "");
+	case BI_CGROUP:
+		return cg_helper(g, BPF_FUNC_get_current_cgroup_id, g->i64, NULL, 0);
+	case BI_USERNAME: /* the uid; user space names it */
+		return LLVMBuildAnd(g->b, cg_helper(g, BPF_FUNC_get_current_uid_gid, g->i64, NULL, 0),
+				    cg_const(g, 0xffffffff), "");
 	case BI_ELAPSED: {
 		LLVMValueRef now = cg_helper(g, BPF_FUNC_ktime_get_ns, g->i64, NULL, 0);
 		LLVMValueRef key = cg_alloca(g, g->i32, "key");
@@ -410,6 +433,7 @@ static LLVMValueRef cg_call(struct cg *g, struct ast_node *e)
 		return buf;
 	}
 	case BI_SIZEOF:
+	case BI_KADDR:
 		return cg_const(g, (uint64_t)sn->const_val);
 	case BI_STRFTIME: /* the time; user space formats it */
 		return cg_expr(g, e->u.call.args.v[1]);

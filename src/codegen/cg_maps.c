@@ -208,7 +208,8 @@ LLVMValueRef cg_map_read(struct cg *g, struct ast_node *e)
 	const struct plan_map *m = map_of(g, e, &id);
 	LLVMValueRef key = build_key(g, e, m);
 	if (m->kind == PLAN_MAP_INT ||
-	    (m->kind == PLAN_MAP_VALUE && (e->ty->kind == TY_STRFTIME || e->ty->kind == TY_STRERROR)))
+	    (m->kind == PLAN_MAP_VALUE && (e->ty->kind == TY_STRFTIME || e->ty->kind == TY_STRERROR ||
+					   e->ty->kind == TY_USERNAME)))
 		return read_int(g, id, key);
 	/* string: copy out, or "" when absent */
 	int size = e->ty->size;

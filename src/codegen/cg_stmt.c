@@ -69,6 +69,15 @@ static void cg_event(struct cg *g, struct ast_node *call, int first)
 	LLVMPositionBuilderAtEnd(g->b, done);
 }
 
+/* A condition: its buffers end before the branch on it. */
+static LLVMValueRef cond_value(struct cg *g, struct ast_node *e)
+{
+	int mark = g->ntemps;
+	LLVMValueRef c = cg_cond(g, e);
+	cg_temps_end(g, mark);
+	return c;
+}
+
 /* A call as a statement: an event, delete(), or a value thrown away. */
 static void cg_call_stmt(struct cg *g, struct ast_node *e)
 {
@@ -100,6 +109,25 @@ static void cg_call_stmt(struct cg *g, struct ast_node *e)
 	}
 }
 
+/* c ? printf(..) : exit() as a statement: an if/else over the two calls. */
+static void cg_void_ternary(struct cg *g, struct ast_node *e)
+{
+	LLVMBasicBlockRef bbs[2] = {new_bb(g, "sel.t"), new_bb(g, "sel.f")};
+	LLVMBasicBlockRef done = new_bb(g, "sel.done");
+	LLVMBuildCondBr(g->b, cond_value(g, e->u.ternary.cond), bbs[0], bbs[1]);
+	struct ast_node *arms[2] = {e->u.ternary.then, e->u.ternary.els};
+	for (int i = 0; i < 2; i++) {
+		LLVMPositionBuilderAtEnd(g->b, bbs[i]);
+		if (arms[i]->kind == AST_CALL)
+			cg_call_stmt(g, arms[i]);
+		else if (arms[i]->kind == AST_TERNARY)
+			cg_void_ternary(g, arms[i]);
+		if (!LLVMGetBasicBlockTerminator(LLVMGetInsertBlock(g->b)))
+			LLVMBuildBr(g->b, done);
+	}
+	LLVMPositionBuilderAtEnd(g->b, done);
+}
+
 static void cg_assign(struct cg *g, struct ast_node *st)
 {
 	struct ast_node *lhs = st->u.assign.lhs, *rhs = st->u.assign.rhs;
@@ -128,15 +156,6 @@ static void cg_assign(struct cg *g, struct ast_node *st)
 	LLVMBuildStore(g->b, cg_narrow(g, val, v->ty.size, v->ty.is_signed), slot);
 }
 
-/* A condition: its buffers end before the branch on it. */
-static LLVMValueRef cond_value(struct cg *g, struct ast_node *e)
-{
-	int mark = g->ntemps;
-	LLVMValueRef c = cg_cond(g, e);
-	cg_temps_end(g, mark);
-	return c;
-}
-
 static void cg_stmt_kind(struct cg *g, struct ast_node *st);
 
 static void cg_stmt(struct cg *g, struct ast_node *st)
@@ -159,6 +178,8 @@ static void cg_stmt_kind(struct cg *g, struct ast_node *st)
 		struct ast_node *e = st->u.expr_stmt.expr;
 		if (e->kind == AST_CALL)
 			cg_call_stmt(g, e);
+		else if (e->kind == AST_TERNARY && e->ty->kind == TY_VOID)
+			cg_void_ternary(g, e);
 		else
 			cg_expr(g, e);
 		break;

@@ -237,3 +237,14 @@ uint64_t now_ns(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
+
+const char *gt_getenv(const char *name)
+{
+	char buf[128];
+	snprintf(buf, sizeof(buf), "GT_%s", name);
+	const char *v = getenv(buf);
+	if (v)
+		return v;
+	snprintf(buf, sizeof(buf), "BPFTRACE_%s", name);
+	return getenv(buf);
+}

@@ -61,4 +61,7 @@ int edit_distance(const char *a, const char *b, int cap);
 
 uint64_t now_ns(void); /* CLOCK_MONOTONIC */
 
+/* GT_NAME, or bpftrace's BPFTRACE_NAME for the same setting (NULL when neither). */
+const char *gt_getenv(const char *name);
+
 #endif

@@ -46,7 +46,7 @@ static uint64_t rec_u64(const uint8_t *rec, int offset)
 static const char *arg_text(struct rt_output *o, const uint8_t *rec, const struct plan_arg *a)
 {
 	if (a->kind == PLAN_ARG_STRFTIME || a->kind == PLAN_ARG_STRERROR ||
-	    a->kind == PLAN_ARG_BUF || a->kind == PLAN_ARG_TUPLE) {
+	    a->kind == PLAN_ARG_USERNAME || a->kind == PLAN_ARG_BUF || a->kind == PLAN_ARG_TUPLE) {
 		o->text.len = 0;
 		rt_value_format(&o->text, o->plan, a, rec, false);
 		strbuf_putc(&o->text, 0);
@@ -207,6 +207,14 @@ static void emit_print(struct rt_output *o, const struct plan_event *ev, const u
 	fputs(o->json ? "}\n" : "\n", o->f);
 }
 
+/* GT_CAT_BYTES_MAX (bpftrace's BPFTRACE_CAT_BYTES_MAX too), 10 KiB by default */
+static size_t cat_bytes_max(void)
+{
+	const char *v = gt_getenv("CAT_BYTES_MAX");
+	long n = v ? strtol(v, NULL, 10) : 0;
+	return n > 0 ? (size_t)n : 10240;
+}
+
 /* system(fmt, ...): the command runs (sh -c) with its output in ours; cat(fmt, ...): the
  * file's first 10 KiB, as bpftrace (BPFTRACE_CAT_BYTES_MAX). Both when the record is
  * consumed, in the order of the other output. */
@@ -225,17 +233,30 @@ static void emit_action(struct rt_output *o, const struct plan_event *ev, const 
 		return;
 	}
 	char buf[4096];
-	size_t n, total = 0, cap = ev->kind == PLAN_EV_CAT ? 10240 : SIZE_MAX;
+	size_t n, total = 0, cap = ev->kind == PLAN_EV_CAT ? cat_bytes_max() : SIZE_MAX;
+	struct strbuf text = {0};
 	while (total < cap && (n = fread(buf, 1, sizeof(buf), in)) > 0) {
 		if (n > cap - total)
 			n = cap - total;
-		fwrite(buf, 1, n, o->f);
+		strbuf_putn(&text, buf, n);
 		total += n;
 	}
 	if (ev->kind == PLAN_EV_SYSTEM)
 		pclose(in);
 	else
 		fclose(in);
+	if (o->json) { /* bpftrace's types for these */
+		struct strbuf j = {0};
+		strbuf_printf(&j, "{\"type\": \"%s\", \"data\": ",
+			      ev->kind == PLAN_EV_SYSTEM ? "syscall" : "cat");
+		strbuf_json_string(&j, text.buf ? text.buf : "", text.len);
+		strbuf_puts(&j, "}\n");
+		fwrite(j.buf, 1, j.len, o->f);
+		strbuf_free(&j);
+	} else if (text.len) {
+		fwrite(text.buf, 1, text.len, o->f);
+	}
+	strbuf_free(&text);
 	fflush(o->f);
 }
 

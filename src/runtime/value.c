@@ -4,6 +4,7 @@
 #include "runtime/rt_value.h"
 
 #include <inttypes.h>
+#include <pwd.h>
 #include <string.h>
 #include <time.h>
 
@@ -85,12 +86,21 @@ void rt_value_format(struct strbuf *sb, const struct gt_plan *plan, const struct
 	switch (a->kind) {
 	case PLAN_ARG_STRFTIME:
 	case PLAN_ARG_STRERROR:
+	case PLAN_ARG_USERNAME:
 	case PLAN_ARG_BUF: {
 		struct strbuf t = {0};
 		if (a->kind == PLAN_ARG_STRFTIME) {
 			format_strftime(&t, a->literal ? a->literal : "", rd64(p));
 		} else if (a->kind == PLAN_ARG_STRERROR) {
 			strbuf_puts(&t, strerror((int)rd64(p)));
+		} else if (a->kind == PLAN_ARG_USERNAME) {
+			struct passwd pw, *res = NULL;
+			char pbuf[1024];
+			uid_t uid = (uid_t)rd64(p);
+			if (!getpwuid_r(uid, &pw, pbuf, sizeof(pbuf), &res) && res)
+				strbuf_puts(&t, pw.pw_name);
+			else
+				strbuf_printf(&t, "%u", (unsigned)uid);
 		} else {
 			uint64_t len = rd64(p);
 			size_t cap = a->size > 8 ? (size_t)a->size - 8 : 0;

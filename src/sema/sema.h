@@ -22,6 +22,7 @@ enum gt_type_kind {
 	/* values user space prints (8 bytes in BPF unless said) */
 	TY_STRFTIME,   /* strftime(fmt, ns): ns, printed with fmt */
 	TY_STRERROR,   /* strerror(n): n, printed as strerror(3) text */
+	TY_USERNAME,   /* username: the uid, printed as its user name */
 	TY_BUF,        /* buf(p, n): u64 length then size - 8 bytes */
 };
 

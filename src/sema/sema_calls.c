@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "binfo/binfo.h"
 #include "common/fmt.h"
 
 /* INT fields of a tuple keep their width; elsewhere integers travel as 8 bytes. */
@@ -32,6 +33,9 @@ static void plan_arg(struct sema *s, const struct gt_type *t, int offset, bool i
 		break;
 	case TY_STRERROR:
 		a->kind = PLAN_ARG_STRERROR;
+		break;
+	case TY_USERNAME:
+		a->kind = PLAN_ARG_USERNAME;
 		break;
 	case TY_BUF:
 		a->kind = PLAN_ARG_BUF;
@@ -322,6 +326,14 @@ int sema_check_strftime(struct sema *s, struct ast_node *e, const struct builtin
 	return 0;
 }
 
+/* username: the uid, named by user space */
+int sema_check_username(struct sema *s, struct ast_node *e, const struct builtin *b)
+{
+	(void)b;
+	e->ty = sema_type_new(s, TY_USERNAME, 8, false);
+	return 0;
+}
+
 int sema_check_strerror(struct sema *s, struct ast_node *e, const struct builtin *b)
 {
 	struct ast_node *a = e->u.call.args.v[0];
@@ -361,10 +373,56 @@ int sema_check_buf(struct sema *s, struct ast_node *e, const struct builtin *b)
 	return 0;
 }
 
+/* str($1), str($1 + n): the text of a positional parameter (from byte n on), as bpftrace
+ * reads it, even when it looks like a number. NULL when ARG is not that. */
+static const char *posparam_text(struct sema *s, struct ast_node *arg)
+{
+	int64_t skip = 0;
+	if (arg->kind == AST_BINARY && arg->u.binary.op == OP_ADD &&
+	    arg->u.binary.rhs->kind == AST_INT) {
+		skip = (int64_t)arg->u.binary.rhs->u.int_.value;
+		arg = arg->u.binary.lhs;
+	}
+	if (arg->kind != AST_POSPARAM || arg->u.posparam.n < 1)
+		return NULL;
+	int n = arg->u.posparam.n;
+	const char *v = n <= s->opts->nposargs ? s->opts->posargs[n - 1] : "";
+	return skip >= 0 && (size_t)skip <= strlen(v) ? v + skip : "";
+}
+
+/* kaddr("sym"), kaddr(str($1)): the kernel symbol's address, a constant */
+int sema_check_kaddr(struct sema *s, struct ast_node *e, const struct builtin *b)
+{
+	struct ast_node *a = e->u.call.args.v[0];
+	const char *name = a->kind == AST_STR ? a->u.str.bytes : NULL;
+	if (!name && a->kind == AST_CALL && sema_resolve(s, a) && sema_node_of(s, a)->builtin == BI_STR &&
+	    a->u.call.args.n == 1)
+		name = posparam_text(s, a->u.call.args.v[0]);
+	if (!name) {
+		diag_error(s->src, a->loc, "%s", b->usage);
+		return -EINVAL;
+	}
+	uint64_t addr;
+	if (binfo_kallsyms_addr(name, &addr)) {
+		diag_error(s->src, e->loc, "Failed to resolve kernel symbol: %s", name);
+		return -ENOENT;
+	}
+	sema_node_of(s, e)->const_val = (int64_t)addr;
+	return 0;
+}
+
 int sema_check_str(struct sema *s, struct ast_node *e, const struct builtin *b)
 {
 	struct ast_list *args = &e->u.call.args;
 	(void)b;
+	const char *text = args->n == 1 ? posparam_text(s, args->v[0]) : NULL;
+	if (text) {
+		int len = (int)strlen(text) + 1;
+		sema_node_of(s, e)->const_str = text;
+		e->ty = sema_type_new(s, TY_STR, len > s->opts->str_len ? s->opts->str_len : len,
+				      false);
+		return 0;
+	}
 	for (int i = 0; i < args->n; i++)
 		if (sema_check_expr(s, args->v[i]))
 			return -EINVAL;

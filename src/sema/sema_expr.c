@@ -51,6 +51,8 @@ const char *gt_type_str(const struct gt_type *t, char *buf, size_t len)
 		return "strftime";
 	case TY_STRERROR:
 		return "strerror";
+	case TY_USERNAME:
+		return "username";
 	case TY_BUF:
 		snprintf(buf, len, "buffer[%d]", t->size - 8);
 		return buf;
@@ -217,6 +219,7 @@ bool sema_is_textual(const struct ast_node *e)
 	case TY_SITE_PROBE:
 	case TY_STRFTIME:
 	case TY_STRERROR:
+	case TY_USERNAME:
 	case TY_BUF:
 		return true;
 	default:
@@ -464,6 +467,10 @@ static int check_binary(struct sema *s, struct ast_node *e)
 		return -EINVAL;
 	enum ast_op op = e->u.binary.op;
 	bool cmp = op == OP_EQ || op == OP_NE;
+	if (cmp && l->ty->kind == TY_BUF && r->ty->kind == TY_BUF) {
+		e->ty = &sema_ty_i64; /* the same length and bytes */
+		return 0;
+	}
 	if (cmp && sema_is_textual(l) && sema_is_textual(r)) {
 		if (l->ty->kind != TY_STR || r->ty->kind != TY_STR) {
 			diag_error(s->src, e->loc, "func and probe cannot be compared yet");
@@ -676,6 +683,10 @@ int sema_check_expr(struct sema *s, struct ast_node *e)
 		}
 		if (sema_is_int(t) && sema_is_int(f)) {
 			e->ty = t->ty->is_signed && f->ty->is_signed ? &sema_ty_i64 : &sema_ty_u64;
+			return 0;
+		}
+		if (t->ty->kind == TY_VOID && f->ty->kind == TY_VOID) {
+			e->ty = &sema_ty_void; /* c ? printf(..) : exit(): a statement */
 			return 0;
 		}
 		if (t->ty->kind == TY_STR && f->ty->kind == TY_STR) {

@@ -149,7 +149,7 @@ static bool key_type_ok(const struct gt_type *t)
 {
 	return t && (gt_type_is_int(t) || t->kind == TY_STR || t->kind == TY_SITE_FUNC ||
 		     t->kind == TY_SITE_PROBE || t->kind == TY_STRFTIME ||
-		     t->kind == TY_STRERROR || t->kind == TY_BUF);
+		     t->kind == TY_STRERROR || t->kind == TY_USERNAME || t->kind == TY_BUF);
 }
 
 /* Checks the keys of one use and merges them into the map's key layout. */
@@ -345,7 +345,8 @@ int sema_map_assign(struct sema *s, struct ast_node *st)
 		return 0;
 	}
 	bool value = rhs->ty->kind == TY_TUPLE || rhs->ty->kind == TY_STRFTIME ||
-		     rhs->ty->kind == TY_STRERROR || rhs->ty->kind == TY_BUF;
+		     rhs->ty->kind == TY_STRERROR || rhs->ty->kind == TY_USERNAME ||
+		     rhs->ty->kind == TY_BUF;
 	if (m->kind == PLAN_MAP_VALUE && value && !st->u.assign.op &&
 	    (!m->value_ty || sema_tuple_merge(m->value_ty, rhs->ty))) {
 		if (!m->value_ty)
@@ -440,7 +441,9 @@ int sema_map_call(struct sema *s, struct ast_node *call, const struct builtin *b
 int sema_finish_maps(struct sema *s, struct gt_plan *plan, struct arena *a)
 {
 	uint32_t max_entries = 4096;
-	const char *env = getenv("GT_MAX_MAP_KEYS");
+	const char *env = gt_getenv("MAX_MAP_KEYS");
+	if (!env)
+		env = gt_getenv("MAP_KEYS_MAX"); /* bpftrace's name */
 	if (env && atol(env) > 0)
 		max_entries = (uint32_t)atol(env);
 	plan->nmaps = s->maps.n;

@@ -415,7 +415,7 @@ static int expand_tracepoint(struct sema *s, struct ast_node *clause, struct ast
 		return err;
 	}
 	if (err) {
-		diag_error(s->src, p->loc, "no tracepoint %s:%s in this kernel", cat, name);
+		diag_error(s->src, p->loc, "tracepoint not found: %s:%s", cat, name);
 		return err;
 	}
 	vec_push(&s->tp_formats, fmt);

@@ -88,9 +88,12 @@ static int check_stmt(struct sema *s, struct ast_node *st)
 			count = (int64_t)n->u.int_.value;
 		else if (!err && n->kind == AST_POSPARAM && sema_is_int(n))
 			count = sema_node_of(s, n)->const_val;
-		if (!err && (count < 1 || count > 100)) {
-			diag_error(s->src, n->loc,
-				   "unroll needs a constant count between 1 and 100");
+		if (!err && n->kind != AST_INT && count < 0) {
+			diag_error(s->src, n->loc, "unroll needs a constant count (1 to 100)");
+			err = -EINVAL;
+		} else if (!err && (count < 1 || count > 100)) {
+			diag_error(s->src, n->loc, "unroll %s value is %d",
+				   count < 1 ? "minimum" : "maximum", count < 1 ? 1 : 100);
 			err = -EINVAL;
 		}
 		sema_node_of(s, st)->const_val = count;

@@ -25,10 +25,18 @@ if s.case("unreadable") and shutil.which("setpriv"):
             r.stderr == "gotrace: error: %s: Permission denied\n" % locked, describe(r))
 
 if s.case("nopid"):
-    r = s.run(["-p", "999999999", "-e", 'go:main.Add:entry { printf("x\\n"); }'])
+    # a pid that was just freed: its process has exited and been reaped
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    r = s.run(["-p", str(gone.pid), "-e", 'go:main.Add:entry { printf("x\\n"); }'])
     s.check("-p of a missing process: status 1",
-            r.returncode == 1 and r.stderr == "gotrace: error: no process with pid 999999999\n",
+            r.returncode == 1 and r.stderr == "gotrace: error: no process with pid %d\n" % gone.pid,
             describe(r))
+    for bad, why in (("a1111", "pid 'a1111' is not a valid decimal number"),
+                     ("999999999", "pid '999999999' out of valid pid range [1,")):
+        r = s.run(["-p", bad, "-e", 'BEGIN { exit(); }'])
+        s.check("-p %s: bpftrace's message, status 2" % bad,
+                r.returncode == 2 and r.stderr.startswith("gotrace: error: " + why), describe(r))
 
 if s.case("badcmd"):
     r = s.run(["-c", "/nonexistent/cmd", "-e", 'go:main.Add:entry { printf("x\\n"); }'])
