@@ -56,6 +56,17 @@ void gt_read_buf(char *dst, __u32 size, __u64 addr, __s64 n)
 	*(__u64 *)dst = len;
 }
 
+void gt_read_chars(char *dst, __u32 size, __u64 addr, __u32 user)
+{
+	__builtin_memset(dst, 0, size);
+	if (size < 2)
+		return;
+	if (user)
+		bpf_probe_read_user(dst, size - 1, (const void *)addr);
+	else
+		bpf_probe_read_kernel(dst, size - 1, (const void *)addr);
+}
+
 long gt_read_cstr(char *dst, __u32 size, __u64 addr)
 {
 	return bpf_probe_read_user_str(dst, size, (const void *)addr);

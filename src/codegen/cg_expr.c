@@ -375,6 +375,12 @@ static LLVMValueRef cg_ident(struct cg *g, struct ast_node *e)
 				     g->i64, "");
 	case BI_CGROUP:
 		return cg_helper(g, BPF_FUNC_get_current_cgroup_id, g->i64, NULL, 0);
+	case BI_CURTASK:
+		return cg_helper(g, BPF_FUNC_get_current_task, g->i64, NULL, 0);
+	case BI_CTX:
+		return LLVMBuildPtrToInt(g->b, g->ctx_arg, g->i64, "");
+	case BI_ENUMCONST:
+		return cg_const(g, (uint64_t)sn->const_val);
 	case BI_USERNAME: /* the uid; user space names it */
 		return LLVMBuildAnd(g->b, cg_helper(g, BPF_FUNC_get_current_uid_gid, g->i64, NULL, 0),
 				    cg_const(g, 0xffffffff), "");
@@ -416,6 +422,28 @@ static LLVMValueRef cg_ident(struct cg *g, struct ast_node *e)
 	default:
 		cg_internal_error(g, e, "an identifier sema did not resolve");
 	}
+}
+
+/* The value of type T stored at ADDR in memory (user memory in uprobes, kernel memory
+ * elsewhere): structs and arrays stay there (their address), char arrays are read as
+ * strings, integers and pointers are loaded. */
+static LLVMValueRef mem_value(struct cg *g, LLVMValueRef addr, const struct gt_type *t,
+			      bool user_mem)
+{
+	bool user = user_mem || g->pp->kind == PLAN_PROG_UPROBE;
+	if (t->kind == TY_STRUCT || t->kind == TY_ARRAY)
+		return addr;
+	if (t->kind == TY_STR) {
+		LLVMValueRef buf = cg_str_alloca(g, t->size);
+		LLVMValueRef args[4] = {buf, LLVMConstInt(g->i32, (uint64_t)t->size, false), addr,
+					LLVMConstInt(g->i32, user, false)};
+		cg_runtime_call(g, "gt_read_chars", args, 4);
+		return buf;
+	}
+	int size = t->kind == TY_INT ? t->size : 8;
+	LLVMValueRef args[2] = {addr, LLVMConstInt(g->i32, (uint64_t)size, false)};
+	LLVMValueRef v = cg_runtime_call(g, user ? "gt_read_uint" : "gt_read_kuint", args, 2);
+	return cg_narrow(g, v, size, t->is_signed);
 }
 
 /* Calls that produce a value (events are statements: cg_stmt.c). */
@@ -525,16 +553,8 @@ LLVMValueRef cg_expr(struct cg *g, struct ast_node *e)
 	case AST_UNARY: {
 		LLVMValueRef v = cg_expr(g, e->u.unary.operand);
 		switch (e->u.unary.op) {
-		case OP_DEREF: {
-			/* the pointee's bytes: user memory in uprobes, kernel memory elsewhere */
-			const struct gt_type *t = e->ty;
-			int size = t->kind == TY_INT ? t->size : 8;
-			LLVMValueRef args[2] = {v, LLVMConstInt(g->i32, (uint64_t)size, false)};
-			LLVMValueRef r = cg_runtime_call(
-				g, g->pp->kind == PLAN_PROG_UPROBE ? "gt_read_uint" : "gt_read_kuint",
-				args, 2);
-			return cg_narrow(g, r, size, t->is_signed);
-		}
+		case OP_DEREF:
+			return mem_value(g, v, e->ty, sn->user_mem);
 		case OP_NEG:
 			return LLVMBuildNeg(g->b, v, "");
 		case OP_BNOT:
@@ -588,6 +608,12 @@ LLVMValueRef cg_expr(struct cg *g, struct ast_node *e)
 	case AST_CALL:
 		return cg_call(g, e);
 	case AST_FIELD:
+		if (e->u.field.expr->ty && e->u.field.expr->ty->kind != TY_TUPLE &&
+		    sn->builtin != BI_TPARG) { /* a C struct's field: its address, then read */
+			LLVMValueRef a = LLVMBuildAdd(g->b, cg_expr(g, e->u.field.expr),
+						      cg_const(g, (uint64_t)sn->const_val), "");
+			return mem_value(g, a, e->ty, sn->user_mem);
+		}
 		if (e->u.field.expr->ty && e->u.field.expr->ty->kind == TY_TUPLE) {
 			/* $t.N: a pointer into the tuple, or the integer there */
 			const struct gt_type *tt = e->u.field.expr->ty;
@@ -606,6 +632,14 @@ LLVMValueRef cg_expr(struct cg *g, struct ast_node *e)
 			return buf;
 		}
 		return tp_int(g, sn);
+	case AST_INDEX: {
+		/* a[i]: the element's address, then its value */
+		const struct gt_type *bt = e->u.index.expr->ty;
+		LLVMValueRef i = cg_expr(g, e->u.index.index);
+		LLVMValueRef off = LLVMBuildMul(g->b, i, cg_const(g, (uint64_t)bt->pointee->size), "");
+		LLVMValueRef a = LLVMBuildAdd(g->b, cg_expr(g, e->u.index.expr), off, "");
+		return mem_value(g, a, e->ty, sn->user_mem);
+	}
 	case AST_TUPLE: {
 		/* a zeroed buffer with each element at its offset, in its own width */
 		LLVMValueRef buf = cg_str_alloca(g, e->ty->size);

@@ -68,6 +68,7 @@ const char *ast_kind_name(enum ast_kind kind)
 {
 	static const char *const names[AST_KIND_COUNT] = {
 		[AST_PROGRAM] = "program",   [AST_CLAUSE] = "clause",     [AST_PROBE] = "probe",
+		[AST_CDEF] = "cdef",
 		[AST_BLOCK] = "block",       [AST_EXPR_STMT] = "expr",    [AST_ASSIGN] = "assign",
 		[AST_IF] = "if",             [AST_UNROLL] = "unroll",     [AST_WHILE] = "while",
 		[AST_RETURN] = "return",     [AST_INT] = "int",           [AST_STR] = "str",
@@ -165,7 +166,13 @@ static void dump_node(FILE *out, const struct ast_node *n, int depth)
 	switch (n->kind) {
 	case AST_PROGRAM:
 		fputc('\n', out);
+		dump_list(out, &n->u.program.cdefs, depth + 1);
 		dump_list(out, &n->u.program.clauses, depth + 1);
+		break;
+	case AST_CDEF:
+		fputc(' ', out);
+		dump_quoted(out, n->u.name, (int)strlen(n->u.name));
+		fputc('\n', out);
 		break;
 	case AST_CLAUSE:
 		fputs(n->u.clause.angle ? " angle\n" : "\n", out);
@@ -321,6 +328,7 @@ struct ast_node *parse_program(struct arena *a, const struct diag_src *src)
 	int rc = yyparse(scanner, &pc);
 	yy_delete_buffer(buf, scanner);
 	yylex_destroy(scanner);
+	strbuf_free(&pc.cdef);
 	if (rc)
 		return NULL;
 	if (!pc.program->u.program.clauses.n) {

@@ -57,6 +57,7 @@ enum ast_kind {
 	AST_PROGRAM, /* u.program */
 	AST_CLAUSE,  /* u.clause: probe list, predicate, body */
 	AST_PROBE,   /* u.probe: one probe spec such as go:main.add*:entry */
+	AST_CDEF,    /* u.name: the text of a C definition, struct NAME { ... } */
 	/* statements */
 	AST_BLOCK,     /* u.block.stmts */
 	AST_EXPR_STMT, /* u.expr_stmt.expr */
@@ -117,6 +118,7 @@ struct ast_node {
 	union {
 		struct {
 			struct ast_list clauses;
+			struct ast_list cdefs; /* AST_CDEF, in order */
 		} program;
 		struct {
 			struct ast_list probes;      /* AST_PROBE nodes */

@@ -18,6 +18,7 @@
 
 %code requires {
 #include "common/diag.h"
+#include "common/util.h"
 #include "parser/ast.h"
 
 /* Which construct the lexer's CODE state is inside; decides what closes it. */
@@ -38,6 +39,10 @@ struct parse_ctx {
 	enum lex_mode mode;
 	int paren, bracket, brace; /* nesting inside the current predicate or block */
 	int fetch_depth;           /* parentheses open inside arg( ... ) */
+	/* a C definition being collected (lexer state IN_CDEF) */
+	struct strbuf cdef;
+	struct gt_loc cdef_start;
+	int cdef_depth;
 };
 
 /* A plain struct: bison may copy it freely and starts the first rule at 1:1. */
@@ -178,6 +183,7 @@ static void push(struct parse_ctx *pc, struct ast_list *l, struct ast_node *n)
 /* declared first so that "expecting" lists read naturally: ';' or '}', '{' or '<' */
 %token ';' '}' '{' '<' '/' ','
 %token <str> PROBE "probe"
+%token <str> CDEF "C definition"
 %token <str> IDENT "identifier"
 %token <str> TYPENAME "type name"
 %token <str> VAR "variable"
@@ -198,7 +204,7 @@ static void push(struct parse_ctx *pc, struct ast_list *l, struct ast_node *n)
 %token MOD_ASSIGN "'%='" AND_ASSIGN "'&='" OR_ASSIGN "'|='" XOR_ASSIGN "'^='"
 %token SHL_ASSIGN "'<<='" SHR_ASSIGN "'>>='"
 
-%type <node> clauses clause predicate block body stmts stmt simple_stmt compound_stmt if_stmt
+%type <node> clauses clause cdef predicate block body stmts stmt simple_stmt compound_stmt if_stmt
 %type <node> lvalue map expr unary postfix primary
 %type <list> probes exprs
 %type <rule> fetch_rule
@@ -231,6 +237,16 @@ program
 clauses
 	: %empty { $$ = mk(pc, AST_PROGRAM, @$); }
 	| clauses clause { $$ = $1; $$->loc = @$; push(pc, &$$->u.program.clauses, $2); }
+	| clauses cdef { $$ = $1; push(pc, &$$->u.program.cdefs, $2); }
+	| clauses cdef ';' { $$ = $1; push(pc, &$$->u.program.cdefs, $2); }
+	;
+
+/* struct NAME { ... }: C definitions, read by sema (sema_ctypes.c) */
+cdef
+	: CDEF {
+		$$ = mk(pc, AST_CDEF, @$);
+		$$->u.name = $1;
+	}
 	;
 
 /* probe[, probe ...] [/pred/] { stmts }   or the one-liner form with < stmts > */
@@ -597,7 +613,9 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, void *scanner, struct 
 	if (expr)
 		names[nnames++] = "expression";
 	for (int i = 0; i < n; i++)
-		if (!(expr && starts_expr(exp[i])) && !(after_expr && continues_expr(exp[i])))
+		/* a C definition is never what a mistake is missing: not worth listing */
+		if (!(expr && starts_expr(exp[i])) && !(after_expr && continues_expr(exp[i])) &&
+		    exp[i] != YYSYMBOL_CDEF)
 			names[nnames++] = yysymbol_name(exp[i]);
 
 	struct strbuf sb = {0};

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <bpf/btf.h>
+
 #include "binfo/binfo.h"
 #include "sema/tracepoint.h"
 
@@ -24,6 +26,7 @@ static int check_clause(struct sema *s, struct ast_node *clause, int ci)
 	s->clause_uses_duration = false;
 	s->clause_uses_goruntime = false;
 	s->clause_tp = NULL;
+	s->clause_tp_user = false;
 	s->vars.n = 0;
 	int first_prog = s->sprogs.n;
 	int err = sema_expand_probes(s, clause, ci);
@@ -80,6 +83,8 @@ int sema_check(struct arena *a, const struct diag_src *src, struct ast_node *pro
 	struct sema s = {.arena = a, .src = src, .opts = opts};
 	int err = 0;
 	struct ast_list *cl = &program->u.program.clauses;
+	for (int i = 0; i < program->u.program.cdefs.n; i++)
+		err |= sema_ctypes_define(&s, program->u.program.cdefs.v[i]);
 	sema_discover_maps(&s, program);
 	for (int i = 0; i < cl->n; i++)
 		err |= check_clause(&s, cl->v[i], i);
@@ -111,6 +116,8 @@ int sema_check(struct arena *a, const struct diag_src *src, struct ast_node *pro
 	vec_free(&s.sprogs);
 	vec_free(&s.vars);
 	vec_free(&s.maps);
+	vec_free(&s.structs);
+	btf__free(s.btf);
 	for (int i = 0; i < s.tp_formats.n; i++)
 		tp_format_free(s.tp_formats.v[i]);
 	vec_free(&s.tp_formats);

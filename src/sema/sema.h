@@ -19,6 +19,8 @@ enum gt_type_kind {
 	TY_SITE_PROBE, /* `probe`: the site id, named in user space */
 	TY_TUPLE,      /* (a, b, ...): fields at their C struct offsets, size bytes */
 	TY_PTR,        /* a pointer (8 bytes, an integer that knows its pointee) */
+	TY_STRUCT,     /* a C struct or union in memory: the value is its address */
+	TY_ARRAY,      /* an array in memory (pointee, count): the value is its address */
 	/* values user space prints (8 bytes in BPF unless said) */
 	TY_STRFTIME,   /* strftime(fmt, ns): ns, printed with fmt */
 	TY_STRERROR,   /* strerror(n): n, printed as strerror(3) text */
@@ -34,7 +36,12 @@ struct gt_type {
 	struct gt_type **fields; /* TY_TUPLE: integers are 8 bytes, strings GT_STRLEN */
 	int *offsets;            /* TY_TUPLE */
 	const char *fmt;         /* TY_STRFTIME */
-	struct gt_type *pointee; /* TY_PTR */
+	struct gt_type *pointee; /* TY_PTR; TY_ARRAY: the element */
+	int count;               /* TY_ARRAY */
+	const char *name;        /* TY_STRUCT: "struct task_struct" */
+	const char **names;      /* TY_STRUCT: field names (fields, offsets as tuples) */
+	int align;               /* TY_STRUCT */
+	int btf_id;              /* TY_STRUCT from kernel BTF: fields read when first used */
 };
 
 /* Integers and pointers: what arithmetic, comparisons and %d take. */
@@ -61,6 +68,9 @@ struct sema_node {
 	enum builtin_id builtin; /* AST_IDENT, AST_CALL: the resolved name; BI_TPARG */
 	bool resolved;           /* builtin was looked up (BI_NONE: not a builtin) */
 	bool fetch_gostr;        /* AST_FETCH of type str: a Go string header */
+	bool user_mem;           /* a pointer, struct or array in user memory (else kernel,
+				  * outside uprobes): syscall tracepoint arguments, and what
+				  * fields, [] and * reach through them */
 	int regs_off;      /* BI_ARGn, BI_REG, BI_RETVAL: offset in struct pt_regs */
 	int var_slot;      /* AST_VAR: index into the clause's variables */
 	int event_id;      /* printf/print/exit: index into plan.events */

@@ -288,8 +288,11 @@ int sema_check_sizeof(struct sema *s, struct ast_node *e, const struct builtin *
 	struct sema_node *sn = sema_node_of(s, e);
 	(void)b;
 	if (a->kind == AST_TYPE) {
+		bool is_struct = !strncmp(a->u.type.name, "struct ", 7) ||
+				 !strncmp(a->u.type.name, "union ", 6);
 		struct gt_type *t = a->u.type.ptr_depth ? &sema_ty_u64
-							: sema_int_type_named(s, &a->u.type);
+				    : is_struct	     ? sema_struct_named(s, a->u.type.name)
+							     : sema_int_type_named(s, &a->u.type);
 		if (!t) {
 			diag_error(s->src, a->loc, "sizeof: unknown type '%s'", a->u.type.name);
 			return -EINVAL;
@@ -327,6 +330,30 @@ int sema_check_strftime(struct sema *s, struct ast_node *e, const struct builtin
 }
 
 /* username: the uid, named by user space */
+/* curtask: the current task_struct (kernel BTF, or the script's own definition) */
+int sema_check_curtask(struct sema *s, struct ast_node *e, const struct builtin *b)
+{
+	struct gt_type *t = sema_struct_named(s, "struct task_struct");
+	(void)b;
+	if (!t) {
+		diag_error(s->src, e->loc, "curtask needs struct task_struct: the kernel has no "
+			   "BTF and the script defines none");
+		return -ENOENT;
+	}
+	e->ty = sema_type_new(s, TY_PTR, 8, false);
+	e->ty->pointee = t;
+	return 0;
+}
+
+/* ctx: the probe's context (pt_regs, a tracepoint record ...) as a void * */
+int sema_check_ctx(struct sema *s, struct ast_node *e, const struct builtin *b)
+{
+	(void)b;
+	e->ty = sema_type_new(s, TY_PTR, 8, false);
+	e->ty->pointee = sema_type_new(s, TY_INT, 1, false);
+	return 0;
+}
+
 int sema_check_username(struct sema *s, struct ast_node *e, const struct builtin *b)
 {
 	(void)b;
@@ -541,6 +568,14 @@ static struct gt_type *result_type(struct sema *s, const struct builtin *b)
 
 static int unknown_name(struct sema *s, struct ast_node *e, bool call)
 {
+	int64_t v;
+	if (!call && sema_enum_value(s, e->u.name, &v)) { /* a kernel enum constant (BTF) */
+		struct sema_node *sn = sema_node_of(s, e);
+		sn->builtin = BI_ENUMCONST;
+		sn->const_val = v;
+		e->ty = &sema_ty_i64;
+		return 0;
+	}
 	const char *names[BI_TABLE_END];
 	int n = builtin_names(call ? BFORM_CALL : BFORM_IDENT, names, BI_TABLE_END);
 	const char *name = call ? e->u.call.name : e->u.name;

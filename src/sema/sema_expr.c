@@ -47,6 +47,13 @@ const char *gt_type_str(const struct gt_type *t, char *buf, size_t len)
 		snprintf(buf, len, "%s *", gt_type_str(t->pointee, sub, sizeof(sub)));
 		return buf;
 	}
+	case TY_STRUCT:
+		return t->name ? t->name : "struct";
+	case TY_ARRAY: {
+		char sub[64];
+		snprintf(buf, len, "%s[%d]", gt_type_str(t->pointee, sub, sizeof(sub)), t->count);
+		return buf;
+	}
 	case TY_STRFTIME:
 		return "strftime";
 	case TY_STRERROR:
@@ -179,12 +186,40 @@ bool sema_tuple_merge(struct gt_type *a, const struct gt_type *b)
 	return true;
 }
 
-/* $t.N: field N of a tuple (bpftrace's spelling). */
+/* The type of a struct field or array element as an expression: char arrays read as
+ * strings, the rest as they are (structs and arrays stay in memory: their address). */
+static struct gt_type *element_value_type(struct sema *s, struct gt_type *t)
+{
+	if (t->kind == TY_ARRAY && t->pointee->kind == TY_INT && t->pointee->size == 1)
+		return sema_type_new(s, TY_STR, t->count + 1, false);
+	return t;
+}
+
+/* p->f, s.f: a field of a C struct; `.` follows a pointer too, as in Go. */
+static int check_struct_field(struct sema *s, struct ast_node *e)
+{
+	struct ast_node *base = e->u.field.expr;
+	struct gt_type *st = base->ty->kind == TY_PTR ? base->ty->pointee : base->ty;
+	int i = sema_struct_field(s, st, e->u.field.name);
+	if (i < 0) {
+		diag_error(s->src, e->loc, "%s has no field '%s'", st->name, e->u.field.name);
+		return -EINVAL;
+	}
+	sema_node_of(s, e)->const_val = st->offsets[i];
+	sema_node_of(s, e)->user_mem = sema_node_of(s, base)->user_mem;
+	e->ty = element_value_type(s, st->fields[i]);
+	return 0;
+}
+
+/* $t.N (field N of a tuple, bpftrace's spelling) and C struct fields. */
 static int check_tuple_field(struct sema *s, struct ast_node *e)
 {
 	struct ast_node *base = e->u.field.expr;
 	if (sema_check_expr(s, base))
 		return -EINVAL;
+	if (base->ty->kind == TY_STRUCT ||
+	    (base->ty->kind == TY_PTR && base->ty->pointee->kind == TY_STRUCT))
+		return check_struct_field(s, e);
 	if (base->ty->kind != TY_TUPLE) {
 		diag_error(s->src, e->loc, "%s has no field '%s'", sema_kind_word(base),
 			   e->u.field.name);
@@ -333,7 +368,14 @@ static int check_tp_arg(struct sema *s, struct ast_node *e)
 	sn->tp_signed = f->is_signed;
 	sn->tp_string = f->is_string;
 	sn->tp_data_loc = f->is_data_loc;
-	if (f->is_string || f->is_data_loc)
+	struct gt_type *ptr = !f->is_string && !f->is_data_loc && f->size == 8 && strchr(f->decl, '*')
+				      ? sema_ctype_from_decl(s, f->decl)
+				      : NULL;
+	if (ptr) {
+		e->ty = ptr; /* struct X *: its fields through -> (kernel BTF) */
+		sn->user_mem = s->clause_tp_user;
+	}
+	else if (f->is_string || f->is_data_loc)
 		e->ty = sema_type_new(s, TY_STR, f->is_string ? f->size + 1 : s->opts->str_len, false);
 	else if (f->size == 1 || f->size == 2 || f->size == 4 || f->size == 8)
 		e->ty = sema_type_new(s, TY_INT, f->size, f->is_signed);
@@ -509,9 +551,13 @@ struct gt_type *sema_ptr_type_named(struct sema *s, const struct type_name *tn)
 {
 	struct type_name base = *tn;
 	base.ptr_depth = 0;
-	struct gt_type *t = sema_int_type_named(s, &base);
+	bool is_struct = !strncmp(tn->name, "struct ", 7) || !strncmp(tn->name, "union ", 6);
+	struct gt_type *t = is_struct ? sema_struct_named(s, tn->name) : sema_int_type_named(s, &base);
 	if (!t) {
-		diag_error(s->src, tn->loc, "cannot cast to a pointer to '%s' yet", tn->name);
+		diag_error(s->src, tn->loc, is_struct ? "unknown type '%s': no definition in the "
+					     "script and none in the kernel's BTF"
+					   : "cannot cast to a pointer to '%s' yet",
+			   tn->name);
 		return NULL;
 	}
 	for (int i = 0; i < tn->ptr_depth; i++) {
@@ -640,7 +686,8 @@ int sema_check_expr(struct sema *s, struct ast_node *e)
 					   sema_kind_word(p));
 				return -EINVAL;
 			}
-			e->ty = p->ty->pointee;
+			sema_node_of(s, e)->user_mem = sema_node_of(s, p)->user_mem;
+			e->ty = element_value_type(s, p->ty->pointee);
 			return 0;
 		}
 		if (sema_check_expr(s, e->u.unary.operand))
@@ -714,9 +761,20 @@ int sema_check_expr(struct sema *s, struct ast_node *e)
 		}
 		return check_tuple_field(s, e);
 	}
-	case AST_INDEX:
-		diag_error(s->src, e->loc, "indexing is not supported yet");
-		return -ENOTSUP;
+	case AST_INDEX: {
+		/* a[i] of an array or a pointer in memory */
+		struct ast_node *b = e->u.index.expr, *i = e->u.index.index;
+		if (sema_check_expr(s, b) | sema_check_expr(s, i))
+			return -EINVAL;
+		if ((b->ty->kind != TY_ARRAY && b->ty->kind != TY_PTR) || !sema_is_int(i)) {
+			diag_error(s->src, e->loc, "only an array or a pointer can be indexed, "
+				   "by an integer");
+			return -EINVAL;
+		}
+		sema_node_of(s, e)->user_mem = sema_node_of(s, b)->user_mem;
+		e->ty = element_value_type(s, b->ty->pointee);
+		return 0;
+	}
 	case AST_CALL:
 		return sema_check_builtin(s, e);
 	case AST_TUPLE:

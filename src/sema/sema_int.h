@@ -7,6 +7,7 @@
 
 struct binfo;
 struct binfo_func;
+struct btf;
 struct tp_format;
 
 /* What sema knows about each plan site beyond what the runtime needs. */
@@ -50,6 +51,7 @@ struct sema {
 	VEC(struct sema_map) maps;
 	VEC(struct tp_format *) tp_formats; /* freed at the end of sema */
 	struct tp_format *clause_tp; /* the clause's tracepoint; (void *)-1 for several */
+	bool clause_tp_user;         /* its pointer fields point into user memory */
 	struct binfo **targets;
 	const char **target_paths;
 	int ntargets;
@@ -62,6 +64,11 @@ struct sema {
 	/* variables of the clause being checked; arena-allocated, so that the expression
 	 * types that point at them (AST_VAR) stay valid through codegen */
 	VEC(struct sema_var *) vars;
+	/* C types (sema_ctypes.c): the script's structs, kernel BTF and its converted types */
+	VEC(struct gt_type *) structs;
+	struct btf *btf;
+	bool btf_tried;
+	struct gt_type **btf_types; /* by BTF id */
 	bool in_unroll_or_loop;
 };
 
@@ -124,11 +131,25 @@ int sema_check_strftime(struct sema *s, struct ast_node *e, const struct builtin
 int sema_check_strerror(struct sema *s, struct ast_node *e, const struct builtin *b);
 int sema_check_buf(struct sema *s, struct ast_node *e, const struct builtin *b);
 int sema_check_username(struct sema *s, struct ast_node *e, const struct builtin *b);
+int sema_check_curtask(struct sema *s, struct ast_node *e, const struct builtin *b);
+int sema_check_ctx(struct sema *s, struct ast_node *e, const struct builtin *b);
 int sema_check_kaddr(struct sema *s, struct ast_node *e, const struct builtin *b);
 /* int8 .. uint64, bool: the integer type of a cast or sizeof, or NULL */
 struct gt_type *sema_int_type_named(struct sema *s, const struct type_name *tn);
 struct gt_type *sema_ptr_type_named(struct sema *s, const struct type_name *tn);
 int sema_map_call(struct sema *s, struct ast_node *call, const struct builtin *b);
+
+/* sema_ctypes.c */
+/* Parses a C definition (struct NAME { ... }) into a script type. */
+int sema_ctypes_define(struct sema *s, struct ast_node *cdef);
+/* "struct NAME": the script's definition, else the kernel's (BTF), else NULL. */
+struct gt_type *sema_struct_named(struct sema *s, const char *name);
+/* The index of field NAME in struct T (a kernel struct's fields are read now), or -1. */
+int sema_struct_field(struct sema *s, struct gt_type *t, const char *name);
+/* A kernel enum constant (BTF). */
+bool sema_enum_value(struct sema *s, const char *name, int64_t *v);
+/* A tracepoint field's declaration, "struct X * name": that pointer type, or NULL. */
+struct gt_type *sema_ctype_from_decl(struct sema *s, const char *decl);
 
 /* sema_maps.c */
 /* The aggregation entry of an AST_CALL node (count(), hist() ...), or NULL. */

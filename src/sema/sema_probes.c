@@ -429,6 +429,7 @@ static int expand_tracepoint(struct sema *s, struct ast_node *clause, struct ast
 			 arena_printf(s->arena, "c%d_tp", ci));
 	struct plan_prog *pp = &s->progs.v[s->progs.n - 1];
 	pp->tp_category = cat;
+	s->clause_tp_user = !strcmp(cat, "syscalls"); /* their pointer arguments are user's */
 	pp->tp_name = name;
 	pp->tp_id = fmt->id;
 	return 0;

@@ -1,0 +1,442 @@
+/* sema_ctypes: C struct types. The script's own definitions (struct NAME { ... } before
+ * the probes, laid out as a C compiler does) and the kernel's, from its BTF
+ * (/sys/kernel/btf/vmlinux), converted only as far as a script reaches into them. */
+#include "sema/sema_int.h"
+
+#include <bpf/btf.h>
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- kernel BTF ------------------------------------------------------------------- */
+
+static struct btf *vmlinux(struct sema *s)
+{
+	if (!s->btf_tried) {
+		s->btf_tried = true;
+		s->btf = btf__load_vmlinux_btf();
+		if (s->btf) /* libbpf 1.x: NULL with errno on failure */
+			s->btf_types = arena_alloc(s->arena, sizeof(struct gt_type *) *
+								 (size_t)btf__type_cnt(s->btf));
+	}
+	return s->btf;
+}
+
+static struct gt_type *int_type(struct sema *s, int size, bool is_signed)
+{
+	return sema_type_new(s, TY_INT, size > 0 && size <= 8 ? size : 8, is_signed);
+}
+
+/* The gt_type of BTF type ID; structs come back without their fields (btf_id set). */
+static struct gt_type *from_btf(struct sema *s, int id)
+{
+	struct btf *b = vmlinux(s);
+	if (!b || id <= 0 || (unsigned)id >= btf__type_cnt(b))
+		return int_type(s, 8, false); /* void and what cannot be read: a u64 */
+	if (s->btf_types[id])
+		return s->btf_types[id];
+	const struct btf_type *t = btf__type_by_id(b, (unsigned)id);
+	struct gt_type *r;
+	switch (btf_kind(t)) {
+	case BTF_KIND_INT:
+		r = int_type(s, (int)t->size, btf_int_encoding(t) & BTF_INT_SIGNED);
+		break;
+	case BTF_KIND_ENUM:
+	case BTF_KIND_ENUM64:
+		r = int_type(s, (int)t->size, btf_kflag(t));
+		break;
+	case BTF_KIND_PTR: {
+		r = sema_type_new(s, TY_PTR, 8, false);
+		s->btf_types[id] = r; /* before the pointee: lists point at themselves */
+		const struct btf_type *p = btf__type_by_id(b, t->type);
+		r->pointee = t->type && btf_kind(p) != BTF_KIND_FUNC_PROTO ? from_btf(s, (int)t->type)
+									   : int_type(s, 1, false);
+		return r;
+	}
+	case BTF_KIND_ARRAY: {
+		const struct btf_array *a = btf_array(t);
+		r = sema_type_new(s, TY_ARRAY, 0, false);
+		r->pointee = from_btf(s, (int)a->type);
+		r->count = (int)a->nelems;
+		r->size = r->count * r->pointee->size;
+		break;
+	}
+	case BTF_KIND_STRUCT:
+	case BTF_KIND_UNION:
+	case BTF_KIND_FWD: {
+		r = sema_type_new(s, TY_STRUCT, (int)t->size, false);
+		const char *n = btf__name_by_offset(b, t->name_off);
+		bool un = btf_kind(t) == BTF_KIND_UNION || (btf_kind(t) == BTF_KIND_FWD && btf_kflag(t));
+		r->name = arena_printf(s->arena, "%s %s", un ? "union" : "struct", n ? n : "");
+		r->btf_id = id;
+		r->align = t->size % 8 == 0 ? 8 : t->size % 4 == 0 ? 4 : t->size % 2 == 0 ? 2 : 1;
+		break;
+	}
+	case BTF_KIND_TYPEDEF:
+	case BTF_KIND_CONST:
+	case BTF_KIND_VOLATILE:
+	case BTF_KIND_RESTRICT:
+	case BTF_KIND_TYPE_TAG:
+		r = from_btf(s, (int)t->type);
+		break;
+	default:
+		r = int_type(s, 8, false);
+		break;
+	}
+	s->btf_types[id] = r;
+	return r;
+}
+
+/* Adds the members of BTF struct ID at byte offset BASE to T; anonymous structs and
+ * unions are flattened into it, as C lets a program name their members. */
+static void add_btf_members(struct sema *s, struct gt_type *t, int id, int base, int *cap)
+{
+	struct btf *b = vmlinux(s);
+	const struct btf_type *bt = btf__type_by_id(b, (unsigned)id);
+	const struct btf_member *m = btf_members(bt);
+	for (int i = 0; i < btf_vlen(bt); i++, m++) {
+		if (btf_member_bitfield_size(bt, (unsigned)i))
+			continue; /* bit-fields cannot be read as bytes */
+		int off = base + (int)(btf_member_bit_offset(bt, (unsigned)i) / 8);
+		const char *name = btf__name_by_offset(b, m->name_off);
+		if (!name || !*name) {
+			int inner = (int)m->type;
+			const struct btf_type *it = btf__type_by_id(b, (unsigned)inner);
+			while (btf_is_mod(it) || btf_is_typedef(it)) {
+				inner = (int)it->type;
+				it = btf__type_by_id(b, (unsigned)inner);
+			}
+			if (btf_is_composite(it))
+				add_btf_members(s, t, inner, off, cap);
+			continue;
+		}
+		if (t->nfields == *cap) {
+			int ncap = *cap ? 2 * *cap : 16;
+			struct gt_type **f = arena_alloc(s->arena, sizeof(*f) * (size_t)ncap);
+			int *o = arena_alloc(s->arena, sizeof(*o) * (size_t)ncap);
+			const char **nm = arena_alloc(s->arena, sizeof(*nm) * (size_t)ncap);
+			if (t->nfields) {
+				memcpy(f, t->fields, sizeof(*f) * (size_t)t->nfields);
+				memcpy(o, t->offsets, sizeof(*o) * (size_t)t->nfields);
+				memcpy(nm, t->names, sizeof(*nm) * (size_t)t->nfields);
+			}
+			t->fields = f, t->offsets = o, t->names = nm, *cap = ncap;
+		}
+		t->fields[t->nfields] = from_btf(s, (int)m->type);
+		t->offsets[t->nfields] = off;
+		t->names[t->nfields++] = name;
+	}
+}
+
+int sema_struct_field(struct sema *s, struct gt_type *t, const char *name)
+{
+	if (t->btf_id) { /* fields of a kernel struct: read now that a script names one */
+		int cap = 0, id = t->btf_id;
+		t->btf_id = 0;
+		add_btf_members(s, t, id, 0, &cap);
+	}
+	for (int i = 0; i < t->nfields; i++)
+		if (!strcmp(t->names[i], name))
+			return i;
+	return -1;
+}
+
+bool sema_enum_value(struct sema *s, const char *name, int64_t *v)
+{
+	struct btf *b = vmlinux(s);
+	for (unsigned id = 1; b && id < btf__type_cnt(b); id++) {
+		const struct btf_type *t = btf__type_by_id(b, id);
+		if (btf_kind(t) != BTF_KIND_ENUM)
+			continue;
+		const struct btf_enum *e = btf_enum(t);
+		for (int i = 0; i < btf_vlen(t); i++, e++) {
+			if (!strcmp(btf__name_by_offset(b, e->name_off), name)) {
+				*v = e->val;
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
+/* ---- the script's definitions ------------------------------------------------------ */
+
+struct cparse {
+	struct sema *s;
+	const char *p;
+	struct gt_loc loc; /* of the whole definition: messages point there */
+	char tok[128];
+	int err;
+};
+
+static void skip_space(struct cparse *c)
+{
+	for (;;) {
+		while (isspace((unsigned char)*c->p))
+			c->p++;
+		if (c->p[0] == '/' && c->p[1] == '/') {
+			while (*c->p && *c->p != '\n')
+				c->p++;
+		} else if (c->p[0] == '/' && c->p[1] == '*') {
+			const char *e = strstr(c->p + 2, "*/");
+			c->p = e ? e + 2 : c->p + strlen(c->p);
+		} else {
+			return;
+		}
+	}
+}
+
+/* The next token into c->tok: a word, a number or one punctuation character. */
+static const char *next(struct cparse *c)
+{
+	skip_space(c);
+	size_t n = 0;
+	if (isalnum((unsigned char)*c->p) || *c->p == '_') {
+		while ((isalnum((unsigned char)*c->p) || *c->p == '_') && n < sizeof(c->tok) - 1)
+			c->tok[n++] = *c->p++;
+	} else if (*c->p) {
+		c->tok[n++] = *c->p++;
+	}
+	c->tok[n] = 0;
+	return c->tok;
+}
+
+static const char *peek(struct cparse *c)
+{
+	const char *save = c->p;
+	next(c);
+	c->p = save;
+	return c->tok;
+}
+
+static void fail(struct cparse *c, const char *msg, const char *what)
+{
+	if (!c->err)
+		diag_error(c->s->src, c->loc, "%s%s%s", msg, what ? what : "", what ? "'" : "");
+	c->err = -EINVAL;
+}
+
+static struct gt_type *parse_struct_body(struct cparse *c, const char *kw, const char *name);
+
+/* C's integer names and the fixed-width ones (uint32_t, u32, __u32 ...). */
+static struct gt_type *base_type(struct cparse *c)
+{
+	static const struct {
+		const char *name;
+		int size;
+		bool sgn;
+	} named[] = {
+		{"int8_t", 1, 1},  {"int16_t", 2, 1},  {"int32_t", 4, 1}, {"int64_t", 8, 1},
+		{"uint8_t", 1, 0}, {"uint16_t", 2, 0}, {"uint32_t", 4, 0}, {"uint64_t", 8, 0},
+		{"s8", 1, 1},      {"s16", 2, 1},      {"s32", 4, 1},      {"s64", 8, 1},
+		{"u8", 1, 0},      {"u16", 2, 0},      {"u32", 4, 0},      {"u64", 8, 0},
+		{"__s8", 1, 1},    {"__s16", 2, 1},    {"__s32", 4, 1},    {"__s64", 8, 1},
+		{"__u8", 1, 0},    {"__u16", 2, 0},    {"__u32", 4, 0},    {"__u64", 8, 0},
+		{"int8", 1, 1},    {"int16", 2, 1},    {"int32", 4, 1},    {"int64", 8, 1},
+		{"uint8", 1, 0},   {"uint16", 2, 0},   {"uint32", 4, 0},   {"uint64", 8, 0},
+		{"bool", 1, 0},    {"_Bool", 1, 0},    {"size_t", 8, 0},   {"ssize_t", 8, 1},
+		{"pid_t", 4, 1},   {"uid_t", 4, 0},    {"gid_t", 4, 0},    {"void", 1, 0},
+	};
+	bool sgn = true, seen = false;
+	int size = 0, longs = 0;
+	for (;;) {
+		const char *w = peek(c);
+		if (!strcmp(w, "const") || !strcmp(w, "volatile")) {
+			next(c);
+		} else if (!strcmp(w, "unsigned") || !strcmp(w, "signed")) {
+			sgn = w[0] == 's';
+			seen = true;
+			next(c);
+		} else if (!strcmp(w, "char") || !strcmp(w, "short") || !strcmp(w, "int")) {
+			size = w[0] == 'c' ? 1 : w[0] == 's' ? 2 : size ? size : 4;
+			seen = true;
+			next(c);
+		} else if (!strcmp(w, "long")) {
+			longs++;
+			seen = true;
+			next(c);
+		} else {
+			break;
+		}
+	}
+	if (seen)
+		return int_type(c->s, longs ? 8 : size ? size : 4, sgn);
+	char w[128];
+	snprintf(w, sizeof(w), "%s", next(c));
+	if (!strcmp(w, "struct") || !strcmp(w, "union")) {
+		if (!strcmp(peek(c), "{"))
+			return parse_struct_body(c, w, NULL); /* struct { ... } member; */
+		char full[160];
+		snprintf(full, sizeof(full), "%s %s", w, next(c));
+		struct gt_type *t = sema_struct_named(c->s, full);
+		if (!t)
+			fail(c, "unknown type '", full);
+		return t;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(named); i++)
+		if (!strcmp(w, named[i].name))
+			return int_type(c->s, named[i].size, named[i].sgn);
+	struct btf *b = vmlinux(c->s);
+	int id = b ? btf__find_by_name_kind(b, w, BTF_KIND_TYPEDEF) : -1;
+	if (id > 0)
+		return from_btf(c->s, id);
+	fail(c, "unknown type '", w);
+	return NULL;
+}
+
+static int type_align(const struct gt_type *t)
+{
+	switch (t->kind) {
+	case TY_INT:
+		return t->size;
+	case TY_STRUCT:
+		return t->align ? t->align : 1;
+	case TY_ARRAY:
+		return type_align(t->pointee);
+	default:
+		return 8;
+	}
+}
+
+/* { member; ... } after `struct NAME` (NAME NULL: an anonymous member type) */
+static struct gt_type *parse_struct_body(struct cparse *c, const char *kw, const char *name)
+{
+	struct sema *s = c->s;
+	bool un = !strcmp(kw, "union");
+	struct gt_type *t = sema_type_new(s, TY_STRUCT, 0, false);
+	t->name = name ? arena_printf(s->arena, "%s %s", kw, name) : arena_strdup(s->arena, kw);
+	if (strcmp(next(c), "{")) {
+		fail(c, "expected '{' in the definition of ", t->name);
+		return NULL;
+	}
+	VEC(struct gt_type *) fields = {0};
+	VEC(int) offsets = {0};
+	VEC(const char *) names = {0};
+	int off = 0, align = 1, size = 0;
+	while (!c->err && strcmp(peek(c), "}")) {
+		if (!*peek(c)) {
+			fail(c, "unterminated definition of ", t->name);
+			break;
+		}
+		struct gt_type *base = base_type(c);
+		while (!c->err && base) {
+			struct gt_type *ft = base;
+			while (!strcmp(peek(c), "*")) {
+				next(c);
+				struct gt_type *p = sema_type_new(s, TY_PTR, 8, false);
+				p->pointee = ft;
+				ft = p;
+			}
+			const char *fname = arena_strdup(s->arena, next(c));
+			if (!isalpha((unsigned char)fname[0]) && fname[0] != '_') {
+				fail(c, "expected a member name in ", t->name);
+				break;
+			}
+			int dims[8], ndims = 0;
+			while (!strcmp(peek(c), "[") && ndims < 8) {
+				next(c);
+				dims[ndims++] = atoi(next(c));
+				if (strcmp(next(c), "]"))
+					fail(c, "expected ']' in ", t->name);
+			}
+			for (int d = ndims - 1; d >= 0; d--) {
+				struct gt_type *a = sema_type_new(s, TY_ARRAY, 0, false);
+				a->pointee = ft;
+				a->count = dims[d];
+				a->size = dims[d] * ft->size;
+				ft = a;
+			}
+			int a = type_align(ft);
+			align = a > align ? a : align;
+			if (!un)
+				off = (off + a - 1) / a * a;
+			vec_push(&fields, ft);
+			vec_push(&offsets, un ? 0 : off);
+			vec_push(&names, fname);
+			if (un)
+				size = ft->size > size ? ft->size : size;
+			else
+				off += ft->size;
+			if (strcmp(peek(c), ","))
+				break;
+			next(c);
+		}
+		if (!strcmp(peek(c), ";"))
+			next(c);
+		else if (strcmp(peek(c), "}"))
+			fail(c, "expected ';' in the definition of ", t->name);
+	}
+	next(c); /* } */
+	int end = un ? size : off;
+	t->size = end ? (end + align - 1) / align * align : 0;
+	t->align = align;
+	t->nfields = fields.n;
+	t->fields = arena_alloc(s->arena, sizeof(*t->fields) * (size_t)(fields.n + 1));
+	t->offsets = arena_alloc(s->arena, sizeof(*t->offsets) * (size_t)(fields.n + 1));
+	t->names = arena_alloc(s->arena, sizeof(*t->names) * (size_t)(fields.n + 1));
+	for (int i = 0; i < fields.n; i++) {
+		t->fields[i] = fields.v[i];
+		t->offsets[i] = offsets.v[i];
+		t->names[i] = names.v[i];
+	}
+	vec_free(&fields);
+	vec_free(&offsets);
+	vec_free(&names);
+	return c->err ? NULL : t;
+}
+
+int sema_ctypes_define(struct sema *s, struct ast_node *cdef)
+{
+	struct cparse c = {.s = s, .p = cdef->u.name, .loc = cdef->loc};
+	char kw[16], name[128];
+	snprintf(kw, sizeof(kw), "%s", next(&c));
+	snprintf(name, sizeof(name), "%s", next(&c));
+	struct gt_type *t = parse_struct_body(&c, kw, name);
+	if (!t)
+		return -EINVAL;
+	vec_push(&s->structs, t);
+	return 0;
+}
+
+struct gt_type *sema_struct_named(struct sema *s, const char *name)
+{
+	for (int i = s->structs.n - 1; i >= 0; i--)
+		if (!strcmp(s->structs.v[i]->name, name))
+			return s->structs.v[i];
+	struct btf *b = vmlinux(s);
+	const char *sp = strchr(name, ' ');
+	if (!b || !sp)
+		return NULL;
+	bool un = !strncmp(name, "union", 5);
+	int id = btf__find_by_name_kind(b, sp + 1, un ? BTF_KIND_UNION : BTF_KIND_STRUCT);
+	return id > 0 ? from_btf(s, id) : NULL;
+}
+
+struct gt_type *sema_ctype_from_decl(struct sema *s, const char *decl)
+{
+	/* "struct __kernel_timespec * rqtp": the struct name and the pointer depth */
+	const char *st = strstr(decl, "struct ");
+	if (!st)
+		return NULL;
+	char name[160];
+	int n = 0;
+	const char *p = st + 7;
+	while (*p == ' ')
+		p++;
+	while ((isalnum((unsigned char)*p) || *p == '_') && n < 150)
+		name[n++] = *p++;
+	name[n] = 0;
+	int depth = 0;
+	for (; *p; p++)
+		depth += *p == '*';
+	char full[170];
+	snprintf(full, sizeof(full), "struct %s", name);
+	struct gt_type *t = sema_struct_named(s, full);
+	for (int i = 0; t && i < depth; i++) {
+		struct gt_type *ptr = sema_type_new(s, TY_PTR, 8, false);
+		ptr->pointee = t;
+		t = ptr;
+	}
+	return t && t->kind == TY_PTR ? t : NULL;
+}
