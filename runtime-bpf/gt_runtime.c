@@ -67,6 +67,14 @@ void gt_read_chars(char *dst, __u32 size, __u64 addr, __u32 user)
 		bpf_probe_read_kernel(dst, size - 1, (const void *)addr);
 }
 
+void gt_read_raw(char *dst, __u32 n, __u64 addr, __u32 user)
+{
+	if (user)
+		bpf_probe_read_user(dst, n, (const void *)addr);
+	else
+		bpf_probe_read_kernel(dst, n, (const void *)addr);
+}
+
 long gt_read_cstr(char *dst, __u32 size, __u64 addr)
 {
 	return bpf_probe_read_user_str(dst, size, (const void *)addr);

@@ -20,6 +20,8 @@ long gt_read_bytes(char *dst, __u32 size, __u64 addr, __s64 n);
 void gt_read_buf(char *dst, __u32 size, __u64 addr, __s64 n);
 /* A char array in memory (user or kernel): size - 1 bytes at ADDR, NUL-terminated. */
 void gt_read_chars(char *dst, __u32 size, __u64 addr, __u32 user);
+/* N bytes at ADDR (user or kernel memory); DST is left as it was when the read fails. */
+void gt_read_raw(char *dst, __u32 n, __u64 addr, __u32 user);
 /* Copies text at ADDR to DST (size bytes with the terminating NUL). */
 long gt_read_cstr(char *dst, __u32 size, __u64 addr);
 /* Reads an integer of SIZE bytes (1, 2, 4, 8) at ADDR; 0 on failure. */

@@ -201,7 +201,8 @@ static void tuple_copy(struct cg *g, LLVMValueRef dst, const struct gt_type *dt,
 			tuple_copy(g, dp, df, sp, sf);
 			break;
 		case TY_STR:
-		case TY_BUF: {
+		case TY_BUF:
+		case TY_INET: {
 			int n = sf->size < df->size ? sf->size : df->size;
 			LLVMBuildMemCpy(g->b, dp, 1, sp, 1, cg_const(g, (uint64_t)n));
 			break;
@@ -467,6 +468,39 @@ static LLVMValueRef cg_call(struct cg *g, struct ast_node *e)
 		return cg_expr(g, e->u.call.args.v[1]);
 	case BI_STRERROR:
 		return cg_expr(g, e->u.call.args.v[0]);
+	case BI_PTON: { /* the bytes found at compile time, as a buffer */
+		int n = (int)sn->const_val;
+		LLVMValueRef buf = cg_str_alloca(g, 8 + n);
+		store_int(g, buf, cg_const(g, (uint64_t)n), 8);
+		for (int i = 0; i < n; i++)
+			LLVMBuildStore(g->b, LLVMConstInt(g->i8, (unsigned char)sn->const_str[i], false),
+				       gep8(g, buf, 8 + i));
+		return buf;
+	}
+	case BI_NTOP: { /* u64 family, then 16 address bytes; inet_ntop(3) in user space */
+		struct ast_node **a = e->u.call.args.v;
+		LLVMValueRef buf = cg_str_alloca(g, 24);
+		LLVMBuildMemSet(g->b, buf, LLVMConstInt(g->i8, 0, false), cg_const(g, 24), 8);
+		if (e->u.call.args.n == 1) { /* an IPv4 address in an integer, as it lies in memory */
+			store_int(g, buf, cg_const(g, 2 /* AF_INET */), 8);
+			store_int(g, gep8(g, buf, 8), cg_expr(g, a[0]), 4);
+			return buf;
+		}
+		store_int(g, buf, cg_expr(g, a[0]), 8);
+		const struct gt_type *t = a[1]->ty;
+		LLVMValueRef src = cg_expr(g, a[1]);
+		if (t->kind == TY_BUF || t->kind == TY_STR) {
+			int off = t->kind == TY_BUF ? 8 : 0, n = t->size - off;
+			LLVMBuildMemCpy(g->b, gep8(g, buf, 8), 1, gep8(g, src, off), 1,
+					cg_const(g, (uint64_t)(n < 16 ? n : 16)));
+		} else { /* an address in memory */
+			bool user = sema_user_mem(a[1]) || g->pp->kind == PLAN_PROG_UPROBE;
+			LLVMValueRef args[4] = {gep8(g, buf, 8), LLVMConstInt(g->i32, 16, false), src,
+						LLVMConstInt(g->i32, user, false)};
+			cg_runtime_call(g, "gt_read_raw", args, 4);
+		}
+		return buf;
+	}
 	case BI_BUF: {
 		/* u64 length, then the bytes */
 		struct ast_node **a = e->u.call.args.v;
@@ -540,7 +574,8 @@ LLVMValueRef cg_expr(struct cg *g, struct ast_node *e)
 		return str_const(g, e->u.str.bytes, e->u.str.len, e->ty->size);
 	case AST_VAR: {
 		LLVMValueRef slot = g->vars[sn->var_slot];
-		if (e->ty->kind == TY_STR || e->ty->kind == TY_TUPLE || e->ty->kind == TY_BUF)
+		if (e->ty->kind == TY_STR || e->ty->kind == TY_TUPLE || e->ty->kind == TY_BUF ||
+		    e->ty->kind == TY_INET)
 			return slot;
 		return LLVMBuildLoad2(g->b, g->i64, slot, "");
 	}
@@ -651,7 +686,7 @@ LLVMValueRef cg_expr(struct cg *g, struct ast_node *e)
 			LLVMValueRef dst = gep8(g, buf, e->ty->offsets[i]);
 			if (ft->kind == TY_TUPLE)
 				cg_tuple_into(g, it, dst, ft);
-			else if (ft->kind == TY_STR || ft->kind == TY_BUF)
+			else if (ft->kind == TY_STR || ft->kind == TY_BUF || ft->kind == TY_INET)
 				cg_str_into(g, it, dst, ft->size);
 			else
 				store_int(g, dst, cg_expr(g, it), ft->kind == TY_INT ? ft->size : 8);

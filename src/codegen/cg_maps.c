@@ -43,7 +43,7 @@ static LLVMValueRef build_key(struct cg *g, struct ast_node *mn, const struct pl
 	struct ast_list *keys = &mn->u.map.keys;
 	for (int i = 0; i < keys->n && i < m->nkeys; i++) {
 		const struct plan_arg *f = &m->keys[i];
-		if (f->kind == PLAN_ARG_STR || f->kind == PLAN_ARG_BUF)
+		if (f->kind == PLAN_ARG_STR || f->kind == PLAN_ARG_BUF || f->kind == PLAN_ARG_INET)
 			cg_str_into(g, keys->v[i], gep(g, key, f->offset), f->size);
 		else
 			store64(g, key, f->offset, cg_expr(g, keys->v[i]));
@@ -166,7 +166,8 @@ void cg_map_assign(struct cg *g, struct ast_node *st)
 				8);
 		if (m->kind == PLAN_MAP_VALUE && mn->ty->kind == TY_TUPLE)
 			cg_tuple_into(g, rhs, val, mn->ty); /* sema made mn->ty the map's type */
-		else if (m->kind == PLAN_MAP_VALUE && mn->ty->kind != TY_BUF)
+		else if (m->kind == PLAN_MAP_VALUE && mn->ty->kind != TY_BUF &&
+			 mn->ty->kind != TY_INET)
 			store64(g, val, 0, cg_expr(g, rhs)); /* strftime, strerror: 8 bytes */
 		else
 			cg_str_into(g, rhs, val,

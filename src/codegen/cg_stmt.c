@@ -52,7 +52,8 @@ static void cg_event(struct cg *g, struct ast_node *call, int first)
 	for (int i = 0; i < ev->nargs; i++) {
 		const struct plan_arg *a = &ev->args[i];
 		struct ast_node *e = argv[first + i];
-		if (a->kind == PLAN_ARG_STR || a->kind == PLAN_ARG_TUPLE || a->kind == PLAN_ARG_BUF) {
+		if (a->kind == PLAN_ARG_STR || a->kind == PLAN_ARG_TUPLE || a->kind == PLAN_ARG_BUF ||
+		    a->kind == PLAN_ARG_INET) {
 			LLVMValueRef idx = cg_const(g, (uint64_t)a->offset);
 			LLVMValueRef dst = LLVMBuildGEP2(g->b, g->i8, rec, &idx, 1, "");
 			if (a->kind == PLAN_ARG_TUPLE)
@@ -142,7 +143,7 @@ static void cg_assign(struct cg *g, struct ast_node *st)
 		cg_tuple_into(g, rhs, slot, &v->ty);
 		return;
 	}
-	if (v->ty.kind == TY_STR || v->ty.kind == TY_BUF) {
+	if (v->ty.kind == TY_STR || v->ty.kind == TY_BUF || v->ty.kind == TY_INET) {
 		cg_str_into(g, rhs, slot, rhs->ty->size < v->ty.size ? rhs->ty->size : v->ty.size);
 		return;
 	}
@@ -292,7 +293,8 @@ void cg_program(struct cg *g, const struct sema_prog *sp)
 	g->vars = xcalloc((size_t)sp->nvars + 1, sizeof(LLVMValueRef));
 	for (int i = 0; i < sp->nvars; i++) {
 		const struct sema_var *v = &sp->vars[i];
-		if (v->ty.kind == TY_STR || v->ty.kind == TY_TUPLE || v->ty.kind == TY_BUF) {
+		if (v->ty.kind == TY_STR || v->ty.kind == TY_TUPLE || v->ty.kind == TY_BUF ||
+		    v->ty.kind == TY_INET) {
 			g->vars[i] = cg_buf_alloca(g, v->ty.size);
 		} else {
 			g->vars[i] = cg_alloca(g, g->i64, v->name);

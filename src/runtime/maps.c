@@ -481,6 +481,7 @@ static int cmp_keys(const struct order_ctx *c, const uint8_t *a, const uint8_t *
 			break;
 		}
 		case PLAN_ARG_BUF:
+		case PLAN_ARG_INET:
 			r = memcmp(pa, pb, (size_t)f->size);
 			break;
 		case PLAN_ARG_TUPLE: /* keys are never tuples (sema) */
@@ -562,6 +563,7 @@ static void key_field(struct strbuf *sb, const struct rt_maps *ms, const struct 
 	case PLAN_ARG_STRFTIME:
 	case PLAN_ARG_STRERROR:
 	case PLAN_ARG_USERNAME:
+	case PLAN_ARG_INET:
 	case PLAN_ARG_BUF: {
 		struct strbuf t = {0};
 		rt_value_format(&t, ms->plan, f, key, false);

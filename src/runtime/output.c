@@ -46,7 +46,8 @@ static uint64_t rec_u64(const uint8_t *rec, int offset)
 static const char *arg_text(struct rt_output *o, const uint8_t *rec, const struct plan_arg *a)
 {
 	if (a->kind == PLAN_ARG_STRFTIME || a->kind == PLAN_ARG_STRERROR ||
-	    a->kind == PLAN_ARG_USERNAME || a->kind == PLAN_ARG_BUF || a->kind == PLAN_ARG_TUPLE) {
+	    a->kind == PLAN_ARG_USERNAME || a->kind == PLAN_ARG_INET || a->kind == PLAN_ARG_BUF ||
+	    a->kind == PLAN_ARG_TUPLE) {
 		o->text.len = 0;
 		rt_value_format(&o->text, o->plan, a, rec, false);
 		strbuf_putc(&o->text, 0);

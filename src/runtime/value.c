@@ -3,6 +3,7 @@
  * (`(1, abc)`) or JSON (`[1,"abc"]`, no spaces, as bpftrace). */
 #include "runtime/rt_value.h"
 
+#include <arpa/inet.h>
 #include <inttypes.h>
 #include <pwd.h>
 #include <string.h>
@@ -87,12 +88,20 @@ void rt_value_format(struct strbuf *sb, const struct gt_plan *plan, const struct
 	case PLAN_ARG_STRFTIME:
 	case PLAN_ARG_STRERROR:
 	case PLAN_ARG_USERNAME:
+	case PLAN_ARG_INET:
 	case PLAN_ARG_BUF: {
 		struct strbuf t = {0};
 		if (a->kind == PLAN_ARG_STRFTIME) {
 			format_strftime(&t, a->literal ? a->literal : "", rd64(p));
 		} else if (a->kind == PLAN_ARG_STRERROR) {
 			strbuf_puts(&t, strerror((int)rd64(p)));
+		} else if (a->kind == PLAN_ARG_INET) {
+			char ip[INET6_ADDRSTRLEN];
+			int af = (int)rd64(p);
+			if (inet_ntop(af, p + 8, ip, sizeof(ip)))
+				strbuf_puts(&t, ip);
+			else
+				strbuf_printf(&t, "(address family %d)", af);
 		} else if (a->kind == PLAN_ARG_USERNAME) {
 			struct passwd pw, *res = NULL;
 			char pbuf[1024];

@@ -25,6 +25,7 @@ enum gt_type_kind {
 	TY_STRFTIME,   /* strftime(fmt, ns): ns, printed with fmt */
 	TY_STRERROR,   /* strerror(n): n, printed as strerror(3) text */
 	TY_USERNAME,   /* username: the uid, printed as its user name */
+	TY_INET,       /* ntop(): u64 address family, 16 address bytes (24 bytes) */
 	TY_BUF,        /* buf(p, n): u64 length then size - 8 bytes */
 };
 
@@ -80,6 +81,12 @@ struct sema_node {
 	int tp_offset, tp_size; /* BI_TPARG */
 	bool tp_signed, tp_string, tp_data_loc;
 };
+
+/* Whether expression E points into (or is in) user memory (sema_node.user_mem). */
+static inline bool sema_user_mem(const struct ast_node *e)
+{
+	return e->sema && ((const struct sema_node *)e->sema)->user_mem;
+}
 
 struct sema_var {
 	const char *name;

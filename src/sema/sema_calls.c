@@ -3,6 +3,7 @@
  * aggregations: sema_maps.c; Go identifiers: sema_expr.c). */
 #include "sema/sema_int.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,10 @@ static void plan_arg(struct sema *s, const struct gt_type *t, int offset, bool i
 		break;
 	case TY_USERNAME:
 		a->kind = PLAN_ARG_USERNAME;
+		break;
+	case TY_INET:
+		a->kind = PLAN_ARG_INET;
+		a->size = 24;
 		break;
 	case TY_BUF:
 		a->kind = PLAN_ARG_BUF;
@@ -358,6 +363,47 @@ int sema_check_username(struct sema *s, struct ast_node *e, const struct builtin
 {
 	(void)b;
 	e->ty = sema_type_new(s, TY_USERNAME, 8, false);
+	return 0;
+}
+
+/* ntop(ipv4) or ntop(af, addr): addr is pton()'s bytes, an array or a pointer */
+int sema_check_ntop(struct sema *s, struct ast_node *e, const struct builtin *b)
+{
+	struct ast_list *args = &e->u.call.args;
+	for (int i = 0; i < args->n; i++)
+		if (sema_check_expr(s, args->v[i]))
+			return -EINVAL;
+	struct ast_node *a = args->v[args->n - 1];
+	bool ok = args->n == 1 ? sema_is_int(a)
+			       : sema_is_int(args->v[0]) &&
+				     (a->ty->kind == TY_BUF || a->ty->kind == TY_ARRAY ||
+				      a->ty->kind == TY_PTR || a->ty->kind == TY_STR);
+	if (!ok) {
+		diag_error(s->src, e->loc, "%s", b->usage);
+		return -EINVAL;
+	}
+	e->ty = sema_type_new(s, TY_INET, 24, false);
+	return 0;
+}
+
+/* pton("addr"): its 4 or 16 bytes, found at compile time, as a buffer */
+int sema_check_pton(struct sema *s, struct ast_node *e, const struct builtin *b)
+{
+	struct ast_node *a = e->u.call.args.v[0];
+	unsigned char bytes[16];
+	int n = 0;
+	if (a->kind == AST_STR)
+		n = inet_pton(AF_INET, a->u.str.bytes, bytes) == 1	  ? 4
+		    : inet_pton(AF_INET6, a->u.str.bytes, bytes) == 1 ? 16
+								      : 0;
+	if (!n) {
+		diag_error(s->src, a->loc, "%s", b->usage);
+		return -EINVAL;
+	}
+	struct sema_node *sn = sema_node_of(s, e);
+	sn->const_str = arena_strndup(s->arena, (const char *)bytes, (size_t)n);
+	sn->const_val = n;
+	e->ty = sema_type_new(s, TY_BUF, 8 + n, false);
 	return 0;
 }
 

@@ -60,6 +60,8 @@ const char *gt_type_str(const struct gt_type *t, char *buf, size_t len)
 		return "strerror";
 	case TY_USERNAME:
 		return "username";
+	case TY_INET:
+		return "inet";
 	case TY_BUF:
 		snprintf(buf, len, "buffer[%d]", t->size - 8);
 		return buf;
@@ -255,6 +257,7 @@ bool sema_is_textual(const struct ast_node *e)
 	case TY_STRFTIME:
 	case TY_STRERROR:
 	case TY_USERNAME:
+	case TY_INET:
 	case TY_BUF:
 		return true;
 	default:
