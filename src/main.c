@@ -36,6 +36,7 @@ struct options {
 	char **posargs;
 	int nposargs;
 	struct fg_options fg; /* --funcgraph mode when fg.patterns.n > 0 */
+	VEC(const char *) includes, include_dirs; /* --include FILE, -I DIR */
 };
 
 static void usage(FILE *out)
@@ -63,6 +64,8 @@ static void usage(FILE *out)
 	      "  -B full|line|none   stdout buffering\n"
 	      "  --no-warnings       do not print warnings\n"
 	      "  --info              kernel and BPF features, and how go: probes attach\n"
+	      "  --include FILE      the macros of a C header (errno.h: EPERM ...)\n"
+	      "  -I DIR              where #include and --include look for headers\n"
 	      "  --dry-run           compile and load (verifier), attach nothing\n"
 	      "  --unsafe            allow unsafe actions\n"
 	      "  --funcgraph PATTERN per-goroutine call trees of the matching functions\n"
@@ -125,7 +128,7 @@ static int set_buffering(const char *mode)
 static int parse_args(int argc, char **argv, struct options *o)
 {
 	enum { OPT_DRY_RUN = 256, OPT_UNSAFE, OPT_PARSE_ONLY, OPT_FUNCGRAPH, OPT_DRILLDOWN,
-	       OPT_ARGS, OPT_NO_COLOR, OPT_NO_WARNINGS, OPT_INFO };
+	       OPT_ARGS, OPT_NO_COLOR, OPT_NO_WARNINGS, OPT_INFO, OPT_INCLUDE };
 	static const struct option longopts[] = {
 		{"binary", required_argument, NULL, 'b'},
 		{"dry-run", no_argument, NULL, OPT_DRY_RUN},
@@ -137,6 +140,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{"no-color", no_argument, NULL, OPT_NO_COLOR},
 		{"no-warnings", no_argument, NULL, OPT_NO_WARNINGS},
 		{"info", no_argument, NULL, OPT_INFO},
+		{"include", required_argument, NULL, OPT_INCLUDE},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{0},
@@ -144,7 +148,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 	int c;
 	/* '+': stop at the first non-option so script ARGS are left alone */
 again:
-	while ((c = getopt_long(argc, argv, "+e:c:p:b:lf:o:d:vhVqB:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+e:c:p:b:lf:o:d:vhVqB:I:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			o->program = optarg;
@@ -216,6 +220,12 @@ again:
 			break;
 		case OPT_NO_WARNINGS:
 			diag_set_warnings(false);
+			break;
+		case OPT_INCLUDE:
+			vec_push(&o->includes, optarg);
+			break;
+		case 'I':
+			vec_push(&o->include_dirs, optarg);
 			break;
 		case OPT_INFO:
 			info_report(stdout, GT_VERSION);
@@ -472,6 +482,10 @@ int main(int argc, char **argv)
 		.default_target = target,
 		.posargs = o.posargs,
 		.nposargs = o.nposargs,
+		.includes = o.includes.v,
+		.nincludes = o.includes.n,
+		.include_dirs = o.include_dirs.v,
+		.ninclude_dirs = o.include_dirs.n,
 		.unsafe = o.unsafe,
 		.str_len = str_len_from_env(),
 		.funcgraph = fg != NULL,
@@ -512,6 +526,8 @@ int main(int argc, char **argv)
 out:
 	funcgraph_free(fg);
 	fg_options_free(&o.fg);
+	vec_free(&o.includes);
+	vec_free(&o.include_dirs);
 	sema_result_free(&sr);
 	free(plan.obj);
 	if (arena)

@@ -380,8 +380,10 @@ static LLVMValueRef cg_ident(struct cg *g, struct ast_node *e)
 		return cg_helper(g, BPF_FUNC_get_current_task, g->i64, NULL, 0);
 	case BI_CTX:
 		return LLVMBuildPtrToInt(g->b, g->ctx_arg, g->i64, "");
-	case BI_ENUMCONST:
+	case BI_CONST:
 		return cg_const(g, (uint64_t)sn->const_val);
+	case BI_CONSTSTR:
+		return str_const(g, sn->const_str, (int)strlen(sn->const_str), e->ty->size);
 	case BI_USERNAME: /* the uid; user space names it */
 		return LLVMBuildAnd(g->b, cg_helper(g, BPF_FUNC_get_current_uid_gid, g->i64, NULL, 0),
 				    cg_const(g, 0xffffffff), "");

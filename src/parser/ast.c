@@ -68,7 +68,7 @@ const char *ast_kind_name(enum ast_kind kind)
 {
 	static const char *const names[AST_KIND_COUNT] = {
 		[AST_PROGRAM] = "program",   [AST_CLAUSE] = "clause",     [AST_PROBE] = "probe",
-		[AST_CDEF] = "cdef",
+		[AST_CDEF] = "cdef",         [AST_DIRECTIVE] = "directive",
 		[AST_BLOCK] = "block",       [AST_EXPR_STMT] = "expr",    [AST_ASSIGN] = "assign",
 		[AST_IF] = "if",             [AST_UNROLL] = "unroll",     [AST_WHILE] = "while",
 		[AST_RETURN] = "return",     [AST_INT] = "int",           [AST_STR] = "str",
@@ -170,6 +170,7 @@ static void dump_node(FILE *out, const struct ast_node *n, int depth)
 		dump_list(out, &n->u.program.clauses, depth + 1);
 		break;
 	case AST_CDEF:
+	case AST_DIRECTIVE:
 		fputc(' ', out);
 		dump_quoted(out, n->u.name, (int)strlen(n->u.name));
 		fputc('\n', out);

@@ -58,6 +58,7 @@ enum ast_kind {
 	AST_CLAUSE,  /* u.clause: probe list, predicate, body */
 	AST_PROBE,   /* u.probe: one probe spec such as go:main.add*:entry */
 	AST_CDEF,    /* u.name: the text of a C definition, struct NAME { ... } */
+	AST_DIRECTIVE, /* u.name: a #define or #include line */
 	/* statements */
 	AST_BLOCK,     /* u.block.stmts */
 	AST_EXPR_STMT, /* u.expr_stmt.expr */
@@ -118,7 +119,7 @@ struct ast_node {
 	union {
 		struct {
 			struct ast_list clauses;
-			struct ast_list cdefs; /* AST_CDEF, in order */
+			struct ast_list cdefs; /* AST_CDEF and AST_DIRECTIVE, in order */
 		} program;
 		struct {
 			struct ast_list probes;      /* AST_PROBE nodes */

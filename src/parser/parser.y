@@ -184,6 +184,7 @@ static void push(struct parse_ctx *pc, struct ast_list *l, struct ast_node *n)
 %token ';' '}' '{' '<' '/' ','
 %token <str> PROBE "probe"
 %token <str> CDEF "C definition"
+%token <str> DIRECTIVE "#define or #include"
 %token <str> IDENT "identifier"
 %token <str> TYPENAME "type name"
 %token <str> VAR "variable"
@@ -239,6 +240,12 @@ clauses
 	| clauses clause { $$ = $1; $$->loc = @$; push(pc, &$$->u.program.clauses, $2); }
 	| clauses cdef { $$ = $1; push(pc, &$$->u.program.cdefs, $2); }
 	| clauses cdef ';' { $$ = $1; push(pc, &$$->u.program.cdefs, $2); }
+	| clauses DIRECTIVE {
+		$$ = $1;
+		struct ast_node *d = mk(pc, AST_DIRECTIVE, @2);
+		d->u.name = $2;
+		push(pc, &$$->u.program.cdefs, d);
+	}
 	;
 
 /* struct NAME { ... }: C definitions, read by sema (sema_ctypes.c) */
@@ -615,7 +622,7 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, void *scanner, struct 
 	for (int i = 0; i < n; i++)
 		/* a C definition is never what a mistake is missing: not worth listing */
 		if (!(expr && starts_expr(exp[i])) && !(after_expr && continues_expr(exp[i])) &&
-		    exp[i] != YYSYMBOL_CDEF)
+		    exp[i] != YYSYMBOL_CDEF && exp[i] != YYSYMBOL_DIRECTIVE)
 			names[nnames++] = yysymbol_name(exp[i]);
 
 	struct strbuf sb = {0};

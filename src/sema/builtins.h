@@ -19,7 +19,8 @@ enum builtin_id {
 	BI_TABLE_END,
 	/* resolved forms that are not names of their own */
 	BI_TPARG = BI_TABLE_END, /* args.FIELD of a tracepoint */
-	BI_ENUMCONST,            /* a kernel enum constant (BTF): const_val */
+	BI_CONST,                /* a #define'd integer or a kernel enum constant: const_val */
+	BI_CONSTSTR,             /* a #define'd string: const_str */
 };
 
 enum builtin_result { RES_NONE, RES_VOID, RES_I64, RES_U64, RES_STR, RES_FUNC, RES_PROBE };

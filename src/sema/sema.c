@@ -83,8 +83,12 @@ int sema_check(struct arena *a, const struct diag_src *src, struct ast_node *pro
 	struct sema s = {.arena = a, .src = src, .opts = opts};
 	int err = 0;
 	struct ast_list *cl = &program->u.program.clauses;
-	for (int i = 0; i < program->u.program.cdefs.n; i++)
-		err |= sema_ctypes_define(&s, program->u.program.cdefs.v[i]);
+	err |= sema_macros_includes(&s);
+	for (int i = 0; i < program->u.program.cdefs.n; i++) {
+		struct ast_node *d = program->u.program.cdefs.v[i];
+		err |= d->kind == AST_DIRECTIVE ? sema_macros_directive(&s, d)
+						: sema_ctypes_define(&s, d);
+	}
 	sema_discover_maps(&s, program);
 	for (int i = 0; i < cl->n; i++)
 		err |= check_clause(&s, cl->v[i], i);
@@ -117,6 +121,7 @@ int sema_check(struct arena *a, const struct diag_src *src, struct ast_node *pro
 	vec_free(&s.vars);
 	vec_free(&s.maps);
 	vec_free(&s.structs);
+	vec_free(&s.macros);
 	btf__free(s.btf);
 	for (int i = 0; i < s.tp_formats.n; i++)
 		tp_format_free(s.tp_formats.v[i]);

@@ -115,6 +115,10 @@ struct sema_options {
 	bool unsafe;
 	int str_len;                /* GT_STRLEN, default 64 */
 	bool funcgraph;             /* call-graph mode: fgentry(), fgreturn(), __retaddr */
+	const char **includes;      /* --include FILE: headers whose macros the script sees */
+	int nincludes;
+	const char **include_dirs;  /* -I DIR */
+	int ninclude_dirs;
 };
 
 struct sema_result {

@@ -615,10 +615,18 @@ static struct gt_type *result_type(struct sema *s, const struct builtin *b)
 static int unknown_name(struct sema *s, struct ast_node *e, bool call)
 {
 	int64_t v;
-	if (!call && sema_enum_value(s, e->u.name, &v)) { /* a kernel enum constant (BTF) */
+	const struct sema_macro *m = call ? NULL : sema_macro_find(s, e->u.name);
+	if (m && m->sval) { /* a #define'd string */
 		struct sema_node *sn = sema_node_of(s, e);
-		sn->builtin = BI_ENUMCONST;
-		sn->const_val = v;
+		sn->builtin = BI_CONSTSTR;
+		sn->const_str = m->sval;
+		e->ty = sema_type_new(s, TY_STR, (int)strlen(m->sval) + 1, false);
+		return 0;
+	}
+	if (m || (!call && sema_enum_value(s, e->u.name, &v))) { /* a macro, a kernel enum */
+		struct sema_node *sn = sema_node_of(s, e);
+		sn->builtin = BI_CONST;
+		sn->const_val = m ? m->ival : v;
 		e->ty = &sema_ty_i64;
 		return 0;
 	}

@@ -38,6 +38,13 @@ struct sema_map {
 	struct gt_loc first_use;
 };
 
+/* An object-like macro with an integer (sval NULL) or string value. */
+struct sema_macro {
+	const char *name;
+	int64_t ival;
+	const char *sval;
+};
+
 struct sema {
 	struct arena *arena;
 	const struct diag_src *src;
@@ -69,6 +76,7 @@ struct sema {
 	struct btf *btf;
 	bool btf_tried;
 	struct gt_type **btf_types; /* by BTF id */
+	VEC(struct sema_macro) macros; /* #define, #include, --include (sema_macros.c) */
 	bool in_unroll_or_loop;
 };
 
@@ -152,6 +160,11 @@ int sema_struct_field(struct sema *s, struct gt_type *t, const char *name);
 bool sema_enum_value(struct sema *s, const char *name, int64_t *v);
 /* A tracepoint field's declaration, "struct X * name": that pointer type, or NULL. */
 struct gt_type *sema_ctype_from_decl(struct sema *s, const char *decl);
+
+/* sema_macros.c */
+int sema_macros_directive(struct sema *s, struct ast_node *d);
+int sema_macros_includes(struct sema *s); /* --include FILE */
+const struct sema_macro *sema_macro_find(struct sema *s, const char *name);
 
 /* sema_maps.c */
 /* The aggregation entry of an AST_CALL node (count(), hist() ...), or NULL. */
