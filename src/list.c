@@ -82,6 +82,31 @@ static int list_tracepoints(const char *pat, bool verbose)
 	return 0;
 }
 
+/* software:EVENT: and hardware:EVENT: whose names match PAT ("s:cpu*" is "software:cpu*") */
+static int list_perf(const char *pat, enum provider_id id)
+{
+	const char *prov = id == PV_HARDWARE ? "hardware" : "software";
+	const char *colon = strchr(pat, ':');
+	char full[256];
+	if (colon) {
+		char p0[64];
+		snprintf(p0, sizeof(p0), "%.*s", (int)(colon - pat), pat);
+		const struct provider *pv = provider_find(p0);
+		if (pv && pv->id == id) {
+			snprintf(full, sizeof(full), "%s%s", prov, colon);
+			pat = full;
+		}
+	}
+	for (const struct perf_event_name *e = provider_perf_events(id); e->name; e++) {
+		char name[128], bare[128];
+		snprintf(name, sizeof(name), "%s:%s:", prov, e->name);
+		snprintf(bare, sizeof(bare), "%s:%s", prov, e->name);
+		if (!fnmatch(pat, name, 0) || !fnmatch(pat, bare, 0))
+			puts(name);
+	}
+	return 0;
+}
+
 /* Go functions of TARGET whose "go:NAME" matches PAT. */
 static int list_go(const char *pat, const char *target)
 {
@@ -117,6 +142,8 @@ int list_probes(const char *pattern, const char *target, bool verbose)
 		snprintf(full, sizeof(full), "tracepoint:%s", colon + 1);
 		return list_tracepoints(full, verbose);
 	}
+	if (pv && (pv->id == PV_SOFTWARE || pv->id == PV_HARDWARE))
+		return list_perf(pat, pv->id);
 	if (pv && pv->id == PV_GO) {
 		if (!target) {
 			diag_fatal("-l %s needs a target: -b BINARY, -c CMD or -p PID", pattern);
@@ -132,5 +159,7 @@ int list_probes(const char *pattern, const char *target, bool verbose)
 	/* no provider: Go functions of the target by name, or every kind by full name */
 	if (target && !colon)
 		return list_go(pat, target);
+	list_perf(pat, PV_SOFTWARE);
+	list_perf(pat, PV_HARDWARE);
 	return list_tracepoints(pat, verbose);
 }

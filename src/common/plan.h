@@ -55,6 +55,8 @@ struct plan_prog {
 	/* PERF: sample_period in ns (interval, profile:ms/us) or a frequency (profile:hz) */
 	uint64_t perf_period_ns, perf_freq;
 	bool perf_all_cpus; /* profile: every CPU; interval: CPU 0 only */
+	uint32_t perf_type;   /* PERF_TYPE_SOFTWARE (cpu-clock for interval/profile) or _HARDWARE */
+	uint64_t perf_config; /* the event: PERF_COUNT_SW_CPU_CLOCK ... */
 	bool uprobe_return; /* UPROBE: a uretprobe (uprobe_multi return flag) */
 	/* TRACEPOINT: sema read its format; the id is what perf_event_open wants */
 	const char *tp_category, *tp_name;

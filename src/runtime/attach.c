@@ -158,13 +158,14 @@ static int perf_attach(struct rt_session *s, int pfd, int prog_fd)
 	return 0;
 }
 
-/* interval: one CPU; profile: every online CPU. cpu-clock software events, like bpftrace. */
+/* interval: one CPU; profile, software:, hardware: every online CPU (interval and
+ * profile on the cpu-clock software event, like bpftrace). */
 static int attach_perf(struct rt_session *s, const struct plan_prog *pp, int prog_fd)
 {
 	struct perf_event_attr attr = {
-		.type = PERF_TYPE_SOFTWARE,
+		.type = pp->perf_type,
 		.size = sizeof(attr),
-		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.config = pp->perf_config,
 	};
 	if (pp->perf_freq) {
 		attr.freq = 1;

@@ -12,6 +12,8 @@ enum provider_id {
 	PV_INTERVAL,
 	PV_PROFILE,
 	PV_TRACEPOINT,
+	PV_SOFTWARE,
+	PV_HARDWARE,
 	PV_LATER, /* a bpftrace probe type gotrace does not support yet */
 };
 
@@ -23,5 +25,16 @@ struct provider {
 
 /* The provider NAME spells, or NULL. */
 const struct provider *provider_find(const char *name);
+
+/* software: and hardware: events (bpftrace's names and aliases): perf type and config. */
+struct perf_event_name {
+	const char *name, *alias;
+	unsigned type;
+	unsigned long long config;
+	unsigned long long default_count;
+};
+const struct perf_event_name *provider_perf_event(enum provider_id pv, const char *name);
+/* The events of PV, for -l: a NULL-terminated table. */
+const struct perf_event_name *provider_perf_events(enum provider_id pv);
 
 #endif

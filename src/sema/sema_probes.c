@@ -2,6 +2,7 @@
 #include "sema/sema_int.h"
 
 #include <errno.h>
+#include <linux/perf_event.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -397,6 +398,40 @@ static int expand_timer(struct sema *s, struct ast_node *clause, struct ast_node
 	pp->perf_period_ns = period;
 	pp->perf_freq = freq;
 	pp->perf_all_cpus = profile;
+	pp->perf_type = PERF_TYPE_SOFTWARE;
+	pp->perf_config = PERF_COUNT_SW_CPU_CLOCK;
+	return 0;
+}
+
+/* software:EVENT[:COUNT], hardware:EVENT[:COUNT]: a perf event on every CPU, the program
+ * running every COUNT occurrences (bpftrace's defaults without one) */
+static int expand_perf_event(struct sema *s, struct ast_node *clause, struct ast_node *p,
+			     const struct provider *pv, int ci)
+{
+	int n = p->u.probe.nparts;
+	const struct perf_event_name *ev = n >= 1 ? provider_perf_event(pv->id, p->u.probe.parts[0])
+						  : NULL;
+	char *end = NULL;
+	unsigned long long count = ev ? ev->default_count : 0;
+	if (n == 2 && *p->u.probe.parts[1])
+		count = strtoull(p->u.probe.parts[1], &end, 10);
+	if (!ev || n > 2 || (end && *end) || !count) {
+		diag_error(s->src, p->loc, "%s probes are %s:EVENT[:COUNT] with an event -l %s:* lists",
+			   pv->name, pv->name, pv->name);
+		return -EINVAL;
+	}
+	s->group_site_begin = s->sites.n;
+	struct plan_site site = {.target = "", .func = "", .probe = probe_name(s, pv, p)};
+	struct sema_site_info info = {0};
+	vec_push(&s->sites, site);
+	vec_push(&s->site_info, info);
+	sema_close_group(s, clause, PLAN_PROG_PERF, NULL, GO_ENTRY, HIDDEN_NONE,
+			 arena_printf(s->arena, "c%d_%s", ci, pv->name));
+	struct plan_prog *pp = &s->progs.v[s->progs.n - 1];
+	pp->perf_period_ns = count; /* a sample period, in events */
+	pp->perf_all_cpus = true;
+	pp->perf_type = ev->type;
+	pp->perf_config = ev->config;
 	return 0;
 }
 
@@ -493,6 +528,8 @@ int sema_expand_probes(struct sema *s, struct ast_node *clause, int ci)
 			break;
 		case PV_INTERVAL:
 		case PV_PROFILE:
+		case PV_SOFTWARE:
+		case PV_HARDWARE:
 			s->clause_kinds |= 1u << PLAN_PROG_PERF;
 			break;
 		case PV_TRACEPOINT:
@@ -534,6 +571,8 @@ int sema_expand_probes(struct sema *s, struct ast_node *clause, int ci)
 			e = expand_timer(s, clause, p, pv, ci);
 		else if (pv->id == PV_TRACEPOINT)
 			e = expand_tracepoint(s, clause, p, pv, ci);
+		else if (pv->id == PV_SOFTWARE || pv->id == PV_HARDWARE)
+			e = expand_perf_event(s, clause, p, pv, ci);
 		else if (pv->id == PV_UPROBE || pv->id == PV_URETPROBE)
 			e = expand_uprobe(s, clause, p, pv, ci);
 		if (e)

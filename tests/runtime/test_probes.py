@@ -87,6 +87,16 @@ if s.case("list"):
     s.check("-l of a probe type gotrace does not attach says so",
             r.returncode == 2 and "kprobe probes cannot be listed" in r.stderr, describe(r))
 
+# software: perf events sample on every CPU; -l lists them with the tracepoints
+if s.case("software"):
+    r = s.run(["-e", 'software:cpu-clock:100000 { @c = count(); } interval:ms:200 { exit(); }'])
+    s.check("software:cpu-clock fires", r.returncode == 0 and "@c: " in r.stdout and
+            int(r.stdout.split("@c: ")[1].split()[0]) > 0, describe(r))
+    r = s.run(["-l", "*ware:*"])
+    s.check("-l lists software: and hardware: events",
+            r.returncode == 0 and "software:cpu-clock:" in r.stdout.splitlines() and
+            "hardware:cycles:" not in r.stdout and "hardware:cpu-cycles:" in r.stdout, describe(r))
+
 # --info: what this kernel allows, found by trying; this machine kind has uprobe_multi
 if s.case("info"):
     r = s.run(["--info"])
