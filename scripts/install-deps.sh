@@ -3,8 +3,8 @@
 # Safe to re-run: does nothing (and needs no network) when everything is present.
 set -eu
 pkgs="build-essential cmake pkg-config flex bison libbpf-dev libelf-dev zlib1g-dev \
-libzstd-dev libdwarf-dev libcapstone-dev llvm-16-dev clang-16 golang-go bpftool \
-bpftrace python3"
+libzstd-dev libdwarf-dev libcapstone-dev llvm-16-dev clang-16 libclang-rt-16-dev golang-go \
+bpftool bpftrace python3"
 missing=""
 for p in $pkgs; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

@@ -1,5 +1,6 @@
 #!/bin/sh
-# The whole suite: a -Werror build and ctest, then the same under ASan+UBSan.
+# The whole suite: a -Werror build and ctest, then the same under ASan+UBSan, then
+# 60 s of fuzzing the front end (tests/fuzz, libFuzzer with ASan+UBSan).
 # Runtime tests trace real Go programs with real BPF: run as root.
 set -eu
 cd "$(dirname "$0")/.."
@@ -11,3 +12,13 @@ BUILD_DIR=build-asan BUILD_TYPE=Debug scripts/build.sh -DGT_WERROR=ON -DGT_SANIT
 # leak checks on; LLVM's static state is freed at exit, so no suppressions are needed
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j1)
+# a crash, leak or hang of the fuzzer fails; its input is kept in build-fuzz/fuzz/artifacts
+CC=clang-16 BUILD_DIR=build-fuzz BUILD_TYPE=RelWithDebInfo scripts/build.sh -DGT_WERROR=ON \
+    -DGT_FUZZ=ON
+if ! tests/fuzz/run.sh build-fuzz -max_total_time=60 >build-fuzz/fuzz.log 2>&1; then
+    tail -n 80 build-fuzz/fuzz.log
+    echo "fuzz: FAILED; reproduce with build-fuzz/tests/fuzz/fuzz_frontend FILE" \
+        "on the file under build-fuzz/fuzz/artifacts/"
+    exit 1
+fi
+grep -E '^#[0-9]+[[:space:]]+DONE|^Done|^stat::' build-fuzz/fuzz.log

@@ -242,7 +242,8 @@ void cg_map_delete(struct cg *g, struct ast_node *call)
 	/* a hist key is one map key per bucket: delete every bucket (a bounded loop) */
 	uint64_t nb = m->kind == PLAN_MAP_HIST
 			      ? 66
-			      : 2 + (uint64_t)(m->lhist_max - m->lhist_min) / (uint64_t)m->lhist_step;
+			      : 2 + ((uint64_t)m->lhist_max - (uint64_t)m->lhist_min) /
+					    (uint64_t)m->lhist_step;
 	LLVMValueRef i = cg_alloca(g, g->i64, "bucket");
 	LLVMBuildStore(g->b, cg_const(g, 0), i);
 	LLVMBasicBlockRef cond = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "del.cond");

@@ -110,6 +110,8 @@ struct sema_prog {
 
 struct sema_options {
 	const char *default_target; /* -c / -p / -b binary, or NULL */
+	struct binfo *default_bi;   /* optional: default_target already opened with
+	                               binfo__open (the fuzzer); used, never closed */
 	char **posargs;             /* $1.. */
 	int nposargs;
 	bool unsafe;

@@ -261,7 +261,7 @@ static int const_arg(struct sema *s, struct ast_node *a, int64_t *v)
 	}
 	if (a->kind == AST_UNARY && a->u.unary.op == OP_NEG &&
 	    a->u.unary.operand->kind == AST_INT) {
-		*v = -(int64_t)a->u.unary.operand->u.int_.value;
+		*v = (int64_t)(0 - a->u.unary.operand->u.int_.value); /* -INT64_MIN: no UB */
 		return 0;
 	}
 	if (a->kind == AST_POSPARAM && a->ty && a->ty->kind == TY_INT) {
@@ -314,7 +314,8 @@ int sema_map_assign(struct sema *s, struct ast_node *st)
 			if (const_arg(s, args->v[1], &lo) || const_arg(s, args->v[2], &hi) ||
 			    const_arg(s, args->v[3], &step))
 				return -EINVAL;
-			if (step <= 0 || hi <= lo || (hi - lo) / step > 1000) {
+			if (step <= 0 || hi <= lo ||
+			    ((uint64_t)hi - (uint64_t)lo) / (uint64_t)step > 1000) {
 				diag_error(s->src, rhs->loc,
 					   "lhist(x, min, max, step) needs min < max, step > 0 and "
 					   "at most 1000 buckets");

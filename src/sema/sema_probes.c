@@ -29,6 +29,8 @@ struct binfo *sema_target_elf(struct sema *s, const char *path, struct gt_loc lo
 		}
 		return s->targets[i];
 	}
+	if (s->opts->default_bi && !strcmp(path, s->opts->default_target))
+		return s->opts->default_bi;
 	struct binfo *bi = NULL;
 	int err = need_go ? binfo__open(path, &bi) : binfo__open_elf(path, &bi);
 	if (err < 0) {
