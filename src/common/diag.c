@@ -18,10 +18,6 @@ void diag_set_stream(FILE *f)
 	diag_out = f;
 }
 
-void diag_reset(void)
-{
-}
-
 static FILE *out(void)
 {
 	return diag_out ? diag_out : stderr;

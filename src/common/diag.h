@@ -44,8 +44,5 @@ void diag_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void diag_set_warnings(bool on);
 /* Where messages go (NULL: stderr); the fuzzer silences them. */
 void diag_set_stream(FILE *f);
-/* Between two runs in one process (the fuzzer calls it per input). diag keeps no
- * per-run state since the unused error count went: nothing to reset today. */
-void diag_reset(void);
 
 #endif

@@ -121,6 +121,7 @@ struct sema_options {
 	int nincludes;
 	const char **include_dirs;  /* -I DIR */
 	int ninclude_dirs;
+	bool no_cpp;                /* #include refused: the fuzzer runs no preprocessor */
 };
 
 struct sema_result {

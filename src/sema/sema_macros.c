@@ -83,6 +83,10 @@ static void read_defines(struct sema *s, const char *text)
 /* Runs the C preprocessor on HEADER; its macros, or a message with its first error. */
 static int run_cpp(struct sema *s, const char *header, struct gt_loc loc)
 {
+	if (s->opts->no_cpp) {
+		diag_error(s->src, loc, "#include %s: the preprocessor is off", header);
+		return -EPERM;
+	}
 	const char *argv[64];
 	int n = 0;
 	argv[n++] = "clang-16";
