@@ -272,6 +272,21 @@ static const char *probe_name(struct sema *s, const struct provider *pv, struct 
 	return name;
 }
 
+/* A program over one pseudo-site named PROBE (timers, perf events, tracepoints: `probe`
+ * names it), called c<clause>_<KIND> in the object. */
+static struct plan_prog *pseudo_site_prog(struct sema *s, struct ast_node *clause, int prog_kind,
+					  const char *probe, const char *kind, int ci)
+{
+	s->group_site_begin = s->sites.n;
+	struct plan_site site = {.target = "", .func = "", .probe = probe};
+	struct sema_site_info info = {0};
+	vec_push(&s->sites, site);
+	vec_push(&s->site_info, info);
+	sema_close_group(s, clause, prog_kind, NULL, GO_ENTRY, HIDDEN_NONE,
+			 arena_printf(s->arena, "c%d_%s", ci, kind));
+	return &s->progs.v[s->progs.n - 1];
+}
+
 /* $N in a probe name is the text of positional parameter N (BEG$1, i:ms:$1), as in
  * bpftrace; a missing one is an error there, since the name would be cut short. */
 static int subst_posparams(struct sema *s, struct ast_node *p)
@@ -389,14 +404,7 @@ static int expand_timer(struct sema *s, struct ast_node *clause, struct ast_node
 			   unit);
 		return -EINVAL;
 	}
-	s->group_site_begin = s->sites.n;
-	struct plan_site site = {.target = "", .func = "", .probe = probe_name(s, pv, p)};
-	struct sema_site_info info = {0};
-	vec_push(&s->sites, site);
-	vec_push(&s->site_info, info);
-	sema_close_group(s, clause, PLAN_PROG_PERF, NULL, GO_ENTRY, HIDDEN_NONE,
-			 arena_printf(s->arena, "c%d_%s", ci, prov));
-	struct plan_prog *pp = &s->progs.v[s->progs.n - 1];
+	struct plan_prog *pp = pseudo_site_prog(s, clause, PLAN_PROG_PERF, probe_name(s, pv, p), prov, ci);
 	pp->perf_period_ns = period;
 	pp->perf_freq = freq;
 	pp->perf_all_cpus = profile;
@@ -422,14 +430,7 @@ static int expand_perf_event(struct sema *s, struct ast_node *clause, struct ast
 			   pv->name, pv->name, pv->name);
 		return -EINVAL;
 	}
-	s->group_site_begin = s->sites.n;
-	struct plan_site site = {.target = "", .func = "", .probe = probe_name(s, pv, p)};
-	struct sema_site_info info = {0};
-	vec_push(&s->sites, site);
-	vec_push(&s->site_info, info);
-	sema_close_group(s, clause, PLAN_PROG_PERF, NULL, GO_ENTRY, HIDDEN_NONE,
-			 arena_printf(s->arena, "c%d_%s", ci, pv->name));
-	struct plan_prog *pp = &s->progs.v[s->progs.n - 1];
+	struct plan_prog *pp = pseudo_site_prog(s, clause, PLAN_PROG_PERF, probe_name(s, pv, p), pv->name, ci);
 	pp->perf_period_ns = count; /* a sample period, in events */
 	pp->perf_all_cpus = true;
 	pp->perf_type = ev->type;
@@ -457,14 +458,8 @@ static int expand_tracepoint(struct sema *s, struct ast_node *clause, struct ast
 	}
 	vec_push(&s->tp_formats, fmt);
 	s->clause_tp = s->clause_tp ? (struct tp_format *)-1 : fmt; /* -1: several */
-	s->group_site_begin = s->sites.n;
-	struct plan_site site = {.target = "", .func = "", .probe = probe_name(s, pv, p)};
-	struct sema_site_info info = {0};
-	vec_push(&s->sites, site);
-	vec_push(&s->site_info, info);
-	sema_close_group(s, clause, PLAN_PROG_TRACEPOINT, NULL, GO_ENTRY, HIDDEN_NONE,
-			 arena_printf(s->arena, "c%d_tp", ci));
-	struct plan_prog *pp = &s->progs.v[s->progs.n - 1];
+	struct plan_prog *pp =
+		pseudo_site_prog(s, clause, PLAN_PROG_TRACEPOINT, probe_name(s, pv, p), "tp", ci);
 	pp->tp_category = cat;
 	s->clause_tp_user = !strcmp(cat, "syscalls"); /* their pointer arguments are user's */
 	pp->tp_name = name;
