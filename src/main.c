@@ -32,6 +32,7 @@ struct options {
 	bool list_mode;
 	pid_t pid;
 	bool json, verbose, quiet, dry_run, unsafe, parse_only;
+	int helper_checks; /* -k, -kk */
 	bool dump_ast, dump_types, dump_sites, dump_ir, dump_bpf, dump_jit;
 	char **posargs;
 	int nposargs;
@@ -63,6 +64,7 @@ static void usage(FILE *out)
 	      "  -q                  quiet: no \"Attaching N probes...\" line\n"
 	      "  -B full|line|none   stdout buffering\n"
 	      "  --no-warnings       do not print warnings\n"
+	      "  -k, -kk             warn when a map update or delete fails (-kk: reads too)\n"
 	      "  --info              kernel and BPF features, and how go: probes attach\n"
 	      "  --include FILE      the macros of a C header (errno.h: EPERM ...)\n"
 	      "  -I DIR              where #include and --include look for headers\n"
@@ -148,7 +150,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 	int c;
 	/* '+': stop at the first non-option so script ARGS are left alone */
 again:
-	while ((c = getopt_long(argc, argv, "+e:c:p:b:lf:o:d:vhVqB:I:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+e:c:p:b:lf:o:d:vhVqkB:I:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			o->program = optarg;
@@ -232,6 +234,9 @@ again:
 			exit(0);
 		case 'q':
 			o->quiet = true;
+			break;
+		case 'k': /* -k, -kk */
+			o->helper_checks = o->helper_checks < 2 ? o->helper_checks + 1 : 2;
 			break;
 		case 'B':
 			if (set_buffering(optarg))
@@ -482,6 +487,7 @@ int main(int argc, char **argv)
 		.default_target = target,
 		.posargs = o.posargs,
 		.nposargs = o.nposargs,
+		.helper_checks = o.helper_checks,
 		.includes = o.includes.v,
 		.nincludes = o.includes.n,
 		.include_dirs = o.include_dirs.v,
@@ -517,6 +523,7 @@ int main(int argc, char **argv)
 		.json = o.json,
 		.verbose = o.verbose,
 		.quiet = o.quiet,
+		.src = &src,
 		.dry_run = o.dry_run,
 		.dump_jit = o.dump_jit,
 		.consumer = fg ? funcgraph_consumer(fg, &plan) : NULL,

@@ -97,6 +97,9 @@ void cg_goruntime_prologue(struct cg *g);
 LLVMValueRef cg_goid(struct cg *g);
 
 /* cg_stmt.c */
+/* -k: when FAILED (i1), a helper-error record of AT's event (sema_node.err_event) with
+ * the helper's return code RC; nothing without one. */
+void cg_helper_check(struct cg *g, const struct ast_node *at, LLVMValueRef failed, LLVMValueRef rc);
 void cg_program(struct cg *g, const struct sema_prog *sp);
 
 #endif

@@ -208,6 +208,8 @@ LLVMValueRef cg_map_read(struct cg *g, struct ast_node *e)
 	int id;
 	const struct plan_map *m = map_of(g, e, &id);
 	LLVMValueRef key = build_key(g, e, m);
+	if (e->sema && ((const struct sema_node *)e->sema)->err_event) /* -kk: a missing key */
+		cg_helper_check(g, e, LLVMBuildIsNull(g->b, lookup(g, id, key), ""), cg_const(g, 0));
 	if (m->kind == PLAN_MAP_INT ||
 	    (m->kind == PLAN_MAP_VALUE && (e->ty->kind == TY_STRFTIME || e->ty->kind == TY_STRERROR ||
 					   e->ty->kind == TY_USERNAME)))
@@ -236,7 +238,8 @@ void cg_map_delete(struct cg *g, struct ast_node *call)
 	LLVMValueRef key = build_key(g, mn, m);
 	LLVMValueRef args[2] = {g->maps[id], key};
 	if (m->kind != PLAN_MAP_HIST && m->kind != PLAN_MAP_LHIST) {
-		cg_helper(g, BPF_FUNC_map_delete_elem, g->i64, args, 2);
+		LLVMValueRef r = cg_helper(g, BPF_FUNC_map_delete_elem, g->i64, args, 2);
+		cg_helper_check(g, call, LLVMBuildICmp(g->b, LLVMIntNE, r, cg_const(g, 0), ""), r);
 		return;
 	}
 	/* a hist key is one map key per bucket: delete every bucket (a bounded loop) */

@@ -22,16 +22,15 @@ static void store_at(struct cg *g, LLVMValueRef p, int off, LLVMValueRef v)
 	LLVMSetAlignment(st, 8);
 }
 
-/* Emits one ring-buffer record for a printf/print/exit call. A failed reserve counts
- * as a lost event instead of being dropped silently. */
-static void cg_event(struct cg *g, struct ast_node *call, int first)
+/* A ring-buffer record of EVENT: reserved (a failed reserve counts as a lost event,
+ * never silently), its id stored; the caller fills it and calls record_submit. */
+static LLVMValueRef record_begin(struct cg *g, int event, LLVMBasicBlockRef *done)
 {
-	const struct sema_node *sn = call->sema;
-	const struct plan_event *ev = &g->plan->events[sn->event_id];
+	const struct plan_event *ev = &g->plan->events[event];
 	LLVMValueRef args[3] = {g->map_events, cg_const(g, (uint64_t)ev->size), cg_const(g, 0)};
 	LLVMValueRef rec = cg_helper(g, BPF_FUNC_ringbuf_reserve, g->ptr, args, 3);
-	LLVMBasicBlockRef ok = new_bb(g, "ev.ok"), lost = new_bb(g, "ev.lost"),
-			  done = new_bb(g, "ev.done");
+	LLVMBasicBlockRef ok = new_bb(g, "ev.ok"), lost = new_bb(g, "ev.lost");
+	*done = new_bb(g, "ev.done");
 	LLVMBuildCondBr(g->b, LLVMBuildIsNull(g->b, rec, ""), lost, ok);
 
 	LLVMPositionBuilderAtEnd(g->b, lost);
@@ -40,14 +39,32 @@ static void cg_event(struct cg *g, struct ast_node *call, int first)
 	LLVMValueRef largs[2] = {g->map_lost, key};
 	LLVMValueRef slot = cg_helper(g, BPF_FUNC_map_lookup_elem, g->ptr, largs, 2);
 	LLVMBasicBlockRef inc = new_bb(g, "lost.inc");
-	LLVMBuildCondBr(g->b, LLVMBuildIsNull(g->b, slot, ""), done, inc);
+	LLVMBuildCondBr(g->b, LLVMBuildIsNull(g->b, slot, ""), *done, inc);
 	LLVMPositionBuilderAtEnd(g->b, inc);
 	LLVMBuildAtomicRMW(g->b, LLVMAtomicRMWBinOpAdd, slot, cg_const(g, 1),
 			   LLVMAtomicOrderingMonotonic, false);
-	LLVMBuildBr(g->b, done);
+	LLVMBuildBr(g->b, *done);
 
 	LLVMPositionBuilderAtEnd(g->b, ok);
-	store_at(g, rec, 0, cg_const(g, (uint64_t)sn->event_id));
+	store_at(g, rec, 0, cg_const(g, (uint64_t)event));
+	return rec;
+}
+
+static void record_submit(struct cg *g, LLVMValueRef rec, LLVMBasicBlockRef done)
+{
+	LLVMValueRef sargs[2] = {rec, cg_const(g, 0)};
+	cg_helper(g, BPF_FUNC_ringbuf_submit, LLVMVoidTypeInContext(g->ctx), sargs, 2);
+	LLVMBuildBr(g->b, done);
+	LLVMPositionBuilderAtEnd(g->b, done);
+}
+
+/* One record for a printf/print/exit call: its arguments in the event's layout. */
+static void cg_event(struct cg *g, struct ast_node *call, int first)
+{
+	const struct sema_node *sn = call->sema;
+	const struct plan_event *ev = &g->plan->events[sn->event_id];
+	LLVMBasicBlockRef done;
+	LLVMValueRef rec = record_begin(g, sn->event_id, &done);
 	struct ast_node **argv = call->u.call.args.v;
 	for (int i = 0; i < ev->nargs; i++) {
 		const struct plan_arg *a = &ev->args[i];
@@ -64,10 +81,23 @@ static void cg_event(struct cg *g, struct ast_node *call, int first)
 			store_at(g, rec, a->offset, cg_expr(g, e));
 		}
 	}
-	LLVMValueRef sargs[2] = {rec, cg_const(g, 0)};
-	cg_helper(g, BPF_FUNC_ringbuf_submit, LLVMVoidTypeInContext(g->ctx), sargs, 2);
-	LLVMBuildBr(g->b, done);
-	LLVMPositionBuilderAtEnd(g->b, done);
+	record_submit(g, rec, done);
+}
+
+void cg_helper_check(struct cg *g, const struct ast_node *at, LLVMValueRef failed, LLVMValueRef rc)
+{
+	const struct sema_node *sn = at->sema;
+	if (!sn || !sn->err_event)
+		return;
+	LLVMBasicBlockRef report = new_bb(g, "helper.err"), on = new_bb(g, "helper.ok");
+	LLVMBuildCondBr(g->b, failed, report, on);
+	LLVMPositionBuilderAtEnd(g->b, report);
+	LLVMBasicBlockRef done;
+	LLVMValueRef rec = record_begin(g, sn->err_event - 1, &done);
+	store_at(g, rec, 8, rc);
+	record_submit(g, rec, done);
+	LLVMBuildBr(g->b, on);
+	LLVMPositionBuilderAtEnd(g->b, on);
 }
 
 /* A condition: its buffers end before the branch on it. */

@@ -102,6 +102,7 @@ enum plan_event_kind {
 	 * FG_RETURN args: goid, depth, nsecs, site (SITE_FUNC), duration. */
 	PLAN_EV_FG_ENTRY,
 	PLAN_EV_FG_RETURN,
+	PLAN_EV_HELPER_ERROR, /* -k: fmt the helper's name, loc the call; arg: its return code */
 };
 
 struct plan_event {
@@ -112,6 +113,7 @@ struct plan_event {
 	struct plan_arg *args;
 	int nargs;
 	int size; /* record size in bytes */
+	struct gt_loc loc; /* HELPER_ERROR: where in the script */
 };
 
 /* Maps (@name). A BPF map each, named bpf_name in the object. Keys are the

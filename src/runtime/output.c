@@ -26,6 +26,7 @@ struct rt_output {
 	const struct rt_consumer *consumer; /* PLAN_EV_FG_* records, or NULL */
 	char *strbuf;     /* one string argument, NUL-terminated: max arg size + 1 */
 	struct strbuf text; /* one value formatted by user space (strftime, buf ...) */
+	const struct diag_src *src; /* the script, for -k's warnings */
 	struct strbuf line;
 	uint64_t records, bad_records;
 };
@@ -208,6 +209,27 @@ static void emit_print(struct rt_output *o, const struct plan_event *ev, const u
 	fputs(o->json ? "}\n" : "\n", o->f);
 }
 
+/* -k: a helper failed in the trace: a warning at the script's call (as bpftrace), or its
+ * helper_error object in JSON. */
+static void emit_helper_error(struct rt_output *o, const struct plan_event *ev,
+			      const uint8_t *rec)
+{
+	int64_t rc = (int64_t)rec_u64(rec, 8);
+	if (o->json) {
+		fprintf(o->f,
+			"{\"type\": \"helper_error\", \"helper\": \"%s\", \"retcode\": %lld, "
+			"\"line\": %d, \"col\": %d}\n",
+			ev->fmt, (long long)rc, ev->loc.line, ev->loc.col);
+		return;
+	}
+	fflush(o->f);
+	if (rc)
+		diag_warning(o->src, ev->loc, "Failed to %s: %s (%lld)", ev->fmt, strerror((int)-rc),
+			     (long long)rc);
+	else
+		diag_warning(o->src, ev->loc, "Failed to %s: %lld", ev->fmt, (long long)rc);
+}
+
 /* GT_CAT_BYTES_MAX (bpftrace's BPFTRACE_CAT_BYTES_MAX too), 10 KiB by default */
 static size_t cat_bytes_max(void)
 {
@@ -339,6 +361,9 @@ int rt_output__handle(void *ctx, void *data, size_t size)
 		if (o->consumer)
 			o->consumer->record(o->consumer->ctx, o, (int)id, rec, size);
 		break;
+	case PLAN_EV_HELPER_ERROR:
+		emit_helper_error(o, ev, rec);
+		break;
 	case PLAN_EV_EXIT:
 		break;
 	}
@@ -411,6 +436,7 @@ static int check_event(const struct gt_plan *plan, int id, struct fmt *f, int *m
 		break;
 	case PLAN_EV_EXIT:
 	case PLAN_EV_TIME:
+	case PLAN_EV_HELPER_ERROR:
 		break;
 	}
 	return 0;
@@ -486,6 +512,11 @@ void rt_output_format(struct rt_output *o, int event_id, const void *rec, int sk
 	if (event_id < 0 || event_id >= o->plan->nevents)
 		return;
 	format_pieces(o, out, &o->plan->events[event_id], &o->fmts[event_id], rec, skip);
+}
+
+void rt_output__set_src(struct rt_output *o, const struct diag_src *src)
+{
+	o->src = src;
 }
 
 void rt_output__set_discard(struct rt_output *o, bool discard)

@@ -40,6 +40,7 @@ struct rt_options {
 	bool json;               /* -f json */
 	bool verbose;            /* -v */
 	bool quiet;              /* -q: no "Attaching N probes..." */
+	const struct diag_src *src; /* the script: -k's warnings point into it */
 	bool dry_run;            /* --dry-run: load (verifier) only, attach nothing */
 	bool dump_jit;           /* -d jit: disassemble the JIT code of every program */
 	const struct rt_consumer *consumer; /* call-graph mode, or NULL */

@@ -87,6 +87,8 @@ struct rt_output *rt_output__new(const struct gt_plan *plan, FILE *f, bool json,
 void rt_output__free(struct rt_output *o);
 int rt_output__handle(void *ctx, void *data, size_t size); /* ring_buffer_sample_fn */
 bool rt_output__exit_seen(const struct rt_output *o);
+/* The script, for the located warnings of -k. */
+void rt_output__set_src(struct rt_output *o, const struct diag_src *src);
 /* While discarding (after exit()), records are consumed and not printed. */
 void rt_output__set_discard(struct rt_output *o, bool discard);
 /* Who gets the call-graph records (NULL: they are dropped); its finish() is called by

@@ -291,6 +291,7 @@ int rt_run(struct gt_plan *plan, const struct rt_options *opts)
 	if (!s.maps)
 		goto cleanup;
 	rt_output__set_maps(s.output, s.maps);
+	rt_output__set_src(s.output, opts->src);
 
 	if (s.events_fd >= 0) {
 		s.rb = ring_buffer__new(s.events_fd, rt_output__handle, s.output, NULL);

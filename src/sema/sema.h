@@ -69,6 +69,7 @@ struct sema_node {
 	enum builtin_id builtin; /* AST_IDENT, AST_CALL: the resolved name; BI_TPARG */
 	bool resolved;           /* builtin was looked up (BI_NONE: not a builtin) */
 	bool fetch_gostr;        /* AST_FETCH of type str: a Go string header */
+	int err_event;           /* -k: helper-error event id + 1 of this delete/read, or 0 */
 	bool user_mem;           /* a pointer, struct or array in user memory (else kernel,
 				  * outside uprobes): syscall tracepoint arguments, and what
 				  * fields, [] and * reach through them */
@@ -122,6 +123,7 @@ struct sema_options {
 	const char **include_dirs;  /* -I DIR */
 	int ninclude_dirs;
 	bool no_cpp;                /* #include refused: the fuzzer runs no preprocessor */
+	int helper_checks;          /* -k 1: failed map updates and deletes; -kk 2: lookups too */
 };
 
 struct sema_result {

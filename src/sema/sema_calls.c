@@ -87,7 +87,22 @@ static void layout_event(struct sema *s, struct plan_event *ev, const struct gt_
 void sema_finish_events(struct sema *s)
 {
 	for (int i = 0; i < s->events.n; i++)
-		layout_event(s, &s->events.v[i], s->event_types.v[i]);
+		if (s->events.v[i].kind != PLAN_EV_HELPER_ERROR) /* laid out when made */
+			layout_event(s, &s->events.v[i], s->event_types.v[i]);
+}
+
+void sema_helper_event(struct sema *s, struct ast_node *at, int level, const char *helper)
+{
+	if (s->opts->helper_checks < level)
+		return;
+	struct plan_event ev = {.kind = PLAN_EV_HELPER_ERROR, .fmt = helper, .nargs = 1,
+				.size = 16, .loc = at->loc};
+	ev.args = arena_alloc(s->arena, sizeof(struct plan_arg));
+	ev.args[0] = (struct plan_arg){.kind = PLAN_ARG_INT, .offset = 8, .size = 8, .is_signed = true};
+	static const struct gt_type *none[1];
+	vec_push(&s->events, ev);
+	vec_push(&s->event_types, none);
+	sema_node_of(s, at)->err_event = s->events.n; /* id + 1 */
 }
 
 int sema_new_event(struct sema *s, enum plan_event_kind kind, const char *fmt,

@@ -90,6 +90,8 @@ void sema_close_group(struct sema *s, struct ast_node *clause, int kind, struct 
 int sema_finish_tracking(struct sema *s);
 int sema_new_event(struct sema *s, enum plan_event_kind kind, const char *fmt,
 		   struct ast_node **args, int nargs);
+/* -k: a helper-error event for AT (its err_event) when checks reach LEVEL. */
+void sema_helper_event(struct sema *s, struct ast_node *at, int level, const char *helper);
 /* Lays every event's record out again from its arguments' final types. */
 void sema_finish_events(struct sema *s);
 

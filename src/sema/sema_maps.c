@@ -226,6 +226,7 @@ int sema_map_read(struct sema *s, struct ast_node *e)
 	struct sema_map *m;
 	if (sema_map_use(s, e, &m))
 		return -EINVAL;
+	sema_helper_event(s, e, 2, "map_lookup_elem");
 	if (m->kind == PLAN_MAP_INT) {
 		static struct gt_type i64 = {.kind = TY_INT, .size = 8, .is_signed = true};
 		e->ty = m->value_ty ? m->value_ty : &i64;
@@ -428,6 +429,8 @@ int sema_map_call(struct sema *s, struct ast_node *call, const struct builtin *b
 	call->ty = &sema_ty_void;
 	struct sema_node *sn = sema_node_of(s, call);
 	sn->map_id = id;
+	if (del)
+		sema_helper_event(s, call, 1, "map_delete_elem");
 	if (b->flags & BF_EVENT) {
 		/* print(@m) dumps the map; print(x) is another event of the same builtin */
 		int k = b->id == BI_PRINT ? PLAN_EV_PRINT_MAP : b->event;
