@@ -75,6 +75,17 @@ void gt_read_raw(char *dst, __u32 n, __u64 addr, __u32 user)
 		bpf_probe_read_kernel(dst, n, (const void *)addr);
 }
 
+void gt_join(char *dst, __u32 slots, __u32 slot_size, __u64 argv)
+{
+	__builtin_memset(dst, 0, slots * slot_size);
+	for (__u32 i = 0; i < slots && i < 32; i++) {
+		__u64 p = 0;
+		if (bpf_probe_read_user(&p, sizeof(p), (const void *)(argv + 8 * i)) || !p)
+			return;
+		bpf_probe_read_user_str(dst + i * slot_size, slot_size, (const void *)p);
+	}
+}
+
 long gt_read_cstr(char *dst, __u32 size, __u64 addr)
 {
 	return bpf_probe_read_user_str(dst, size, (const void *)addr);

@@ -22,6 +22,9 @@ void gt_read_buf(char *dst, __u32 size, __u64 addr, __s64 n);
 void gt_read_chars(char *dst, __u32 size, __u64 addr, __u32 user);
 /* N bytes at ADDR (user or kernel memory); DST is left as it was when the read fails. */
 void gt_read_raw(char *dst, __u32 n, __u64 addr, __u32 user);
+/* join(): the strings of the NULL-terminated pointer array ARGV (user memory) into
+ * SLOTS slots of SLOT_SIZE bytes at DST, empty after the last. */
+void gt_join(char *dst, __u32 slots, __u32 slot_size, __u64 argv);
 /* Copies text at ADDR to DST (size bytes with the terminating NUL). */
 long gt_read_cstr(char *dst, __u32 size, __u64 addr);
 /* Reads an integer of SIZE bytes (1, 2, 4, 8) at ADDR; 0 on failure. */

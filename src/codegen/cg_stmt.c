@@ -122,6 +122,19 @@ static void cg_call_stmt(struct cg *g, struct ast_node *e)
 	case BI_CAT:
 		cg_event(g, e, 1); /* the format is not a record field */
 		break;
+	case BI_JOIN: { /* the strings, read in BPF; joined by user space */
+		const struct plan_event *ev = &g->plan->events[sn->event_id];
+		LLVMBasicBlockRef done;
+		LLVMValueRef argv = cg_expr(g, e->u.call.args.v[0]);
+		LLVMValueRef rec = record_begin(g, sn->event_id, &done);
+		LLVMValueRef idx = cg_const(g, 8);
+		LLVMValueRef args[4] = {LLVMBuildGEP2(g->b, g->i8, rec, &idx, 1, ""),
+					LLVMConstInt(g->i32, (uint64_t)ev->slots, false),
+					LLVMConstInt(g->i32, (uint64_t)ev->slot_size, false), argv};
+		cg_runtime_call(g, "gt_join", args, 4);
+		record_submit(g, rec, done);
+		break;
+	}
 	case BI_EXIT: /* and the probe ends here, as in bpftrace */
 		cg_event(g, e, 0);
 		LLVMBuildBr(g->b, g->exit_bb);

@@ -103,6 +103,7 @@ enum plan_event_kind {
 	PLAN_EV_FG_ENTRY,
 	PLAN_EV_FG_RETURN,
 	PLAN_EV_HELPER_ERROR, /* -k: fmt the helper's name, loc the call; arg: its return code */
+	PLAN_EV_JOIN,      /* join(argv, delim): fmt the delimiter; record: slots x slot_size */
 };
 
 struct plan_event {
@@ -114,6 +115,7 @@ struct plan_event {
 	int nargs;
 	int size; /* record size in bytes */
 	struct gt_loc loc; /* HELPER_ERROR: where in the script */
+	int slots, slot_size; /* JOIN: strings at 8 + i * slot_size, empty after the last */
 };
 
 /* Maps (@name). A BPF map each, named bpf_name in the object. Keys are the

@@ -209,6 +209,33 @@ static void emit_print(struct rt_output *o, const struct plan_event *ev, const u
 	fputs(o->json ? "}\n" : "\n", o->f);
 }
 
+/* join(): the record's strings with the delimiter between them, and a newline */
+static void emit_join(struct rt_output *o, const struct plan_event *ev, const uint8_t *rec)
+{
+	struct strbuf t = {0};
+	for (int i = 0; i < ev->slots; i++) {
+		const char *s = (const char *)rec + 8 + (size_t)i * (size_t)ev->slot_size;
+		size_t n = strnlen(s, (size_t)ev->slot_size);
+		if (!n)
+			break;
+		if (i)
+			strbuf_puts(&t, ev->fmt ? ev->fmt : " ");
+		strbuf_putn(&t, s, n);
+	}
+	if (o->json) {
+		struct strbuf j = {0};
+		strbuf_puts(&j, "{\"type\": \"join\", \"data\": ");
+		strbuf_json_string(&j, t.buf ? t.buf : "", t.len);
+		strbuf_puts(&j, "}\n");
+		fwrite(j.buf, 1, j.len, o->f);
+		strbuf_free(&j);
+	} else {
+		strbuf_putc(&t, '\n');
+		fwrite(t.buf, 1, t.len, o->f);
+	}
+	strbuf_free(&t);
+}
+
 /* -k: a helper failed in the trace: a warning at the script's call (as bpftrace), or its
  * helper_error object in JSON. */
 static void emit_helper_error(struct rt_output *o, const struct plan_event *ev,
@@ -364,6 +391,9 @@ int rt_output__handle(void *ctx, void *data, size_t size)
 	case PLAN_EV_HELPER_ERROR:
 		emit_helper_error(o, ev, rec);
 		break;
+	case PLAN_EV_JOIN:
+		emit_join(o, ev, rec);
+		break;
 	case PLAN_EV_EXIT:
 		break;
 	}
@@ -437,6 +467,7 @@ static int check_event(const struct gt_plan *plan, int id, struct fmt *f, int *m
 	case PLAN_EV_EXIT:
 	case PLAN_EV_TIME:
 	case PLAN_EV_HELPER_ERROR:
+	case PLAN_EV_JOIN:
 		break;
 	}
 	return 0;

@@ -87,7 +87,8 @@ static void layout_event(struct sema *s, struct plan_event *ev, const struct gt_
 void sema_finish_events(struct sema *s)
 {
 	for (int i = 0; i < s->events.n; i++)
-		if (s->events.v[i].kind != PLAN_EV_HELPER_ERROR) /* laid out when made */
+		if (s->events.v[i].kind != PLAN_EV_HELPER_ERROR &&
+		    s->events.v[i].kind != PLAN_EV_JOIN) /* laid out when made */
 			layout_event(s, &s->events.v[i], s->event_types.v[i]);
 }
 
@@ -398,6 +399,26 @@ int sema_check_ntop(struct sema *s, struct ast_node *e, const struct builtin *b)
 		return -EINVAL;
 	}
 	e->ty = sema_type_new(s, TY_INET, 24, false);
+	return 0;
+}
+
+/* join(argv[, "delim"]): up to 16 strings of a NULL-terminated array in user memory
+ * (GT_STRLEN bytes each), printed joined, as bpftrace */
+int sema_check_join(struct sema *s, struct ast_node *e, const struct builtin *b)
+{
+	struct ast_list *args = &e->u.call.args;
+	if (sema_check_expr(s, args->v[0]))
+		return -EINVAL;
+	if (!sema_is_int(args->v[0]) || (args->n == 2 && args->v[1]->kind != AST_STR)) {
+		diag_error(s->src, e->loc, "%s", b->usage);
+		return -EINVAL;
+	}
+	int id = sema_node_of(s, e)->event_id =
+		sema_new_event(s, b->event, args->n == 2 ? args->v[1]->u.str.bytes : " ", NULL, 0);
+	struct plan_event *ev = &s->events.v[id];
+	ev->slots = 16;
+	ev->slot_size = s->opts->str_len;
+	ev->size = 8 + ev->slots * ev->slot_size;
 	return 0;
 }
 
