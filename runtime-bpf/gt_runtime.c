@@ -77,7 +77,9 @@ void gt_read_raw(char *dst, __u32 n, __u64 addr, __u32 user)
 
 void gt_join(char *dst, __u32 slots, __u32 slot_size, __u64 argv)
 {
-	__builtin_memset(dst, 0, slots * slot_size);
+	/* an empty first byte is an empty slot (a large memset does not lower to BPF) */
+	for (__u32 i = 0; i < slots && i < 32; i++)
+		dst[i * slot_size] = 0;
 	for (__u32 i = 0; i < slots && i < 32; i++) {
 		__u64 p = 0;
 		if (bpf_probe_read_user(&p, sizeof(p), (const void *)(argv + 8 * i)) || !p)
