@@ -469,6 +469,7 @@ static LLVMValueRef cg_call(struct cg *g, struct ast_node *e)
 	case BI_STRFTIME: /* the time; user space formats it */
 		return cg_expr(g, e->u.call.args.v[1]);
 	case BI_STRERROR:
+	case BI_CGROUP_PATH: /* the number; user space names it */
 		return cg_expr(g, e->u.call.args.v[0]);
 	case BI_PTON: { /* the bytes found at compile time, as a buffer */
 		int n = (int)sn->const_val;

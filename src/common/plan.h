@@ -73,6 +73,7 @@ enum plan_arg_kind {
 	PLAN_ARG_STRERROR,   /* 8-byte errno, printed as strerror(3) */
 	PLAN_ARG_USERNAME,   /* 8-byte uid, printed as its user name */
 	PLAN_ARG_INET,       /* u64 AF_INET/AF_INET6, 16 bytes: printed by inet_ntop(3) */
+	PLAN_ARG_CGROUP_PATH, /* 8-byte cgroup id: "unified:/a/b,cpu:/..." as bpftrace */
 	PLAN_ARG_BUF,        /* u64 length, then size - 8 bytes: printed with \xNN escapes */
 };
 

@@ -475,7 +475,8 @@ static int cmp_keys(const struct order_ctx *c, const uint8_t *a, const uint8_t *
 		}
 		case PLAN_ARG_STRFTIME:
 		case PLAN_ARG_STRERROR:
-		case PLAN_ARG_USERNAME: {
+		case PLAN_ARG_USERNAME:
+		case PLAN_ARG_CGROUP_PATH: {
 			uint64_t x = rd64(pa), y = rd64(pb);
 			r = x < y ? -1 : x > y;
 			break;
@@ -564,6 +565,7 @@ static void key_field(struct strbuf *sb, const struct rt_maps *ms, const struct 
 	case PLAN_ARG_STRERROR:
 	case PLAN_ARG_USERNAME:
 	case PLAN_ARG_INET:
+	case PLAN_ARG_CGROUP_PATH:
 	case PLAN_ARG_BUF: {
 		struct strbuf t = {0};
 		rt_value_format(&t, ms->plan, f, key, false);

@@ -16,6 +16,9 @@ struct strbuf;
 enum rt_buf_mode { RT_BUF_PRINTABLE, RT_BUF_ESCAPED, RT_BUF_HEX };
 void rt_buf_format(struct strbuf *sb, const uint8_t *data, size_t len, enum rt_buf_mode mode);
 
+/* cgroup_path(ID) (cgroup.c): "unified:/a/b,cpu:/..." for the hierarchies that have it. */
+void rt_cgroup_path(struct strbuf *sb, uint64_t id);
+
 /* Appends the value A describes, at A->offset from BASE (a record or a map value). */
 void rt_value_format(struct strbuf *sb, const struct gt_plan *plan, const struct plan_arg *a,
 		     const uint8_t *base, bool json);

@@ -89,12 +89,15 @@ void rt_value_format(struct strbuf *sb, const struct gt_plan *plan, const struct
 	case PLAN_ARG_STRERROR:
 	case PLAN_ARG_USERNAME:
 	case PLAN_ARG_INET:
+	case PLAN_ARG_CGROUP_PATH:
 	case PLAN_ARG_BUF: {
 		struct strbuf t = {0};
 		if (a->kind == PLAN_ARG_STRFTIME) {
 			format_strftime(&t, a->literal ? a->literal : "", rd64(p));
 		} else if (a->kind == PLAN_ARG_STRERROR) {
 			strbuf_puts(&t, strerror((int)rd64(p)));
+		} else if (a->kind == PLAN_ARG_CGROUP_PATH) {
+			rt_cgroup_path(&t, rd64(p));
 		} else if (a->kind == PLAN_ARG_INET) {
 			char ip[INET6_ADDRSTRLEN];
 			int af = (int)rd64(p);

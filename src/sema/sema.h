@@ -26,6 +26,7 @@ enum gt_type_kind {
 	TY_STRERROR,   /* strerror(n): n, printed as strerror(3) text */
 	TY_USERNAME,   /* username: the uid, printed as its user name */
 	TY_INET,       /* ntop(): u64 address family, 16 address bytes (24 bytes) */
+	TY_CGROUP_PATH, /* cgroup_path(id): the id, printed as its paths in the hierarchies */
 	TY_BUF,        /* buf(p, n): u64 length then size - 8 bytes */
 };
 

@@ -38,6 +38,9 @@ static void plan_arg(struct sema *s, const struct gt_type *t, int offset, bool i
 	case TY_USERNAME:
 		a->kind = PLAN_ARG_USERNAME;
 		break;
+	case TY_CGROUP_PATH:
+		a->kind = PLAN_ARG_CGROUP_PATH;
+		break;
 	case TY_INET:
 		a->kind = PLAN_ARG_INET;
 		a->size = 24;
@@ -347,6 +350,19 @@ int sema_check_strftime(struct sema *s, struct ast_node *e, const struct builtin
 	}
 	e->ty = sema_type_new(s, TY_STRFTIME, 8, false);
 	e->ty->fmt = a[0]->u.str.bytes;
+	return 0;
+}
+
+int sema_check_cgroup_path(struct sema *s, struct ast_node *e, const struct builtin *b)
+{
+	struct ast_node *a = e->u.call.args.v[0];
+	if (sema_check_expr(s, a))
+		return -EINVAL;
+	if (!sema_is_int(a)) {
+		diag_error(s->src, a->loc, "%s", b->usage);
+		return -EINVAL;
+	}
+	e->ty = sema_type_new(s, TY_CGROUP_PATH, 8, false);
 	return 0;
 }
 

@@ -150,7 +150,7 @@ static bool key_type_ok(const struct gt_type *t)
 	return t && (gt_type_is_int(t) || t->kind == TY_STR || t->kind == TY_SITE_FUNC ||
 		     t->kind == TY_SITE_PROBE || t->kind == TY_STRFTIME ||
 		     t->kind == TY_STRERROR || t->kind == TY_USERNAME || t->kind == TY_BUF ||
-		     t->kind == TY_INET);
+		     t->kind == TY_INET || t->kind == TY_CGROUP_PATH);
 }
 
 /* Checks the keys of one use and merges them into the map's key layout. */
@@ -349,7 +349,8 @@ int sema_map_assign(struct sema *s, struct ast_node *st)
 	}
 	bool value = rhs->ty->kind == TY_TUPLE || rhs->ty->kind == TY_STRFTIME ||
 		     rhs->ty->kind == TY_STRERROR || rhs->ty->kind == TY_USERNAME ||
-		     rhs->ty->kind == TY_BUF || rhs->ty->kind == TY_INET;
+		     rhs->ty->kind == TY_BUF || rhs->ty->kind == TY_INET ||
+		     rhs->ty->kind == TY_CGROUP_PATH;
 	if (m->kind == PLAN_MAP_VALUE && value && !st->u.assign.op &&
 	    (!m->value_ty || sema_tuple_merge(m->value_ty, rhs->ty))) {
 		if (!m->value_ty)
