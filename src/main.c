@@ -184,8 +184,8 @@ again:
 			if (!strcmp(optarg, "json"))
 				o->json = true;
 			else if (strcmp(optarg, "text")) {
-				diag_fatal("Invalid output format \"%s\"; valid formats: 'text', 'json'",
-					   optarg);
+				diag_fatal("Invalid output format \"%s\"", optarg);
+				diag_print(DIAG_PLAIN, "Valid formats: 'text', 'json'");
 				return -EINVAL;
 			}
 			break;
@@ -246,7 +246,7 @@ again:
 			usage(stdout);
 			exit(0);
 		case 'V':
-			printf("gotrace %s\n", GT_VERSION);
+			printf("gotrace v%s\n", GT_VERSION);
 			exit(0);
 		default:
 			usage(stderr);
