@@ -449,6 +449,16 @@ static LLVMValueRef mem_value(struct cg *g, LLVMValueRef addr, const struct gt_t
 	return cg_narrow(g, v, size, t->is_signed);
 }
 
+void cg_struct_into(struct cg *g, struct ast_node *e, LLVMValueRef dst)
+{
+	bool user = sema_user_mem(e) || g->pp->kind == PLAN_PROG_UPROBE;
+	LLVMBuildMemSet(g->b, dst, LLVMConstInt(g->i8, 0, false), cg_const(g, (uint64_t)e->ty->size),
+			1);
+	LLVMValueRef args[4] = {dst, LLVMConstInt(g->i32, (uint64_t)e->ty->size, false),
+				cg_expr(g, e), LLVMConstInt(g->i32, user, false)};
+	cg_runtime_call(g, "gt_read_raw", args, 4);
+}
+
 /* Calls that produce a value (events are statements: cg_stmt.c). */
 static LLVMValueRef cg_call(struct cg *g, struct ast_node *e)
 {

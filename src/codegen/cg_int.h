@@ -86,6 +86,8 @@ LLVMValueRef cg_ptr_step(struct cg *g, const struct gt_type *t, LLVMValueRef n);
 LLVMValueRef cg_arith(struct cg *g, const struct ast_node *at, enum ast_op op, LLVMValueRef l,
 		      bool l_signed, LLVMValueRef r, bool r_signed);
 void cg_str_into(struct cg *g, struct ast_node *e, LLVMValueRef dst, int size);
+/* The bytes of the struct E is (an address in memory) into DST. */
+void cg_struct_into(struct cg *g, struct ast_node *e, LLVMValueRef dst);
 /* Writes tuple-typed E into DST laid out as DT (same fields; widths and sizes may differ). */
 void cg_tuple_into(struct cg *g, struct ast_node *e, LLVMValueRef dst, const struct gt_type *dt);
 LLVMValueRef cg_cond(struct cg *g, struct ast_node *e); /* i1 */

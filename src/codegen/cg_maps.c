@@ -166,6 +166,8 @@ void cg_map_assign(struct cg *g, struct ast_node *st)
 				8);
 		if (m->kind == PLAN_MAP_VALUE && mn->ty->kind == TY_TUPLE)
 			cg_tuple_into(g, rhs, val, mn->ty); /* sema made mn->ty the map's type */
+		else if (m->kind == PLAN_MAP_VALUE && mn->ty->kind == TY_STRUCT)
+			cg_struct_into(g, rhs, val); /* the struct's bytes from memory */
 		else if (m->kind == PLAN_MAP_VALUE && mn->ty->kind != TY_BUF &&
 			 mn->ty->kind != TY_INET)
 			store64(g, val, 0, cg_expr(g, rhs)); /* strftime, strerror: 8 bytes */

@@ -74,6 +74,8 @@ enum plan_arg_kind {
 	PLAN_ARG_USERNAME,   /* 8-byte uid, printed as its user name */
 	PLAN_ARG_INET,       /* u64 AF_INET/AF_INET6, 16 bytes: printed by inet_ntop(3) */
 	PLAN_ARG_CGROUP_PATH, /* 8-byte cgroup id: "unified:/a/b,cpu:/..." as bpftrace */
+	PLAN_ARG_STRUCT,     /* a C struct's bytes: named fields (plan_arg.name) at offsets */
+	PLAN_ARG_ARRAY,      /* nfields elements laid out as fields[0], fields[0].size apart */
 	PLAN_ARG_BUF,        /* u64 length, then size - 8 bytes: printed with \xNN escapes */
 };
 
@@ -83,8 +85,9 @@ struct plan_arg {
 	bool is_signed;
 	const char *literal; /* SITE_PROBE in BEGIN/END: "BEGIN"/"END" (id is ignored);
 				STRFTIME: the format */
-	struct plan_arg *fields; /* TUPLE: offsets relative to the tuple's start */
-	int nfields;
+	struct plan_arg *fields; /* TUPLE, STRUCT: offsets relative to its start; ARRAY: one */
+	int nfields;             /* ARRAY: the number of elements */
+	const char *name;        /* a STRUCT field's name */
 };
 
 enum plan_event_kind {

@@ -485,7 +485,9 @@ static int cmp_keys(const struct order_ctx *c, const uint8_t *a, const uint8_t *
 		case PLAN_ARG_INET:
 			r = memcmp(pa, pb, (size_t)f->size);
 			break;
-		case PLAN_ARG_TUPLE: /* keys are never tuples (sema) */
+		case PLAN_ARG_TUPLE: /* keys are never tuples nor structs (sema) */
+		case PLAN_ARG_STRUCT:
+		case PLAN_ARG_ARRAY:
 			break;
 		}
 		if (r)
@@ -576,7 +578,9 @@ static void key_field(struct strbuf *sb, const struct rt_maps *ms, const struct 
 		strbuf_free(&t);
 		break;
 	}
-	case PLAN_ARG_TUPLE: /* keys are never tuples (sema) */
+	case PLAN_ARG_TUPLE: /* keys are never tuples nor structs (sema) */
+	case PLAN_ARG_STRUCT:
+	case PLAN_ARG_ARRAY:
 		break;
 	}
 }

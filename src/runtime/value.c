@@ -144,6 +144,26 @@ void rt_value_format(struct strbuf *sb, const struct gt_plan *plan, const struct
 		put_text(sb, t, strlen(t), json);
 		break;
 	}
+	case PLAN_ARG_STRUCT: /* bpftrace's: { .a = 1, .b = { .c = 2 } }, JSON { "a": 1, ... } */
+		strbuf_puts(sb, "{ ");
+		for (int i = 0; i < a->nfields; i++) {
+			const char *n = a->fields[i].name ? a->fields[i].name : "";
+			strbuf_printf(sb, json ? "%s\"%s\": " : "%s.%s = ", i ? ", " : "", n);
+			rt_value_format(sb, plan, &a->fields[i], p, json);
+		}
+		strbuf_puts(sb, " }");
+		break;
+	case PLAN_ARG_ARRAY: {
+		struct plan_arg el = a->fields[0];
+		strbuf_putc(sb, '[');
+		for (int i = 0; i < a->nfields; i++) {
+			el.offset = i * a->fields[0].size;
+			strbuf_puts(sb, i ? "," : "");
+			rt_value_format(sb, plan, &el, p, json);
+		}
+		strbuf_putc(sb, ']');
+		break;
+	}
 	case PLAN_ARG_TUPLE:
 		strbuf_putc(sb, json ? '[' : '(');
 		for (int i = 0; i < a->nfields; i++) {

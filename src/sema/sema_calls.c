@@ -50,12 +50,30 @@ static void plan_arg(struct sema *s, const struct gt_type *t, int offset, bool i
 		a->size = t->size;
 		break;
 	case TY_TUPLE:
-		a->kind = PLAN_ARG_TUPLE;
+	case TY_STRUCT:
+		if (t->kind == TY_STRUCT)
+			sema_struct_field(s, (struct gt_type *)t, ""); /* a kernel struct: all fields */
+		a->kind = t->kind == TY_TUPLE ? PLAN_ARG_TUPLE : PLAN_ARG_STRUCT;
 		a->size = t->size;
 		a->nfields = t->nfields;
-		a->fields = arena_alloc(s->arena, sizeof(*a->fields) * (size_t)t->nfields);
-		for (int i = 0; i < t->nfields; i++)
+		a->fields = arena_alloc(s->arena, sizeof(*a->fields) * (size_t)(t->nfields + 1));
+		for (int i = 0; i < t->nfields; i++) {
 			plan_arg(s, t->fields[i], t->offsets[i], true, &a->fields[i]);
+			if (t->names)
+				a->fields[i].name = t->names[i];
+		}
+		break;
+	case TY_ARRAY:
+		if (t->pointee->kind == TY_INT && t->pointee->size == 1) { /* char[N]: text */
+			a->kind = PLAN_ARG_STR;
+			a->size = t->count;
+			break;
+		}
+		a->kind = PLAN_ARG_ARRAY;
+		a->size = t->size;
+		a->nfields = t->count;
+		a->fields = arena_alloc(s->arena, sizeof(*a->fields));
+		plan_arg(s, t->pointee, 0, true, &a->fields[0]);
 		break;
 	default:
 		a->kind = PLAN_ARG_INT;
@@ -602,7 +620,13 @@ int sema_check_print(struct sema *s, struct ast_node *e, const struct builtin *b
 	}
 	if (sema_check_expr(s, arg))
 		return -EINVAL;
-	if (!sema_is_int(arg) && !sema_is_textual(arg) && arg->ty->kind != TY_TUPLE) {
+	if (arg->ty->kind == TY_STRUCT && arg->ty->size > SEMA_MAX_STRUCT_COPY) {
+		diag_error(s->src, arg->loc, "%s is %d bytes: print() copies at most %d", arg->ty->name,
+			   arg->ty->size, SEMA_MAX_STRUCT_COPY);
+		return -EINVAL;
+	}
+	if (!sema_is_int(arg) && !sema_is_textual(arg) && arg->ty->kind != TY_TUPLE &&
+	    arg->ty->kind != TY_STRUCT) {
 		diag_error(s->src, arg->loc, "print() cannot print %s", sema_kind_word(arg));
 		return -EINVAL;
 	}

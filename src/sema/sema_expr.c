@@ -90,6 +90,8 @@ static int type_align(const struct gt_type *t)
 		return t->size;
 	case TY_STR:
 		return 1;
+	case TY_STRUCT:
+		return t->align ? t->align : 8;
 	case TY_TUPLE: {
 		int a = 1;
 		for (int i = 0; i < t->nfields; i++) {
@@ -121,6 +123,8 @@ static void tuple_layout(struct gt_type *t)
 
 struct gt_type *sema_type_copy(struct sema *s, const struct gt_type *t)
 {
+	if (t->kind == TY_STRUCT || t->kind == TY_ARRAY)
+		return (struct gt_type *)t; /* C types never change: shared */
 	struct gt_type *c = sema_type_new(s, t->kind, t->size, t->is_signed);
 	c->fmt = t->fmt;
 	c->pointee = t->pointee;
@@ -171,6 +175,8 @@ static bool merge(struct gt_type *a, const struct gt_type *b)
 		a->size = b->size;
 	if (a->kind == TY_STRFTIME)
 		return !strcmp(a->fmt, b->fmt);
+	if (a->kind == TY_STRUCT) /* the same struct: they do not grow */
+		return a == b || (a->name && b->name && !strcmp(a->name, b->name));
 	if (a->kind != TY_TUPLE)
 		return true;
 	if (a->nfields != b->nfields)

@@ -32,7 +32,8 @@ struct sema_map {
 	struct gt_type *keys;
 	int nkeys;
 	int value_size; /* STR */
-	struct gt_type *value_ty; /* TUPLE: set by the first store */
+	struct gt_type *value_ty; /* VALUE, and INT maps of pointers: set by the first store */
+	bool read;                /* read somewhere already (its kind cannot change) */
 	bool lhist_set;
 	int64_t lhist_min, lhist_max, lhist_step;
 	struct gt_loc first_use;
@@ -152,6 +153,9 @@ int sema_check_pton(struct sema *s, struct ast_node *e, const struct builtin *b)
 struct gt_type *sema_int_type_named(struct sema *s, const struct type_name *tn);
 struct gt_type *sema_ptr_type_named(struct sema *s, const struct type_name *tn);
 int sema_map_call(struct sema *s, struct ast_node *call, const struct builtin *b);
+
+/* A struct value (@m = *p, print(*p)) is copied through the 512-byte BPF stack. */
+#define SEMA_MAX_STRUCT_COPY 256
 
 /* sema_ctypes.c */
 /* Parses a C definition (struct NAME { ... }) into a script type. */

@@ -227,6 +227,7 @@ int sema_map_read(struct sema *s, struct ast_node *e)
 	if (sema_map_use(s, e, &m))
 		return -EINVAL;
 	sema_helper_event(s, e, 2, "map_lookup_elem");
+	m->read = true;
 	if (m->kind == PLAN_MAP_INT) {
 		static struct gt_type i64 = {.kind = TY_INT, .size = 8, .is_signed = true};
 		e->ty = m->value_ty ? m->value_ty : &i64;
@@ -347,7 +348,17 @@ int sema_map_assign(struct sema *s, struct ast_node *st)
 		lhs->ty = m->value_ty ? m->value_ty : rhs->ty;
 		return 0;
 	}
-	bool value = rhs->ty->kind == TY_TUPLE || rhs->ty->kind == TY_STRFTIME ||
+	if (rhs->ty->kind == TY_STRUCT && rhs->ty->size > SEMA_MAX_STRUCT_COPY) {
+		diag_error(s->src, rhs->loc, "%s is %d bytes: a copy of at most %d fits the BPF stack "
+			   "(store its fields instead)", rhs->ty->name, rhs->ty->size,
+			   SEMA_MAX_STRUCT_COPY);
+		return -EINVAL;
+	}
+	if (m->kind == PLAN_MAP_INT && rhs->ty->kind == TY_STRUCT && !st->u.assign.op &&
+	    !m->value_ty && !m->read)
+		m->kind = PLAN_MAP_VALUE; /* @s = *p: the struct's bytes (discover took it for an int) */
+	bool value = rhs->ty->kind == TY_TUPLE || rhs->ty->kind == TY_STRUCT ||
+		     rhs->ty->kind == TY_STRFTIME ||
 		     rhs->ty->kind == TY_STRERROR || rhs->ty->kind == TY_USERNAME ||
 		     rhs->ty->kind == TY_BUF || rhs->ty->kind == TY_INET ||
 		     rhs->ty->kind == TY_CGROUP_PATH;
