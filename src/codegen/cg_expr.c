@@ -430,6 +430,21 @@ static LLVMValueRef cg_ident(struct cg *g, struct ast_node *e)
 /* The value of type T stored at ADDR in memory (user memory in uprobes, kernel memory
  * elsewhere): structs and arrays stay there (their address), char arrays are read as
  * strings, integers and pointers are loaded. */
+/* -kk: an integer read with bpf_probe_read_*, its failure reported (helper_error) */
+static LLVMValueRef checked_read(struct cg *g, const struct ast_node *at, LLVMValueRef addr,
+				 const struct gt_type *t, bool user)
+{
+	int size = t->kind == TY_INT ? t->size : 8;
+	LLVMValueRef tmp = cg_alloca(g, g->i64, "read");
+	LLVMBuildStore(g->b, cg_const(g, 0), tmp);
+	LLVMValueRef args[3] = {tmp, LLVMConstInt(g->i32, (uint64_t)size, false),
+				LLVMBuildIntToPtr(g->b, addr, g->ptr, "")};
+	LLVMValueRef rc = cg_helper(g, user ? BPF_FUNC_probe_read_user : BPF_FUNC_probe_read_kernel,
+				    g->i64, args, 3);
+	cg_helper_check(g, at, LLVMBuildICmp(g->b, LLVMIntNE, rc, cg_const(g, 0), ""), rc);
+	return cg_narrow(g, LLVMBuildLoad2(g->b, g->i64, tmp, ""), size, t->is_signed);
+}
+
 static LLVMValueRef mem_value(struct cg *g, LLVMValueRef addr, const struct gt_type *t,
 			      bool user_mem)
 {
@@ -660,6 +675,9 @@ LLVMValueRef cg_expr(struct cg *g, struct ast_node *e)
 		    sn->builtin != BI_TPARG) { /* a C struct's field: its address, then read */
 			LLVMValueRef a = LLVMBuildAdd(g->b, cg_expr(g, e->u.field.expr),
 						      cg_const(g, (uint64_t)sn->const_val), "");
+			if (sn->err_event)
+				return checked_read(g, e, a, e->ty,
+						    sn->user_mem || g->pp->kind == PLAN_PROG_UPROBE);
 			return mem_value(g, a, e->ty, sn->user_mem);
 		}
 		if (e->u.field.expr->ty && e->u.field.expr->ty->kind == TY_TUPLE) {
