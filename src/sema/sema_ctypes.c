@@ -386,11 +386,53 @@ static struct gt_type *parse_struct_body(struct cparse *c, const char *kw, const
 	return c->err ? NULL : t;
 }
 
+/* enum [NAME] { A = 1, B, C }: its enumerators are integer constants (as #define) */
+static int define_enum(struct cparse *c)
+{
+	if (strcmp(peek(c), "{"))
+		next(c); /* the name: enum types are ints */
+	if (strcmp(next(c), "{")) {
+		fail(c, "expected '{' in an enum definition", NULL);
+		return -EINVAL;
+	}
+	int64_t v = 0;
+	while (!c->err && strcmp(peek(c), "}")) {
+		const char *n = arena_strdup(c->s->arena, next(c));
+		if (!isalpha((unsigned char)n[0]) && n[0] != '_') {
+			fail(c, "expected an enumerator name, got '", n);
+			break;
+		}
+		if (!strcmp(peek(c), "=")) {
+			next(c);
+			bool neg = !strcmp(peek(c), "-");
+			if (neg)
+				next(c);
+			char *end;
+			const char *num = next(c);
+			long long x = strtoll(num, &end, 0);
+			if (*end) {
+				fail(c, "an enumerator's value must be an integer, not '", num);
+				break;
+			}
+			v = neg ? -x : x;
+		}
+		struct sema_macro m = {.name = n, .ival = v++};
+		vec_push(&c->s->macros, m);
+		if (!strcmp(peek(c), ","))
+			next(c);
+		else if (strcmp(peek(c), "}"))
+			fail(c, "expected ',' or '}' in an enum definition", NULL);
+	}
+	return c->err;
+}
+
 int sema_ctypes_define(struct sema *s, struct ast_node *cdef)
 {
 	struct cparse c = {.s = s, .p = cdef->u.name, .loc = cdef->loc};
 	char kw[16], name[128];
 	snprintf(kw, sizeof(kw), "%s", next(&c));
+	if (!strcmp(kw, "enum"))
+		return define_enum(&c);
 	snprintf(name, sizeof(name), "%s", next(&c));
 	struct gt_type *t = parse_struct_body(&c, kw, name);
 	if (!t)
