@@ -3,9 +3,8 @@
 (a) ~10 s of `@[arg0 % 100] = count()` on tests/go/loop (main.work(i, s) for i in
     0..per-1 on each of 2 goroutines) loses nothing: the printed counts equal the tally
     the program's own call pattern implies, key by key. The run is sized from a short
-    calibration run to last ~10 s at the rate this machine reaches; the rate must be
-    >= 100k events/s unless even an empty probe cannot reach that here (then it is the
-    machine's uprobe cost, reported as a note).
+    calibration run to last ~10 s at the rate this machine reaches; the rate reached is
+    printed as a figure only (bench/run.sh measures speed, side by side with bpftrace).
 (b) a printf stream that overflows the ring buffer (stdout is a pipe nobody reads until
     the traced program has made all its calls) reports `Lost N events` with N exactly
     the calls made minus the events received; the same in JSON (`lost_events` objects).
@@ -22,7 +21,6 @@ from gtlib import Suite, describe, kill_tree
 
 s = Suite("maps_load")
 loop = s.go_build("loop")
-RATE_GOAL = 100_000
 SECONDS = 10.0
 PROG_COUNT = 'go:main.work:entry { @[arg0 % 100] = count(); }'
 
@@ -76,21 +74,8 @@ if s.case("count"):
         rate = n / el if el else 0
         print("load: %d events in %.2f s of tracing (%.1f s wall): %.0f events/s"
               % (n, el or 0, wall, rate))
-        if rate >= RATE_GOAL:
-            s.check("rate %.0f events/s >= %d" % (rate, RATE_GOAL), True)
-        else:
-            # Is it gotrace's per-event cost or this machine's uprobe cost?
-            rb, cb, elb, _ = run_loop(100_000, 2, 'go:main.work:entry { }', 120)
-            bare = cb / elb if rb.returncode == 0 and cb and elb else 0
-            if bare >= RATE_GOAL:
-                s.check("rate %.0f events/s >= %d (an empty probe reaches %.0f here)"
-                        % (rate, RATE_GOAL, bare), False)
-            else:
-                print("note: rate %.0f events/s < %d, but an empty probe reaches only "
-                      "%.0f events/s on this machine: the uprobe itself is the limit"
-                      % (rate, RATE_GOAL, bare))
-                s.check("rate within 75%% of an empty probe's (%.0f vs %.0f events/s)"
-                        % (rate, bare), rate >= 0.75 * bare)
+        # A figure, not a check: speed is measured side by side with bpftrace by
+        # bench/run.sh (the count() entry probe row), never by a timed test.
 
 
 # (b) lost events, exactly -------------------------------------------------------------
