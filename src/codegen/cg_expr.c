@@ -430,7 +430,9 @@ static LLVMValueRef cg_ident(struct cg *g, struct ast_node *e)
 /* The value of type T stored at ADDR in memory (user memory in uprobes, kernel memory
  * elsewhere): structs and arrays stay there (their address), char arrays are read as
  * strings, integers and pointers are loaded. */
-/* -kk: an integer read with bpf_probe_read_*, its failure reported (helper_error) */
+/* -kk: an integer read with bpf_probe_read_*, its failure reported (helper_error).
+ * Kernel-side reads use the compat bpf_probe_read, as bpftrace 0.17 does, so that a
+ * bad address reports -EFAULT (probe_read_kernel says -ERANGE below TASK_SIZE). */
 static LLVMValueRef checked_read(struct cg *g, const struct ast_node *at, LLVMValueRef addr,
 				 const struct gt_type *t, bool user)
 {
@@ -439,7 +441,7 @@ static LLVMValueRef checked_read(struct cg *g, const struct ast_node *at, LLVMVa
 	LLVMBuildStore(g->b, cg_const(g, 0), tmp);
 	LLVMValueRef args[3] = {tmp, LLVMConstInt(g->i32, (uint64_t)size, false),
 				LLVMBuildIntToPtr(g->b, addr, g->ptr, "")};
-	LLVMValueRef rc = cg_helper(g, user ? BPF_FUNC_probe_read_user : BPF_FUNC_probe_read_kernel,
+	LLVMValueRef rc = cg_helper(g, user ? BPF_FUNC_probe_read_user : BPF_FUNC_probe_read,
 				    g->i64, args, 3);
 	cg_helper_check(g, at, LLVMBuildICmp(g->b, LLVMIntNE, rc, cg_const(g, 0), ""), rc);
 	return cg_narrow(g, LLVMBuildLoad2(g->b, g->i64, tmp, ""), size, t->is_signed);
