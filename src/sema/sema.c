@@ -89,9 +89,13 @@ int sema_check(struct arena *a, const struct diag_src *src, struct ast_node *pro
 		err |= d->kind == AST_DIRECTIVE ? sema_macros_directive(&s, d)
 						: sema_ctypes_define(&s, d);
 	}
-	sema_discover_maps(&s, program);
-	for (int i = 0; i < cl->n; i++)
-		err |= check_clause(&s, cl->v[i], i);
+	/* the probes are not checked against definitions that failed: one message, no
+	 * cascade of unknown fields */
+	if (!err) {
+		sema_discover_maps(&s, program);
+		for (int i = 0; i < cl->n; i++)
+			err |= check_clause(&s, cl->v[i], i);
+	}
 	if (!err)
 		err = sema_finish_tracking(&s);
 	if (!err)

@@ -168,6 +168,7 @@ struct cparse {
 	struct gt_loc loc; /* of the whole definition: messages point there */
 	char tok[128];
 	int err;
+	bool btf_redef; /* redefining a kernel type: its members' structs come from the script */
 };
 
 static void skip_space(struct cparse *c)
@@ -219,6 +220,14 @@ static void fail(struct cparse *c, const char *msg, const char *what)
 
 static struct gt_type *parse_struct_body(struct cparse *c, const char *kw, const char *name);
 
+static struct gt_type *script_struct(struct sema *s, const char *name)
+{
+	for (int i = s->structs.n - 1; i >= 0; i--)
+		if (!strcmp(s->structs.v[i]->name, name))
+			return s->structs.v[i];
+	return NULL;
+}
+
 /* C's integer names and the fixed-width ones (uint32_t, u32, __u32 ...). */
 static struct gt_type *base_type(struct cparse *c)
 {
@@ -269,6 +278,12 @@ static struct gt_type *base_type(struct cparse *c)
 			return parse_struct_body(c, w, NULL); /* struct { ... } member; */
 		char full[160];
 		snprintf(full, sizeof(full), "%s %s", w, next(c));
+		/* as bpftrace and a C compiler: a member of a redefined kernel type that holds a
+		 * struct by value needs that struct's definition in the script */
+		if (c->btf_redef && strcmp(peek(c), "*") && !script_struct(c->s, full)) {
+			fail(c, "field has incomplete type '", full);
+			return NULL;
+		}
 		struct gt_type *t = sema_struct_named(c->s, full);
 		if (!t)
 			fail(c, "unknown type '", full);
@@ -434,6 +449,9 @@ int sema_ctypes_define(struct sema *s, struct ast_node *cdef)
 	if (!strcmp(kw, "enum"))
 		return define_enum(&c);
 	snprintf(name, sizeof(name), "%s", next(&c));
+	struct btf *b = vmlinux(s);
+	c.btf_redef = b && btf__find_by_name_kind(b, name, strcmp(kw, "union") ? BTF_KIND_STRUCT
+									      : BTF_KIND_UNION) > 0;
 	struct gt_type *t = parse_struct_body(&c, kw, name);
 	if (!t)
 		return -EINVAL;
@@ -443,9 +461,9 @@ int sema_ctypes_define(struct sema *s, struct ast_node *cdef)
 
 struct gt_type *sema_struct_named(struct sema *s, const char *name)
 {
-	for (int i = s->structs.n - 1; i >= 0; i--)
-		if (!strcmp(s->structs.v[i]->name, name))
-			return s->structs.v[i];
+	struct gt_type *t = script_struct(s, name);
+	if (t)
+		return t;
 	struct btf *b = vmlinux(s);
 	const char *sp = strchr(name, ' ');
 	if (!b || !sp)
