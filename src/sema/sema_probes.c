@@ -382,6 +382,7 @@ static int expand_timer(struct sema *s, struct ast_node *clause, struct ast_node
 	bool profile = pv->id == PV_PROFILE;
 	char *end = NULL;
 	unsigned long long n = 0;
+	errno = 0;
 	if (p->u.probe.nparts == 2)
 		n = strtoull(p->u.probe.parts[1], &end, 10);
 	if (p->u.probe.nparts != 2 || !end || *end || n == 0) {
@@ -390,13 +391,13 @@ static int expand_timer(struct sema *s, struct ast_node *clause, struct ast_node
 		return -EINVAL;
 	}
 	const char *unit = p->u.probe.parts[0];
-	uint64_t period = 0, freq = 0;
+	uint64_t period = 0, freq = 0, scale = 0;
 	if (!strcmp(unit, "s"))
-		period = n * 1000000000ull;
+		scale = 1000000000ull;
 	else if (!strcmp(unit, "ms"))
-		period = n * 1000000ull;
+		scale = 1000000ull;
 	else if (!strcmp(unit, "us"))
-		period = n * 1000ull;
+		scale = 1000ull;
 	else if (!strcmp(unit, "hz"))
 		freq = n;
 	else {
@@ -404,6 +405,13 @@ static int expand_timer(struct sema *s, struct ast_node *clause, struct ast_node
 			   unit);
 		return -EINVAL;
 	}
+	/* a period that does not fit in 64 bits of nanoseconds would wrap to a wrong rate */
+	if ((scale && n > UINT64_MAX / scale) || errno == ERANGE) {
+		diag_error(s->src, p->loc, "%s period %s%s does not fit in 64 bits of nanoseconds",
+			   prov, p->u.probe.parts[1], unit);
+		return -EINVAL;
+	}
+	period = n * scale;
 	struct plan_prog *pp = pseudo_site_prog(s, clause, PLAN_PROG_PERF, probe_name(s, pv, p), prov, ci);
 	pp->perf_period_ns = period;
 	pp->perf_freq = freq;
