@@ -36,14 +36,21 @@ implementation of the same rules as bpftrace's tests/runtime/engine):
     "--verify-llvm-ir" (which the modern engine adds) is not added: 0.17 does
     not know it.  Lines of bpftrace's RLIMIT_MEMLOCK warning are removed from
     the output before it is checked.
-  * Time limits: when the tool prints the line __BPFTRACE_NOTIFY_PROBES_ATTACHED
-    (bpftrace does), the case gets TIMEOUT seconds from that moment, as in the
-    engine.  A tool that never prints it (gotrace) gets
-    max(attach limit, TIMEOUT + 2) seconds from its start.  At the limit the
-    process group gets SIGINT (--stop-signal), then SIGKILL 2 s later.  A case
-    that hit the limit passes if its expectations hold on the output
-    collected so far (exit status not checked), as in the engine.  EXPECT_FILE
-    and EXPECT_JSON only look at the output after the notification line.
+  * Time limits: a tool that prints the line __BPFTRACE_NOTIFY_PROBES_ATTACHED
+    when its probes are attached (bpftrace; checked once per run with
+    BEGIN { exit(); }) gets, as in the engine, the attach limit to print it and
+    then TIMEOUT seconds from that moment.  A tool that does not (gotrace so
+    far) gets TIMEOUT + 2 seconds from its start.  At the limit the
+    process group gets SIGINT (bpftrace's engine sends SIGTERM:
+    --stop-signal TERM; both tools treat them alike), then SIGKILL 2 s later;
+    the same happens to running cases when the runner gets SIGINT, SIGTERM or
+    SIGHUP, so no probes stay attached.  A case that hit the limit passes if
+    its expectations hold on the output collected so far (exit status not
+    checked), as in the engine.  EXPECT_FILE and EXPECT_JSON only look at the
+    output after the notification line.
+  * gotrace is run from a private copy taken at the start (once the binary
+    has been left alone for 2 s), since it may be rebuilt during a run;
+    --no-snapshot runs it in place.
 
 Selection ("standalone" cases); a case is kept only if every rule holds, and
 the first rule it breaks is reported as its exclusion reason:
@@ -76,16 +83,17 @@ the first rule it breaks is reported as its exclusion reason:
 
 Baseline: each standalone case is run with the reference bpftrace (--bpftrace,
 default `bpftrace` from PATH); a failing case is tried once more
-(--baseline-retries) since some cases depend on timing.  Only cases it passes
-are run with gotrace.  The results are cached in CACHE_DIR/baseline.json keyed
+(--baseline-retries) since some cases depend on timing, unless it ran into its
+time limit.  Only cases it passes are run with gotrace.  The results are cached in CACHE_DIR/baseline.json keyed
 by file, case name and a hash of the case text, the dialect and the files the
 case reads (scripts, expected outputs), together with bpftrace's path and
 version; --refresh-baseline runs bpftrace again.
 
 With --rewrite-begin-end the reference bpftrace is given BEGIN/END where a
-case's program says begin/end (current bpftrace's spelling, on which 0.17
-aborts), so that the newer test files yield a useful baseline; gotrace always
-gets the case's own text.
+case's PROG or RUN line says begin/end (current bpftrace's spelling, on which
+0.17 aborts; script files are left alone), so that the newer test files yield
+a useful baseline; gotrace always gets the case's own text.  Such baseline
+results are cached apart from the plain ones.
 
 Failure categories are inferred from gotrace's first diagnostic line
 (FILE:LINE:COL: error: ..., "gotrace: error: ...", ERROR:/FATAL:, or getopt's
@@ -604,6 +612,7 @@ class Runner:
         self.lock = threading.Lock()
         self.active = set()
         self.stopping = False
+        self.notifying = set()      # tools that print the notification line
 
     def command(self, case, tool, rewrite=False):
         q = shlex.quote(tool)
@@ -643,7 +652,10 @@ class Runner:
         os.set_blocking(fd, False)
         buf = bytearray()
         notify_at = None   # offset just past the notification line
-        deadline = start + max(self.attach_timeout, case.timeout + NO_NOTIFY_GRACE)
+        if tool in self.notifying:      # as the engine: time to attach, then TIMEOUT
+            deadline = start + self.attach_timeout
+        else:
+            deadline = start + case.timeout + NO_NOTIFY_GRACE
         timed_out = False
         phase = "run"      # run -> stopping (stop signal sent) -> killing (SIGKILL sent)
         try:
@@ -769,8 +781,8 @@ class Runner:
                 raise KeyboardInterrupt
             res = self.evaluate(case, self.execute(case, tool, rewrite))
             res["attempts"] = attempt + 1
-            if res["status"] == "PASS":
-                break
+            if res["status"] == "PASS" or res["timed_out"]:
+                break       # a case that ran into its time limit is not tried again
         return res
 
 
@@ -821,6 +833,16 @@ def first_error(out):
 def categorize(case, res):
     """(category, detail) for a gotrace failure."""
     err = res.get("first_error", "")
+    for e in res.get("failed_expects", []):
+        # bpftrace says "ERROR: text", gotrace "gotrace: error: text" / "file:l:c: error: text"
+        m = re.match(r"^\^?ERROR: (.+)$", e["text"])
+        if m and e["mode"] in ("regex", "text"):
+            rest = m.group(1) if e["mode"] == "regex" else re.escape(m.group(1))
+            try:
+                if re.search(rest, res["output"], re.M):
+                    return "diagnostic format (ERROR: prefix)", normalize_error(m.group(1))
+            except re.error:
+                pass
     m = re.search(r"unknown probe type '([^']+)'", err)
     if m:
         t = m.group(1)
@@ -936,6 +958,18 @@ def tool_version(path):
         return NOISE_RE.sub("", r.stdout).strip().splitlines()[0] if r.stdout.strip() else "?"
     except (OSError, subprocess.TimeoutExpired, IndexError):
         return "?"
+
+
+def tool_notifies(path):
+    """Whether the tool prints the probes-attached notification line."""
+    env = {"PATH": os.environ.get("PATH", ""), NOTIFY: "1"}
+    try:
+        r = subprocess.run([path, "-e", "BEGIN { exit(); }"], env=env, stdin=subprocess.DEVNULL,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=30,
+                           start_new_session=True)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return NOTIFY.encode() + b"\n" in r.stdout
 
 
 def run_many(runner, items, tool, jobs, retries, on_done, rewrite=False):
@@ -1055,6 +1089,9 @@ def run(args, ap, t0, co, tests_dir, dialect, bpftrace, gotrace, gotrace_src, gt
     cases = read_cases(tests_dir, dialect)
     env = Env(bpftrace, tests_dir, args.allow_probe)
     runner = Runner(tests_dir, dialect, stop)
+    for tool in (bpftrace, gotrace):
+        if tool_notifies(tool):
+            runner.notifying.add(tool)
     bt_version = tool_version(bpftrace)
     log("checkout %s (tests %s), dialect %s, %d cases in %d files" % (
         co, tests_dir, dialect, len(cases), len({c.file for c in cases})))
@@ -1062,6 +1099,7 @@ def run(args, ap, t0, co, tests_dir, dialect, bpftrace, gotrace, gotrace_src, gt
         bpftrace, bt_version, gotrace_src,
         "" if gotrace == gotrace_src else ", run from a copy in " + os.path.dirname(gotrace),
         tool_version(gotrace)))
+    log("tools printing %s: %s" % (NOTIFY, ", ".join(sorted(runner.notifying)) or "none"))
 
     if args.filter:
         cases = [c for c in cases if any(f in c.ident for f in args.filter)]
@@ -1216,7 +1254,7 @@ def run(args, ap, t0, co, tests_dir, dialect, bpftrace, gotrace, gotrace_src, gt
             rec = records[ident]
             rec["gotrace"] = {k: r.get(k) for k in ("status", "reason", "category", "detail",
                                                      "rc", "timed_out", "seconds", "command",
-                                                     "first_error")}
+                                                     "first_error", "failed_expects")}
             rec["gotrace"]["output"] = r["output"][:4000]
         doc = {
             "checkout": co, "tests_dir": tests_dir, "dialect": dialect,
