@@ -1,0 +1,1333 @@
+#!/usr/bin/env python3
+"""Run bpftrace's own runtime tests against gotrace.
+
+The runner reads the test files of a bpftrace checkout (tests/runtime/*), picks
+the cases that can run on their own on this machine, runs each with the
+reference bpftrace (0.17) to find the cases it passes (the "baseline"), and then
+runs the baseline with gotrace, substituting gotrace's path for {{BPFTRACE}}.
+It prints PASS/FAIL per case, counts per file, the total and the gotrace
+failures grouped by a coarse category.  Python 3 standard library only.
+
+Test format (read from the checkout's files; this is an independent
+implementation of the same rules as bpftrace's tests/runtime/engine):
+
+  * One case per block of lines; blocks are separated by empty lines, lines
+    starting with '#' are comments.  Each line is DIRECTIVE VALUE.
+  * Two dialects, chosen from the checkout's engine/parser.py (--dialect):
+      legacy (bpftrace <= 0.20): the value is the rest of the line with runs of
+        whitespace collapsed to one space; EXPECT is a regular expression
+        searched in the output; WILL_FAIL allows any exit status; the engine
+        waits 5 s for the probes to attach.
+      modern (0.21 and later): the value keeps its whitespace; lines indented
+        past the directive continue PROG/EXPECT/EXPECT_REGEX; EXPECT is a
+        whole line of text (leading and trailing blanks ignored), EXPECT_REGEX a
+        regular expression, EXPECT_NONE / EXPECT_REGEX_NONE must not match,
+        EXPECT_FILE compares the whole output with a file, EXPECT_JSON compares
+        JSON (one document, or .ndjson line by line), a PROG whose first
+        expectation is EXPECT_JSON is run with "-q -f json"; WILL_FAIL requires
+        a non-zero exit status, RETURN_CODE sets the expected one; TIMEOUT
+        defaults to 5 s; the engine waits 10 s for the probes to attach.
+  * The command is RUN with {{BPFTRACE}} replaced by the tool's path, or
+    `TOOL -e 'PROG'`.  It runs through /bin/sh, in its own process group, with
+    the checkout's tests/ directory as working directory (so
+    runtime/scripts/... and runtime/outputs/... resolve), with stdout and
+    stderr merged, stdin from /dev/null and the environment PATH, test=NAME,
+    __BPFTRACE_NOTIFY_PROBES_ATTACHED=1 plus the case's ENV.  bpftrace's
+    "--verify-llvm-ir" (which the modern engine adds) is not added: 0.17 does
+    not know it.  Lines of bpftrace's RLIMIT_MEMLOCK warning are removed from
+    the output before it is checked.
+  * Time limits: a tool that prints the line __BPFTRACE_NOTIFY_PROBES_ATTACHED
+    when its probes are attached (bpftrace; checked once per run with
+    BEGIN { exit(); }) gets, as in the engine, the attach limit to print it and
+    then TIMEOUT seconds from that moment.  A tool that does not (gotrace so
+    far) gets TIMEOUT + 2 seconds from its start.  At the limit the
+    process group gets SIGINT (bpftrace's engine sends SIGTERM:
+    --stop-signal TERM; both tools treat them alike), then SIGKILL 2 s later;
+    the same happens to running cases when the runner gets SIGINT, SIGTERM or
+    SIGHUP, so no probes stay attached.  A case that hit the limit passes if
+    its expectations hold on the output collected so far (exit status not
+    checked), as in the engine.  EXPECT_FILE and EXPECT_JSON only look at the
+    output after the notification line (for a tool that does not print it:
+    after its first "Attaching N probes..." line, if any).
+  * gotrace is run from a private copy taken at the start (once the binary
+    has been left alone for 2 s), since it may be rebuilt during a run;
+    --no-snapshot runs it in place.
+
+Selection ("standalone" cases); a case is kept only if every rule holds, and
+the first rule it breaks is reported as its exclusion reason:
+
+  1. arch: no ARCH directive, or one that admits x86_64 / little endian
+     (modern syntax: alternatives separated by '|', '!' negates).
+  2. aot: does not use {{BPFTRACE_AOTRT}} or --aot (ahead-of-time tests).
+  3. helpers: no BEFORE, AFTER, SETUP, CLEANUP, NEW_PIDNS or {{BEFORE_PID}}
+     (they start test programs or change the system).
+  4. testprogs: nothing in the case mentions testprogs/ or testlibs/ (binaries
+     built in bpftrace's tree).
+  5. probes: every probe type the program uses is one of BEGIN, END, begin,
+     end, interval/i, profile/p, tracepoint/t; fentry/kfunc/fexit/kretfunc
+     (f/fr) are admitted too and then need nothing beyond the other rules.
+     Anything else (kprobe, kretprobe, uprobe, uretprobe, usdt, watchpoint,
+     asyncwatchpoint, hardware, software, rawtracepoint, iter, self, bench...)
+     excludes the case (--allow-probe TYPE admits more).  Probe types are read
+     from the top level of the program text (PROG, the arguments of -e, .bt
+     script files named on the RUN line, comments and strings removed), from
+     the patterns given to -l/--list, and from positional arguments of the form
+     TYPE:... (for programs whose probes come from $1).  Cases that use no
+     probe at all (--version, -h, parse errors...) are standalone.
+  6. kernel: MIN_KERNEL / MAX_KERNEL admit the running kernel.
+  7. features: every REQUIRES_FEATURE (and !feature) holds according to the
+     reference bpftrace's --info output; a feature it does not report counts
+     as absent.
+  8. requires: every REQUIRES command exits 0 (run through /bin/sh in the
+     tests/ directory, 10 s limit).
+  9. env: SKIP_IF_ENV_HAS does not match this environment.
+
+Baseline: each standalone case is run with the reference bpftrace (--bpftrace,
+default `bpftrace` from PATH); a failing case is tried once more
+(--baseline-retries) since some cases depend on timing, unless it ran into its
+time limit.  Only cases it passes are run with gotrace.  The results are cached in CACHE_DIR/baseline.json keyed
+by file, case name and a hash of the case text, the dialect and the files the
+case reads (scripts, expected outputs), together with bpftrace's path and
+version; --refresh-baseline runs bpftrace again.
+
+With --rewrite-begin-end the reference bpftrace is given BEGIN/END where a
+case's PROG or RUN line says begin/end (current bpftrace's spelling, on which
+0.17 aborts; script files are left alone), so that the newer test files yield
+a useful baseline; gotrace always gets the case's own text.  Such baseline
+results are cached apart from the plain ones.
+
+Failure categories are inferred from gotrace's first diagnostic line
+(FILE:LINE:COL: error: ..., "gotrace: error: ...", ERROR:/FATAL:, or getopt's
+complaint about an option) or, when there is none, from how the case failed
+(timeout, exit status, wrong output); see categorize().
+
+Usage:
+  run_upstream.py --bpftrace-checkout DIR [--gotrace PATH] [-k SUBSTRING]
+                  [--jobs N] [--list-failures] [--json OUT] [--refresh-baseline]
+                  [--rewrite-begin-end] [--select-only] [--show-selection]
+"""
+
+import argparse
+import concurrent.futures
+import fcntl
+import hashlib
+import json
+import os
+import re
+import select
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+DEFAULT_GOTRACE = "/work/main/build/gotrace"
+DEFAULT_CACHE = "/tmp/gt-upstream-cache"
+NOTIFY = "__BPFTRACE_NOTIFY_PROBES_ATTACHED"
+NOTIFY_RE = re.compile(rb"(?:^|(?<=\n))" + NOTIFY.encode() + rb"\n")
+MAX_OUTPUT = 16 << 20
+NOISE_RE = re.compile(r"^.*couldn't set RLIMIT_MEMLOCK.*\n?", re.M)
+ATTACHING_RE = re.compile(r"^Attaching \d+ probes?\.\.\.\n", re.M)
+NO_NOTIFY_GRACE = 2.0
+KILL_GRACE = 2.0
+
+# Probe types: the name (or alias) used in a program -> canonical name.
+PROBE_TYPES = {
+    "BEGIN": "BEGIN", "END": "END", "begin": "BEGIN", "end": "END",
+    "interval": "interval", "i": "interval",
+    "profile": "profile", "p": "profile",
+    "tracepoint": "tracepoint", "t": "tracepoint",
+    "fentry": "fentry", "kfunc": "fentry", "f": "fentry",
+    "fexit": "fexit", "kretfunc": "fexit", "fr": "fexit",
+    "kprobe": "kprobe", "k": "kprobe",
+    "kretprobe": "kretprobe", "kr": "kretprobe",
+    "uprobe": "uprobe", "u": "uprobe",
+    "uretprobe": "uretprobe", "ur": "uretprobe",
+    "usdt": "usdt", "U": "usdt",
+    "watchpoint": "watchpoint", "w": "watchpoint",
+    "asyncwatchpoint": "asyncwatchpoint", "aw": "asyncwatchpoint",
+    "hardware": "hardware", "h": "hardware",
+    "software": "software", "s": "software",
+    "rawtracepoint": "rawtracepoint", "rt": "rawtracepoint",
+    "iter": "iter", "it": "iter",
+    "self": "self", "bench": "bench", "test": "test",
+}
+ALLOWED_PROBES = {"BEGIN", "END", "interval", "profile", "tracepoint",
+                  "fentry", "fexit"}
+# Aliases gotrace may lack although it has the probe type.
+ALIASES = {"i": "interval", "t": "tracepoint", "p": "profile",
+           "begin": "BEGIN", "end": "END", "f": "fentry", "fr": "fexit",
+           "kfunc": "fentry", "kretfunc": "fexit"}
+
+# REQUIRES_FEATURE name -> regexes on `bpftrace --info` (any match = present).
+FEATURES = {
+    "loop": [r"Loop support: yes"],
+    "probe_read_kernel": [r"probe_read_kernel: yes"],
+    "btf": [r"\bbtf: yes"],
+    "kfunc": [r"\bkfunc: yes", r"\bfentry: yes"],
+    "fentry": [r"\bkfunc: yes", r"\bfentry: yes"],
+    "dpath": [r"\bdpath: yes"],
+    "uprobe_refcount": [r"uprobe refcount.*: yes"],
+    "signal": [r"send_signal: yes"],
+    "iter:task": [r"iter:task: yes"],
+    "iter:task_file": [r"iter:task_file: yes"],
+    "iter": [r"\biter: yes", r"iter:task: yes"],
+    "libpath_resolv": [r"bcc library path resolution: yes"],
+    "dwarf": [r"libdw \(DWARF support\): yes"],
+    "kprobe_multi": [r"kprobe_multi: yes"],
+    "kprobe_session": [r"kprobe_session: yes"],
+    "uprobe_multi": [r"uprobe_multi: yes"],
+    "skboutput": [r"skboutput: yes"],
+    "get_tai_ns": [r"get_tai_ns: yes", r"get_ktime_ns: yes"],
+    "get_func_ip": [r"get_func_ip: yes"],
+    "jiffies64": [r"jiffies64: yes"],
+    "lookup_percpu_elem": [r"lookup_percpu_elem: yes"],
+    "dwunwind": [r"dwunwind.*: yes"],
+    "blazesym": [r"blazesym.*: yes"],
+    "aot": [],
+}
+
+
+def log(msg):
+    try:
+        print(msg, flush=True)
+    except BrokenPipeError:     # reader went away (| head): keep running, stop printing
+        sys.stdout = open(os.devnull, "w")
+
+
+# ---------------------------------------------------------------- parsing
+
+class Expect:
+    def __init__(self, mode, text):
+        self.mode = mode      # regex text text_none regex_none file json
+        self.text = text
+
+    def to_json(self):
+        return {"mode": self.mode, "text": self.text}
+
+
+class Case:
+    def __init__(self, file, lineno, raw):
+        self.file = file
+        self.lineno = lineno
+        self.raw = raw
+        self.name = ""
+        self.run = ""
+        self.prog = ""
+        self.expects = []
+        self.timeout = None
+        self.before = []
+        self.after = ""
+        self.setup = ""
+        self.cleanup = ""
+        self.kernel_min = ""
+        self.kernel_max = ""
+        self.requires = []
+        self.env = {}
+        self.arch = []
+        self.features = set()
+        self.neg_features = set()
+        self.will_fail = False
+        self.new_pidns = False
+        self.skip_if_env = None
+        self.return_code = 0
+        self.localize_ts = -1
+        self.key = ""
+        self.ident = ""
+
+    @property
+    def exact(self):
+        return any(e.mode in ("file", "json") for e in self.expects)
+
+
+class ParseError(Exception):
+    pass
+
+
+def detect_dialect(tests_dir):
+    path = os.path.join(tests_dir, "runtime", "engine", "parser.py")
+    try:
+        with open(path) as f:
+            text = f.read()
+    except OSError:
+        return "modern"
+    return "modern" if "EXPECT_REGEX" in text else "legacy"
+
+
+def split_blocks(path):
+    """Yields (first line number, [lines]) per case block."""
+    with open(path, errors="replace") as f:
+        lines = f.readlines()
+    block, start = [], 0
+    for n, line in enumerate(lines, 1):
+        if line.startswith("#"):
+            continue
+        if line.strip("\r\n") == "":
+            if block:
+                yield start, block
+            block = []
+            continue
+        if not block:
+            start = n
+        block.append(line if line.endswith("\n") else line + "\n")
+    if block:
+        yield start, block
+
+
+def parse_block(file, lineno, lines, dialect):
+    case = Case(file, lineno, "".join(lines))
+    prev = ""
+    for raw in lines:
+        body = raw.rstrip("\n")
+        if dialect == "modern" and prev and body[:len(prev) + 1].isspace():
+            cont = body[len(prev) + 1:]
+            if prev == "PROG":
+                case.prog += "\n" + cont
+                continue
+            if prev in ("EXPECT", "EXPECT_REGEX") and case.expects:
+                case.expects[-1].text += "\n" + cont
+                continue
+        if dialect == "legacy":
+            parts = body.split()
+            if not parts:
+                continue
+            d, val = parts[0], " ".join(parts[1:])
+        else:
+            parts = body.strip().split(None, 1)
+            if not parts:
+                continue
+            d = parts[0]
+            val = parts[1] if len(parts) > 1 else ""
+        prev = d
+        if d == "NAME":
+            case.name = val
+        elif d == "RUN":
+            case.run = val
+        elif d == "PROG":
+            case.prog = val
+        elif d == "EXPECT":
+            case.expects.append(Expect("regex" if dialect == "legacy" else "text", val))
+        elif d == "EXPECT_NONE":
+            case.expects.append(Expect("regex_none" if dialect == "legacy" else "text_none", val))
+        elif d == "EXPECT_REGEX":
+            case.expects.append(Expect("regex", val))
+        elif d == "EXPECT_REGEX_NONE":
+            case.expects.append(Expect("regex_none", val))
+        elif d == "EXPECT_FILE":
+            case.expects.append(Expect("file", val))
+        elif d == "EXPECT_JSON":
+            case.expects.append(Expect("json", val))
+        elif d == "TIMEOUT":
+            case.timeout = int(val.strip())
+        elif d == "BEFORE":
+            case.before.append(val)
+        elif d == "AFTER":
+            case.after = val
+        elif d == "SETUP":
+            case.setup = val
+        elif d == "CLEANUP":
+            case.cleanup = val
+        elif d == "MIN_KERNEL":
+            case.kernel_min = val
+        elif d == "MAX_KERNEL":
+            case.kernel_max = val
+        elif d == "REQUIRES":
+            case.requires.append(val)
+        elif d == "ENV":
+            for item in val.split():
+                k, _, v = item.partition("=")
+                case.env[k] = v
+        elif d == "ARCH":
+            case.arch = [a.strip() for a in val.split("|") if a.strip()]
+        elif d == "REQUIRES_FEATURE":
+            for f in val.split():
+                if f.startswith("!"):
+                    case.neg_features.add(f[1:])
+                else:
+                    case.features.add(f)
+        elif d == "WILL_FAIL":
+            case.will_fail = True
+        elif d == "NEW_PIDNS":
+            case.new_pidns = True
+        elif d == "SKIP_IF_ENV_HAS":
+            k, _, v = val.partition("=")
+            case.skip_if_env = (k, v)
+        elif d == "RETURN_CODE":
+            case.return_code = int(val.strip())
+        elif d == "LOCALIZE_TIMESTAMPS":
+            case.localize_ts = int(val.strip())
+        else:
+            raise ParseError("%s:%d: unknown directive %s" % (file, lineno, d))
+    if not case.name:
+        raise ParseError("%s:%d: case without NAME" % (file, lineno))
+    if not case.run and not case.prog:
+        raise ParseError("%s:%d: case without RUN or PROG" % (file, lineno))
+    if case.timeout is None:
+        if dialect == "legacy":
+            raise ParseError("%s:%d: case without TIMEOUT" % (file, lineno))
+        case.timeout = 5
+    return case
+
+
+def read_cases(tests_dir, dialect):
+    rt = os.path.join(tests_dir, "runtime")
+    cases = []
+    for fname in sorted(os.listdir(rt)):
+        path = os.path.join(rt, fname)
+        if fname.startswith(".") or not os.path.isfile(path):
+            continue
+        seen = {}
+        for lineno, block in split_blocks(path):
+            case = parse_block(fname, lineno, block, dialect)
+            n = seen.get(case.name, 0) + 1
+            seen[case.name] = n
+            case.ident = "%s.%s" % (fname, case.name) + ("#%d" % n if n > 1 else "")
+            cases.append(case)
+    return cases
+
+
+# ------------------------------------------------------- probe extraction
+
+def strip_comments_strings(text):
+    """Drops comments, replaces string and char literals by "" / ''."""
+    out, i, n = [], 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == "/" and text.startswith("//", i):
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+        elif c == "/" and text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            i = n if j < 0 else j + 2
+            out.append(" ")
+        elif c in "\"'":
+            j = i + 1
+            while j < n and text[j] != c:
+                j += 2 if text[j] == "\\" else 1
+            out.append(c + c)
+            i = j + 1
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def top_level(text):
+    """The program text outside braces (probe lists, predicates)."""
+    text = strip_comments_strings(text)
+    text = re.sub(r"(?m)^\s*#.*$", " ", text)
+    out, depth = [], 0
+    for c in text:
+        if c == "{":
+            depth += 1
+            out.append(" ")
+        elif c == "}":
+            depth = max(0, depth - 1)
+            out.append(" ")
+        elif depth == 0:
+            out.append(c)
+    return "".join(out)
+
+
+ATTACH_RE = re.compile(r"(?:^|(?<=[\s,;)]))([A-Za-z_][A-Za-z0-9_]*)(?=:)")
+SPECIAL_RE = re.compile(r"(?<![\w$@.:])(BEGIN|END|begin|end)(?![\w:])")
+
+
+def program_probe_names(text):
+    top = top_level(text)
+    names = set(m.group(1) for m in ATTACH_RE.finditer(top) if m.group(1) in PROBE_TYPES)
+    names |= set(SPECIAL_RE.findall(top))
+    return names
+
+
+def run_parts(case, tests_dir):
+    """Splits a RUN line into (programs, script files, other tokens, -l patterns)."""
+    progs, files, others, patterns = [], [], [], []
+    try:
+        toks = shlex.split(case.run.replace("{{BPFTRACE}}", " __TOOL__ "))
+    except ValueError:
+        toks = case.run.replace("{{BPFTRACE}}", " __TOOL__ ").split()
+    i = 0
+    while i < len(toks):
+        t = toks[i]
+        if t in ("-e", "--expr") and i + 1 < len(toks):
+            progs.append(toks[i + 1])
+            i += 2
+            continue
+        if t in ("-l", "--list", "-lv") and i + 1 < len(toks) and not toks[i + 1].startswith("-") \
+                and toks[i + 1] not in ("|", "&&", "||", ";"):
+            patterns.append(toks[i + 1])
+            i += 2
+            continue
+        p = os.path.join(tests_dir, t)
+        if t.endswith(".bt") and os.path.isfile(p):
+            files.append(t)
+        else:
+            others.append(t)
+        i += 1
+    return progs, files, others, patterns
+
+
+def case_probes(case, tests_dir):
+    """The probe type names (as written) that the case uses."""
+    names = set()
+    if case.prog:
+        names |= program_probe_names(case.prog)
+    if case.run:
+        progs, files, others, patterns = run_parts(case, tests_dir)
+        for p in progs:
+            names |= program_probe_names(p)
+        for f in files:
+            with open(os.path.join(tests_dir, f), errors="replace") as fh:
+                names |= program_probe_names(fh.read())
+        for tok in others + patterns:
+            m = re.match(r"^([A-Za-z_]+):", tok)
+            if m and m.group(1) in PROBE_TYPES:
+                names.add(m.group(1))
+    return names
+
+
+def referenced_files(case, tests_dir):
+    files = []
+    if case.run:
+        files += run_parts(case, tests_dir)[1]
+    files += [e.text for e in case.expects if e.mode in ("file", "json")]
+    return files
+
+
+# -------------------------------------------------------------- selection
+
+class Env:
+    """Facts about this machine and the reference bpftrace."""
+
+    def __init__(self, bpftrace, tests_dir, extra_probes):
+        self.bpftrace = bpftrace
+        self.tests_dir = tests_dir
+        self.allowed = set(ALLOWED_PROBES) | set(PROBE_TYPES.get(p, p) for p in extra_probes)
+        self.kernel = kernel_tuple(os.uname().release)
+        self.machine = os.uname().machine.lower()
+        self.endian = "le" if sys.byteorder == "little" else "be"
+        self._info = None
+        self._req = {}
+
+    def info(self):
+        if self._info is None:
+            try:
+                r = subprocess.run([self.bpftrace, "--info"], stdout=subprocess.PIPE,
+                                   stderr=subprocess.STDOUT, timeout=60,
+                                   universal_newlines=True, errors="replace")
+                self._info = r.stdout
+            except (OSError, subprocess.TimeoutExpired):
+                self._info = ""
+        return self._info
+
+    def feature(self, name):
+        return any(re.search(rx, self.info()) for rx in FEATURES.get(name, []))
+
+    def requirement(self, cmd):
+        if cmd not in self._req:
+            try:
+                r = subprocess.run(cmd, shell=True, cwd=self.tests_dir,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                   stdin=subprocess.DEVNULL, timeout=10,
+                                   start_new_session=True)
+                self._req[cmd] = r.returncode == 0
+            except subprocess.TimeoutExpired:
+                self._req[cmd] = False
+        return self._req[cmd]
+
+
+def kernel_tuple(s):
+    return tuple(int(x) for x in re.findall(r"\d+", s.split("-")[0])[:3])
+
+
+def arch_ok(case, env):
+    if not case.arch:
+        return True
+    host = {env.machine, env.endian}
+    pos = {a for a in case.arch if not a.startswith("!")}
+    neg = {a[1:] for a in case.arch if a.startswith("!")}
+    if pos and not (host & pos):
+        return False
+    return not (host & neg)
+
+
+def exclusion(case, env):
+    """None if the case is standalone, otherwise (rule, detail)."""
+    everything = case.raw
+    if not arch_ok(case, env):
+        return ("arch", "|".join(case.arch))
+    if "{{BPFTRACE_AOTRT}}" in case.run or re.search(r"(^|\s)--aot\b", case.run):
+        return ("aot", "")
+    if case.before or case.after or case.setup or case.cleanup or case.new_pidns \
+            or "{{BEFORE_PID}}" in everything:
+        return ("helpers", "BEFORE/AFTER/SETUP/CLEANUP")
+    m = re.search(r"\btest(progs|libs)/\S*", everything)
+    if m:
+        return ("testprogs", m.group(0))
+    names = case_probes(case, env.tests_dir)
+    bad = sorted(n for n in names if PROBE_TYPES[n] not in env.allowed)
+    if bad:
+        return ("probes", ",".join(PROBE_TYPES[n] for n in bad))
+    if case.kernel_min and kernel_tuple(case.kernel_min) > env.kernel:
+        return ("kernel", "min " + case.kernel_min)
+    if case.kernel_max and kernel_tuple(case.kernel_max) < env.kernel:
+        return ("kernel", "max " + case.kernel_max)
+    for f in sorted(case.features):
+        if not env.feature(f):
+            return ("features", f)
+    for f in sorted(case.neg_features):
+        if env.feature(f):
+            return ("features", "!" + f)
+    for r in case.requires:
+        if not env.requirement(r):
+            return ("requires", r)
+    if case.skip_if_env and os.environ.get(case.skip_if_env[0], "") == case.skip_if_env[1]:
+        return ("env", "=".join(case.skip_if_env))
+    return None
+
+
+def case_key(case, dialect, tests_dir):
+    h = hashlib.sha256()
+    h.update(dialect.encode())
+    h.update(case.raw.encode())
+    for f in referenced_files(case, tests_dir):
+        try:
+            with open(os.path.join(tests_dir, f), "rb") as fh:
+                h.update(fh.read())
+        except OSError:
+            h.update(b"missing:" + f.encode())
+    return "%s::%s::%s" % (case.file, case.name, h.hexdigest()[:16])
+
+
+# ---------------------------------------------------------------- running
+
+class Runner:
+    def __init__(self, tests_dir, dialect, stop_signal):
+        self.tests_dir = tests_dir
+        self.dialect = dialect
+        self.attach_timeout = 5 if dialect == "legacy" else 10
+        self.stop_signal = stop_signal
+        self.lock = threading.Lock()
+        self.active = set()
+        self.stopping = False
+        self.notifying = set()      # tools that print the notification line
+
+    def command(self, case, tool, rewrite=False):
+        q = shlex.quote(tool)
+        if case.run:
+            run = upcase_begin_end(case.run) if rewrite else case.run
+            return run.replace("{{BPFTRACE}}", q)
+        flags = ""
+        if self.dialect == "modern" and case.expects and case.expects[0].mode == "json":
+            flags = " -q -f json"
+        prog = upcase_begin_end(case.prog) if rewrite else case.prog
+        return "%s%s -e '%s'" % (q, flags, prog.replace("'", "'\\''"))
+
+    def kill_all(self):
+        with self.lock:
+            groups = list(self.active)
+        for pg in groups:
+            kill_group(pg, self.stop_signal)
+        if groups:
+            time.sleep(KILL_GRACE)
+        for pg in groups:
+            kill_group(pg, signal.SIGKILL)
+
+    def execute(self, case, tool, rewrite=False):
+        cmd = self.command(case, tool, rewrite)
+        env = {"PATH": os.environ.get("PATH", "/usr/sbin:/usr/bin:/sbin:/bin"),
+               "test": case.name, NOTIFY: "1",
+               "__BPFTRACE_NOTIFY_AOT_PORTABILITY_DISABLED": "1"}
+        env.update(case.env)
+        start = time.monotonic()
+        p = subprocess.Popen(cmd, shell=True, cwd=self.tests_dir, env=env,
+                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, start_new_session=True)
+        pg = p.pid
+        with self.lock:
+            self.active.add(pg)
+        fd = p.stdout.fileno()
+        os.set_blocking(fd, False)
+        buf = bytearray()
+        notify_at = None   # offset just past the notification line
+        if tool in self.notifying:      # as the engine: time to attach, then TIMEOUT
+            deadline = start + self.attach_timeout
+        else:
+            deadline = start + case.timeout + NO_NOTIFY_GRACE
+        timed_out = False
+        phase = "run"      # run -> stopping (stop signal sent) -> killing (SIGKILL sent)
+        try:
+            while True:
+                now = time.monotonic()
+                if now >= deadline:
+                    if phase == "run":
+                        timed_out = p.poll() is None
+                        kill_group(pg, self.stop_signal)
+                        phase, deadline = "stopping", now + KILL_GRACE
+                    elif phase == "stopping":
+                        kill_group(pg, signal.SIGKILL)
+                        phase, deadline = "killing", now + 1.0
+                    else:
+                        break   # something outside the group holds the pipe open
+                ready, _, _ = select.select([fd], [], [], max(0.0, min(0.2, deadline - now)))
+                if not ready:
+                    continue
+                try:
+                    chunk = os.read(fd, 65536)
+                except BlockingIOError:
+                    continue
+                if not chunk:
+                    break
+                if len(buf) < MAX_OUTPUT:
+                    buf += chunk
+                if notify_at is None:
+                    lo = max(0, len(buf) - len(chunk) - len(NOTIFY) - 2)
+                    m = NOTIFY_RE.search(buf, lo)
+                    if m:
+                        notify_at = m.end()
+                        if phase == "run":
+                            deadline = time.monotonic() + case.timeout
+            try:
+                rc = p.wait(timeout=KILL_GRACE)
+            except subprocess.TimeoutExpired:
+                kill_group(pg, signal.SIGKILL)
+                rc = p.wait()
+        finally:
+            if p.poll() is None:             # interrupted: stop it as at the time limit
+                kill_group(pg, self.stop_signal)
+                try:
+                    p.wait(timeout=KILL_GRACE)
+                except (subprocess.TimeoutExpired, KeyboardInterrupt):
+                    pass
+            kill_group(pg, signal.SIGKILL)   # whatever is left of the group
+            p.stdout.close()
+            with self.lock:
+                self.active.discard(pg)
+        out = buf.decode("utf-8", "backslashreplace")
+        out = NOISE_RE.sub("", out)
+        notify_text = None
+        if notify_at is not None:
+            notify_text = NOISE_RE.sub("", buf[notify_at:].decode("utf-8", "backslashreplace"))
+        return {"command": cmd, "rc": rc, "timed_out": timed_out,
+                "output": out, "after_notify": notify_text,
+                "seconds": round(time.monotonic() - start, 2)}
+
+    def check_expect(self, case, e, out):
+        try:
+            if e.mode == "regex":
+                return re.search(e.text, out, re.M) is not None
+            if e.mode == "regex_none":
+                return re.search(e.text, out, re.M) is None
+            if e.mode == "text":
+                return re.search(r"^\s*%s\s*$" % re.escape(e.text), out, re.M) is not None
+            if e.mode == "text_none":
+                return re.search(r"^\s*%s\s*$" % re.escape(e.text), out, re.M) is None
+            with open(os.path.join(self.tests_dir, e.text)) as f:
+                want = f.read()
+            if e.mode == "file":
+                want = want.strip()
+                if case.localize_ts >= 0:
+                    want = time.strftime(want, time.localtime(case.localize_ts))
+                return out.strip() == want
+            lines = out.strip().splitlines()
+            if e.text.endswith(".ndjson"):
+                wl = want.strip().splitlines()
+                return len(wl) == len(lines) and all(
+                    json.loads(a) == json.loads(b) for a, b in zip(lines, wl))
+            return len(lines) == 1 and json.loads(out.strip()) == json.loads(want)
+        except (re.error, ValueError, OSError):
+            return False
+
+    def evaluate(self, case, res):
+        """Fills status (PASS/FAIL) and reason into res, and departure_only: the case fails
+        only on the departures docs/bpftrace-differences.md documents (see departure())."""
+        out = res["output"]
+        if case.exact:
+            if res["after_notify"] is not None:
+                out = res["after_notify"]
+            else:   # a tool that does not notify: what follows its "Attaching N probes..."
+                m = ATTACHING_RE.search(out)
+                if m:
+                    out = out[m.end():]
+        failed = [e for e in case.expects if not self.check_expect(case, e, out)]
+        res["failed_expects"] = [e.to_json() for e in failed]
+        res["departure_only"] = bool(failed) and all(
+            d is not None and self.check_expect(case, d, out) for d in map(departure, failed))
+        err = first_error(res["output"])
+        res["first_error"] = err
+        if res["timed_out"]:
+            if failed:
+                res["status"], res["reason"] = "FAIL", "timeout after %ss, %s" % (
+                    case.timeout, describe_expect(failed[0]))
+            else:
+                res["status"], res["reason"] = "PASS", "expectations met (stopped at time limit)"
+            return res
+        rc = res["rc"]
+        if self.dialect == "legacy":
+            bad_rc = rc != 0 and not case.will_fail
+            rc_msg = "exit status %d" % rc
+        else:
+            bad_rc = (rc != case.return_code and not case.will_fail) or (rc == 0 and case.will_fail)
+            rc_msg = ("exit status 0, expected failure" if rc == 0 and case.will_fail
+                      else "exit status %d, expected %d" % (rc, case.return_code))
+        if bad_rc:
+            res["departure_only"] = False
+            res["status"] = "FAIL"
+            res["reason"] = rc_msg + (": " + err if err else "")
+        elif failed:
+            res["status"] = "FAIL"
+            res["reason"] = describe_expect(failed[0]) + (" (%s)" % err if err and rc else "")
+        else:
+            res["status"], res["reason"] = "PASS", ""
+        return res
+
+    def run(self, case, tool, retries=0, rewrite=False):
+        res = None
+        for attempt in range(retries + 1):
+            if self.stopping:
+                raise KeyboardInterrupt
+            res = self.evaluate(case, self.execute(case, tool, rewrite))
+            res["attempts"] = attempt + 1
+            if res["status"] == "PASS" or res["timed_out"]:
+                break       # a case that ran into its time limit is not tried again
+        return res
+
+
+def departure(e):
+    """The expectation as gotrace meets it on purpose, or None: bpftrace's "ERROR: MSG" and
+    "WARNING: MSG" are gotrace's "error: MSG" and "warning: MSG" after its location or
+    name (so a leading ^ goes), and the tool's own name is gotrace. Only regex and text
+    expectations: expected files and JSON are compared as they are."""
+    if e.mode not in ("regex", "text"):
+        return None
+    text = e.text
+    if e.mode == "regex":
+        text = re.sub(r"^\^(?=(ERROR|WARNING): )", "", text)
+    text = text.replace("ERROR: ", "error: ").replace("WARNING: ", "warning: ")
+    text = text.replace("bpftrace", "gotrace")
+    if text == e.text:
+        return None
+    mode = e.mode
+    if mode == "text":      # text is matched as a whole line: the location comes before it
+        mode, text = "regex", re.escape(text) + r"\s*$"
+    return Expect(mode, text)
+
+
+BEGIN_END_RE = re.compile(r"(?<![\w$@.:%\"])(begin|end)(?=\s*[{/,])")
+
+
+def upcase_begin_end(text):
+    """begin/end probes -> BEGIN/END (for --rewrite-begin-end)."""
+    return BEGIN_END_RE.sub(lambda m: m.group(1).upper(), text)
+
+
+def kill_group(pg, sig):
+    try:
+        os.killpg(pg, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def describe_expect(e):
+    t = e.text if len(e.text) <= 60 else e.text[:57] + "..."
+    return {
+        "regex": "expected regex not found: %r" % t,
+        "text": "expected line not found: %r" % t,
+        "text_none": "unwanted line found: %r" % t,
+        "regex_none": "unwanted regex found: %r" % t,
+        "file": "output differs from %s" % t,
+        "json": "JSON output differs from %s" % t,
+    }[e.mode]
+
+
+ERR_LINE_RE = re.compile(
+    r"^\S+:\d+:\d+(?:-\d+)?: (?:error|ERROR)\b"             # file:line:col: error: ...
+    r"|^(?:\S*gotrace: )?(?:error|ERROR|FATAL)\b"             # gotrace: error: / ERROR: ...
+    r"|^\S*gotrace: .*(?:invalid option|unrecognized option|option requires)")
+
+
+def first_error(out):
+    for line in out.splitlines():
+        if line.startswith(NOTIFY):
+            continue
+        if ERR_LINE_RE.search(line):
+            return line.strip()[:200]
+    return ""
+
+
+# ------------------------------------------------------------ categories
+
+def categorize(case, res, tests_dir):
+    """(category, detail) for a gotrace failure."""
+    err = res.get("first_error", "")
+    for e in res.get("failed_expects", []):
+        # bpftrace says "ERROR: text", gotrace "gotrace: error: text" / "file:l:c: error: text"
+        m = re.match(r"^\^?ERROR: (.+)$", e["text"])
+        if m and e["mode"] in ("regex", "text"):
+            rest = m.group(1) if e["mode"] == "regex" else re.escape(m.group(1))
+            try:
+                if re.search(rest, res["output"], re.M):
+                    return "diagnostic format (ERROR: prefix)", normalize_error(m.group(1))
+            except re.error:
+                pass
+    m = re.search(r"unknown probe type '([^']+)'", err)
+    if m:
+        t = m.group(1)
+        if t in ALIASES:
+            return "probe alias", "%s: (%s)" % (t, ALIASES[t])
+        return "probe type not supported", PROBE_TYPES.get(t, t)
+    m = (re.search(r"invalid option -- '(.)'", err) or
+         re.search(r"unrecognized option '([^'=]+)", err) or
+         re.search(r"option requires an argument -- '(.)'", err))
+    if m:
+        o = m.group(1)
+        return "command-line option", (o if o.startswith("--") else "-" + o)
+    m = re.search(r"error: (.*?) (?:is|are) not supported yet", err) or \
+        re.search(r"error: (.*)not supported yet", err)
+    if m:
+        return "not supported yet", m.group(1).replace("'", "").strip()
+    m = re.search(r"unknown function '([^']+)'", err)
+    if m:
+        return "unknown function", m.group(1)
+    m = re.search(r"unknown (\w+(?: \w+)?) '([^']+)'", err)
+    if m:
+        return "unknown " + m.group(1), m.group(2)
+    if "syntax error" in err:
+        m = re.search(r"syntax error, (unexpected [^,]+)", err)
+        return "syntax error", m.group(1) if m else "syntax error"
+    if "positional parameter" in err or (err and re.search(r"\$(\d+|#)", case.prog or case.run)
+                                          and "$" in err):
+        return "positional parameter", err[-60:]
+    m = re.search(r"invalid character (\S+)", err)
+    if m:
+        if m.group(1) == "'#'":
+            return "preprocessor (#include/#define)", "invalid character '#'"
+        return "invalid character", m.group(1)
+    if err and re.search(r"(^|\s)(-l|--list|-lv)(\s|$)", case.run):
+        return "listing (-l)", normalize_error(err)
+    if err and re.match(r"^\S*gotrace: ", err):
+        return "command-line behaviour", normalize_error(err)
+    if err:
+        return "other error", normalize_error(err)
+    failed = res.get("failed_expects") or []
+    rc_ok = res.get("timed_out") or case.will_fail or res["rc"] == case.return_code
+    if failed and rc_ok:
+        e = failed[0]
+        content = e["text"]
+        if e["mode"] in ("file", "json"):
+            try:
+                with open(os.path.join(tests_dir, e["text"]), errors="replace") as f:
+                    content = f.read()
+            except OSError:
+                pass
+        at_limit = "stopped at time limit: " if res.get("timed_out") else ""
+        if re.search(r"Attaching \d* ?probe", content):
+            return "'Attaching N probes...' line", at_limit + e["text"][:40]
+        if re.search(r"(?i)bpftrace", content):
+            return "bpftrace's name in expected output", at_limit + e["text"][:40]
+        if res.get("timed_out") and not re.sub(r"(?m)^Attaching \d+ probes?\.\.\.$", "",
+                                               res["output"]).strip():
+            return "timeout", "no output, no exit within %ss" % case.timeout
+        if case.env:
+            return "wrong output", at_limit + "with ENV %s" % " ".join(sorted(case.env))
+        return "wrong output", at_limit + "%s %s" % (e["mode"], e["text"][:40])
+    if res.get("timed_out"):
+        return "timeout", "no exit within %ss" % case.timeout
+    return "exit status", "rc %d" % res["rc"]
+
+
+def normalize_error(err):
+    text = re.sub(r"^\S*?:\d+:\d+: ", "", err)
+    text = re.sub(r"^\S*gotrace: ", "", text)
+    text = re.sub(r"^error: ", "", text)
+    text = re.sub(r"'[^']*'", "'…'", text)
+    text = re.sub(r"\d+", "N", text)
+    return text[:80]
+
+
+# ---------------------------------------------------------------- cache
+
+class Cache:
+    def __init__(self, directory, tool_id):
+        self.dir = directory
+        self.path = os.path.join(directory, "baseline.json")
+        self.tool_id = tool_id
+        os.makedirs(directory, exist_ok=True)
+        self.data = self._load()
+        self.pending = {}
+
+    def _load(self):
+        try:
+            with open(self.path) as f:
+                d = json.load(f)
+            return d.get("tools", {}).get(self.tool_id, {})
+        except (OSError, ValueError):
+            return {}
+
+    def get(self, key):
+        return self.data.get(key)
+
+    def put(self, key, value):
+        self.data[key] = value
+        self.pending[key] = value
+
+    def save(self):
+        if not self.pending:
+            return
+        with open(self.path + ".lock", "w") as lk:
+            fcntl.flock(lk, fcntl.LOCK_EX)
+            try:
+                with open(self.path) as f:
+                    d = json.load(f)
+            except (OSError, ValueError):
+                d = {}
+            d.setdefault("tools", {}).setdefault(self.tool_id, {}).update(self.pending)
+            tmp = self.path + ".tmp.%d" % os.getpid()
+            with open(tmp, "w") as f:
+                json.dump(d, f, indent=1, sort_keys=True)
+            os.replace(tmp, self.path)
+        self.pending = {}
+
+
+# ---------------------------------------------------------------- main
+
+def tool_version(path):
+    try:
+        r = subprocess.run([path, "--version"], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, universal_newlines=True, timeout=30)
+        return NOISE_RE.sub("", r.stdout).strip().splitlines()[0] if r.stdout.strip() else "?"
+    except (OSError, subprocess.TimeoutExpired, IndexError):
+        return "?"
+
+
+def tool_notifies(path):
+    """Whether the tool prints the probes-attached notification line."""
+    env = {"PATH": os.environ.get("PATH", ""), NOTIFY: "1"}
+    try:
+        r = subprocess.run([path, "-e", "BEGIN { exit(); }"], env=env, stdin=subprocess.DEVNULL,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=30,
+                           start_new_session=True)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return NOTIFY.encode() + b"\n" in r.stdout
+
+
+def run_many(runner, items, tool, jobs, retries, on_done, rewrite=False):
+    """Runs (case) items with tool; on_done(case, res) is called in order of completion."""
+    if jobs <= 1:
+        for case in items:
+            on_done(case, runner.run(case, tool, retries, rewrite))
+        return
+    ex = concurrent.futures.ThreadPoolExecutor(max_workers=jobs)
+    try:
+        futs = {ex.submit(runner.run, c, tool, retries, rewrite): c for c in items}
+        for f in concurrent.futures.as_completed(futs):
+            on_done(futs[f], f.result())
+    except KeyboardInterrupt:
+        runner.stopping = True
+        ex.shutdown(wait=False, cancel_futures=True)
+        runner.kill_all()
+        raise
+    finally:
+        ex.shutdown(wait=True)
+
+
+def short(s, n=110):
+    s = s.replace("\n", "\\n")
+    return s if len(s) <= n else s[:n - 3] + "..."
+
+
+def snapshot(path, directory):
+    """Copies the binary (another engineer may rebuild it mid-run) once it has
+    been left alone for 2 s and answers --version; returns the copy's path."""
+    dest = os.path.join(directory, os.path.basename(path))
+    for _ in range(30):
+        age = time.time() - os.stat(path).st_mtime
+        if age < 2:
+            time.sleep(2 - age)
+            continue
+        shutil.copy2(path, dest)
+        if os.stat(path).st_mtime == os.stat(dest).st_mtime and tool_version(dest) != "?":
+            return dest
+        time.sleep(1)
+    raise SystemExit("cannot take a stable copy of %s" % path)
+
+
+def interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+def main():
+    signal.signal(signal.SIGTERM, interrupt)
+    signal.signal(signal.SIGHUP, interrupt)
+    signal.signal(signal.SIGINT, interrupt)
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bpftrace-checkout", required=True,
+                    help="bpftrace source tree (the directory holding tests/runtime)")
+    ap.add_argument("--gotrace", default=DEFAULT_GOTRACE, help="gotrace binary (%(default)s)")
+    ap.add_argument("--bpftrace", default="bpftrace",
+                    help="reference bpftrace binary for the baseline (%(default)s)")
+    ap.add_argument("-k", dest="filter", action="append", default=[],
+                    help="only cases whose FILE.NAME contains SUBSTRING (repeatable)")
+    ap.add_argument("--jobs", type=int, default=1, help="cases run at once (%(default)s)")
+    ap.add_argument("--list-failures", action="store_true",
+                    help="print command, reason and output of every gotrace failure")
+    ap.add_argument("--json", metavar="OUT", help="write machine-readable results to OUT")
+    ap.add_argument("--refresh-baseline", action="store_true",
+                    help="run bpftrace again instead of using the cache")
+    ap.add_argument("--cache-dir", default=DEFAULT_CACHE, help="(%(default)s)")
+    ap.add_argument("--dialect", choices=["auto", "legacy", "modern"], default="auto")
+    ap.add_argument("--allow-probe", action="append", default=[], metavar="TYPE",
+                    help="also admit cases using this probe type")
+    ap.add_argument("--baseline-retries", type=int, default=1)
+    ap.add_argument("--rewrite-begin-end", action="store_true",
+                    help="for the baseline only, give bpftrace BEGIN/END where the case "
+                         "says begin/end (0.17 aborts on the lowercase names); gotrace "
+                         "still gets the original text")
+    ap.add_argument("--retries", type=int, default=0, help="extra gotrace attempts on failure")
+    ap.add_argument("--stop-signal", choices=["INT", "TERM"], default="INT",
+                    help="signal sent at the time limit before SIGKILL (%(default)s)")
+    ap.add_argument("--show-selection", action="store_true",
+                    help="print why each case was excluded, and bpftrace's baseline failures")
+    ap.add_argument("--select-only", action="store_true",
+                    help="print the selection and stop (implies --show-selection)")
+    ap.add_argument("--baseline-only", action="store_true", help="do not run gotrace")
+    ap.add_argument("--no-snapshot", action="store_true",
+                    help="run gotrace in place instead of from a private copy made at the start")
+    ap.add_argument("-q", "--quiet", action="store_true", help="no per-case lines")
+    args = ap.parse_args()
+
+    t0 = time.monotonic()
+    co = os.path.abspath(args.bpftrace_checkout)
+    tests_dir = co if os.path.isdir(os.path.join(co, "runtime")) else os.path.join(co, "tests")
+    if not os.path.isdir(os.path.join(tests_dir, "runtime")):
+        ap.error("no tests/runtime under %s" % co)
+    dialect = detect_dialect(tests_dir) if args.dialect == "auto" else args.dialect
+    bpftrace = shutil.which(args.bpftrace) or args.bpftrace
+    bpftrace = os.path.abspath(bpftrace)
+    gotrace = os.path.abspath(args.gotrace)
+    if not args.baseline_only and not os.access(gotrace, os.X_OK):
+        ap.error("gotrace not executable: %s" % gotrace)
+    stop = signal.SIGINT if args.stop_signal == "INT" else signal.SIGTERM
+
+    gt_mtime = os.stat(gotrace).st_mtime if os.path.exists(gotrace) else 0
+    gotrace_src, snapdir = gotrace, None
+    if not args.baseline_only and not args.no_snapshot:
+        snapdir = tempfile.mkdtemp(prefix="gt-upstream-")
+        gotrace = snapshot(gotrace_src, snapdir)
+        gt_mtime = 0
+    try:
+        return run(args, ap, t0, co, tests_dir, dialect, bpftrace, gotrace, gotrace_src,
+                   gt_mtime, stop)
+    finally:
+        if snapdir:
+            shutil.rmtree(snapdir, ignore_errors=True)
+
+
+def run(args, ap, t0, co, tests_dir, dialect, bpftrace, gotrace, gotrace_src, gt_mtime, stop):
+    cases = read_cases(tests_dir, dialect)
+    env = Env(bpftrace, tests_dir, args.allow_probe)
+    runner = Runner(tests_dir, dialect, stop)
+    for tool in (bpftrace, gotrace):
+        if tool_notifies(tool):
+            runner.notifying.add(tool)
+    bt_version = tool_version(bpftrace)
+    log("checkout %s (tests %s), dialect %s, %d cases in %d files" % (
+        co, tests_dir, dialect, len(cases), len({c.file for c in cases})))
+    log("reference %s (%s); gotrace %s%s (%s)" % (
+        bpftrace, bt_version, gotrace_src,
+        "" if gotrace == gotrace_src else ", run from a copy in " + os.path.dirname(gotrace),
+        tool_version(gotrace)))
+    log("tools printing %s: %s" % (NOTIFY, ", ".join(sorted(runner.notifying)) or "none"))
+
+    if args.filter:
+        cases = [c for c in cases if any(f in c.ident for f in args.filter)]
+        log("filter %s: %d cases" % (args.filter, len(cases)))
+
+    excluded = {}
+    standalone = []
+    records = {}
+    for c in cases:
+        c.key = case_key(c, dialect, tests_dir)
+        why = exclusion(c, env)
+        rec = {"file": c.file, "name": c.name, "ident": c.ident, "line": c.lineno,
+               "key": c.key, "standalone": why is None}
+        records[c.ident] = rec
+        if why:
+            rec["excluded"] = "%s: %s" % why
+            excluded.setdefault(why[0], []).append((c, why[1]))
+        else:
+            standalone.append(c)
+    log("standalone: %d of %d; excluded: %s" % (
+        len(standalone), len(cases),
+        ", ".join("%s %d" % (k, len(v)) for k, v in sorted(excluded.items(), key=lambda kv: -len(kv[1])))))
+    if args.show_selection or args.select_only:
+        for rule, lst in sorted(excluded.items()):
+            for c, d in lst:
+                log("  excluded [%s] %s: %s" % (rule, c.ident, d))
+    if args.select_only:
+        for c in standalone:
+            log("  standalone %s" % c.ident)
+        return 0
+
+    # Baseline.
+    cache = Cache(args.cache_dir, "%s %s%s" % (bpftrace, bt_version,
+                                               " +begin-end" if args.rewrite_begin_end else ""))
+    todo = [c for c in standalone if args.refresh_baseline or cache.get(c.key) is None]
+    interrupted = False
+    if todo:
+        log("baseline: running %d cases with bpftrace (%d cached)" % (len(todo), len(standalone) - len(todo)))
+        done = [0]
+
+        def bt_done(case, res):
+            done[0] += 1
+            cache.put(case.key, {"status": res["status"], "reason": res["reason"],
+                                 "seconds": res["seconds"], "attempts": res["attempts"],
+                                 "ident": case.ident})
+            if done[0] % 25 == 0:
+                cache.save()
+            if not args.quiet:
+                log("  bpftrace %s %s%s" % (res["status"], case.ident,
+                                            (": " + short(res["reason"])) if res["reason"] else ""))
+        try:
+            run_many(runner, todo, bpftrace, args.jobs, args.baseline_retries, bt_done,
+                     args.rewrite_begin_end)
+        except KeyboardInterrupt:
+            interrupted = True
+            runner.kill_all()
+        cache.save()
+        if interrupted:
+            log("interrupted")
+            return 130
+    baseline = []
+    for c in standalone:
+        b = cache.get(c.key) or {}
+        records[c.ident]["bpftrace"] = b
+        if b.get("status") == "PASS":
+            baseline.append(c)
+    log("baseline: bpftrace passes %d of %d standalone cases" % (len(baseline), len(standalone)))
+    if args.show_selection:
+        for c in standalone:
+            b = records[c.ident]["bpftrace"]
+            if b.get("status") != "PASS":
+                log("  not in baseline (bpftrace fails) %s: %s" % (c.ident, short(b.get("reason", "?"))))
+
+    results = {}
+    if not args.baseline_only and baseline:
+        log("running %d baseline cases with gotrace" % len(baseline))
+
+        def gt_done(case, res):
+            results[case.ident] = res
+            if res["status"] == "FAIL":
+                res["category"], res["detail"] = categorize(case, res, tests_dir)
+            if not args.quiet:
+                log("%s %s%s" % (res["status"], case.ident,
+                                 (": " + short(res["reason"])) if res["reason"] and res["status"] == "FAIL" else ""))
+        try:
+            run_many(runner, baseline, gotrace, args.jobs, args.retries, gt_done)
+        except KeyboardInterrupt:
+            interrupted = True
+            runner.kill_all()
+
+    # Report.
+    passed = sum(1 for r in results.values() if r["status"] == "PASS")
+    per_file = {}
+    for c in baseline:
+        st = per_file.setdefault(c.file, [0, 0, 0])
+        st[1] += 1
+        r = results.get(c.ident)
+        if r and r["status"] == "PASS":
+            st[0] += 1
+    for c in cases:
+        per_file.setdefault(c.file, [0, 0, 0])[2] += 1
+
+    cats = {}
+    fails = [(c, results[c.ident]) for c in baseline
+             if c.ident in results and results[c.ident]["status"] == "FAIL"]
+    for c, r in fails:
+        cats.setdefault(r["category"], []).append((c, r))
+
+    if not args.baseline_only:
+        log("")
+        log("per file (gotrace passes / baseline / cases in file):")
+        for f in sorted(per_file):
+            p, b, t = per_file[f]
+            if b:
+                log("  %-22s %3d / %3d  (%d)" % (f, p, b, t))
+        log("")
+        log("failure categories:")
+        for cat, lst in sorted(cats.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+            log("  %-36s %3d" % (cat, len(lst)))
+            details = {}
+            for c, r in lst:
+                details.setdefault(r["detail"], []).append(c)
+            for d, cs in sorted(details.items(), key=lambda kv: (-len(kv[1]), kv[0]))[:8]:
+                log("      %3d  %-40s e.g. %s" % (len(cs), short(d, 40), ", ".join(x.ident for x in cs[:3])))
+            if len(details) > 8:
+                log("      ... %d more details" % (len(details) - 8))
+        if args.list_failures:
+            log("")
+            log("failures:")
+            for c, r in fails:
+                log("  %s (%s:%d)" % (c.ident, c.file, c.lineno))
+                log("      command:  %s" % short(r["command"], 300))
+                log("      reason:   %s" % r["reason"])
+                log("      category: %s / %s" % (r["category"], r["detail"]))
+                for line in r["output"].splitlines()[:6]:
+                    log("      | %s" % short(line, 150))
+        log("")
+        if gt_mtime and os.path.exists(gotrace) and os.stat(gotrace).st_mtime != gt_mtime:
+            log("WARNING: %s changed during the run" % gotrace)
+        elif gotrace != gotrace_src and os.stat(gotrace_src).st_mtime != os.stat(gotrace).st_mtime:
+            log("note: %s was rebuilt during the run; the results are for the copy taken at the start"
+                % gotrace_src)
+        pct = 100.0 * passed / len(baseline) if baseline else 0.0
+        log("standalone cases: %d, baseline (bpftrace %s passes): %d" % (
+            len(standalone), bt_version, len(baseline)))
+        log("gotrace passes %d of %d (%.1f %%)%s" % (passed, len(baseline), pct,
+                                                    " [interrupted]" if interrupted else ""))
+        dep = sum(1 for r in results.values()
+                  if r["status"] == "FAIL" and r.get("departure_only") and not r["timed_out"])
+        if baseline:
+            log("counting the departures documented in docs/bpftrace-differences.md "
+                "(error:/warning: for ERROR:/WARNING:, the tool's own name) as passes: "
+                "%d of %d (%.1f %%)" % (passed + dep, len(baseline),
+                                         100.0 * (passed + dep) / len(baseline)))
+    log("elapsed %.0f s" % (time.monotonic() - t0))
+
+    if args.json:
+        for ident, r in results.items():
+            rec = records[ident]
+            rec["gotrace"] = {k: r.get(k) for k in ("status", "reason", "category", "detail",
+                                                     "rc", "timed_out", "seconds", "command",
+                                                     "first_error", "failed_expects",
+                                                     "departure_only")}
+            rec["gotrace"]["output"] = r["output"][:4000]
+        doc = {
+            "checkout": co, "tests_dir": tests_dir, "dialect": dialect,
+            "bpftrace": bpftrace, "bpftrace_version": bt_version, "gotrace": gotrace_src,
+            "filter": args.filter,
+            "counts": {"cases": len(cases), "standalone": len(standalone),
+                       "baseline": len(baseline), "gotrace_pass": passed,
+                       "gotrace_fail": len(fails)},
+            "excluded": {k: len(v) for k, v in excluded.items()},
+            "per_file": {f: {"pass": v[0], "baseline": v[1], "cases": v[2]}
+                         for f, v in sorted(per_file.items())},
+            "categories": {k: {"count": len(v),
+                               "cases": [{"case": c.ident, "detail": r["detail"]} for c, r in v]}
+                           for k, v in cats.items()},
+            "cases": [records[c.ident] for c in cases],
+            "elapsed_seconds": round(time.monotonic() - t0, 1),
+        }
+        with open(args.json, "w") as f:
+            json.dump(doc, f, indent=1)
+    return 130 if interrupted else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
