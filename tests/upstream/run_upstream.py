@@ -124,7 +124,8 @@ import tempfile
 import threading
 import time
 
-DEFAULT_GOTRACE = "/work/main/build/gotrace"
+DEFAULT_GOTRACE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), "build", "gotrace")
 DEFAULT_CACHE = "/tmp/gt-upstream-cache"
 NOTIFY = "__BPFTRACE_NOTIFY_PROBES_ATTACHED"
 NOTIFY_RE = re.compile(rb"(?:^|(?<=\n))" + NOTIFY.encode() + rb"\n")
