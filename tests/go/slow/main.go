@@ -1,5 +1,6 @@
 // slow: G goroutines call Slow concurrently, each call sleeping 50 ms, with other
-// short calls of Fast in between.
+// short calls of Fast in between. At the end it prints how long each Slow call took by
+// its own clock ("took US" lines on stderr), the oracle for a tracer's durations.
 package main
 
 import (
@@ -10,8 +11,22 @@ import (
 	"time"
 )
 
+var (
+	mu   sync.Mutex
+	took []time.Duration
+)
+
 //go:noinline
-func Slow(i int) int { time.Sleep(50 * time.Millisecond); return Fast(i) }
+func Slow(i int) int {
+	t := time.Now()
+	time.Sleep(50 * time.Millisecond)
+	r := Fast(i)
+	d := time.Since(t)
+	mu.Lock()
+	took = append(took, d)
+	mu.Unlock()
+	return r
+}
 
 //go:noinline
 func Fast(i int) int { return i * 3 }
@@ -33,5 +48,8 @@ func main() {
 		}(k)
 	}
 	wg.Wait()
+	for _, d := range took {
+		fmt.Fprintf(os.Stderr, "took %d\n", d.Microseconds())
+	}
 	fmt.Fprintln(os.Stderr, "slow: done")
 }
