@@ -49,6 +49,27 @@ def durations_match(traced, own):
                 for t, o in zip(sorted(traced), sorted(own))))
 
 
+def hist_matches(text, own_us):
+    """A printed hist() of Slow's durations holds the program's own times (us), each in
+    its power-of-two bucket, or the next one when the 5 ms a traced window may add
+    (see durations_match) crosses a bucket's edge; 12 in all."""
+    units = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    got = {}
+    for m in re.finditer(r"^\[(\d+)([KMG]?), \d+[KMG]?\)\s+(\d+) \|", text, re.M):
+        got[int(m.group(1)) * units[m.group(2)]] = int(m.group(3))
+
+    def bucket(ns):
+        return 1 << (int(ns).bit_length() - 1)
+
+    lo = Counter(bucket(us * 1000) for us in own_us)
+    hi = Counter(bucket(us * 1000 + 5_000_000) for us in own_us)
+    sure = Counter(bucket(us * 1000) for us in own_us
+                   if bucket(us * 1000) == bucket(us * 1000 + 5_000_000))
+    return (len(own_us) == 12 and sum(got.values()) == 12 and
+            all(sure[b] <= n <= lo[b] + hi[b] - sure[b] for b, n in got.items()) and
+            set(got) <= set(lo) | set(hi))
+
+
 # 2. duration of a 50 ms call while other goroutines call it concurrently.
 if s.case("duration"):
     b = s.go_build("slow")
@@ -78,15 +99,17 @@ if s.case("stripped"):
 # The Go latency idiom, both ways: a map keyed by goid, and duration.
 if s.case("latency"):
     b = s.go_build("slow")
-    hist = "@ns: \n[32M, 64M)            12 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|\n"
     r = s.run(["-c", b + " 4", "-e",
                "go:main.Slow:entry { @s[goid] = nsecs; } "
                "go:main.Slow:return /@s[goid]/ { @ns = hist(nsecs - @s[goid]); delete(@s[goid]); }"])
-    s.check("latency with @s[goid] = nsecs and delete", r.returncode == 0 and hist in r.stdout and
+    s.check("latency with @s[goid] = nsecs and delete: the program's own times, bucketed",
+            r.returncode == 0 and hist_matches(r.stdout, own_times(r)) and
             "@s[" not in r.stdout, describe(r))
     r = s.run(["-c", b + " 4", "-e", "go:main.Slow:return { @ns = hist(duration); }"])
-    s.check("latency with hist(duration)", r.returncode == 0 and r.stdout.startswith(hist),
-            describe(r))
+    s.check("latency with hist(duration): the program's own times, bucketed",
+            r.returncode == 0 and r.stdout.startswith("@ns: \n") and
+            hist_matches(r.stdout, own_times(r)), describe(r))
+
 
 # 3. recursion deep enough to copy stacks, :entry and :return on the recursive function.
 if s.case("recursion"):
