@@ -558,8 +558,12 @@ int sema_check_str(struct sema *s, struct ast_node *e, const struct builtin *b)
 {
 	struct ast_list *args = &e->u.call.args;
 	(void)b;
-	const char *text = args->n == 1 ? posparam_text(s, args->v[0]) : NULL;
-	if (text) {
+	const char *text = args->n >= 1 ? posparam_text(s, args->v[0]) : NULL;
+	/* str($1, N): the parameter's first N characters, as bpftrace 0.17 takes them */
+	int64_t max = args->n == 2 && args->v[1]->kind == AST_INT ? args->v[1]->u.int_.value : 0;
+	if (text && (args->n == 1 || (max >= 1 && max <= 1024))) {
+		if (max && (int64_t)strlen(text) > max)
+			text = arena_strndup(s->arena, text, (size_t)max);
 		int len = (int)strlen(text) + 1;
 		sema_node_of(s, e)->const_str = text;
 		e->ty = sema_type_new(s, TY_STR, len > s->opts->str_len ? s->opts->str_len : len,
