@@ -185,6 +185,29 @@ def wait_for_line(proc, needle, timeout=20):
     return lines
 
 
+# Durations are checked against the traced program's own clock: tests/go/slow and
+# tests/go/funcgraph time each call with time.Since and print "took NAME US" on stderr
+# at exit. On a loaded machine a sleep takes longer, and the tracer must see exactly
+# that. The traced window (entry probe to RET) holds the program's (time.Now to
+# time.Since), plus at most a reschedule of the thread between the probe and time.Now.
+OWN_EARLY_US, OWN_LATE_US = 200, 5000
+
+
+def own_times(stderr):
+    """{NAME: [us, ...]} from the "took NAME US" lines a traced Go program printed."""
+    own = {}
+    for line in stderr.splitlines():
+        f = line.split()
+        if len(f) == 3 and f[0] == "took" and f[2].isdigit():
+            own.setdefault(f[1], []).append(int(f[2]))
+    return own
+
+
+def matches_own(traced_us, own_us):
+    """A traced duration against one the program measured itself (both in us)."""
+    return -OWN_EARLY_US <= traced_us - own_us <= OWN_LATE_US
+
+
 def describe(r):
     return "status %s\n--- stdout\n%s--- stderr\n%s" % (r.returncode, r.stdout, r.stderr)
 

@@ -19,7 +19,7 @@ import signal
 import subprocess
 import time
 
-from gtlib import Suite, TESTS, bpf_leftovers, describe
+from gtlib import Suite, TESTS, bpf_leftovers, describe, matches_own, own_times
 
 s = Suite("funcgraph")
 SRC = os.path.join(TESTS, "go", "funcgraph", "main.go")
@@ -135,31 +135,24 @@ def run_fg(binary, prog_args, extra=(), timeout=90):
         os.unlink(out)
     args = ["--funcgraph", "main.add*", *extra, "-o", out, "-c", " ".join([binary] + prog_args)]
     r = s.run(args, timeout=timeout)
-    own_times(r.stderr)
+    note_own_times(r.stderr)
     text = open(out).read() if os.path.exists(out) else ""
     return r, text, r.stdout.splitlines()
 
 
-OWN = {}    # "main.add1" -> [us, ...]: the last run's calls by the program's own clock
+OWN = {}    # "add1" -> [us, ...]: the last run's calls by the program's own clock
 
 
-def own_times(stderr):
-    """Reads the "took add1 US" lines tests/go/funcgraph prints on stderr into OWN."""
+def note_own_times(stderr):
     OWN.clear()
-    for line in stderr.splitlines():
-        f = line.split()
-        if len(f) == 3 and f[0] == "took" and f[2].isdigit():
-            OWN.setdefault("main." + f[1], []).append(int(f[2]))
+    OWN.update(own_times(stderr))
 
 
 def took(name, ms, nominal):
-    """A traced duration (ms) is right when it is at least the nominal sleep and matches
-    some call of NAME timed by the program itself: its clock is the oracle, as on a
-    loaded machine a sleep takes longer and the tracer must see exactly that. The traced
-    window (entry probe to RET) holds the program's (time.Now to time.Since), plus at
-    most a reschedule of the thread between the probe and time.Now: up to 5 ms more."""
+    """A traced duration (ms) of main.NAME is right when it is at least the nominal
+    sleep and matches some call of NAME the program timed itself (gtlib)."""
     return (ms is not None and ms >= nominal and
-            any(-200 <= ms * 1000 - us <= 5000 for us in OWN.get(name, ())))
+            any(matches_own(ms * 1000, us) for us in OWN.get(name, ())))
 
 
 def load():
@@ -198,9 +191,9 @@ def check_chain(root, label, panic=False):
         else:
             want(node.mark is None and node.ret == ("main.go", M["ret:" + short]),
                  "%s returns at %s" % (name, node.ret))
-            want(took(name, node.duration, expected[name]),
+            want(took(short, node.duration, expected[name]),
                  "%s took %s ms, slept %d ms, its own clock said %s us" % (
-                     name, node.duration, expected[name], sorted(OWN.get(name, ()))))
+                     name, node.duration, expected[name], sorted(OWN.get(short, ()))))
         nxt = [n for n in node.children if n.func.startswith("main.add")
                and n.func != "main.add.func1"]
         caller, node = short, (nxt[0] if nxt else None)
@@ -328,7 +321,7 @@ if s.case("json"):
     out = os.path.join(s.work, "funcgraph.json")
     r = s.run(["-f", "json", "--funcgraph", "main.add*", "--funcgraph", "main.(*Student).String",
                "--args", STUDENT_ARGS, "-o", out, "-c", b + " -rounds 2 -unit 5 -panic 1"])
-    own_times(r.stderr)
+    note_own_times(r.stderr)
     objs, bad = [], []
     for line in open(out).read().splitlines():
         try:
@@ -345,7 +338,7 @@ if s.case("json"):
     st = [c for c in calls if c["function"] == "main.(*Student).String"]
     ok = (len(add1) == 2 and add1[0]["depth"] == 1 and add1[0]["caller"] == "main.add" and
           add1[0]["call_line"] == M["call:add1"] and add1[0]["return_line"] == M["ret:add1"] and
-          took("main.add1", add1[0]["duration_ns"] / 1e6, 6 * 5) and not add1[0]["panic"] and
+          took("add1", add1[0]["duration_ns"] / 1e6, 6 * 5) and not add1[0]["panic"] and
           add1[1]["panic"] and add1[1]["duration_ns"] is None and
           add1[0]["call_file"].endswith("tests/go/funcgraph/main.go") and
           [c["args"] for c in st] == [{"s.name": "Student0", "s.age": 20},
@@ -379,13 +372,13 @@ if s.case("pid"):
                          stderr=subprocess.PIPE, text=True)
     time.sleep(0.3)
     r = s.run(["--funcgraph", "main.add2", "--funcgraph", "main.add3", "-p", str(p.pid)])
-    own_times(p.communicate()[1])
+    note_own_times(p.communicate()[1])
     trees, other, errors = parse_trees(r.stdout)
     s.check("-p: trees of the running process until it exits",
             r.returncode == 0 and not errors and len(trees) >= 2 and
             all(t.func == "main.add2" and t.children[0].func == "main.add3" and
-                took("main.add2", t.duration, 500) for t in trees if t.mark is None),
-            "\n".join(errors) + "\nadd2 by its own clock: %s us\n" % OWN.get("main.add2") +
+                took("add2", t.duration, 500) for t in trees if t.mark is None),
+            "\n".join(errors) + "\nadd2 by its own clock: %s us\n" % OWN.get("add2") +
             describe(r))
 
 # Ctrl-C with calls in progress: the open tree is printed, its calls marked unfinished

@@ -5,7 +5,7 @@ copies, panics recovered above the traced frame, and goroutine state freed on ex
 import re
 from collections import Counter
 
-from gtlib import Suite, bpf_leftovers, describe
+from gtlib import OWN_LATE_US, Suite, bpf_leftovers, describe, matches_own, own_times
 
 s = Suite("goruntime")
 
@@ -32,27 +32,22 @@ if s.case("goid"):
     s.check("goid at an offset probe", r.returncode == 0 and len(pairs) == 21 and
             all(p[0] == p[1] for p in pairs), describe(r))
 
-def own_times(r):
+def slow_times(r):
     """The durations (us) tests/go/slow measured itself, one per Slow call."""
-    return [int(l.split()[1]) for l in r.stderr.splitlines() if l.startswith("took ")]
+    return own_times(r.stderr).get("Slow", [])
 
 
 def durations_match(traced, own):
-    """Traced durations (us) against the program's own clock, sorted pairwise: each at
-    least the 50 ms sleep and matching the program's time.Since around the call. The
-    program's clock, not the nominal sleep, is the oracle: on a loaded machine a 50 ms
-    sleep takes longer, and the tracer must see exactly that. The traced window (entry
-    probe to RET) holds the program's, plus at most a reschedule of the thread between
-    the probe and time.Now: up to 5 ms more."""
+    """Traced durations (us) against the program's own, sorted pairwise: each at least
+    the 50 ms sleep and matching the program's time.Since around the call (gtlib)."""
     return (len(traced) == 12 and len(own) == 12 and
-            all(t >= 50000 and -200 <= t - o <= 5000
-                for t, o in zip(sorted(traced), sorted(own))))
+            all(t >= 50000 and matches_own(t, o) for t, o in zip(sorted(traced), sorted(own))))
 
 
 def hist_matches(text, own_us):
     """A printed hist() of Slow's durations holds the program's own times (us), each in
-    its power-of-two bucket, or the next one when the 5 ms a traced window may add
-    (see durations_match) crosses a bucket's edge; 12 in all."""
+    its power-of-two bucket, or the next one when what a traced window may add
+    (gtlib.OWN_LATE_US) crosses a bucket's edge; 12 in all."""
     units = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
     got = {}
     for m in re.finditer(r"^\[(\d+)([KMG]?), \d+[KMG]?\)\s+(\d+) \|", text, re.M):
@@ -62,9 +57,9 @@ def hist_matches(text, own_us):
         return 1 << (int(ns).bit_length() - 1)
 
     lo = Counter(bucket(us * 1000) for us in own_us)
-    hi = Counter(bucket(us * 1000 + 5_000_000) for us in own_us)
+    hi = Counter(bucket(us * 1000 + OWN_LATE_US * 1000) for us in own_us)
     sure = Counter(bucket(us * 1000) for us in own_us
-                   if bucket(us * 1000) == bucket(us * 1000 + 5_000_000))
+                   if bucket(us * 1000) == bucket(us * 1000 + OWN_LATE_US * 1000))
     return (len(own_us) == 12 and sum(got.values()) == 12 and
             all(sure[b] <= n <= lo[b] + hi[b] - sure[b] for b, n in got.items()) and
             set(got) <= set(lo) | set(hi))
@@ -76,7 +71,7 @@ if s.case("duration"):
     r = s.run(["-c", b + " 4", "-e", 'go:main.Slow:return { printf("%d\\n", duration / 1000); }'])
     us = [int(x) for x in r.stdout.split()]
     s.check("Slow:return duration is the call's own time.Since (>= 50 ms) for all "
-            "12 calls", r.returncode == 0 and durations_match(us, own_times(r)), describe(r))
+            "12 calls", r.returncode == 0 and durations_match(us, slow_times(r)), describe(r))
     r = s.run(["-c", b + " 2", "-e",
                'go:main.Fast:return { printf("%d %d %d\\n", retval, depth, duration < 1000000); }'])
     lines = r.stdout.splitlines()
@@ -94,7 +89,7 @@ if s.case("stripped"):
     s.check("Slow:return duration is the call's own time.Since for all 12 calls, "
             "depth 1 (stripped build)",
             r.returncode == 0 and all(len(x) == 2 and x[1] == "1" for x in rows) and
-            durations_match([int(x[0]) for x in rows], own_times(r)), describe(r))
+            durations_match([int(x[0]) for x in rows], slow_times(r)), describe(r))
 
 # The Go latency idiom, both ways: a map keyed by goid, and duration.
 if s.case("latency"):
@@ -103,12 +98,12 @@ if s.case("latency"):
                "go:main.Slow:entry { @s[goid] = nsecs; } "
                "go:main.Slow:return /@s[goid]/ { @ns = hist(nsecs - @s[goid]); delete(@s[goid]); }"])
     s.check("latency with @s[goid] = nsecs and delete: the program's own times, bucketed",
-            r.returncode == 0 and hist_matches(r.stdout, own_times(r)) and
+            r.returncode == 0 and hist_matches(r.stdout, slow_times(r)) and
             "@s[" not in r.stdout, describe(r))
     r = s.run(["-c", b + " 4", "-e", "go:main.Slow:return { @ns = hist(duration); }"])
     s.check("latency with hist(duration): the program's own times, bucketed",
             r.returncode == 0 and r.stdout.startswith("@ns: \n") and
-            hist_matches(r.stdout, own_times(r)), describe(r))
+            hist_matches(r.stdout, slow_times(r)), describe(r))
 
 
 # 3. recursion deep enough to copy stacks, :entry and :return on the recursive function.
