@@ -68,8 +68,7 @@ static int list_tracepoints(const char *pat, bool verbose)
 			closedir(evs);
 	}
 	closedir(cats);
-	if (names.n) /* qsort wants a non-null array, even of none */
-		qsort(names.v, (size_t)names.n, sizeof(char *), cmp_str);
+	vec_sort(&names, cmp_str);
 	for (int i = 0; i < names.n; i++) {
 		puts(names.v[i]);
 		if (verbose) {

@@ -812,7 +812,7 @@ static int dwarf_lines(struct binfo_lines *l)
 		goto out;
 	if (!seqs.unsorted) {
 		/* concatenate the sequences in address order */
-		qsort(seqs.v, (size_t)seqs.n, sizeof(*seqs.v), seq_cmp);
+		vec_sort(&seqs, seq_cmp);
 		struct line_row *sorted = xmalloc((size_t)rows.n * sizeof(*sorted));
 		size_t k = 0;
 		for (int i = 0; i < seqs.n; i++) {
@@ -827,7 +827,7 @@ static int dwarf_lines(struct binfo_lines *l)
 	for (int i = 1; i < rows.n && sorted; i++)
 		sorted = row_cmp(&rows.v[i - 1], &rows.v[i]) <= 0;
 	if (!sorted) /* overlapping sequences or ones going down: sort the rows */
-		qsort(rows.v, (size_t)rows.n, sizeof(*rows.v), row_cmp);
+		vec_sort(&rows, row_cmp);
 	l->rows = rows.v;
 	l->nrows = (size_t)rows.n;
 	rows.v = NULL;

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -27,6 +28,12 @@ char *xstrdup(const char *s);
 			(vec)->v = xrealloc((vec)->v, (size_t)(vec)->cap * sizeof(*(vec)->v));     \
 		}                                                                                  \
 		(vec)->v[(vec)->n++] = (x);                                                        \
+	} while (0)
+/* qsort wants a non-null array even of no elements, and an empty VEC has none */
+#define vec_sort(vec, cmp)                                                                         \
+	do {                                                                                       \
+		if ((vec)->n)                                                                      \
+			qsort((vec)->v, (size_t)(vec)->n, sizeof(*(vec)->v), (cmp));               \
 	} while (0)
 #define vec_free(vec)                                                                              \
 	do {                                                                                       \

@@ -527,8 +527,7 @@ void fg_consumer_finish(void *ctx, struct rt_output *o)
 	for (int i = 0; i < FG_HASH; i++)
 		for (struct fg_tree *t = c->hash[i]; t; t = t->next)
 			vec_push(&left, t);
-	if (left.n)
-		qsort(left.v, (size_t)left.n, sizeof(*left.v), tree_seq_cmp);
+	vec_sort(&left, tree_seq_cmp);
 	uint64_t now = now_ns();
 	/* Not after the output failed (a closed pipe): SIGPIPE is no longer ignored now. */
 	bool writable = !ferror(rt_output_file(o));

@@ -73,8 +73,7 @@ void rt_cgroup_path(struct strbuf *sb, uint64_t id)
 		}
 	}
 	fclose(f);
-	if (hs.n)
-		qsort(hs.v, (size_t)hs.n, sizeof(*hs.v), by_name);
+	vec_sort(&hs, by_name);
 	for (int i = 0; i < hs.n; i++) {
 		want_id = id;
 		found = NULL;
