@@ -217,3 +217,12 @@ def kill_tree(p):
         p.send_signal(signal.SIGKILL)
     except ProcessLookupError:
         pass
+
+
+def collect(p, timeout):
+    """(stdout, stderr) of a process asked to stop; killed if it has not within TIMEOUT s."""
+    try:
+        return p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        kill_tree(p)
+        return p.communicate()

@@ -17,7 +17,7 @@ import subprocess
 import time
 from collections import Counter
 
-from gtlib import Suite, describe, kill_tree
+from gtlib import Suite, collect, describe, kill_tree
 
 s = Suite("maps_load")
 loop = s.go_build("loop")
@@ -104,11 +104,7 @@ def overflow(n, json_mode):
         time.sleep(0.2)
     if not done and p.poll() is None:
         kill_tree(p)
-    try:
-        out, err = p.communicate(timeout=120)
-    except subprocess.TimeoutExpired:
-        kill_tree(p)
-        out, err = p.communicate()
+    out, err = collect(p, 120)
     with open(side) as f:
         m = re.search(r"^calls=(\d+)$", f.read(), re.M)
     calls = int(m.group(1)) if m else None

@@ -2,9 +2,8 @@
 SIGINT and SIGTERM end it (END runs, maps are printed, status 0)."""
 
 import signal
-import subprocess
 
-from gtlib import Suite, bpf_leftovers, kill_tree, wait_for_line
+from gtlib import Suite, bpf_leftovers, collect, wait_for_line
 
 s = Suite("signals")
 
@@ -19,11 +18,7 @@ if s.case("usr1"):
         dumps.append([tr.stdout.readline() for _ in range(2)])
     alive = tr.poll() is None
     tr.send_signal(signal.SIGTERM)
-    try:
-        out, err = tr.communicate(timeout=20)
-    except subprocess.TimeoutExpired:
-        kill_tree(tr)
-        out, err = tr.communicate()
+    out, err = collect(tr, 20)
     first = [l.rstrip("\n") for l in dumps[0]]
     s.check("SIGUSR1 prints every map", first == ["@a: 1", "@b[2]: 3"], "%r\n%s" % (dumps, err))
     s.check("SIGUSR1 again: the trace went on", alive and

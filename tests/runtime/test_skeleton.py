@@ -6,7 +6,7 @@ import signal
 import subprocess
 import time
 
-from gtlib import Suite, bpf_leftovers, describe, wait_for_line, kill_tree
+from gtlib import Suite, bpf_leftovers, collect, describe, wait_for_line
 
 s = Suite("skeleton")
 
@@ -84,11 +84,7 @@ if s.case("pid"):
     lines = wait_for_line(tr, "READY", 20)
     lines += [tr.stdout.readline() for _ in range(3)]
     tr.send_signal(signal.SIGINT)
-    try:
-        out, err = tr.communicate(timeout=20)
-    except subprocess.TimeoutExpired:
-        kill_tree(tr)
-        out, err = tr.communicate()
+    out, err = collect(tr, 20)
     ticks = [l for l in lines if l.startswith("tick ")]
     s.check("-p: events flow from the running process",
             len(ticks) == 3 and first.startswith("pid="), "".join(lines) + err)
