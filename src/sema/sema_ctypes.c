@@ -220,6 +220,18 @@ static void fail(struct cparse *c, const char *msg, const char *what)
 
 static struct gt_type *parse_struct_body(struct cparse *c, const char *kw, const char *name);
 
+/* The kernel's BTF id of "struct NAME" or "union NAME", or 0 */
+static int kernel_struct_id(struct sema *s, const char *full)
+{
+	struct btf *b = vmlinux(s);
+	const char *sp = strchr(full, ' ');
+	if (!b || !sp)
+		return 0;
+	bool un = !strncmp(full, "union", 5);
+	int id = btf__find_by_name_kind(b, sp + 1, un ? BTF_KIND_UNION : BTF_KIND_STRUCT);
+	return id > 0 ? id : 0;
+}
+
 static struct gt_type *script_struct(struct sema *s, const char *name)
 {
 	for (int i = s->structs.n - 1; i >= 0; i--)
@@ -449,9 +461,9 @@ int sema_ctypes_define(struct sema *s, struct ast_node *cdef)
 	if (!strcmp(kw, "enum"))
 		return define_enum(&c);
 	snprintf(name, sizeof(name), "%s", next(&c));
-	struct btf *b = vmlinux(s);
-	c.btf_redef = b && btf__find_by_name_kind(b, name, strcmp(kw, "union") ? BTF_KIND_STRUCT
-									      : BTF_KIND_UNION) > 0;
+	char full[160];
+	snprintf(full, sizeof(full), "%s %s", kw, name);
+	c.btf_redef = kernel_struct_id(s, full) != 0;
 	struct gt_type *t = parse_struct_body(&c, kw, name);
 	if (!t)
 		return -EINVAL;
@@ -464,13 +476,8 @@ struct gt_type *sema_struct_named(struct sema *s, const char *name)
 	struct gt_type *t = script_struct(s, name);
 	if (t)
 		return t;
-	struct btf *b = vmlinux(s);
-	const char *sp = strchr(name, ' ');
-	if (!b || !sp)
-		return NULL;
-	bool un = !strncmp(name, "union", 5);
-	int id = btf__find_by_name_kind(b, sp + 1, un ? BTF_KIND_UNION : BTF_KIND_STRUCT);
-	return id > 0 ? from_btf(s, id) : NULL;
+	int id = kernel_struct_id(s, name);
+	return id ? from_btf(s, id) : NULL;
 }
 
 struct gt_type *sema_ctype_from_decl(struct sema *s, const char *decl)
