@@ -116,6 +116,47 @@ static long count_elem(void *map, void *key, void *value, void *ctx)
 	return 0;
 }
 
+struct agg_read {
+	void *map, *key;
+	__u32 how;
+	int set;
+	__s64 acc, count;
+};
+
+static long agg_read_cpu(__u64 cpu, void *ctx)
+{
+	struct agg_read *r = ctx;
+	__s64 *p = bpf_map_lookup_percpu_elem(r->map, r->key, (__u32)cpu);
+	if (!p)
+		return 0;
+	if (r->how == GT_AGG_READ_SUM) {
+		r->acc += p[0];
+	} else if (r->how == GT_AGG_READ_AVG) {
+		r->count += p[0];
+		r->acc += p[1];
+	} else if (p[1] && (!r->set || (r->how == GT_AGG_READ_MAX ? p[0] > r->acc : p[0] < r->acc))) {
+		r->acc = p[0];
+		r->set = 1;
+	}
+	return 0;
+}
+
+/* An aggregation's value under KEY over every CPU, for a for loop over the map: count
+ * and sum add up, min and max compare the CPUs that saw a value, avg divides. bpf_loop
+ * keeps the verifier's work the same for any number of CPUs. */
+__s64 gt_agg_read(void *map, void *key, __u32 how, __u32 ncpus)
+{
+	struct agg_read r = {map, key, how, 0, 0, 0};
+	bpf_loop(ncpus, agg_read_cpu, &r, 0);
+	if (how != GT_AGG_READ_AVG)
+		return r.acc;
+	if (r.count <= 0)
+		return 0;
+	/* BPF before cpu v4 divides unsigned only: the magnitude, then the sign */
+	__u64 q = (__u64)(r.acc < 0 ? -r.acc : r.acc) / (__u64)r.count;
+	return r.acc < 0 ? -(__s64)q : (__s64)q;
+}
+
 /* len(@m): the number of keys, counted with bpf_for_each_map_elem. */
 __u64 gt_map_len(void *map)
 {

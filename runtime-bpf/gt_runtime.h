@@ -60,6 +60,8 @@ void gt_agg_minmax(void *map, void *key, __s64 v, int is_max, void *full, __u32 
 __u64 gt_hist_bucket(__s64 v);
 __u64 gt_lhist_bucket(__s64 v, __s64 min, __s64 max, __s64 step);
 __u64 gt_map_len(void *map);
+/* how: GT_AGG_READ_*; ncpus: possible CPUs (gt_config) */
+__s64 gt_agg_read(void *map, void *key, __u32 how, __u32 ncpus);
 __u64 gt_streq(const char *a, const char *b, __u32 n);
 __u64 gt_strcontains(const char *hay, __u32 hsz, const char *needle, __u32 nsz);
 __u64 gt_bufeq(const char *a, const char *b, __u32 asz, __u32 bsz);

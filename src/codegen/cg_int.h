@@ -31,8 +31,9 @@ struct cg {
 	const struct sema_prog *sp;
 	const struct plan_prog *pp;
 	LLVMValueRef *vars; /* alloca per variable slot */
-	LLVMBasicBlockRef exit_bb;
+	LLVMBasicBlockRef exit_bb;   /* return: the probe ends */
 	LLVMBasicBlockRef alloca_bb;
+	LLVMBasicBlockRef brk_bb, cont_bb; /* break, continue of the innermost loop */
 	LLVMValueRef cookie;    /* i64: site id | flags << 32 (uprobe programs) */
 	LLVMValueRef now;       /* i64: ktime at program start */
 	LLVMValueRef target;    /* constant struct gt_target, or NULL */
@@ -103,5 +104,21 @@ LLVMValueRef cg_goid(struct cg *g);
  * the helper's return code RC; nothing without one. */
 void cg_helper_check(struct cg *g, const struct ast_node *at, LLVMValueRef failed, LLVMValueRef rc);
 void cg_program(struct cg *g, const struct sema_prog *sp);
+void cg_block(struct cg *g, struct ast_node *block);
+struct cg_param {
+	LLVMTypeRef ty;
+	LLVMMetadataRef di;
+	const char *name;
+};
+/* Starts function NAME (at most 4 parameters) with the debug info BTF needs: sets
+ * g->fn, g->di_sp and g->alloca_bb, the builder at its end. LOCAL: a static function. */
+LLVMValueRef cg_begin_function(struct cg *g, const char *name, LLVMTypeRef ret,
+			       LLVMMetadataRef di_ret, const struct cg_param *params, int nparams,
+			       int line, bool local);
+
+/* cg_loop.c */
+/* for ($kv : @m) and for ($i : a..b): the body is a callback of bpf_for_each_map_elem or
+ * bpf_loop, reaching the probe's variables through pointers. */
+void cg_for(struct cg *g, struct ast_node *st);
 
 #endif

@@ -233,13 +233,14 @@ static void define_globals(struct cg *g)
 	LLVMSetInitializer(lic, LLVMConstStringInContext(g->ctx, "GPL", 3, false));
 	LLVMSetSection(lic, "license");
 
-	LLVMMetadataRef cfg_members[2] = {
+	LLVMMetadataRef cfg_members[3] = {
 		di_member(g, "start_ns", g->di_u64, 0),
 		di_member(g, "filter_pid", g->di_u64, 1),
+		di_member(g, "ncpus", g->di_u64, 2),
 	};
 	LLVMMetadataRef cfg = LLVMDIBuilderCreateStructType(
-		g->dib, g->di_file, "plan_config", 11, g->di_file, 0, 128, 64, 0, NULL, cfg_members,
-		2, 0, NULL, "", 0);
+		g->dib, g->di_file, "plan_config", 11, g->di_file, 0, 64 * ARRAY_SIZE(cfg_members), 64,
+		0, NULL, cfg_members, ARRAY_SIZE(cfg_members), 0, NULL, "", 0);
 	g->map_events = define_map(g, PLAN_MAP_EVENTS, BPF_MAP_TYPE_RINGBUF, PLAN_RINGBUF_SIZE, NULL,
 				   NULL);
 	g->map_lost = define_map(g, PLAN_MAP_LOST, BPF_MAP_TYPE_ARRAY, 1, g->di_u32, g->di_u64);

@@ -6,7 +6,6 @@
 
 #include "common/util.h"
 
-static void cg_block(struct cg *g, struct ast_node *block);
 
 static LLVMBasicBlockRef new_bb(struct cg *g, const char *name)
 {
@@ -258,16 +257,30 @@ static void cg_stmt_kind(struct cg *g, struct ast_node *st)
 	case AST_WHILE: {
 		LLVMBasicBlockRef cond = new_bb(g, "while.cond"), body = new_bb(g, "while.body"),
 				  done = new_bb(g, "while.done");
+		LLVMBasicBlockRef outer_brk = g->brk_bb, outer_cont = g->cont_bb;
 		LLVMBuildBr(g->b, cond);
 		LLVMPositionBuilderAtEnd(g->b, cond);
 		LLVMBuildCondBr(g->b, cond_value(g, st->u.loop.expr), body, done);
 		LLVMPositionBuilderAtEnd(g->b, body);
+		g->brk_bb = done;
+		g->cont_bb = cond;
 		cg_block(g, st->u.loop.body);
+		g->brk_bb = outer_brk;
+		g->cont_bb = outer_cont;
 		if (!LLVMGetBasicBlockTerminator(LLVMGetInsertBlock(g->b)))
 			LLVMBuildBr(g->b, cond);
 		LLVMPositionBuilderAtEnd(g->b, done);
 		break;
 	}
+	case AST_FOR:
+		cg_for(g, st);
+		break;
+	case AST_BREAK:
+		LLVMBuildBr(g->b, g->brk_bb);
+		break;
+	case AST_CONTINUE:
+		LLVMBuildBr(g->b, g->cont_bb);
+		break;
 	case AST_RETURN:
 		LLVMBuildBr(g->b, g->exit_bb);
 		break;
@@ -276,38 +289,48 @@ static void cg_stmt_kind(struct cg *g, struct ast_node *st)
 	}
 }
 
-static void cg_block(struct cg *g, struct ast_node *block)
+void cg_block(struct cg *g, struct ast_node *block)
 {
 	for (int i = 0; i < block->u.block.stmts.n; i++)
 		cg_stmt(g, block->u.block.stmts.v[i]);
 }
 
-/* int prog(void *ctx) with the debug info BTF needs (a named parameter). */
-static void begin_function(struct cg *g, const char *name, const char *section, int line)
+LLVMValueRef cg_begin_function(struct cg *g, const char *name, LLVMTypeRef ret,
+			       LLVMMetadataRef di_ret, const struct cg_param *params, int nparams,
+			       int line, bool local)
 {
-	LLVMTypeRef fty = LLVMFunctionType(g->i32, &g->ptr, 1, false);
-	g->fn = LLVMAddFunction(g->mod, name, fty);
-	LLVMSetSection(g->fn, section);
-	g->ctx_arg = LLVMGetParam(g->fn, 0);
-	LLVMSetValueName2(g->ctx_arg, "ctx", 3);
-
-	LLVMMetadataRef di_types[2] = {g->di_int, g->di_ptr};
-	LLVMMetadataRef sty =
-		LLVMDIBuilderCreateSubroutineType(g->dib, g->di_file, di_types, 2, LLVMDIFlagZero);
+	LLVMTypeRef types[4];
+	LLVMMetadataRef di_types[5] = {di_ret};
+	for (int i = 0; i < nparams; i++) {
+		types[i] = params[i].ty;
+		di_types[i + 1] = params[i].di;
+	}
+	g->fn = LLVMAddFunction(g->mod, name, LLVMFunctionType(ret, types, (unsigned)nparams, false));
+	LLVMMetadataRef sty = LLVMDIBuilderCreateSubroutineType(
+		g->dib, g->di_file, di_types, (unsigned)nparams + 1, LLVMDIFlagZero);
 	g->di_sp = LLVMDIBuilderCreateFunction(g->dib, g->di_file, name, strlen(name), name,
-					       strlen(name), g->di_file, (unsigned)line, sty, false,
+					       strlen(name), g->di_file, (unsigned)line, sty, local,
 					       true, (unsigned)line, LLVMDIFlagPrototyped, true);
 	LLVMSetSubprogram(g->fn, g->di_sp);
-	LLVMMetadataRef param = LLVMDIBuilderCreateParameterVariable(
-		g->dib, g->di_sp, "ctx", 3, 1, g->di_file, (unsigned)line, g->di_ptr, true, 0);
-
+	if (local) /* BTF then says static: the verifier wants callbacks static */
+		LLVMSetLinkage(g->fn, LLVMInternalLinkage);
 	g->alloca_bb = new_bb(g, "entry");
 	LLVMPositionBuilderAtEnd(g->b, g->alloca_bb);
 	LLVMMetadataRef loc =
 		LLVMDIBuilderCreateDebugLocation(g->ctx, (unsigned)line, 1, g->di_sp, NULL);
-	LLVMDIBuilderInsertDbgValueAtEnd(g->dib, g->ctx_arg, param,
-					 LLVMDIBuilderCreateExpression(g->dib, NULL, 0), loc,
-					 g->alloca_bb);
+	/* named parameters: BTF's function info wants them */
+	for (int i = 0; i < nparams; i++) {
+		LLVMValueRef p = LLVMGetParam(g->fn, (unsigned)i);
+		const char *pn = params[i].name;
+		LLVMSetValueName2(p, pn, strlen(pn));
+		LLVMMetadataRef var = LLVMDIBuilderCreateParameterVariable(
+			g->dib, g->di_sp, pn, strlen(pn), (unsigned)i + 1, g->di_file, (unsigned)line,
+			params[i].di, true, 0);
+		LLVMDIBuilderInsertDbgValueAtEnd(g->dib, p, var,
+						 LLVMDIBuilderCreateExpression(g->dib, NULL, 0), loc,
+						 g->alloca_bb);
+	}
+	return g->fn;
 }
 
 void cg_program(struct cg *g, const struct sema_prog *sp)
@@ -322,7 +345,11 @@ void cg_program(struct cg *g, const struct sema_prog *sp)
 	g->cookie = g->now = g->target = g->depth = g->duration = NULL;
 	static const char *const sections[] = {"raw_tp", "raw_tp", "uprobe", "perf_event",
 					       "tracepoint"};
-	begin_function(g, pp->fn_name, sections[pp->kind], clause->loc.line);
+	const struct cg_param ctx = {g->ptr, g->di_ptr, "ctx"};
+	cg_begin_function(g, pp->fn_name, g->i32, g->di_int, &ctx, 1, clause->loc.line, false);
+	LLVMSetSection(g->fn, sections[pp->kind]);
+	g->ctx_arg = LLVMGetParam(g->fn, 0);
+	g->brk_bb = g->cont_bb = NULL;
 	cg_set_loc(g, clause->loc);
 	g->exit_bb = new_bb(g, "exit");
 	if (pp->kind == PLAN_PROG_UPROBE)
@@ -338,6 +365,8 @@ void cg_program(struct cg *g, const struct sema_prog *sp)
 	g->vars = xcalloc((size_t)sp->nvars + 1, sizeof(LLVMValueRef));
 	for (int i = 0; i < sp->nvars; i++) {
 		const struct sema_var *v = &sp->vars[i];
+		if (v->loop_own)
+			continue; /* cg_for makes it */
 		if (v->ty.kind == TY_STR || v->ty.kind == TY_TUPLE || v->ty.kind == TY_BUF ||
 		    v->ty.kind == TY_INET) {
 			g->vars[i] = cg_buf_alloca(g, v->ty.size);

@@ -37,4 +37,12 @@ enum gt_stat {
 	GT_STAT_COUNT,
 };
 
+/* gt_agg_read(): how an aggregation's per-CPU values make one */
+enum gt_agg_read {
+	GT_AGG_READ_SUM, /* count(), sum() */
+	GT_AGG_READ_MIN,
+	GT_AGG_READ_MAX,
+	GT_AGG_READ_AVG,
+};
+
 #endif

@@ -27,6 +27,7 @@
 struct plan_config {
 	uint64_t start_ns; /* bpf_ktime_get_ns() base for `elapsed` */
 	uint64_t filter_pid; /* tgid to trace, 0 = any (informational; attach filters too) */
+	uint64_t ncpus;      /* possible CPUs: for loops add per-CPU values up over them */
 };
 
 enum plan_prog_kind {

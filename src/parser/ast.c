@@ -71,6 +71,7 @@ const char *ast_kind_name(enum ast_kind kind)
 		[AST_CDEF] = "cdef",         [AST_DIRECTIVE] = "directive",
 		[AST_BLOCK] = "block",       [AST_EXPR_STMT] = "expr",    [AST_ASSIGN] = "assign",
 		[AST_IF] = "if",             [AST_UNROLL] = "unroll",     [AST_WHILE] = "while",
+		[AST_FOR] = "for",           [AST_BREAK] = "break",       [AST_CONTINUE] = "continue",
 		[AST_RETURN] = "return",     [AST_INT] = "int",           [AST_STR] = "str",
 		[AST_VAR] = "var",           [AST_MAP] = "map",           [AST_IDENT] = "ident",
 		[AST_POSPARAM] = "posparam", [AST_UNARY] = "unary",       [AST_INCDEC] = "incdec",
@@ -218,6 +219,16 @@ static void dump_node(FILE *out, const struct ast_node *n, int depth)
 		dump_node(out, n->u.loop.expr, depth + 1);
 		dump_node(out, n->u.loop.body, depth + 1);
 		break;
+	case AST_FOR:
+		fputc('\n', out);
+		dump_node(out, n->u.for_.var, depth + 1);
+		dump_node(out, n->u.for_.iter, depth + 1);
+		if (n->u.for_.end)
+			dump_node(out, n->u.for_.end, depth + 1);
+		dump_node(out, n->u.for_.body, depth + 1);
+		break;
+	case AST_BREAK:
+	case AST_CONTINUE:
 	case AST_RETURN:
 		fputc('\n', out);
 		break;

@@ -66,6 +66,9 @@ enum ast_kind {
 	AST_IF,        /* u.if_: cond, then, els (NULL, AST_BLOCK or AST_IF) */
 	AST_UNROLL,    /* u.loop: count expr, body */
 	AST_WHILE,     /* u.loop: cond expr, body */
+	AST_FOR,       /* u.for_: $var over a map (end NULL) or the range iter..end */
+	AST_BREAK,     /* no payload */
+	AST_CONTINUE,  /* no payload */
 	AST_RETURN,    /* no payload */
 	/* expressions */
 	AST_INT,      /* u.int_.value */
@@ -150,6 +153,12 @@ struct ast_node {
 			struct ast_node *expr; /* unroll count or while condition */
 			struct ast_node *body;
 		} loop;
+		struct {
+			struct ast_node *var;  /* AST_VAR: the loop's own variable */
+			struct ast_node *iter; /* the AST_MAP, or the range's start */
+			struct ast_node *end;  /* the range's end (excluded), NULL over a map */
+			struct ast_node *body;
+		} for_;
 		struct {
 			uint64_t value;
 			bool is_unsigned; /* literal did not fit int64 */

@@ -133,6 +133,19 @@ static struct ast_node *mk_loop(struct parse_ctx *pc, enum ast_kind kind, struct
 	return n;
 }
 
+static struct ast_node *mk_for(struct parse_ctx *pc, struct gt_loc loc, const char *var,
+			       struct gt_loc var_loc, struct ast_node *iter, struct ast_node *end,
+			       struct ast_node *body)
+{
+	struct ast_node *n = mk(pc, AST_FOR, loc);
+	n->u.for_.var = mk(pc, AST_VAR, var_loc);
+	n->u.for_.var->u.name = var;
+	n->u.for_.iter = iter;
+	n->u.for_.end = end;
+	n->u.for_.body = body;
+	return n;
+}
+
 static struct ast_node *mk_if(struct parse_ctx *pc, struct gt_loc loc, struct ast_node *cond,
 			      struct ast_node *then, struct ast_node *els)
 {
@@ -194,6 +207,7 @@ static void push(struct parse_ctx *pc, struct ast_list *l, struct ast_node *n)
 %token <num> POSPARAM "positional parameter"
 %token <strlit> STRING "string"
 %token IF "'if'" ELSE "'else'" UNROLL "'unroll'" WHILE "'while'" RETURN "'return'"
+%token FOR "'for'" BREAK "'break'" CONTINUE "'continue'" DOTDOT "'..'"
 %token FETCH_ARG "'arg('"
 %token PRED_CLOSE "'/'"  /* the '/' that ends a predicate */
 %token ANGLE_CLOSE "'>'" /* the '>' that ends a < > block */
@@ -314,6 +328,8 @@ simple_stmt
 	}
 	| lvalue assign_op expr { $$ = mk_assign(pc, @$, $1, $2, $3); }
 	| RETURN { $$ = mk(pc, AST_RETURN, @$); }
+	| BREAK { $$ = mk(pc, AST_BREAK, @$); }
+	| CONTINUE { $$ = mk(pc, AST_CONTINUE, @$); }
 	;
 
 lvalue
@@ -342,6 +358,9 @@ compound_stmt
 	: if_stmt
 	| UNROLL '(' expr ')' block { $$ = mk_loop(pc, AST_UNROLL, @$, $3, $5); }
 	| WHILE '(' expr ')' block { $$ = mk_loop(pc, AST_WHILE, @$, $3, $5); }
+	/* for ($kv : @map) and for ($i : a..b): sema checks that the first is a map */
+	| FOR '(' VAR ':' expr ')' block { $$ = mk_for(pc, @$, $3, @3, $5, NULL, $7); }
+	| FOR '(' VAR ':' expr DOTDOT expr ')' block { $$ = mk_for(pc, @$, $3, @3, $5, $7, $9); }
 	;
 
 /* No dangling else: bodies are always braced. */

@@ -77,7 +77,10 @@ static int write_config(struct rt_session *s)
 	struct bpf_map *m = bpf_object__find_map_by_name(s->obj, PLAN_MAP_CONFIG);
 	uint8_t *val = xcalloc(1, bpf_map__value_size(m));
 	/* CLOCK_MONOTONIC is the clock of bpf_ktime_get_ns(). */
-	struct plan_config cfg = {.start_ns = now_ns(), .filter_pid = (uint64_t)s->pid};
+	int ncpus = libbpf_num_possible_cpus();
+	struct plan_config cfg = {.start_ns = now_ns(),
+				  .filter_pid = (uint64_t)s->pid,
+				  .ncpus = ncpus > 0 ? (uint64_t)ncpus : 1};
 	uint32_t key = 0;
 	memcpy(val, &cfg, sizeof(cfg));
 	int err = bpf_map_update_elem(s->config_fd, &key, val, BPF_ANY);

@@ -123,6 +123,7 @@ int sema_check(struct arena *a, const struct diag_src *src, struct ast_node *pro
 	vec_free(&s.event_types);
 	vec_free(&s.sprogs);
 	vec_free(&s.vars);
+	vec_free(&s.for_loops);
 	vec_free(&s.maps);
 	vec_free(&s.structs);
 	vec_free(&s.macros);
@@ -209,6 +210,12 @@ static void dump_types(FILE *out, const struct ast_node *n, int depth)
 	case AST_WHILE:
 		dump_types(out, n->u.loop.expr, depth);
 		dump_types(out, n->u.loop.body, depth + 1);
+		break;
+	case AST_FOR:
+		dump_types(out, n->u.for_.var, depth);
+		dump_types(out, n->u.for_.iter, depth);
+		dump_types(out, n->u.for_.end, depth);
+		dump_types(out, n->u.for_.body, depth + 1);
 		break;
 	case AST_UNARY:
 		dump_types(out, n->u.unary.operand, depth + 1);

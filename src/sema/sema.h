@@ -81,6 +81,10 @@ struct sema_node {
 	int64_t const_val; /* AST_POSPARAM integer, unroll count */
 	const char *const_str; /* AST_POSPARAM string */
 	int tp_offset, tp_size; /* BI_TPARG */
+	/* AST_FOR: the variable slots its body uses (nested loops' too, the loop's own
+	 * variable first): the callback reaches them through pointers */
+	int *loop_slots;
+	int nloop_slots;
 	bool tp_signed, tp_string, tp_data_loc;
 };
 
@@ -93,6 +97,8 @@ static inline bool sema_user_mem(const struct ast_node *e)
 struct sema_var {
 	const char *name;
 	struct gt_type ty;
+	bool loop_own;     /* a for loop's variable: stored only while its loop runs */
+	bool out_of_scope; /* a for loop's variable after its loop */
 };
 
 struct binfo;

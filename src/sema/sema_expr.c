@@ -140,6 +140,17 @@ struct gt_type *sema_type_copy(struct sema *s, const struct gt_type *t)
 	return c;
 }
 
+struct gt_type *sema_tuple_of(struct sema *s, struct gt_type **fields, int n)
+{
+	struct gt_type *t = sema_type_new(s, TY_TUPLE, 0, false);
+	t->nfields = n;
+	t->fields = arena_alloc(s->arena, sizeof(*t->fields) * (size_t)n);
+	t->offsets = arena_alloc(s->arena, sizeof(*t->offsets) * (size_t)n);
+	memcpy(t->fields, fields, sizeof(*t->fields) * (size_t)n);
+	tuple_layout(t);
+	return t;
+}
+
 static int check_tuple(struct sema *s, struct ast_node *e)
 {
 	struct ast_list *items = &e->u.tuple.items;
@@ -455,7 +466,7 @@ int sema_check_argn(struct sema *s, struct ast_node *e, const struct builtin *b)
 struct sema_var *sema_find_var(struct sema *s, const char *name, int *slot)
 {
 	for (int i = 0; i < s->vars.n; i++) {
-		if (!strcmp(s->vars.v[i]->name, name)) {
+		if (!s->vars.v[i]->out_of_scope && !strcmp(s->vars.v[i]->name, name)) {
 			*slot = i;
 			return s->vars.v[i];
 		}
@@ -676,6 +687,7 @@ int sema_check_expr(struct sema *s, struct ast_node *e)
 			return -EINVAL;
 		}
 		sema_node_of(s, e)->var_slot = slot;
+		sema_loop_capture(s, slot);
 		e->ty = &v->ty;
 		return 0;
 	}

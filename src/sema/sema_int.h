@@ -34,6 +34,7 @@ struct sema_map {
 	int value_size; /* STR */
 	struct gt_type *value_ty; /* VALUE, and INT maps of pointers: set by the first store */
 	bool read;                /* read somewhere already (its kind cannot change) */
+	bool stored;              /* a store was checked (its kind cannot change) */
 	bool lhist_set;
 	int64_t lhist_min, lhist_max, lhist_step;
 	struct gt_loc first_use;
@@ -78,7 +79,8 @@ struct sema {
 	bool btf_tried;
 	struct gt_type **btf_types; /* by BTF id */
 	VEC(struct sema_macro) macros; /* #define, #include, --include (sema_macros.c) */
-	bool in_unroll_or_loop;
+	int loop_depth; /* while and for loops around the statement: break, continue */
+	VEC(struct ast_node *) for_loops; /* AST_FOR around it, outermost first */
 };
 
 struct binfo *sema_target(struct sema *s, const char *path, struct gt_loc loc);
@@ -116,6 +118,10 @@ const char *sema_closest(struct sema *s, const char *name, const char *const *ca
 int sema_check_probes(struct sema *s, struct ast_node *e, const char *what, unsigned allowed);
 int sema_check_uprobe_only(struct sema *s, struct ast_node *e, const char *what);
 struct sema_var *sema_find_var(struct sema *s, const char *name, int *slot);
+/* Variable SLOT is used here: each for loop around passes it to its body. */
+void sema_loop_capture(struct sema *s, int slot);
+/* A tuple of N fields, laid out. */
+struct gt_type *sema_tuple_of(struct sema *s, struct gt_type **fields, int n);
 
 /* The table entry of an AST_IDENT or AST_CALL node, looked up once (NULL: none). */
 const struct builtin *sema_resolve(struct sema *s, struct ast_node *e);
@@ -182,6 +188,8 @@ int sema_map_use(struct sema *s, struct ast_node *e, struct sema_map **out);
 /* A map something is stored in, or NULL. */
 const struct sema_map *sema_map_by_name(struct sema *s, const char *name, int *id);
 int sema_map_read(struct sema *s, struct ast_node *e);
+/* for ($kv : @m): the type of $kv, (key, value), or NULL after an error. */
+struct gt_type *sema_map_iter_type(struct sema *s, struct ast_node *for_node);
 int sema_map_assign(struct sema *s, struct ast_node *st);
 int sema_finish_maps(struct sema *s, struct gt_plan *plan, struct arena *a);
 int sema_check_block(struct sema *s, struct ast_node *block);

@@ -106,6 +106,9 @@ static void discover(struct sema *s, struct ast_node *n)
 	case AST_WHILE:
 		discover(s, n->u.loop.body);
 		break;
+	case AST_FOR:
+		discover(s, n->u.for_.body);
+		break;
 	case AST_EXPR_STMT: {
 		struct ast_node *e = n->u.expr_stmt.expr;
 		int id;
@@ -255,6 +258,94 @@ int sema_map_read(struct sema *s, struct ast_node *e)
 	return -EINVAL;
 }
 
+/* A key or value as the loop's variable holds it: integers in 8 bytes as in the map
+ * (TOP: not inside a tuple), strings of at least GT_STRLEN bytes, since the map's may
+ * still grow; codegen copies field by field and never more than either side has. */
+static void widen(struct sema *s, struct gt_type *t, bool top)
+{
+	if (gt_type_is_int(t) && top)
+		t->size = 8;
+	if (t->kind == TY_STR && t->size < s->opts->str_len)
+		t->size = s->opts->str_len;
+	if (t->kind != TY_TUPLE)
+		return;
+	for (int i = 0; i < t->nfields; i++)
+		widen(s, t->fields[i], false);
+	sema_tuple_merge(t, t); /* lays it out again */
+}
+
+static struct gt_type *iter_field(struct sema *s, const struct gt_type *t)
+{
+	struct gt_type *c = sema_type_copy(s, t);
+	widen(s, c, true);
+	return c;
+}
+
+struct gt_type *sema_map_iter_type(struct sema *s, struct ast_node *for_node)
+{
+	struct ast_node *mn = for_node->u.for_.iter;
+	int id;
+	struct sema_map *m = find_map(s, mn->u.map.name, &id);
+	if (!m || (int)m->kind < 0) {
+		diag_error(s->src, mn->loc, "map @%s is read but nothing is ever stored in it",
+			   mn->u.map.name);
+		return NULL;
+	}
+	if (!m->keys_known) {
+		diag_error(s->src, mn->loc, "@%s is looped over before anything is stored in it: "
+			   "put the probe that stores first", mn->u.map.name);
+		return NULL;
+	}
+	if (!m->nkeys) {
+		diag_error(s->src, mn->loc, "@%s has no keys (a scalar map): there is nothing to "
+			   "loop over", mn->u.map.name);
+		return NULL;
+	}
+	struct gt_type *value = NULL;
+	switch (m->kind) {
+	case PLAN_MAP_INT:
+		value = iter_field(s, m->value_ty ? m->value_ty : &sema_ty_i64);
+		break;
+	case PLAN_MAP_STR: {
+		struct gt_type str = {.kind = TY_STR, .size = m->value_size};
+		value = iter_field(s, &str);
+		break;
+	}
+	case PLAN_MAP_COUNT:
+	case PLAN_MAP_SUM:
+	case PLAN_MAP_MIN:
+	case PLAN_MAP_MAX:
+	case PLAN_MAP_AVG:
+		value = &sema_ty_i64;
+		break;
+	case PLAN_MAP_VALUE:
+		if (m->value_ty)
+			value = iter_field(s, m->value_ty);
+		break;
+	default:
+		break;
+	}
+	if (!value) {
+		diag_error(s->src, mn->loc, "cannot loop over @%s: it holds %s", mn->u.map.name,
+			   kind_name(m->kind));
+		return NULL;
+	}
+	struct gt_type *key;
+	if (m->nkeys == 1) {
+		key = iter_field(s, &m->keys[0]);
+	} else {
+		struct gt_type **keys = arena_alloc(s->arena, sizeof(*keys) * (size_t)m->nkeys);
+		for (int i = 0; i < m->nkeys; i++)
+			keys[i] = iter_field(s, &m->keys[i]);
+		key = sema_tuple_of(s, keys, m->nkeys);
+	}
+	m->read = true;
+	sema_node_of(s, mn)->map_id = id;
+	sema_node_of(s, for_node)->map_id = id;
+	struct gt_type *kv[2] = {key, value};
+	return sema_tuple_of(s, kv, 2);
+}
+
 static int const_arg(struct sema *s, struct ast_node *a, int64_t *v)
 {
 	if (a->kind == AST_INT) {
@@ -341,6 +432,10 @@ int sema_map_assign(struct sema *s, struct ast_node *st)
 	}
 	if (sema_check_expr(s, rhs))
 		return -EINVAL;
+	bool first = !m->stored && !m->read && !st->u.assign.op;
+	m->stored = true;
+	if (m->kind == PLAN_MAP_INT && first && !m->value_ty && rhs->ty->kind == TY_STR)
+		m->kind = PLAN_MAP_STR; /* @m = $s: discover could not see a string */
 	if (m->kind == PLAN_MAP_INT && gt_type_is_int(rhs->ty)) {
 		/* a map that holds pointers keeps their type: @p += 1 moves one element */
 		if (!st->u.assign.op && rhs->ty->kind == TY_PTR && !m->value_ty)
@@ -354,14 +449,13 @@ int sema_map_assign(struct sema *s, struct ast_node *st)
 			   SEMA_MAX_STRUCT_COPY);
 		return -EINVAL;
 	}
-	if (m->kind == PLAN_MAP_INT && rhs->ty->kind == TY_STRUCT && !st->u.assign.op &&
-	    !m->value_ty && !m->read)
-		m->kind = PLAN_MAP_VALUE; /* @s = *p: the struct's bytes (discover took it for an int) */
 	bool value = rhs->ty->kind == TY_TUPLE || rhs->ty->kind == TY_STRUCT ||
 		     rhs->ty->kind == TY_STRFTIME ||
 		     rhs->ty->kind == TY_STRERROR || rhs->ty->kind == TY_USERNAME ||
 		     rhs->ty->kind == TY_BUF || rhs->ty->kind == TY_INET ||
 		     rhs->ty->kind == TY_CGROUP_PATH;
+	if (m->kind == PLAN_MAP_INT && first && !m->value_ty && value)
+		m->kind = PLAN_MAP_VALUE; /* @s = *p, @t = $tuple: discover took it for an int */
 	if (m->kind == PLAN_MAP_VALUE && value && !st->u.assign.op &&
 	    (!m->value_ty || sema_tuple_merge(m->value_ty, rhs->ty))) {
 		if (!m->value_ty)
@@ -388,12 +482,51 @@ int sema_map_assign(struct sema *s, struct ast_node *st)
 	return -EINVAL;
 }
 
-/* print/clear/zero(@m), delete(@m[k]) */
+/* delete(@m, key), current bpftrace's spelling, becomes delete(@m[key]); a tuple key of a
+ * map with several keys gives them one by one ($kv.0 of a loop: $kv.0.0, $kv.0.1 ...). */
+static int delete_pair(struct sema *s, struct ast_node *call)
+{
+	struct ast_list *args = &call->u.call.args;
+	struct ast_node *mn = args->v[0], *k = args->v[1];
+	if (mn->kind != AST_MAP || mn->u.map.has_brackets)
+		return 0; /* reported as delete(@m[key]) is */
+	struct ast_node *keyed = ast_new(s->arena, AST_MAP, mn->loc);
+	keyed->u.map.name = mn->u.map.name;
+	keyed->u.map.has_brackets = true;
+	int id;
+	const struct sema_map *m = find_map(s, mn->u.map.name, &id);
+	if (k->kind == AST_TUPLE) {
+		keyed->u.map.keys = k->u.tuple.items;
+	} else if (m && m->keys_known && m->nkeys > 1) {
+		if (sema_check_expr(s, k))
+			return -EINVAL;
+		if (k->ty->kind != TY_TUPLE || k->ty->nfields != m->nkeys) {
+			diag_error(s->src, k->loc, "@%s has %d keys: delete(@%s, (k1, k2 ...))",
+				   mn->u.map.name, m->nkeys, mn->u.map.name);
+			return -EINVAL;
+		}
+		for (int i = 0; i < m->nkeys; i++) {
+			struct ast_node *f = ast_new(s->arena, AST_FIELD, k->loc);
+			f->u.field.expr = k;
+			f->u.field.name = arena_printf(s->arena, "%d", i);
+			ast_list_push(s->arena, &keyed->u.map.keys, f);
+		}
+	} else {
+		ast_list_push(s->arena, &keyed->u.map.keys, k);
+	}
+	args->v[0] = keyed;
+	args->n = 1;
+	return 0;
+}
+
+/* print/clear/zero(@m), delete(@m[k]), delete(@m, k) */
 int sema_map_call(struct sema *s, struct ast_node *call, const struct builtin *b)
 {
 	const char *name = b->name;
 	bool del = b->id == BI_DELETE;
 	struct ast_list *args = &call->u.call.args;
+	if (del && args->n == 2 && delete_pair(s, call))
+		return -EINVAL;
 	int most = b->id == BI_PRINT ? 3 : 1;
 	if (args->n < 1 || args->n > most || args->v[0]->kind != AST_MAP) {
 		diag_error(s->src, call->loc, "%s() takes a map: %s(@m%s)", name, name,

@@ -55,8 +55,83 @@ static int check_assign(struct sema *s, struct ast_node *st)
 		v->ty.size = rhs->ty->size;
 	}
 	sema_node_of(s, lhs)->var_slot = slot;
+	sema_loop_capture(s, slot);
 	lhs->ty = &v->ty;
 	return 0;
+}
+
+void sema_loop_capture(struct sema *s, int slot)
+{
+	int first = 0; /* a loop's own variable is not the business of loops around it */
+	for (int i = 0; i < s->for_loops.n && s->vars.v[slot]->loop_own; i++) {
+		const struct sema_node *vn = s->for_loops.v[i]->u.for_.var->sema;
+		if (vn && vn->var_slot == slot)
+			first = i;
+	}
+	for (int i = first; i < s->for_loops.n; i++) {
+		struct sema_node *sn = sema_node_of(s, s->for_loops.v[i]);
+		int j = 0;
+		while (j < sn->nloop_slots && sn->loop_slots[j] != slot)
+			j++;
+		if (j < sn->nloop_slots)
+			continue;
+		if ((sn->nloop_slots & (sn->nloop_slots - 1)) == 0) { /* 0, 1, 2, 4 ...: grow */
+			int *grown = arena_alloc(s->arena, sizeof(int) * (size_t)(2 * j + 1));
+			if (j)
+				memcpy(grown, sn->loop_slots, sizeof(int) * (size_t)j);
+			sn->loop_slots = grown;
+		}
+		sn->loop_slots[sn->nloop_slots++] = slot;
+	}
+}
+
+/* for ($kv : @m) { } and for ($i : a..b) { }: the loop's variable lives in its body only. */
+static int check_for(struct sema *s, struct ast_node *st)
+{
+	struct ast_node *var = st->u.for_.var, *iter = st->u.for_.iter, *end = st->u.for_.end;
+	int slot, err = 0;
+	if (sema_find_var(s, var->u.name, &slot)) {
+		diag_error(s->src, var->loc, "the loop's variable $%s is already a variable here",
+			   var->u.name);
+		return -EINVAL;
+	}
+	struct gt_type *ty = NULL;
+	if (end) {
+		err = sema_check_expr(s, iter) | sema_check_expr(s, end);
+		for (int i = 0; i < 2 && !err; i++) {
+			struct ast_node *e = i ? end : iter;
+			if (!sema_is_int(e)) {
+				diag_error(s->src, e->loc, "a range is made of integers, not %s",
+					   sema_kind_word(e));
+				err = -EINVAL;
+			}
+		}
+		ty = &sema_ty_i64;
+	} else if (iter->kind != AST_MAP || iter->u.map.has_brackets) {
+		diag_error(s->src, iter->loc, "a for loop goes over a map (for ($kv : @m)) or a "
+			   "range (for ($i : 0..10))");
+		return -EINVAL;
+	} else {
+		ty = sema_map_iter_type(s, st);
+	}
+	if (err || !ty)
+		return -EINVAL;
+	struct sema_var *v = arena_alloc(s->arena, sizeof(*v));
+	v->name = var->u.name;
+	v->ty = *ty;
+	v->loop_own = true;
+	vec_push(&s->vars, v);
+	slot = s->vars.n - 1;
+	sema_node_of(s, var)->var_slot = slot;
+	var->ty = &v->ty;
+	vec_push(&s->for_loops, st);
+	sema_loop_capture(s, slot);
+	s->loop_depth++;
+	err = sema_check_block(s, st->u.for_.body);
+	s->loop_depth--;
+	s->for_loops.n--;
+	v->out_of_scope = true;
+	return err;
 }
 
 static int check_stmt(struct sema *s, struct ast_node *st)
@@ -106,8 +181,20 @@ static int check_stmt(struct sema *s, struct ast_node *st)
 				   "condition must be an integer, got %s", sema_kind_word(st->u.loop.expr));
 			err = -EINVAL;
 		}
-		return err | sema_check_block(s, st->u.loop.body) ? -EINVAL : 0;
+		s->loop_depth++;
+		err |= sema_check_block(s, st->u.loop.body);
+		s->loop_depth--;
+		return err ? -EINVAL : 0;
 	}
+	case AST_FOR:
+		return check_for(s, st);
+	case AST_BREAK:
+	case AST_CONTINUE:
+		if (s->loop_depth)
+			return 0;
+		/* bpftrace's words; an unroll is not a loop to it either */
+		diag_error(s->src, st->loc, "%s used outside of a loop", ast_kind_name(st->kind));
+		return -EINVAL;
 	case AST_RETURN:
 		return 0;
 	default:

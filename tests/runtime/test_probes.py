@@ -70,6 +70,26 @@ if s.case("len"):
             r.returncode == 0 and got[0] in ("len 0", "len 1") and got[1:] == ["len 4", "len 4"],
             describe(r))
 
+if s.case("for-percpu"):
+    # samples land on every CPU; after the probes are detached, END's loop must see the
+    # same totals as the map dump that follows (each CPU's count added up)
+    r = s.run(["-e", 'profile:hz:499 { @c[1] = count(); @s[1] = sum(3); @mx[1] = max(cpu); '
+               '@cpus[cpu] = 1; } interval:ms:800 { exit(); } '
+               'END { for ($kv : @c) { printf("loop count %d\\n", $kv.1); } '
+               'for ($kv : @s) { printf("loop sum %d\\n", $kv.1); } '
+               'for ($kv : @mx) { printf("loop max %d\\n", $kv.1); } }'])
+    import re
+    def one(pat):
+        m = re.search(pat, r.stdout, re.M)
+        return m.group(1) if m else None
+    ncpus = len(re.findall(r"^@cpus\[\d+\]: 1$", r.stdout, re.M))
+    s.check("a for loop over a per-CPU aggregation adds every CPU's value up",
+            r.returncode == 0 and ncpus >= min(2, os.cpu_count()) and
+            one(r"^loop count (\d+)$") == one(r"^@c\[1\]: (\d+)$") is not None and
+            one(r"^loop sum (\d+)$") == one(r"^@s\[1\]: (\d+)$") is not None and
+            one(r"^loop max (\d+)$") == one(r"^@mx\[1\]: (\d+)$") is not None,
+            describe(r))
+
 # -l without a target lists tracepoints as bpftrace 0.17 does (the oracle, when installed)
 if s.case("list"):
     import shutil

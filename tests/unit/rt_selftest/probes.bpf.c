@@ -11,6 +11,7 @@ char LICENSE[] SEC("license") = "GPL";
 struct plan_config {
 	__u64 start_ns;
 	__u64 filter_pid;
+	__u64 ncpus;
 };
 
 struct {
