@@ -4,7 +4,7 @@ uretprobe refusal on Go functions, interval, profile and tracepoint probes."""
 import os
 import subprocess
 
-from gtlib import TESTS, Suite, bpf_leftovers, describe, wait_for_line
+from gtlib import TESTS, Suite, bpf_leftovers, collect, describe, wait_for_line
 
 s = Suite("probes")
 
@@ -71,24 +71,36 @@ if s.case("len"):
             describe(r))
 
 if s.case("for-percpu"):
-    # samples land on every CPU; after the probes are detached, END's loop must see the
-    # same totals as the map dump that follows (each CPU's count added up)
-    r = s.run(["-e", 'profile:hz:499 { @c[1] = count(); @s[1] = sum(3); @mx[1] = max(cpu); '
-               '@cpus[cpu] = 1; } interval:ms:800 { exit(); } '
-               'END { for ($kv : @c) { printf("loop count %d\\n", $kv.1); } '
-               'for ($kv : @s) { printf("loop sum %d\\n", $kv.1); } '
-               'for ($kv : @mx) { printf("loop max %d\\n", $kv.1); } }'])
+    # getppid() from a child pinned to each CPU: the counts are per CPU. After the
+    # probes are detached, END's loop must see the totals the map dump shows.
     import re
+    import signal
+    tr = s.start(["-e", 'BEGIN { printf("READY\\n"); } '
+                  'tracepoint:syscalls:sys_enter_getppid /comm == "gt-percpu"/ { '
+                  '@c[1] = count(); @s[1] = sum(3); @mx[1] = max(cpu); @cpus[cpu] = 1; } '
+                  'END { for ($kv : @c) { printf("loop count %d\\n", $kv.1); } '
+                  'for ($kv : @s) { printf("loop sum %d\\n", $kv.1); } '
+                  'for ($kv : @mx) { printf("loop max %d\\n", $kv.1); } }'])
+    ready = wait_for_line(tr, "READY", 20)
+    cpus = sorted(os.sched_getaffinity(0))
+    for cpu in cpus[:4]:
+        subprocess.run(["taskset", "-c", str(cpu), "python3", "-c",
+                        "import ctypes, os\n"
+                        "ctypes.CDLL(None).prctl(15, b'gt-percpu', 0, 0, 0)\n"
+                        "for _ in range(50): os.getppid()"], check=True)
+    tr.send_signal(signal.SIGINT)
+    out, err = collect(tr, 30)
+
     def one(pat):
-        m = re.search(pat, r.stdout, re.M)
+        m = re.search(pat, out, re.M)
         return m.group(1) if m else None
-    ncpus = len(re.findall(r"^@cpus\[\d+\]: 1$", r.stdout, re.M))
+    ncpus = len(re.findall(r"^@cpus\[\d+\]: 1$", out, re.M))
     s.check("a for loop over a per-CPU aggregation adds every CPU's value up",
-            r.returncode == 0 and ncpus >= min(2, os.cpu_count()) and
-            one(r"^loop count (\d+)$") == one(r"^@c\[1\]: (\d+)$") is not None and
-            one(r"^loop sum (\d+)$") == one(r"^@s\[1\]: (\d+)$") is not None and
-            one(r"^loop max (\d+)$") == one(r"^@mx\[1\]: (\d+)$") is not None,
-            describe(r))
+            ready and tr.returncode == 0 and ncpus == len(cpus[:4]) and
+            one(r"^loop count (\d+)$") == one(r"^@c\[1\]: (\d+)$") == str(50 * ncpus) and
+            one(r"^loop sum (\d+)$") == one(r"^@s\[1\]: (\d+)$") == str(150 * ncpus) and
+            one(r"^loop max (\d+)$") == one(r"^@mx\[1\]: (\d+)$") == str(cpus[:4][-1]),
+            out + err)
 
 # -l without a target lists tracepoints as bpftrace 0.17 does (the oracle, when installed)
 if s.case("list"):
