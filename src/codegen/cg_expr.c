@@ -485,6 +485,8 @@ static LLVMValueRef cg_call(struct cg *g, struct ast_node *e)
 		return load_reg(g, sn->regs_off);
 	case BI_LEN:
 		return cg_runtime_call(g, "gt_map_len", &g->maps[sn->map_id], 1);
+	case BI_HAS_KEY:
+		return cg_map_has(g, e->u.call.args.v[0]);
 	case BI_STR: {
 		LLVMValueRef buf = cg_str_alloca(g, e->ty->size);
 		cg_str_into(g, e, buf, e->ty->size);
@@ -669,6 +671,10 @@ LLVMValueRef cg_expr(struct cg *g, struct ast_node *e)
 		return str ? res : LLVMBuildLoad2(g->b, g->i64, res, "");
 	}
 	case AST_CAST:
+		if (sn && sn->cast_bool)
+			return LLVMBuildZExt(g->b, LLVMBuildICmp(g->b, LLVMIntNE, cg_expr(g, e->u.cast.expr),
+								 cg_const(g, 0), ""),
+					     g->i64, "");
 		return cg_narrow(g, cg_expr(g, e->u.cast.expr), e->ty->size, e->ty->is_signed);
 	case AST_CALL:
 		return cg_call(g, e);

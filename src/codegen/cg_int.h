@@ -75,6 +75,7 @@ void cg_define_script_maps(struct cg *g);
 void cg_map_assign(struct cg *g, struct ast_node *st);
 LLVMValueRef cg_map_read(struct cg *g, struct ast_node *e);
 void cg_map_delete(struct cg *g, struct ast_node *call);
+LLVMValueRef cg_map_has(struct cg *g, struct ast_node *mn); /* has_key(): 0 or 1 */
 LLVMValueRef cg_load_or_zero(struct cg *g, LLVMValueRef map, LLVMValueRef key);
 LLVMValueRef cg_map_incdec(struct cg *g, struct ast_node *e);
 

@@ -267,3 +267,11 @@ void cg_map_delete(struct cg *g, struct ast_node *call)
 	LLVMBuildBr(g->b, cond);
 	LLVMPositionBuilderAtEnd(g->b, done);
 }
+
+LLVMValueRef cg_map_has(struct cg *g, struct ast_node *mn)
+{
+	int id;
+	const struct plan_map *m = map_of(g, mn, &id);
+	LLVMValueRef p = lookup(g, id, build_key(g, mn, m));
+	return LLVMBuildZExt(g->b, LLVMBuildIsNotNull(g->b, p, ""), g->i64, "");
+}

@@ -86,6 +86,7 @@ struct sema_node {
 	int *loop_slots;
 	int nloop_slots;
 	bool tp_signed, tp_string, tp_data_loc;
+	bool cast_bool; /* AST_CAST to bool: 1 for any nonzero value, as C and Go */
 };
 
 /* Whether expression E points into (or is in) user memory (sema_node.user_mem). */

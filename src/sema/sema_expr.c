@@ -633,6 +633,7 @@ static int check_cast(struct sema *s, struct ast_node *e)
 			   sema_kind_word(e->u.cast.expr), tn->name);
 		return -EINVAL;
 	}
+	sema_node_of(s, e)->cast_bool = !strcmp(tn->name, "bool");
 	e->ty = t;
 	return 0;
 }

@@ -159,6 +159,7 @@ int sema_check_pton(struct sema *s, struct ast_node *e, const struct builtin *b)
 struct gt_type *sema_int_type_named(struct sema *s, const struct type_name *tn);
 struct gt_type *sema_ptr_type_named(struct sema *s, const struct type_name *tn);
 int sema_map_call(struct sema *s, struct ast_node *call, const struct builtin *b);
+int sema_check_has_key(struct sema *s, struct ast_node *e, const struct builtin *b);
 
 /* A struct value (@m = *p, print(*p)) is copied through the 512-byte BPF stack. */
 #define SEMA_MAX_STRUCT_COPY 256

@@ -482,9 +482,10 @@ int sema_map_assign(struct sema *s, struct ast_node *st)
 	return -EINVAL;
 }
 
-/* delete(@m, key), current bpftrace's spelling, becomes delete(@m[key]); a tuple key of a
- * map with several keys gives them one by one ($kv.0 of a loop: $kv.0.0, $kv.0.1 ...). */
-static int delete_pair(struct sema *s, struct ast_node *call)
+/* f(@m, key), current bpftrace's spelling of delete and has_key, becomes f(@m[key]); a
+ * tuple key of a map with several keys gives them one by one ($kv.0 of a loop: $kv.0.0,
+ * $kv.0.1 ...). */
+static int map_pair(struct sema *s, struct ast_node *call)
 {
 	struct ast_list *args = &call->u.call.args;
 	struct ast_node *mn = args->v[0], *k = args->v[1];
@@ -519,13 +520,45 @@ static int delete_pair(struct sema *s, struct ast_node *call)
 	return 0;
 }
 
+/* has_key(@m, k): whether the key is there */
+int sema_check_has_key(struct sema *s, struct ast_node *e, const struct builtin *b)
+{
+	struct ast_list *args = &e->u.call.args;
+	int id;
+	const struct sema_map *m = args->v[0]->kind == AST_MAP
+					   ? find_map(s, args->v[0]->u.map.name, &id)
+					   : NULL;
+	if (m && m->keys_known && !m->nkeys) {
+		diag_error(s->src, e->loc, "call to has_key() expects a map with explicit keys");
+		return -EINVAL;
+	}
+	if (map_pair(s, e))
+		return -EINVAL;
+	struct ast_node *mn = args->v[0];
+	if (mn->kind != AST_MAP || mn->u.map.keys.n == 0 || args->n != 1) {
+		diag_error(s->src, e->loc, "%s", b->usage);
+		return -EINVAL;
+	}
+	struct sema_map *used;
+	if (sema_map_use(s, mn, &used))
+		return -EINVAL;
+	if (used->kind == PLAN_MAP_HIST || used->kind == PLAN_MAP_LHIST) {
+		diag_error(s->src, mn->loc, "has_key() of a %s map: its keys are buckets",
+			   kind_name(used->kind));
+		return -EINVAL;
+	}
+	used->read = true;
+	sema_node_of(s, e)->map_id = sema_node_of(s, mn)->map_id;
+	return 0;
+}
+
 /* print/clear/zero(@m), delete(@m[k]), delete(@m, k) */
 int sema_map_call(struct sema *s, struct ast_node *call, const struct builtin *b)
 {
 	const char *name = b->name;
 	bool del = b->id == BI_DELETE;
 	struct ast_list *args = &call->u.call.args;
-	if (del && args->n == 2 && delete_pair(s, call))
+	if (del && args->n == 2 && map_pair(s, call))
 		return -EINVAL;
 	int most = b->id == BI_PRINT ? 3 : 1;
 	if (args->n < 1 || args->n > most || args->v[0]->kind != AST_MAP) {
