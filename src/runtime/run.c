@@ -92,6 +92,18 @@ static int write_config(struct rt_session *s)
 	return 0;
 }
 
+/* Nothing but BEGIN and END, and no process to wait for: no event can come, so the run
+ * ends after BEGIN, as current bpftrace does (0.17 waited for Ctrl-C). */
+static bool begin_end_only(const struct rt_session *s, const struct gt_plan *plan)
+{
+	if (s->pid || s->pidfd >= 0)
+		return false;
+	for (int i = 0; i < plan->nprogs; i++)
+		if (plan->progs[i].kind != PLAN_PROG_BEGIN && plan->progs[i].kind != PLAN_PROG_END)
+			return false;
+	return true;
+}
+
 static void report_lost(struct rt_session *s)
 {
 	uint64_t total = 0;
@@ -350,7 +362,8 @@ int rt_run(struct gt_plan *plan, const struct rt_options *opts)
 			goto cleanup;
 	}
 
-	while (!rt_stop_signal && !rt_output__exit_seen(s.output)) {
+	bool idle = begin_end_only(&s, plan);
+	while (!idle && !rt_stop_signal && !rt_output__exit_seen(s.output)) {
 		int n = 0;
 		if (s.rb) {
 			n = wait_events(&s, RT_POLL_MS);
@@ -377,6 +390,7 @@ int rt_run(struct gt_plan *plan, const struct rt_options *opts)
 	if (opts->verbose) {
 		const char *why = rt_stop_signal           ? strsignal(rt_stop_signal)
 				  : rt_output__exit_seen(s.output) ? "exit()"
+				  : idle ? "only BEGIN and END probes"
 				  : s.child_exited || s.pid         ? "the traced process exited"
 								    : "output closed";
 		diag_print(DIAG_INFO, "stopping: %s", why);
