@@ -333,6 +333,29 @@ LLVMValueRef cg_begin_function(struct cg *g, const char *name, LLVMTypeRef ret,
 	return g->fn;
 }
 
+/* Ends the program unless the current process is gt_config.filter_pid (0: any). */
+static void pid_filter(struct cg *g)
+{
+	LLVMValueRef key = cg_alloca(g, g->i32, "key");
+	LLVMBuildStore(g->b, LLVMConstInt(g->i32, 0, false), key);
+	LLVMValueRef args[2] = {g->map_config, key};
+	LLVMValueRef cfg = cg_helper(g, BPF_FUNC_map_lookup_elem, g->ptr, args, 2);
+	LLVMBasicBlockRef have = new_bb(g, "cfg.have"), check = new_bb(g, "pid.check"),
+			  pass = new_bb(g, "pid.pass");
+	LLVMBuildCondBr(g->b, LLVMBuildIsNull(g->b, cfg, ""), pass, have);
+	LLVMPositionBuilderAtEnd(g->b, have);
+	LLVMValueRef idx = cg_const(g, 1); /* plan_config.filter_pid */
+	LLVMValueRef want =
+		LLVMBuildLoad2(g->b, g->i64, LLVMBuildGEP2(g->b, g->i64, cfg, &idx, 1, ""), "");
+	LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntEQ, want, cg_const(g, 0), ""), pass, check);
+	LLVMPositionBuilderAtEnd(g->b, check);
+	LLVMValueRef tgid = LLVMBuildLShr(g->b, cg_helper(g, BPF_FUNC_get_current_pid_tgid, g->i64,
+							  NULL, 0),
+					  cg_const(g, 32), "");
+	LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntEQ, tgid, want, ""), pass, g->exit_bb);
+	LLVMPositionBuilderAtEnd(g->b, pass);
+}
+
 void cg_program(struct cg *g, const struct sema_prog *sp)
 {
 	const struct plan_prog *pp = &g->plan->progs[sp->plan_prog];
@@ -361,6 +384,11 @@ void cg_program(struct cg *g, const struct sema_prog *sp)
 		LLVMBuildRet(g->b, LLVMConstInt(g->i32, 0, false));
 		return;
 	}
+
+	/* profile, software, hardware and tracepoint events fire in every process: under -c
+	 * or -p only the traced one's count (interval timers are not a process's) */
+	if ((pp->kind == PLAN_PROG_PERF && pp->perf_all_cpus) || pp->kind == PLAN_PROG_TRACEPOINT)
+		pid_filter(g);
 
 	g->vars = xcalloc((size_t)sp->nvars + 1, sizeof(LLVMValueRef));
 	for (int i = 0; i < sp->nvars; i++) {

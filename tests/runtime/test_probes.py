@@ -102,6 +102,19 @@ if s.case("for-percpu"):
             one(r"^loop max (\d+)$") == one(r"^@mx\[1\]: (\d+)$") == str(cpus[:4][-1]),
             out + err)
 
+if s.case("pid-filter"):
+    # under -c, profile and tracepoint probes count the traced process only
+    import re
+    loop = s.go_build("loop")
+    r = s.run(["-c", loop + " 20000000", "-e", 'profile:hz:499 { @p[pid] = count(); } '
+               'tracepoint:raw_syscalls:sys_enter { @s[pid] = count(); }'])
+    child = re.search(r"^pid=(\d+) ", r.stdout, re.M)
+    pkeys = re.findall(r"^@p\[(\d+)\]: \d+$", r.stdout, re.M)
+    skeys = re.findall(r"^@s\[(\d+)\]: \d+$", r.stdout, re.M)
+    s.check("under -c, profile: and tracepoint: probes see only the traced process",
+            r.returncode == 0 and child is not None and pkeys == [child.group(1)] and
+            skeys == [child.group(1)], describe(r))
+
 # -l without a target lists tracepoints as bpftrace 0.17 does (the oracle, when installed)
 if s.case("list"):
     import shutil
