@@ -70,6 +70,8 @@ static void usage(FILE *out)
 	      "  -I DIR              where #include and --include look for headers\n"
 	      "  --dry-run           compile and load (verifier), attach nothing\n"
 	      "  --unsafe            allow unsafe actions\n"
+	      "  --exclude PATTERN   leave matching functions out of go: wildcards and\n"
+	      "                      --funcgraph (repeatable)\n"
 	      "  --funcgraph PATTERN per-goroutine call trees of the matching functions\n"
 	      "  --drilldown FUNC    call-graph mode: only trees rooted at FUNC\n"
 	      "  --args SPEC         call-graph mode: arguments to show, go-ftrace syntax\n"
@@ -130,7 +132,8 @@ static int set_buffering(const char *mode)
 static int parse_args(int argc, char **argv, struct options *o)
 {
 	enum { OPT_DRY_RUN = 256, OPT_UNSAFE, OPT_PARSE_ONLY, OPT_FUNCGRAPH, OPT_DRILLDOWN,
-	       OPT_ARGS, OPT_NO_COLOR, OPT_NO_WARNINGS, OPT_INFO, OPT_INCLUDE };
+	       OPT_ARGS, OPT_NO_COLOR, OPT_NO_WARNINGS, OPT_INFO, OPT_INCLUDE,
+	       OPT_EXCLUDE };
 	static const struct option longopts[] = {
 		{"binary", required_argument, NULL, 'b'},
 		{"dry-run", no_argument, NULL, OPT_DRY_RUN},
@@ -143,6 +146,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{"no-warnings", no_argument, NULL, OPT_NO_WARNINGS},
 		{"info", no_argument, NULL, OPT_INFO},
 		{"include", required_argument, NULL, OPT_INCLUDE},
+		{"exclude", required_argument, NULL, OPT_EXCLUDE},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{0},
@@ -225,6 +229,9 @@ again:
 			break;
 		case OPT_INCLUDE:
 			vec_push(&o->includes, optarg);
+			break;
+		case OPT_EXCLUDE:
+			vec_push(&o->fg.excludes, optarg);
 			break;
 		case 'I':
 			vec_push(&o->include_dirs, optarg);
@@ -490,6 +497,8 @@ int main(int argc, char **argv)
 		.helper_checks = o.helper_checks,
 		.includes = o.includes.v,
 		.nincludes = o.includes.n,
+		.excludes = o.fg.excludes.v,
+		.nexcludes = o.fg.excludes.n,
 		.include_dirs = o.include_dirs.v,
 		.ninclude_dirs = o.include_dirs.n,
 		.unsafe = o.unsafe,

@@ -173,16 +173,52 @@ void strbuf_json_string(struct strbuf *sb, const char *s, size_t n)
 	strbuf_putc(sb, '"');
 }
 
+const char *glob_class_end(const char *p)
+{
+	if (*p != '[')
+		return NULL;
+	const char *end = strchr(p + 1, ']');
+	if (!end || end == p + 1)
+		return NULL;
+	for (const char *q = p + 1; q < end; q++)
+		if (*q == '.' || *q == ',' || *q == ' ' || *q == '[')
+			return NULL; /* Go's generic instances: F[...], F[go.shape.int] */
+	return end;
+}
+
 bool has_glob(const char *s)
 {
-	return strpbrk(s, "*?") != NULL;
+	for (; *s; s++)
+		if (*s == '*' || *s == '?' || glob_class_end(s))
+			return true;
+	return false;
+}
+
+/* Whether C is in the class [SET] (SET from set to end): ranges a-z, ! or ^ negates. */
+static bool in_class(const char *set, const char *end, char c)
+{
+	bool neg = *set == '!' || *set == '^';
+	bool in = false;
+	for (const char *q = set + neg; q < end; q++) {
+		if (q + 2 < end && q[1] == '-') {
+			in |= c >= q[0] && c <= q[2];
+			q += 2;
+		} else {
+			in |= c == *q;
+		}
+	}
+	return in != neg;
 }
 
 bool glob_match(const char *pat, const char *s)
 {
 	const char *star = NULL, *resume = NULL;
 	while (*s) {
-		if (*pat == '?' || *pat == *s) {
+		const char *cls = glob_class_end(pat);
+		if (cls && in_class(pat + 1, cls, *s)) {
+			pat = cls + 1;
+			s++;
+		} else if (!cls && (*pat == '?' || *pat == *s)) {
 			pat++;
 			s++;
 		} else if (*pat == '*') {

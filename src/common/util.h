@@ -60,9 +60,13 @@ void strbuf_free(struct strbuf *sb);
 void strbuf_json_escape(struct strbuf *sb, const char *s, size_t n);
 void strbuf_json_string(struct strbuf *sb, const char *s, size_t n);
 
-/* Shell-style glob with only '*' and '?' (no classes): Go names contain '[' and ']'. */
+/* Shell-style glob: '*', '?' and classes ([12], [a-z], [!x]). Go's generic instances
+ * (F[...], F[go.shape.int]) are not classes: brackets holding '.', ',', ' ' or '['
+ * are plain characters. */
 bool glob_match(const char *pat, const char *s);
 bool has_glob(const char *s);
+/* The ']' of a character class starting at P, or NULL. */
+const char *glob_class_end(const char *p);
 /* Levenshtein distance, capped: returns cap+1 when larger. */
 int edit_distance(const char *a, const char *b, int cap);
 

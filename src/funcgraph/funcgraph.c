@@ -31,13 +31,14 @@ void fg_options_free(struct fg_options *o)
 {
 	vec_free(&o->patterns);
 	vec_free(&o->args);
+	vec_free(&o->excludes);
 }
 
 /* As sema: '*' right after '(' is Go's pointer receiver, main.(*T).M, not a wildcard. */
 static bool is_wildcard(const char *name)
 {
 	for (const char *p = name; *p; p++)
-		if (*p == '?' || (*p == '*' && (p == name || p[-1] != '(')))
+		if (*p == '?' || (*p == '*' && (p == name || p[-1] != '(')) || glob_class_end(p))
 			return true;
 	return false;
 }
@@ -96,8 +97,13 @@ static int collect(struct funcgraph *fg, const struct fg_options *o, struct func
 				   binfo_path(bi));
 			return -ENOENT;
 		}
-		for (int k = 0; k < n; k++)
-			funcset_add(set, fs[k]);
+		for (int k = 0; k < n; k++) {
+			bool out = false;
+			for (int x = 0; x < o->excludes.n && !out; x++)
+				out = glob_match(o->excludes.v[x], fs[k]->name);
+			if (!out)
+				funcset_add(set, fs[k]);
+		}
 		free(fs);
 	}
 	if (o->drilldown) {

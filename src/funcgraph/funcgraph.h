@@ -18,6 +18,7 @@ struct rt_consumer;
 struct fg_options {
 	VEC(const char *) patterns; /* --funcgraph PATTERN, repeatable */
 	VEC(const char *) args;     /* --args 'FUNC(name=RULE:TYPE, ...)', repeatable */
+	VEC(const char *) excludes; /* --exclude PATTERN: left out of the wildcards */
 	const char *drilldown;      /* --drilldown FUNC */
 	bool no_color;              /* --no-color */
 	bool verbose;               /* -v: show the generated program */

@@ -129,6 +129,8 @@ struct sema_options {
 	const char **includes;      /* --include FILE: headers whose macros the script sees */
 	int nincludes;
 	const char **include_dirs;  /* -I DIR */
+	const char **excludes;      /* --exclude PATTERN: left out of go: wildcards */
+	int nexcludes;
 	int ninclude_dirs;
 	bool no_cpp;                /* #include refused: the fuzzer runs no preprocessor */
 	int helper_checks;          /* -k 1: failed map updates and deletes; -kk 2: lookups too */

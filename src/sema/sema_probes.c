@@ -87,7 +87,7 @@ static const char *suggest_funcs(struct sema *s, struct binfo *bi, const char *n
 static bool is_wildcard(const char *name)
 {
 	for (const char *p = name; *p; p++)
-		if (*p == '?' || (*p == '*' && (p == name || p[-1] != '(')))
+		if (*p == '?' || (*p == '*' && (p == name || p[-1] != '(')) || glob_class_end(p))
 			return true;
 	return false;
 }
@@ -225,9 +225,19 @@ static int add_go_sites(struct sema *s, struct go_probe *gp)
 {
 	struct binfo *bi = gp->bi;
 	const struct binfo_func **fs = NULL;
-	int nf;
+	int nf, excluded = 0;
 	if (is_wildcard(gp->func)) {
 		nf = binfo_match_funcs(bi, gp->func, &fs);
+		int kept = 0;
+		for (int i = 0; i < nf; i++) {
+			bool out = false;
+			for (int x = 0; x < s->opts->nexcludes && !out; x++)
+				out = glob_match(s->opts->excludes[x], fs[i]->name);
+			if (!out)
+				fs[kept++] = fs[i];
+		}
+		excluded = nf > 0 ? nf - kept : 0;
+		nf = nf > 0 ? kept : nf;
 	} else {
 		const struct binfo_func *f = binfo_find_func(bi, gp->func);
 		if (!f) /* assembly functions carry an ABI suffix: runtime.memmove.abi0 */
@@ -238,7 +248,10 @@ static int add_go_sites(struct sema *s, struct go_probe *gp)
 	}
 	if (nf <= 0) {
 		free(fs);
-		if (is_wildcard(gp->func))
+		if (excluded)
+			diag_error(s->src, gp->node->loc, "--exclude leaves none of the %d "
+				   "functions matching '%s' in %s", excluded, gp->func, gp->path);
+		else if (is_wildcard(gp->func))
 			diag_error(s->src, gp->node->loc, "no function matches '%s' in %s",
 				   gp->func, gp->path);
 		else
