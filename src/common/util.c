@@ -181,7 +181,7 @@ const char *glob_class_end(const char *p)
 	if (!end || end == p + 1)
 		return NULL;
 	for (const char *q = p + 1; q < end; q++)
-		if (*q == '.' || *q == ',' || *q == ' ' || *q == '[')
+		if (strchr("., [*?", *q))
 			return NULL; /* Go's generic instances: F[...], F[go.shape.int] */
 	return end;
 }

@@ -61,8 +61,8 @@ void strbuf_json_escape(struct strbuf *sb, const char *s, size_t n);
 void strbuf_json_string(struct strbuf *sb, const char *s, size_t n);
 
 /* Shell-style glob: '*', '?' and classes ([12], [a-z], [!x]). Go's generic instances
- * (F[...], F[go.shape.int]) are not classes: brackets holding '.', ',', ' ' or '['
- * are plain characters. */
+ * (F[...], F[go.shape.int]) are not classes: brackets holding '.', ',', ' ', '[', '*'
+ * or '?' are plain characters (main.Map[*] matches every instance). */
 bool glob_match(const char *pat, const char *s);
 bool has_glob(const char *s);
 /* The ']' of a character class starting at P, or NULL. */
