@@ -389,10 +389,7 @@ static LLVMValueRef cg_ident(struct cg *g, struct ast_node *e)
 				    cg_const(g, 0xffffffff), "");
 	case BI_ELAPSED: {
 		LLVMValueRef now = cg_helper(g, BPF_FUNC_ktime_get_ns, g->i64, NULL, 0);
-		LLVMValueRef key = cg_alloca(g, g->i32, "key");
-		LLVMBuildStore(g->b, LLVMConstInt(g->i32, 0, false), key);
-		/* plan_config.start_ns is the first field */
-		return LLVMBuildSub(g->b, now, cg_load_or_zero(g, g->map_config, key), "");
+		return LLVMBuildSub(g->b, now, cg_config(g, 0 /* start_ns */), "");
 	}
 	case BI_CPU: {
 		LLVMValueRef v = cg_helper(g, BPF_FUNC_get_smp_processor_id, g->i32, NULL, 0);

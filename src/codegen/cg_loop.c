@@ -41,28 +41,6 @@ static void copy(struct cg *g, LLVMValueRef dst, int doff, const struct gt_type 
 				cg_const(g, (uint64_t)n));
 }
 
-/* gt_config.ncpus, or 1 */
-static LLVMValueRef ncpus(struct cg *g)
-{
-	LLVMValueRef key = cg_alloca(g, g->i32, "key");
-	LLVMBuildStore(g->b, LLVMConstInt(g->i32, 0, false), key);
-	LLVMValueRef args[2] = {g->map_config, key};
-	LLVMValueRef p = cg_helper(g, BPF_FUNC_map_lookup_elem, g->ptr, args, 2);
-	LLVMValueRef res = cg_alloca(g, g->i64, "ncpus");
-	LLVMBuildStore(g->b, cg_const(g, 1), res);
-	LLVMBasicBlockRef have = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "cfg.have");
-	LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "cfg.done");
-	LLVMBuildCondBr(g->b, LLVMBuildIsNull(g->b, p, ""), done, have);
-	LLVMPositionBuilderAtEnd(g->b, have);
-	LLVMValueRef idx = cg_const(g, 2); /* plan_config.ncpus */
-	LLVMBuildStore(g->b, LLVMBuildLoad2(g->b, g->i64, LLVMBuildGEP2(g->b, g->i64, p, &idx, 1, ""),
-					    ""),
-		       res);
-	LLVMBuildBr(g->b, done);
-	LLVMPositionBuilderAtEnd(g->b, done);
-	return LLVMBuildTrunc(g->b, LLVMBuildLoad2(g->b, g->i64, res, ""), g->i32, "");
-}
-
 /* $kv = (key, value): the map's key fields and value into the variable's tuple layout. */
 static void fill_pair(struct cg *g, struct ast_node *st, LLVMValueRef kv, const struct gt_type *t,
 		      LLVMValueRef key, LLVMValueRef value)
@@ -85,7 +63,8 @@ static void fill_pair(struct cg *g, struct ast_node *st, LLVMValueRef kv, const 
 			[PLAN_MAP_AVG] = GT_AGG_READ_AVG,
 		};
 		LLVMValueRef args[4] = {g->maps[sn->map_id], key,
-					LLVMConstInt(g->i32, (uint64_t)how[m->kind], false), ncpus(g)};
+					LLVMConstInt(g->i32, (uint64_t)how[m->kind], false),
+					LLVMBuildTrunc(g->b, cg_config(g, 2 /* ncpus */), g->i32, "")};
 		LLVMValueRef v = cg_runtime_call(g, "gt_agg_read", args, 4);
 		LLVMSetAlignment(LLVMBuildStore(g->b, v, gep8(g, kv, voff)), 8);
 		return;

@@ -78,8 +78,8 @@ static void update(struct cg *g, int id, LLVMValueRef key, LLVMValueRef val)
 	LLVMPositionBuilderAtEnd(g->b, done);
 }
 
-/* The i64 stored under KEY in MAP (any map global), or 0 when the key is absent. */
-LLVMValueRef cg_load_or_zero(struct cg *g, LLVMValueRef map, LLVMValueRef key)
+/* The i64 at byte OFF of the value under KEY in MAP, or 0 when the key is absent. */
+static LLVMValueRef load_at_or_zero(struct cg *g, LLVMValueRef map, LLVMValueRef key, int off)
 {
 	LLVMValueRef largs[2] = {map, key};
 	LLVMValueRef p = cg_helper(g, BPF_FUNC_map_lookup_elem, g->ptr, largs, 2);
@@ -89,12 +89,24 @@ LLVMValueRef cg_load_or_zero(struct cg *g, LLVMValueRef map, LLVMValueRef key)
 	LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "map.read");
 	LLVMBuildCondBr(g->b, LLVMBuildIsNull(g->b, p, ""), done, have);
 	LLVMPositionBuilderAtEnd(g->b, have);
-	LLVMValueRef v = LLVMBuildLoad2(g->b, g->i64, p, "");
+	LLVMValueRef v = LLVMBuildLoad2(g->b, g->i64, gep(g, p, off), "");
 	LLVMSetAlignment(v, 8);
 	LLVMBuildStore(g->b, v, res);
 	LLVMBuildBr(g->b, done);
 	LLVMPositionBuilderAtEnd(g->b, done);
 	return LLVMBuildLoad2(g->b, g->i64, res, "");
+}
+
+LLVMValueRef cg_load_or_zero(struct cg *g, LLVMValueRef map, LLVMValueRef key)
+{
+	return load_at_or_zero(g, map, key, 0);
+}
+
+LLVMValueRef cg_config(struct cg *g, int field)
+{
+	LLVMValueRef key = cg_alloca(g, g->i32, "key");
+	LLVMBuildStore(g->b, LLVMConstInt(g->i32, 0, false), key);
+	return load_at_or_zero(g, g->map_config, key, 8 * field);
 }
 
 static LLVMValueRef read_int(struct cg *g, int id, LLVMValueRef key)

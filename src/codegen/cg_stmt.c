@@ -336,17 +336,8 @@ LLVMValueRef cg_begin_function(struct cg *g, const char *name, LLVMTypeRef ret,
 /* Ends the program unless the current process is gt_config.filter_pid (0: any). */
 static void pid_filter(struct cg *g)
 {
-	LLVMValueRef key = cg_alloca(g, g->i32, "key");
-	LLVMBuildStore(g->b, LLVMConstInt(g->i32, 0, false), key);
-	LLVMValueRef args[2] = {g->map_config, key};
-	LLVMValueRef cfg = cg_helper(g, BPF_FUNC_map_lookup_elem, g->ptr, args, 2);
-	LLVMBasicBlockRef have = new_bb(g, "cfg.have"), check = new_bb(g, "pid.check"),
-			  pass = new_bb(g, "pid.pass");
-	LLVMBuildCondBr(g->b, LLVMBuildIsNull(g->b, cfg, ""), pass, have);
-	LLVMPositionBuilderAtEnd(g->b, have);
-	LLVMValueRef idx = cg_const(g, 1); /* plan_config.filter_pid */
-	LLVMValueRef want =
-		LLVMBuildLoad2(g->b, g->i64, LLVMBuildGEP2(g->b, g->i64, cfg, &idx, 1, ""), "");
+	LLVMValueRef want = cg_config(g, 1 /* filter_pid */);
+	LLVMBasicBlockRef check = new_bb(g, "pid.check"), pass = new_bb(g, "pid.pass");
 	LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntEQ, want, cg_const(g, 0), ""), pass, check);
 	LLVMPositionBuilderAtEnd(g->b, check);
 	LLVMValueRef tgid = LLVMBuildLShr(g->b, cg_helper(g, BPF_FUNC_get_current_pid_tgid, g->i64,

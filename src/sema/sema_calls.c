@@ -271,15 +271,26 @@ int sema_check_len(struct sema *s, struct ast_node *e, const struct builtin *b)
 	return 0;
 }
 
-int sema_check_bswap(struct sema *s, struct ast_node *e, const struct builtin *b)
+/* The first argument of E, checked and an integer; else its usage (with the kind found
+ * when GOT) is reported. */
+static int int_arg(struct sema *s, struct ast_node *e, const struct builtin *b, bool got)
 {
 	struct ast_node *a = e->u.call.args.v[0];
 	if (sema_check_expr(s, a))
 		return -EINVAL;
 	if (!sema_is_int(a)) {
-		diag_error(s->src, a->loc, "%s", b->usage);
+		diag_error(s->src, a->loc, "%s%s%s", b->usage, got ? ", got " : "",
+			   got ? sema_kind_word(a) : "");
 		return -EINVAL;
 	}
+	return 0;
+}
+
+int sema_check_bswap(struct sema *s, struct ast_node *e, const struct builtin *b)
+{
+	struct ast_node *a = e->u.call.args.v[0];
+	if (int_arg(s, e, b, false))
+		return -EINVAL;
 	/* the bytes of the argument's own width, as bpftrace: bswap((uint16)x) */
 	e->ty = sema_type_new(s, TY_INT, a->ty->size, false);
 	return 0;
@@ -373,13 +384,8 @@ int sema_check_strftime(struct sema *s, struct ast_node *e, const struct builtin
 
 int sema_check_cgroup_path(struct sema *s, struct ast_node *e, const struct builtin *b)
 {
-	struct ast_node *a = e->u.call.args.v[0];
-	if (sema_check_expr(s, a))
+	if (int_arg(s, e, b, false))
 		return -EINVAL;
-	if (!sema_is_int(a)) {
-		diag_error(s->src, a->loc, "%s", b->usage);
-		return -EINVAL;
-	}
 	e->ty = sema_type_new(s, TY_CGROUP_PATH, 8, false);
 	return 0;
 }
@@ -479,13 +485,8 @@ int sema_check_pton(struct sema *s, struct ast_node *e, const struct builtin *b)
 
 int sema_check_strerror(struct sema *s, struct ast_node *e, const struct builtin *b)
 {
-	struct ast_node *a = e->u.call.args.v[0];
-	if (sema_check_expr(s, a))
+	if (int_arg(s, e, b, true))
 		return -EINVAL;
-	if (!sema_is_int(a)) {
-		diag_error(s->src, a->loc, "%s, got %s", b->usage, sema_kind_word(a));
-		return -EINVAL;
-	}
 	e->ty = sema_type_new(s, TY_STRERROR, 8, true);
 	return 0;
 }

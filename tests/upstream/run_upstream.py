@@ -1221,38 +1221,32 @@ def run(args, ap, t0, co, tests_dir, dialect, bpftrace, gotrace, gotrace_src, gt
             if b.get("status") != "PASS":
                 log("  not in baseline (bpftrace fails) %s: %s" % (c.ident, short(b.get("reason", "?"))))
 
-    results = {}
-    if not args.baseline_only and baseline:
-        log("running %d baseline cases with gotrace" % len(baseline))
-
-        def gt_done(case, res):
-            results[case.ident] = res
+    def run_gotrace(items, into, prefix):
+        """gotrace over ITEMS, results into INTO; True when interrupted."""
+        def done(case, res):
+            into[case.ident] = res
             if res["status"] == "FAIL":
                 res["category"], res["detail"] = categorize(case, res, tests_dir)
             if not args.quiet:
-                log("%s %s%s" % (res["status"], case.ident,
-                                 (": " + short(res["reason"])) if res["reason"] and res["status"] == "FAIL" else ""))
+                log("%s%s %s%s" % (prefix, res["status"], case.ident,
+                                   (": " + short(res["reason"])) if res["reason"] and res["status"] == "FAIL" else ""))
         try:
-            run_many(runner, baseline, gotrace, args.jobs, args.retries, gt_done)
+            run_many(runner, items, gotrace, args.jobs, args.retries, done)
         except KeyboardInterrupt:
-            interrupted = True
             runner.kill_all()
+            return True
+        return False
+
+    results = {}
+    if not args.baseline_only and baseline:
+        log("running %d baseline cases with gotrace" % len(baseline))
+        interrupted = run_gotrace(baseline, results, "")
 
     beyond = {}
     if args.beyond_baseline and not args.baseline_only and not interrupted:
         extra = [c for c in standalone if c not in baseline]
         log("running %d cases beyond the baseline with gotrace" % len(extra))
-
-        def extra_done(case, res):
-            beyond[case.ident] = res
-            if not args.quiet:
-                log("beyond %s %s%s" % (res["status"], case.ident,
-                                        (": " + short(res["reason"])) if res["reason"] and res["status"] == "FAIL" else ""))
-        try:
-            run_many(runner, extra, gotrace, args.jobs, args.retries, extra_done)
-        except KeyboardInterrupt:
-            interrupted = True
-            runner.kill_all()
+        interrupted = run_gotrace(extra, beyond, "beyond ")
 
     # Report.
     passed = sum(1 for r in results.values() if r["status"] == "PASS")
