@@ -27,6 +27,8 @@ void binfo__close(struct binfo *bi);
 
 const char *binfo_path(const struct binfo *bi);      /* absolute path */
 const char *binfo_go_version(const struct binfo *bi); /* "go1.19.8" or NULL */
+/* N of the binary's "go1.N..." version (also of a devel toolchain), -1 when unknown. */
+int binfo_go_minor(const struct binfo *bi);
 bool binfo_is_pie(const struct binfo *bi);
 
 /* Functions (STT_FUNC, defined) whose name matches the glob PATTERN ('*', '?'),

@@ -324,6 +324,79 @@ static void build_name_index(struct binfo *bi)
 	}
 }
 
+/* The ABI0 wrapper of a Go function starts by setting up what ABIInternal code expects:
+ * `xorps %xmm15,%xmm15` and g into R14 from TLS (`mov %fs:disp32,%r14`, or in a PIE
+ * `mov $imm32,%r14; mov %fs:(%r14),%r14`). */
+static bool is_abi0_wrapper(const struct binfo *bi, const struct binfo_func *f)
+{
+	const uint8_t *p = binfo__bytes_at(bi, f->addr, 17);
+	if (!p || f->size < 17 || memcmp(p, "\x45\x0f\x57\xff", 4) != 0)
+		return false;
+	return !memcmp(p + 4, "\x64\x4c\x8b\x34\x25", 5) ||
+	       (!memcmp(p + 4, "\x49\xc7\xc6", 3) && !memcmp(p + 11, "\x64\x4d\x8b\x36", 4));
+}
+
+static int lookup_index(const struct binfo *bi, const char *name);
+
+/* Offset in F's code (a wrapper: small) of a rel32 call/jmp to TARGET, -1 when none. */
+static int64_t call_at(const struct binfo *bi, const struct binfo_func *f, uint64_t target)
+{
+	uint64_t n = f->size < 256 ? f->size : 256;
+	const uint8_t *p = binfo__bytes_at(bi, f->addr, n);
+	for (uint64_t k = 0; p && k + 5 <= n; k++) {
+		int32_t rel;
+		memcpy(&rel, p + k + 1, 4);
+		if ((p[k] == 0xe8 || p[k] == 0xe9) && f->addr + k + 5 + (uint64_t)(int64_t)rel == target)
+			return (int64_t)k;
+	}
+	return -1;
+}
+
+/* Whether wrapper F, calling its twin at byte AT, is the ABI0 one: an ABI0 wrapper
+ * zeroes X15 (`xorps %xmm15,%xmm15`) for the ABIInternal code it calls, before the call;
+ * an ABIInternal wrapper of an assembly function restores X15 after it. */
+static bool abi0_caller(const struct binfo *bi, const struct binfo_func *f, int64_t at)
+{
+	const uint8_t *p = binfo__bytes_at(bi, f->addr, (uint64_t)at);
+	return p && at >= 4 && memmem(p, (size_t)at, "\x45\x0f\x57\xff", 4);
+}
+
+/* .gopclntab names a function and its ABI wrapper alike (runtime.goexit1 twice), so a
+ * wildcard would probe both and count each call twice. The symbol table calls the ABI0
+ * one NAME.abi0: the ABI0 wrapper of a Go function, or the assembly function that an
+ * ABIInternal wrapper calls. Name it so here too. Returns whether any was renamed. */
+static bool name_abi0_wrappers(struct binfo *bi)
+{
+	size_t len = 0;
+	bool *abi0 = xcalloc((size_t)bi->nfuncs + 1, sizeof(*abi0));
+	for (int i = 0; i < bi->nfuncs; i++) {
+		int a = lookup_index(bi, bi->funcs[i].name), b = a >= 0 ? bi->same_next[a] : -1;
+		if (a != i || b < 0 || bi->same_next[b] >= 0)
+			continue; /* not the first of exactly two */
+		const struct binfo_func *fa = &bi->funcs[a], *fb = &bi->funcs[b];
+		/* The wrapper calls its twin (see abi0_caller). */
+		int64_t at;
+		int k = is_abi0_wrapper(bi, fa) ? a : is_abi0_wrapper(bi, fb) ? b : -1;
+		if (k < 0 && (at = call_at(bi, fa, fb->addr)) >= 0)
+			k = abi0_caller(bi, fa, at) ? a : b;
+		else if (k < 0 && (at = call_at(bi, fb, fa->addr)) >= 0)
+			k = abi0_caller(bi, fb, at) ? b : a;
+		if (k >= 0) {
+			abi0[k] = true;
+			len += strlen(bi->funcs[k].name) + sizeof(".abi0");
+		}
+	}
+	char *q = bi->renamed = len ? xmalloc(len) : NULL;
+	for (int i = 0; q && i < bi->nfuncs; i++)
+		if (abi0[i]) {
+			int w = sprintf(q, "%s.abi0", bi->funcs[i].name);
+			bi->funcs[i].name = q;
+			q += w + 1;
+		}
+	free(abi0);
+	return len > 0;
+}
+
 static int lookup_index(const struct binfo *bi, const char *name)
 {
 	if (!bi->name_tab)
@@ -336,6 +409,7 @@ static int lookup_index(const struct binfo *bi, const char *name)
 			return (int)slot - 1;
 	}
 }
+
 
 const struct binfo_func *binfo_find_func(struct binfo *bi, const char *name)
 {
@@ -495,11 +569,16 @@ static int open_impl(const char *path, struct binfo **out, bool need_go)
 	if (!symtab)
 		load_pclntab_funcs(bi);
 	build_name_index(bi);
+	if (!symtab && name_abi0_wrappers(bi)) {
+		free(bi->name_tab);
+		free(bi->same_next);
+		build_name_index(bi);
+	}
 	/* Without .symtab, .dynsym of a cgo build still defines a few C functions
 	 * (crosscall2, x_cgo_*): not having runtime.main says the Go functions are gone. */
 	if (bi->nfuncs == 0 || (!symtab && !binfo_find_func(bi, "runtime.main"))) {
 		err = -EOPNOTSUPP;
-		diag_fatal("%s: has no symbol table and no readable .gopclntab (Go 1.18+)", path);
+		diag_fatal("%s: has no symbol table and no readable .gopclntab (Go 1.16+)", path);
 		goto fail;
 	}
 
@@ -507,6 +586,10 @@ static int open_impl(const char *path, struct binfo **out, bool need_go)
 		bi->go_version = version_from_buildinfo(bi, buildinfo, buildinfo_size, &vs);
 	if (!bi->go_version && vs.hdr_addr)
 		bi->go_version = version_from_header(bi, vs.hdr_addr, vs.str_addr);
+	if (!bi->go_version && bi->is_go) {
+		uint64_t len, at = binfo__scan_version(bi, &len);
+		bi->go_version = at ? version_dup(binfo__bytes_at(bi, at, len), len) : NULL;
+	}
 
 	char *rp = realpath(path, NULL);
 	bi->path = rp ? rp : xstrdup(path);
@@ -539,5 +622,6 @@ void binfo__close(struct binfo *bi)
 	free(bi->funcs);
 	free(bi->name_tab);
 	free(bi->same_next);
+	free(bi->renamed);
 	free(bi);
 }

@@ -46,25 +46,34 @@ static int go_minor(const char *v, bool *release)
 
 /* Offsets of linux/amd64 Go releases. The fields before g.goid and m.curg, read in
  * src/runtime/runtime2.go of go1.17.13, 1.18, 1.19.8, 1.20.2, 1.20.6, 1.21.12 and
- * 1.23.5 (with gobuf = 7 words, gsignalStack = 5 words, sigset = [2]uint32 on amd64,
- * tlsSlots = 6):
+ * 1.23.5 (with gsignalStack = 5 words, sigset = [2]uint32 on amd64, tlsSlots = 6):
  *   g.stack = 0 (stack.hi = 8), g.m = 48 (after stackguard0/1, _panic, _defer),
- *   g.goid  = 152: sched gobuf at 56, syscallsp, syscallpc, stktopsp, param,
+ *   g.goid  = 152: sched gobuf (7 words) at 56, syscallsp, syscallpc, stktopsp, param,
  *                  atomicstatus + stackLock (2 x 4 bytes)          (1.17 .. 1.22)
  *           = 160: g.syscallbp inserted after syscallpc            (1.23, 1.24)
+ *           = 152: gobuf.ret removed, gobuf is 6 words             (1.25 ..)
  *   m.g0    = 0, m.curg = 192: g0, morebuf gobuf, divmod + pad, procid, gsignal,
- *                  goSigStack, sigmask, tls [6]uintptr, mstartfn.
- * Also checked: the DWARF of go1.19.8 and go1.24.3 binaries, and live processes of
- * go1.21.11, 1.22.5, 1.22.8, 1.22.12, 1.23.6, 1.23.8, 1.24.1 and 1.24.2 builds under
- * gdb (g from fsbase-8 equals R14, g.goid of the main goroutine is 1, g.m.curg == g).
- * Later releases are left out until they are checked the same way. */
+ *                  goSigStack, sigmask, tls [6]uintptr, mstartfn   (.. 1.24)
+ *           = 184: the 6-word gobuf                                (1.25 ..)
+ * Checked on real binaries of each release (docs/go-versions.md has the matrix): the
+ * DWARF of go1.19.8 and go1.24 builds, and live processes of stripped builds from
+ * go1.17.1 to go1.27.3 under gdb (g from R14 at main.main: g.goid is 1, g.m.curg == g,
+ * SP between g.stack.lo and g.stack.hi). Later releases are refused until they are
+ * checked the same way. */
 static const struct go_layout {
 	int first_minor, last_minor;
 	int g_stack_hi, g_m, g_goid, m_g0, m_curg;
 } go_layouts[] = {
     {17, 22, 8, 48, 152, 0, 192},
     {23, 24, 8, 48, 160, 0, 192},
+    {25, 27, 8, 48, 152, 0, 184},
 };
+
+int binfo_go_minor(const struct binfo *bi)
+{
+	bool release;
+	return go_minor(bi->go_version, &release);
+}
 
 static bool layout_from_table(const struct binfo *bi, struct binfo_goruntime *out)
 {

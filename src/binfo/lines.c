@@ -72,8 +72,9 @@ static void names_free(struct names *ns)
 	memset(ns, 0, sizeof(*ns));
 }
 
-/* ---- .gopclntab (Go 1.18+) ---- */
+/* ---- .gopclntab (Go 1.16+) ---- */
 
+#define PCLN_MAGIC_116 0xfffffffau /* Go 1.16, 1.17 */
 #define PCLN_MAGIC_118 0xfffffff0u /* Go 1.18, 1.19 */
 #define PCLN_MAGIC_120 0xfffffff1u /* Go 1.20 and later */
 #define PCDATA_INLTREEINDEX 2
@@ -83,6 +84,8 @@ struct pcln {
 	const uint8_t *d; /* the table's bytes */
 	uint64_t size;
 	bool go120;       /* _func has startLine; inlinedCall is the 1.20 layout */
+	bool go116;       /* 1.16/1.17: functab holds {entry, funcoff} as 8-byte words and
+			     _func starts with an 8-byte entry (4 more bytes before each field) */
 	uint32_t quantum;
 	uint64_t nfunc, text;
 	uint64_t funcname, cu, filetab, pctab, functab; /* offsets into d */
@@ -134,28 +137,6 @@ static uint64_t sym_addr(struct binfo *bi, const char *const *names, int nnames)
 	return 0;
 }
 
-/* Addend of the R_X86_64_RELATIVE relocation of the word at VADDR, 0 when none: in a
- * PIE the dynamic loader fills pointers such as pclntab's textStart in from these. */
-static uint64_t relative_addend(struct binfo *bi, uint64_t vaddr)
-{
-	Elf_Scn *scn = NULL;
-	while ((scn = elf_nextscn(bi->elf, scn))) {
-		GElf_Shdr sh;
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA ||
-		    sh.sh_entsize != sizeof(Elf64_Rela) || sh.sh_offset > bi->img_size ||
-		    sh.sh_size > bi->img_size - sh.sh_offset)
-			continue;
-		size_t n = sh.sh_size / sizeof(Elf64_Rela);
-		for (size_t i = 0; i < n; i++) {
-			Elf64_Rela r;
-			memcpy(&r, bi->img + sh.sh_offset + i * sizeof(r), sizeof(r));
-			if (r.r_offset == vaddr && ELF64_R_TYPE(r.r_info) == R_X86_64_RELATIVE)
-				return (uint64_t)r.r_addend;
-		}
-	}
-	return 0;
-}
-
 static bool pcln_open(struct binfo *bi, struct pcln *p)
 {
 	static const char *const gofunc[] = {"go:func.*", "go.func.*"};
@@ -169,27 +150,65 @@ static bool pcln_open(struct binfo *bi, struct pcln *p)
 		return false;
 	uint32_t magic;
 	memcpy(&magic, p->d, 4);
-	if ((magic != PCLN_MAGIC_118 && magic != PCLN_MAGIC_120) || p->d[4] || p->d[5] ||
-	    p->d[7] != 8 || !p->d[6])
+	if ((magic != PCLN_MAGIC_116 && magic != PCLN_MAGIC_118 && magic != PCLN_MAGIC_120) ||
+	    p->d[4] || p->d[5] || p->d[7] != 8 || !p->d[6])
 		return false;
 	p->go120 = magic == PCLN_MAGIC_120;
+	p->go116 = magic == PCLN_MAGIC_116;
 	p->quantum = p->d[6];
 	p->nfunc = pc_word(p->d, 0);
-	/* textStart is relocated at run time in a PIE (0 in the file): prefer the symbol. */
-	p->text = sym_addr(bi, text, 1);
-	if (!p->text)
-		p->text = pc_word(p->d, 2);
-	if (!p->text) /* stripped PIE: no symbol, the header word is relocated */
-		p->text = relative_addend(bi, addr + 8 + 8 * 2);
-	p->funcname = pc_word(p->d, 3);
-	p->cu = pc_word(p->d, 4);
-	p->filetab = pc_word(p->d, 5);
-	p->pctab = pc_word(p->d, 6);
-	p->functab = pc_word(p->d, 7);
-	if (p->functab >= p->size || p->nfunc > (p->size - p->functab) / 8 || !p->nfunc)
+	/* 1.16/1.17 have no textStart word: functab entries are absolute addresses. */
+	int w = p->go116 ? 2 : 3; /* index of funcnameOffset */
+	if (!p->go116) {
+		/* textStart is relocated at run time in a PIE (0 in the file): prefer the symbol. */
+		p->text = sym_addr(bi, text, 1);
+		if (!p->text)
+			p->text = pc_word(p->d, 2);
+		if (!p->text) /* stripped PIE: no symbol, the header word is relocated */
+			p->text = binfo__relative_addend(bi, addr + 8 + 8 * 2);
+		if (!p->text) /* Go 1.26+ leaves the header word 0: moduledata.text has it */
+			p->text = binfo__moduledata_text(bi, addr);
+	}
+	p->funcname = pc_word(p->d, w);
+	p->cu = pc_word(p->d, w + 1);
+	p->filetab = pc_word(p->d, w + 2);
+	p->pctab = pc_word(p->d, w + 3);
+	p->functab = pc_word(p->d, w + 4);
+	uint64_t fte = p->go116 ? 16 : 8;
+	if (p->functab >= p->size || p->nfunc >= (p->size - p->functab) / fte || !p->nfunc)
 		return false;
 	p->gofunc = sym_addr(bi, gofunc, 2);
 	return true;
+}
+
+/* Entry I of functab: the function's entry address (I = nfunc: the end of the text) and
+ * the offset of its _func from functab. A PIE of 1.16/1.17 would need the words'
+ * relocations: its entries are taken as they are in the file. */
+static bool ft_entry(const struct pcln *p, uint64_t i, uint64_t *entry, uint32_t *funcoff)
+{
+	if (p->go116) {
+		uint64_t off = p->functab + 16 * i;
+		if (off > p->size || p->size - off < 16)
+			return false;
+		uint64_t fo;
+		memcpy(entry, p->d + off, 8);
+		memcpy(&fo, p->d + off + 8, 8);
+		if (funcoff)
+			*funcoff = (uint32_t)fo;
+		return fo <= UINT32_MAX;
+	}
+	uint32_t e;
+	if (!pc_u32(p, p->functab + 8 * i, &e) ||
+	    (funcoff && !pc_u32(p, p->functab + 8 * i + 4, funcoff)))
+		return false;
+	*entry = p->text + e;
+	return true;
+}
+
+/* 4-byte field at byte OFF of a 1.18+ _func, wherever the binary's layout has it. */
+static bool func_u32(const struct pcln *p, uint64_t func, uint64_t off, uint32_t *v)
+{
+	return pc_u32(p, func + off + (p->go116 ? 4 : 0), v);
 }
 
 static bool uvarint(const struct pcln *p, uint64_t *off, uint32_t *v)
@@ -240,39 +259,35 @@ struct pfunc {
 
 static bool pcln_func(const struct pcln *p, uint64_t pc, struct pfunc *f)
 {
-	if (pc < p->text || pc - p->text > UINT32_MAX)
-		return false;
-	uint32_t rel = (uint32_t)(pc - p->text), lo = 0, hi = (uint32_t)p->nfunc, e;
-	/* last entry with entryoff <= rel; functab[nfunc] is the end of the text */
-	if (!pc_u32(p, p->functab + 8 * p->nfunc, &e) || rel >= e)
+	uint64_t e, lo = 0, hi = p->nfunc;
+	uint32_t funcoff;
+	/* last entry with entry <= pc; functab[nfunc] is the end of the text */
+	if (!ft_entry(p, p->nfunc, &e, NULL) || pc >= e || !ft_entry(p, 0, &e, NULL) || pc < e)
 		return false;
 	while (hi - lo > 1) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (!pc_u32(p, p->functab + 8 * (uint64_t)mid, &e))
+		uint64_t mid = lo + (hi - lo) / 2;
+		if (!ft_entry(p, mid, &e, NULL))
 			return false;
-		if (e <= rel)
+		if (e <= pc)
 			lo = mid;
 		else
 			hi = mid;
 	}
-	uint32_t funcoff, entryoff;
-	if (!pc_u32(p, p->functab + 8 * (uint64_t)lo, &entryoff) ||
-	    !pc_u32(p, p->functab + 8 * (uint64_t)lo + 4, &funcoff) || entryoff > rel)
+	if (!ft_entry(p, lo, &f->entry, &funcoff) || f->entry > pc)
 		return false;
 	f->off = p->functab + funcoff;
-	f->entry = p->text + entryoff;
 	uint32_t nf4 = 0;
-	bool ok = pc_u32(p, f->off + 4, &f->name) && pc_u32(p, f->off + 20, &f->pcfile) &&
-		  pc_u32(p, f->off + 24, &f->pcln) && pc_u32(p, f->off + 28, &f->npcdata) &&
-		  pc_u32(p, f->off + 32, &f->cuoff) &&
-		  pc_u32(p, f->off + (p->go120 ? 40 : 36), &nf4);
+	bool ok = func_u32(p, f->off, 4, &f->name) && func_u32(p, f->off, 20, &f->pcfile) &&
+		  func_u32(p, f->off, 24, &f->pcln) && func_u32(p, f->off, 28, &f->npcdata) &&
+		  func_u32(p, f->off, 32, &f->cuoff) &&
+		  func_u32(p, f->off, p->go120 ? 40 : 36, &nf4);
 	f->nfuncdata = nf4 >> 24;
 	return ok;
 }
 
 static uint64_t pfunc_tables(const struct pcln *p)
 {
-	return p->go120 ? 44 : 40;
+	return p->go120 ? 44 : p->go116 ? 44 : 40;
 }
 
 static const char *pcln_name(const struct pcln *p, uint32_t nameoff)
@@ -286,7 +301,7 @@ static const char *pcln_inlined(struct binfo *bi, const struct pcln *p, const st
 {
 	uint32_t tab, fd;
 	int32_t ix;
-	if (!p->gofunc || f->npcdata <= PCDATA_INLTREEINDEX || f->nfuncdata <= FUNCDATA_INLTREE)
+	if (!p->gofunc || p->go116 || f->npcdata <= PCDATA_INLTREEINDEX || f->nfuncdata <= FUNCDATA_INLTREE)
 		return NULL;
 	uint64_t base = f->off + pfunc_tables(p);
 	if (!pc_u32(p, base + 4 * PCDATA_INLTREEINDEX, &tab) || !tab ||
@@ -346,28 +361,27 @@ int binfo__pcln_funcs(struct binfo *bi, struct binfo_func **out, int *nout)
 	struct pcln p;
 	*out = NULL;
 	*nout = 0;
-	if (!pcln_open(bi, &p) || !p.text || p.nfunc > INT32_MAX)
+	if (!pcln_open(bi, &p) || (!p.text && !p.go116) || p.nfunc > INT32_MAX)
 		return -ENOENT;
 	struct binfo_func *fs = xmalloc(p.nfunc * sizeof(*fs));
 	int n = 0;
 	for (uint64_t i = 0; i < p.nfunc; i++) {
 		/* NEXT of the last function is functab[nfunc], the end of the text */
-		uint32_t entryoff, funcoff, next, nameoff, pcsp;
-		if (!pc_u32(&p, p.functab + 8 * i, &entryoff) ||
-		    !pc_u32(&p, p.functab + 8 * i + 4, &funcoff) ||
-		    !pc_u32(&p, p.functab + 8 * (i + 1), &next) || next < entryoff ||
-		    !pc_u32(&p, p.functab + funcoff + 4, &nameoff) ||
-		    !pc_u32(&p, p.functab + funcoff + 16, &pcsp)) {
+		uint64_t entry, next;
+		uint32_t funcoff, nameoff, pcsp;
+		if (!ft_entry(&p, i, &entry, &funcoff) || !ft_entry(&p, i + 1, &next, NULL) ||
+		    next < entry || !func_u32(&p, p.functab + funcoff, 4, &nameoff) ||
+		    !func_u32(&p, p.functab + funcoff, 16, &pcsp)) {
 			free(fs);
 			return -EINVAL;
 		}
 		const char *name = pcln_name(&p, nameoff);
 		if (!name || !name[0])
 			continue;
-		uint64_t size = next - entryoff, span = pcvalue_span(&p, pcsp);
+		uint64_t size = next - entry, span = pcvalue_span(&p, pcsp);
 		if (span && span < size)
 			size = span;
-		fs[n++] = (struct binfo_func){name, p.text + entryoff, size};
+		fs[n++] = (struct binfo_func){name, entry, size};
 	}
 	*out = fs;
 	*nout = n;

@@ -23,6 +23,7 @@ static int check_clause(struct sema *s, struct ast_node *clause, int ci)
 {
 	s->clause_kinds = 0;
 	s->clause_points = 0;
+	s->clause_stack_abi = NULL;
 	s->clause_uses_duration = false;
 	s->clause_uses_goruntime = false;
 	s->clause_tp = NULL;

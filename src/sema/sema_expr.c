@@ -457,6 +457,14 @@ int sema_check_argn(struct sema *s, struct ast_node *e, const struct builtin *b)
 		e->ty = &sema_ty_u64; /* as bpftrace */
 		return 0;
 	}
+	if (s->clause_stack_abi) {
+		diag_error(s->src, e->loc,
+			   "%s: this program is built with %s, which passes arguments on the "
+			   "stack (the register ABI came with Go 1.17); read them with fetch "
+			   "rules: arg(+%d(%%sp)):s64",
+			   b->name, s->clause_stack_abi, 8 * (n + 1));
+		return -EINVAL;
+	}
 	/* Go's integer parameters are mostly int: signed, so `arg1 < 0` works */
 	sn->regs_off = sema_reg_offset(go_arg_regs[n]);
 	e->ty = &sema_ty_i64;

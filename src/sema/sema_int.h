@@ -67,6 +67,8 @@ struct sema {
 	int group_site_begin;
 	unsigned clause_kinds;  /* 1 << plan_prog_kind of the clause being checked */
 	unsigned clause_points; /* 1 << go_point of its go probes */
+	const char *clause_stack_abi; /* Go version of a target older than the register
+					 ABI (Go 1.17), NULL when none is */
 	bool clause_uses_duration;
 	bool clause_uses_goruntime; /* goid, duration or depth */
 	bool uses_depth; /* anywhere: then every traced function keeps call stacks */

@@ -606,10 +606,14 @@ int sema_expand_probes(struct sema *s, struct ast_node *clause, int ci)
 		struct ast_node *p = probes->v[i];
 		if (pvs[i]->id != PV_GO)
 			continue;
-		if (parse_go_probe(s, p, &gps[ngp]))
+		if (parse_go_probe(s, p, &gps[ngp])) {
 			err = -EINVAL;
-		else
-			s->clause_points |= 1u << gps[ngp++].point;
+			continue;
+		}
+		int minor = binfo_go_minor(gps[ngp].bi);
+		if (minor >= 0 && minor < 17)
+			s->clause_stack_abi = binfo_go_version(gps[ngp].bi);
+		s->clause_points |= 1u << gps[ngp++].point;
 	}
 	if (err)
 		return err;

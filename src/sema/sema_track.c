@@ -31,9 +31,14 @@ static int check_goruntime(struct binfo *bi)
 	if (binfo_goruntime(bi, &rt) == 0)
 		return 0;
 	const char *v = binfo_go_version(bi);
-	diag_fatal("%s: cannot find goroutines: no DWARF for runtime.g, and Go version %s is "
-		   "not in gotrace's table",
-		   binfo_path(bi), v ? v : "(unknown)");
+	int minor = binfo_go_minor(bi);
+	if (minor >= 0 && minor < 17)
+		diag_fatal("%s: built with %s: goid, durations and call depth need Go 1.17 or "
+			   "later (the register ABI)", binfo_path(bi), v);
+	else
+		diag_fatal("%s: cannot find goroutines: no DWARF for runtime.g, and Go version %s "
+			   "is not in gotrace's table (Go 1.17 to 1.27)",
+			   binfo_path(bi), v ? v : "(unknown)");
 	return -ENOENT;
 }
 
