@@ -130,6 +130,8 @@ __u64 gt_call_enter(void *ctx, const struct gt_target *t, __u64 cookie, __u64 no
 	if (!st)
 		return 0;
 	__u64 depth = st->depth;
+	if ((cookie >> GT_COOKIE_FLAGS_SHIFT) & GT_SITE_RET_AT_ENTRY)
+		return depth + 1; /* returns at this very instruction: nothing to pair */
 	struct gt_frame_key fk = {.goid = goid};
 	/* Drop frames that cannot be our callers: returned ones, and those at or below
 	 * our stack level (left by a panic or Goexit). */
@@ -166,6 +168,10 @@ long gt_call_return(void *ctx, const struct gt_target *t, __u64 cookie, __u64 *e
 	*entry_ns = 0;
 	*depth_out = 0;
 	struct gt_gstate *st = state_of(ctx, t, cookie, &goid, &key, 0);
+	if ((cookie >> GT_COOKIE_FLAGS_SHIFT) & GT_SITE_RET_AT_ENTRY) {
+		*depth_out = (st ? st->depth : 0) + 1; /* a call of no length, at any order */
+		return 1;
+	}
 	if (!st) {
 		stat_inc(GT_STAT_UNPAIRED_RETURN);
 		return -1;

@@ -44,7 +44,8 @@ __s64 gt_goid(void *ctx, const struct gt_target *t, __u64 cookie);
 __u64 gt_call_enter(void *ctx, const struct gt_target *t, __u64 cookie, __u64 now);
 /* At a RET: finds the frame of this call (dropping deeper frames abandoned by panics),
  * marks it returned and stores its entry time and depth. Returns 0, or -1 when the
- * entry was never seen (counted). Several programs at one RET get the same answer. */
+ * entry was never seen (counted), or 1 at a function that is one RET (its entry is this
+ * instruction: no frame, no duration). Several programs at one RET get the same answer. */
 long gt_call_return(void *ctx, const struct gt_target *t, __u64 cookie, __u64 *entry_ns,
 		    __u64 *depth);
 /* The current goroutine's traced-call depth (0 when it has none). */

@@ -54,6 +54,8 @@ bool binfo_is_insn_boundary(struct binfo *bi, const struct binfo_func *f, uint64
 
 /* False where the kernel refuses a uprobe: a trap instruction (int3, int N). */
 bool binfo_can_probe(const struct binfo *bi, uint64_t addr);
+/* True when the instruction at ADDR is a RET (Go emits the one-byte near RET). */
+bool binfo_is_ret(const struct binfo *bi, uint64_t addr);
 
 /* Addresses of every RET instruction of F. Returns the count; *out malloc'd. */
 int binfo_ret_addrs(struct binfo *bi, const struct binfo_func *f, uint64_t **out);

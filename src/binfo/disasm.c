@@ -222,6 +222,12 @@ int binfo_ret_addrs(struct binfo *bi, const struct binfo_func *f, uint64_t **out
 	return v.n;
 }
 
+bool binfo_is_ret(const struct binfo *bi, uint64_t addr)
+{
+	const uint8_t *p = binfo__bytes_at(bi, addr, 1);
+	return p && *p == 0xc3;
+}
+
 bool binfo_can_probe(const struct binfo *bi, uint64_t addr)
 {
 	/* uprobes refuse trap instructions: int3 (0xcc) and int N (0xcd) */

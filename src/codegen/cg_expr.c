@@ -397,7 +397,8 @@ static LLVMValueRef cg_ident(struct cg *g, struct ast_node *e)
 	}
 	case BI_FUNC:
 	case BI_PROBE:
-		return site_id(g);
+		return sn->raw_site ? site_id(g)
+				    : cg_site_name(g, site_id(g), sn->builtin == BI_PROBE);
 	case BI_GOID:
 		return cg_goid(g);
 	case BI_DEPTH:

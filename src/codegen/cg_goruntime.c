@@ -84,11 +84,14 @@ void cg_goruntime_prologue(struct cg *g)
 		LLVMValueRef entry = cg_alloca(g, g->i64, "entry_ns");
 		g->duration = cg_alloca(g, g->i64, "duration");
 		LLVMValueRef args[5] = {ctx, g->target, cg_cookie(g), entry, g->depth};
+		/* 0: paired, 1: a call of no length (a one-RET function), -1: unpaired */
 		LLVMValueRef r = cg_runtime_call(g, "gt_call_return", args, 5);
-		LLVMValueRef paired = LLVMBuildICmp(g->b, LLVMIntEQ, r, cg_const(g, 0), "paired");
+		LLVMValueRef timed = LLVMBuildICmp(g->b, LLVMIntEQ, r, cg_const(g, 0), "");
+		LLVMValueRef paired = LLVMBuildICmp(g->b, LLVMIntNE, r, cg_const(g, (uint64_t)-1),
+						    "paired");
 		LLVMValueRef start = LLVMBuildLoad2(g->b, g->i64, entry, "");
 		LLVMValueRef d = LLVMBuildSub(g->b, cg_now(g), start, "");
-		LLVMBuildStore(g->b, LLVMBuildSelect(g->b, paired, d, cg_const(g, 0), ""),
+		LLVMBuildStore(g->b, LLVMBuildSelect(g->b, timed, d, cg_const(g, 0), ""),
 			       g->duration);
 		if (sp->uses_duration) {
 			/* a return whose entry was never seen has no duration: skip it */

@@ -24,6 +24,7 @@ struct cg {
 	LLVMMetadataRef di_file, di_cu, di_int, di_u32, di_u64, di_ptr;
 	LLVMValueRef map_events, map_lost, map_config, map_full;
 	LLVMValueRef *maps; /* [plan->nmaps] */
+	LLVMValueRef site_func_tab, site_probe_tab; /* cg_sites.c, made on first use */
 
 	/* per program */
 	LLVMValueRef fn, ctx_arg;
@@ -69,6 +70,10 @@ LLVMValueRef cg_const(struct cg *g, uint64_t v);
 
 LLVMValueRef cg_define_map_sized(struct cg *g, const char *name, unsigned type, unsigned max,
 				 unsigned key_size, unsigned value_size);
+
+/* cg_sites.c */
+/* The first site with the name (function, or probe when PROBE) of SITE (an i64). */
+LLVMValueRef cg_site_name(struct cg *g, LLVMValueRef site, bool probe);
 
 /* cg_maps.c */
 void cg_define_script_maps(struct cg *g);

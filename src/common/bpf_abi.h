@@ -23,6 +23,7 @@ struct gt_target {
 #define GT_COOKIE_FLAGS_SHIFT 32
 #define GT_SITE_R14_IS_G 0x1u /* ABIInternal code: R14 holds g at this site */
 #define GT_SITE_TRACK 0x2u    /* keep the goroutine's call stack at this entry */
+#define GT_SITE_RET_AT_ENTRY 0x4u /* the function is one RET: its calls push no frame */
 #define GT_COOKIE_R14_IS_G ((__u64)GT_SITE_R14_IS_G << GT_COOKIE_FLAGS_SHIFT)
 #define GT_COOKIE_TRACK ((__u64)GT_SITE_TRACK << GT_COOKIE_FLAGS_SHIFT)
 

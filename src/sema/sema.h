@@ -87,6 +87,8 @@ struct sema_node {
 	int nloop_slots;
 	bool tp_signed, tp_string, tp_data_loc;
 	bool cast_bool; /* AST_CAST to bool: 1 for any nonzero value, as C and Go */
+	bool raw_site;  /* BI_FUNC of a call-graph event: this very site (its RET's line),
+			   not the first site of the function's name */
 };
 
 /* Whether expression E points into (or is in) user memory (sema_node.user_mem). */

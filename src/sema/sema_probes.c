@@ -159,13 +159,17 @@ static int parse_go_probe(struct sema *s, struct ast_node *p, struct go_probe *g
 }
 
 /* R14 holds g where the function checks its stack against 0x10(%r14) (ABIInternal
- * code); elsewhere the runtime reads g from TLS. */
+ * code); elsewhere the runtime reads g from TLS. A function that is one RET has its
+ * :entry and :return at one address, where the kernel runs the programs in no order
+ * that pairing could rely on: both sites say so. */
 static uint32_t site_flags(struct binfo *bi, const struct binfo_func *f)
 {
 	uint64_t entry;
-	if (binfo_entry_addr(bi, f, &entry) == 0 && entry != f->addr)
+	if (binfo_entry_addr(bi, f, &entry) != 0)
+		return 0;
+	if (entry != f->addr)
 		return GT_SITE_R14_IS_G;
-	return 0;
+	return binfo_is_ret(bi, entry) ? GT_SITE_RET_AT_ENTRY : 0;
 }
 
 int sema_add_func_sites(struct sema *s, struct binfo *bi, const struct binfo_func *f,
@@ -181,8 +185,8 @@ int sema_add_func_sites(struct sema *s, struct binfo *bi, const struct binfo_fun
 		n = binfo_ret_addrs(bi, f, &addrs);
 		if (n == 0 && !quiet)
 			diag_warning(s->src, loc,
-				     "%s has no RET instruction (it never returns normally): "
-				     "no :return probe for it",
+				     "%s has no RET instruction (it never returns, or returns "
+				     "through a function it jumps to): no :return probe for it",
 				     f->name);
 		err = n < 0 ? n : 0;
 	} else {

@@ -160,5 +160,26 @@ if s.case("churn"):
             r.returncode == 0 and m is not None and int(m.group(1)) < 100 and
             g is not None and int(g.group(1)) >= 100000, describe(r))
 
+# 6. Unusual returns: a function that is one RET (entry and return at one address, where
+# the kernel runs the programs in either order), one with three RETs, and a promoted
+# method wrapper that tail-jumps (no RET: it returns through the method it jumps to).
+if s.case("rets"):
+    b = s.go_build("rets")
+    r = s.run(["-v", "-c", b + " 20", "-e",
+               "go:main.*:entry { @e[func] = count(); } "
+               "go:main.*:return { @r[func] = count(); @p[probe] = count(); } "
+               "go:main.*:return { @d[func] = count(); $x = duration; }"])
+    out = r.stdout.splitlines()
+    s.check("a function with three RETs is one key of func and of probe",
+            "@r[main.Sign]: 60" in out and "@p[go:main.Sign:return]: 60" in out and
+            sum(l.startswith("@r[main.Sign]") for l in out) == 1, describe(r))
+    s.check("a one-RET function pairs every call, whatever order its programs run in",
+            "@e[main.T.Nop]: 20" in out and "@r[main.T.Nop]: 20" in out and
+            "@d[main.T.Nop]: 20" in out and "unpaired returns: 0," in r.stderr, describe(r))
+    s.check("a tail-jumping wrapper has entries and no :return site",
+            "@e[main.(*Outer).Name]: 10" in out and
+            not any(l.startswith("@r[main.(*Outer).Name]") for l in out) and
+            "@r[main.(*Inner).Name]: 20" in out, describe(r))
+
 s.check("nothing left attached", not bpf_leftovers(), bpf_leftovers())
 s.finish()
