@@ -74,13 +74,13 @@ void info_report(FILE *out, const char *version)
 			yes(libbpf_probe_bpf_map_type(maps[i].type, NULL) == 1));
 
 	fprintf(out,
-		"\nProbe types\n  uprobe: %s\n  uprobe_multi: %s\n  tracepoint: %s\n"
-		"  perf_event (profile, interval): %s\n  raw_tracepoint: %s\n  kprobe: %s\n"
-		"  kfunc: %s\n\n",
-		yes(f->uprobe_pmu), yes(f->uprobe_multi), yes(f->tracepoint), yes(f->perf_cpu_clock),
-		yes(f->raw_tp), yes(f->kprobe_pmu), yes(f->fentry));
-	fprintf(out, "Attach path of go: probes\n  %s\n",
-		f->uprobe_multi ? "uprobe_multi: one link per program, all its sites at once"
-		: f->uprobe_pmu ? "uprobe_multi missing: gotrace cannot attach go: probes here yet"
-				: "no uprobes in this kernel");
+		"\nProbe types\n  uprobe: %s\n  uprobe_multi: %s\n  perf_uprobe_cookie: %s\n"
+		"  tracepoint: %s\n  perf_event (profile, interval): %s\n  raw_tracepoint: %s\n"
+		"  kprobe: %s\n  kfunc: %s\n\n",
+		yes(f->uprobe_pmu), yes(f->uprobe_multi), yes(f->perf_uprobe_cookie),
+		yes(f->tracepoint), yes(f->perf_cpu_clock), yes(f->raw_tp), yes(f->kprobe_pmu),
+		yes(f->fentry));
+	const char *why;
+	rt_attach_path(&why);
+	fprintf(out, "Attach path of go: probes\n  %s\n", why);
 }

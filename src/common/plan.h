@@ -33,7 +33,8 @@ struct plan_config {
 enum plan_prog_kind {
 	PLAN_PROG_BEGIN,  /* run once by BPF_PROG_TEST_RUN before the trace starts */
 	PLAN_PROG_END,    /* run once by BPF_PROG_TEST_RUN after everything is detached */
-	PLAN_PROG_UPROBE, /* one uprobe_multi link over sites[site_begin .. +site_count] */
+	PLAN_PROG_UPROBE, /* sites[site_begin .. +site_count]: one uprobe_multi link, or one
+			     perf-event uprobe a site (runtime/attach_perf.c) */
 	PLAN_PROG_PERF,   /* perf software cpu-clock: interval (one CPU) or profile (every CPU) */
 	PLAN_PROG_TRACEPOINT, /* a kernel tracepoint (perf event of type tracepoint) */
 };
@@ -45,6 +46,7 @@ struct plan_site {
 	uint64_t vaddr;       /* address of the probed instruction */
 	uint64_t file_off;    /* file offset of the probed instruction */
 	uint32_t cookie_flags; /* GT_SITE_* (common/bpf_abi.h): the cookie's high bits */
+	bool sole; /* the probe named this one function: a refusal is fatal, not skipped */
 };
 
 
@@ -58,7 +60,8 @@ struct plan_prog {
 	bool perf_all_cpus; /* profile: every CPU; interval: CPU 0 only */
 	uint32_t perf_type;   /* PERF_TYPE_SOFTWARE (cpu-clock for interval/profile) or _HARDWARE */
 	uint64_t perf_config; /* the event: PERF_COUNT_SW_CPU_CLOCK ... */
-	bool uprobe_return; /* UPROBE: a uretprobe (uprobe_multi return flag) */
+	bool uprobe_return; /* UPROBE: a uretprobe on a C function (uretprobe:); go: :return
+			       sites are entry-style uprobes on RET instructions */
 	/* TRACEPOINT: sema read its format; the id is what perf_event_open wants */
 	const char *tp_category, *tp_name;
 	int tp_id;

@@ -55,33 +55,67 @@ static const char *attach_strerror(int err)
 	return strerror(err);
 }
 
-/* Finds one site whose attach fails with `err`, by bisection: a link over many sites fails
- * as a whole, and "which function" is what the user needs. Error path only; each step
- * attaches and detaches part of the sites (a few ms). Returns -1 when a step fails
- * differently (e.g. the -p process exited meanwhile): then no site is blamed. */
-static long find_failing_site(int prog_fd, const char *path, const uint64_t *offsets,
-			      const uint64_t *cookies, uint32_t cnt, pid_t pid, int err)
+bool rt_attach_err_is_site(int err)
 {
-	uint32_t lo = 0, hi = cnt; /* a failing site lies in [lo, hi) */
-	while (hi - lo > 1) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		int fd = rt_uprobe_multi_link_create(prog_fd, path, offsets + lo, cookies + lo, mid - lo,
-						  pid, false);
-		if (fd >= 0) {
-			close(fd);
-			lo = mid;
-		} else if (fd == err) {
-			hi = mid;
-		} else {
-			return -1;
-		}
-	}
-	return lo;
+	/* ENOTSUPP: an instruction uprobes cannot step (LOCK prefix, int3); EINVAL: an offset
+	 * past the end or inside an instruction; ENOEXEC: bytes that do not decode. Anything
+	 * else (ENOENT, EACCES, EPERM, ESRCH, EMFILE, ENOMEM ...) is not about one site. */
+	return err == -RT_ENOTSUPP || err == -EINVAL || err == -ENOEXEC || err == -EOPNOTSUPP;
 }
 
-/* Attaches sites[begin .. begin+count) of one program, one link per distinct target.
- * The plan says all sites of a program share a target; grouping costs nothing and keeps
- * a plan that mixes binaries working. */
+static void report_site_error(const struct plan_site *site, int err, int others)
+{
+	char more[64] = "";
+	if (others > 0)
+		snprintf(more, sizeof(more), ", and at its %d other site%s", others,
+			 others == 1 ? "" : "s");
+	diag_fatal("cannot attach to %s: %s at %s (address 0x%llx)%s", site->target,
+		   attach_strerror(-err), site->probe ? site->probe : site->func,
+		   (unsigned long long)site->vaddr, more);
+}
+
+int rt_session__refuse_site(struct rt_session *s, int site, int err)
+{
+	const struct plan_site *ps = &s->plan->sites[site];
+	if (ps->sole) {
+		report_site_error(ps, err, 0);
+		return err;
+	}
+	struct rt_refused r = {site, err};
+	vec_push(&s->refused, r);
+	return 0;
+}
+
+/* Attaches sites [lo, hi) of one target with one uprobe_multi link. The kernel refuses a
+ * link as a whole when it refuses one site of it, so then each half is tried on its own,
+ * down to the refused sites themselves, which are left out: k refused sites among n cost
+ * about 2k log2(n) tries, all on this error path; the halves that attach are kept. */
+static int attach_multi_range(struct rt_session *s, int prog_fd, const char *target,
+			      const uint64_t *offsets, const uint64_t *cookies, uint32_t lo,
+			      uint32_t hi, bool ret)
+{
+	int fd = rt_uprobe_multi_link_create(prog_fd, target, offsets + lo, cookies + lo, hi - lo,
+					     s->pid, ret);
+	if (fd >= 0) {
+		if (!s->nuprobe_links)
+			s->first_uprobe_link = s->nlinks;
+		s->links[s->nlinks++] = fd;
+		s->nuprobe_links++;
+		s->nattached_sites += (int)(hi - lo);
+		return 0;
+	}
+	if (!rt_attach_err_is_site(fd))
+		return fd;
+	if (hi - lo == 1)
+		return rt_session__refuse_site(s, (int)(cookies[lo] & 0xffffffffu), fd);
+	uint32_t mid = lo + (hi - lo) / 2;
+	int err = attach_multi_range(s, prog_fd, target, offsets, cookies, lo, mid, ret);
+	return err ? err : attach_multi_range(s, prog_fd, target, offsets, cookies, mid, hi, ret);
+}
+
+/* Attaches the sites of one program, one link (uprobe_multi) or one perf event per site
+ * per distinct target. The plan says all sites of a program share a target; grouping
+ * costs nothing and keeps a plan that mixes binaries working. */
 static int attach_prog(struct rt_session *s, int pi, int prog_fd)
 {
 	const struct plan_prog *pp = &s->plan->progs[pi];
@@ -89,9 +123,9 @@ static int attach_prog(struct rt_session *s, int pi, int prog_fd)
 	uint64_t *offsets = xmalloc((size_t)pp->site_count * sizeof(*offsets));
 	uint64_t *cookies = xmalloc((size_t)pp->site_count * sizeof(*cookies));
 	bool *done = xcalloc((size_t)pp->site_count, sizeof(*done));
-	int err = 0;
+	int refused0 = s->refused.n, err = 0;
 
-	for (int a = 0; a < pp->site_count; a++) {
+	for (int a = 0; a < pp->site_count && !err; a++) {
 		if (done[a])
 			continue;
 		const char *target = sites[pp->site_begin + a].target;
@@ -106,38 +140,72 @@ static int attach_prog(struct rt_session *s, int pi, int prog_fd)
 			cookies[cnt] = (uint64_t)si | (uint64_t)sites[si].cookie_flags << 32;
 			cnt++;
 		}
-		int fd = rt_uprobe_multi_link_create(prog_fd, target, offsets, cookies, cnt, s->pid,
-						  pp->uprobe_return);
-		if (fd < 0) {
-			err = fd;
-			/* A missing or unreadable file, or a vanished process, is not about a site. */
-			bool site_err = err != -ENOENT && err != -ENOTDIR && err != -EACCES &&
-					err != -EPERM && err != -ESRCH;
-			long k = -1;
-			if (site_err)
-				k = cnt == 1 ? 0
-					     : find_failing_site(prog_fd, target, offsets, cookies, cnt,
-								 s->pid, err);
-			if (k >= 0) {
-				const struct plan_site *bad = &sites[cookies[k] & 0xffffffffu];
-				diag_fatal("cannot attach to %s: %s at %s (address 0x%llx)", target,
-					   attach_strerror(-err), bad->probe ? bad->probe : bad->func,
-					   (unsigned long long)bad->vaddr);
-			} else {
-				diag_fatal("cannot attach to %s: %s", target, attach_strerror(-err));
-			}
+		if (s->path == RT_ATTACH_PERF) {
+			err = rt_perf_attach_sites(s, prog_fd, target, offsets, cookies, cnt,
+						   pp->uprobe_return);
+			continue; /* reported there */
+		}
+		err = attach_multi_range(s, prog_fd, target, offsets, cookies, 0, cnt,
+					 pp->uprobe_return);
+		if (err && !rt_attach_err_is_site(err)) {
+			diag_fatal("cannot attach to %s: %s", target, attach_strerror(-err));
 			if (s->opts->verbose)
 				diag_print(DIAG_INFO, "(program %s, %u sites, pid filter %d)",
 					   pp->fn_name, cnt, (int)s->pid);
-			break;
 		}
-		s->links[s->nlinks++] = fd;
-		s->nattached_sites += (int)cnt;
+	}
+	/* A probe whose every site is refused would trace nothing: that is an error. */
+	int nref = s->refused.n - refused0;
+	if (!err && nref && nref == pp->site_count) {
+		const struct rt_refused *r = &s->refused.v[refused0];
+		report_site_error(&sites[r->site], r->err, nref - 1);
+		err = r->err;
 	}
 	free(offsets);
 	free(cookies);
 	free(done);
 	return err;
+}
+
+/* The refused sites: one warning (--no-warnings drops it), every site under -v. */
+static void report_refused(struct rt_session *s)
+{
+	const struct plan_site *sites = s->plan->sites;
+	int n = s->refused.n, shown = 0, total = n + s->nattached_sites;
+	struct strbuf names = {0};
+	const char *last = NULL;
+	bool same = true, more = false;
+	if (!n)
+		return;
+	for (int i = 0; i < n; i++) {
+		const struct plan_site *ps = &sites[s->refused.v[i].site];
+		const char *name = ps->probe ? ps->probe : ps->func;
+		same &= s->refused.v[i].err == s->refused.v[0].err;
+		if (last && !strcmp(name, last))
+			continue; /* the RETs of one function share its probe name */
+		last = name;
+		if (shown == 3) {
+			more = true;
+			continue;
+		}
+		strbuf_printf(&names, "%s%s", shown ? ", " : "", name);
+		shown++;
+	}
+	int err = -s->refused.v[0].err;
+	diag_print(DIAG_WARNING, "skipped %d of %d sites (%s): %s%s (-v lists all)", n, total,
+		   !same ? "the kernel refused them"
+		   : err == RT_ENOTSUPP ? "the kernel cannot probe their instruction"
+					: strerror(err),
+		   names.buf, more ? ", ..." : "");
+	strbuf_free(&names);
+	if (!s->opts->verbose)
+		return;
+	for (int i = 0; i < n; i++) {
+		const struct plan_site *ps = &sites[s->refused.v[i].site];
+		diag_print(DIAG_INFO, "skipped %s (address 0x%llx in %s): %s",
+			   ps->probe ? ps->probe : ps->func, (unsigned long long)ps->vaddr, ps->target,
+			   attach_strerror(-s->refused.v[i].err));
+	}
 }
 
 static int perf_open(struct perf_event_attr *attr, int cpu)
@@ -233,7 +301,7 @@ int rt_session__attach(struct rt_session *s)
 	int err = 0;
 
 	/* Upper bound: one link per site of each program (clauses may share sites). */
-	size_t max_links = 1;
+	size_t max_links = 1, nusites = 0;
 	for (int i = 0; i < plan->nprogs; i++) {
 		const struct plan_prog *pp = &plan->progs[i];
 		if (pp->kind != PLAN_PROG_UPROBE || pp->site_count <= 0)
@@ -243,8 +311,9 @@ int rt_session__attach(struct rt_session *s)
 				   pp->site_begin, pp->site_begin + pp->site_count, plan->nsites);
 			return -EINVAL;
 		}
-		max_links += (size_t)pp->site_count;
+		nusites += (size_t)pp->site_count;
 	}
+	max_links += nusites;
 	for (int i = 0; i < plan->nprogs; i++) {
 		const struct plan_prog *pp = &plan->progs[i];
 		if (pp->kind == PLAN_PROG_PERF)
@@ -253,6 +322,15 @@ int rt_session__attach(struct rt_session *s)
 			max_links++;
 	}
 	s->links = xcalloc(max_links, sizeof(*s->links));
+	const char *why;
+	s->path = rt_attach_path(&why);
+	if (s->opts->verbose && nusites)
+		diag_print(DIAG_INFO, "attach path: %s", why);
+	if (s->path == RT_ATTACH_PERF && nusites) {
+		err = rt_perf_reserve_fds(max_links);
+		if (err)
+			return err;
+	}
 	for (int i = 0; i < plan->nprogs; i++) {
 		const struct plan_prog *pp = &plan->progs[i];
 		int fd = bpf_program__fd(s->progs[i]);
@@ -265,16 +343,25 @@ int rt_session__attach(struct rt_session *s)
 		if (err)
 			return err; /* the caller detaches what is already attached */
 	}
+	report_refused(s);
 	if (s->opts->verbose)
-		diag_print(DIAG_INFO, "attached %d sites with %d uprobe_multi links in %.1f ms",
-			   s->nattached_sites, s->nlinks, (double)(now_ns() - t0) / 1e6);
+		diag_print(DIAG_INFO, "attached %d sites with %d %s in %.1f ms", s->nattached_sites,
+			   s->nuprobe_links,
+			   s->path == RT_ATTACH_PERF ? "perf-event uprobes" : "uprobe_multi links",
+			   (double)(now_ns() - t0) / 1e6);
 	return 0;
 }
 
 /* Closing a uprobe_multi link waits for an RCU-tasks-trace grace period (~45 ms here),
- * one link after the other: 32 clauses took 1.5 s to detach. Closes issued concurrently
- * share grace periods, so each link gets its own thread (at most RT_DETACH_THREADS). */
+ * one link after the other: 32 clauses took 1.5 s to detach; a perf-event uprobe waits
+ * for grace periods too. Closes issued concurrently share grace periods, so the fds are
+ * spread over up to RT_DETACH_THREADS threads. */
 #define RT_DETACH_THREADS 64
+/* From this many perf-event uprobes on, detach times one and says how long the rest will
+ * take when that is more than 10 s. */
+#define RT_PERF_SLOW_DETACH 20
+/* The workers only call close(): a small stack each. */
+#define RT_WORKER_STACK (64 * 1024)
 
 struct detach_job {
 	const int *fds;
@@ -289,19 +376,23 @@ static void *detach_worker(void *arg)
 	return NULL;
 }
 
-static void close_links(int *fds, int n)
+void rt_close_fds(int *fds, int n)
 {
 	int nt = n < RT_DETACH_THREADS ? n : RT_DETACH_THREADS;
-	pthread_t th[RT_DETACH_THREADS];
-	struct detach_job jobs[RT_DETACH_THREADS];
+	pthread_t *th = xcalloc((size_t)nt, sizeof(*th));
+	struct detach_job *jobs = xcalloc((size_t)nt, sizeof(*jobs));
+	pthread_attr_t attr;
 	int started = 0;
 
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, RT_WORKER_STACK);
 	for (int t = 1; t < nt; t++) {
 		jobs[t] = (struct detach_job){fds + t, n - t, nt};
-		if (pthread_create(&th[t], NULL, detach_worker, &jobs[t]))
+		if (pthread_create(&th[t], &attr, detach_worker, &jobs[t]))
 			break;
 		started = t;
 	}
+	pthread_attr_destroy(&attr);
 	/* This thread closes slot 0 and whatever no thread could be started for. */
 	for (int t = started + 1; t < nt; t++) {
 		jobs[t] = (struct detach_job){fds + t, n - t, nt};
@@ -311,19 +402,36 @@ static void close_links(int *fds, int n)
 	detach_worker(&jobs[0]);
 	for (int t = 1; t <= started; t++)
 		pthread_join(th[t], NULL);
+	free(th);
+	free(jobs);
 }
 
 void rt_session__detach(struct rt_session *s)
 {
+	vec_free(&s->refused);
 	if (!s->nlinks) {
 		free(s->links);
 		s->links = NULL;
 		return;
 	}
 	uint64_t t0 = now_ns();
-	close_links(s->links, s->nlinks);
+	int nlinks = s->nlinks;
+	if (s->path == RT_ATTACH_PERF && s->nuprobe_links >= RT_PERF_SLOW_DETACH) {
+		/* The kernel removes perf-event uprobes one at a time: time one, say how long
+		 * the rest will take, so that a long detach does not look like a hang. */
+		int k = s->first_uprobe_link;
+		close(s->links[k]);
+		s->links[k] = s->links[--s->nlinks];
+		double each = (double)(now_ns() - t0) / 1e9;
+		if (each * s->nuprobe_links > 10.0)
+			diag_print(DIAG_WARNING,
+				   "detaching %d perf-event uprobes will take about %.0f s (%.0f ms each: "
+				   "the kernel removes them one at a time; uprobe_multi, Linux 6.6, at once)",
+				   s->nuprobe_links - 1, each * (s->nuprobe_links - 1), each * 1e3);
+	}
+	rt_close_fds(s->links, s->nlinks);
 	if (s->opts->verbose)
-		diag_print(DIAG_INFO, "detached %d links in %.1f ms", s->nlinks,
+		diag_print(DIAG_INFO, "detached %d links in %.1f ms", nlinks,
 			   (double)(now_ns() - t0) / 1e6);
 	free(s->links);
 	s->links = NULL;

@@ -10,10 +10,14 @@
 #include <linux/bpf.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
+#include "common/diag.h"
 #include "common/util.h"
 
 /* Loads `r0 = 0; exit` as TYPE with EXPECTED attach type: its fd or -errno. */
@@ -90,6 +94,137 @@ static bool probe_perf_cpu_clock(void)
 	return true;
 }
 
+/* The uprobe PMU: its perf type and the config bit that makes a uretprobe. */
+static void read_uprobe_pmu(struct rt_features *f)
+{
+	f->uprobe_type = -1;
+	f->uprobe_ret_bit = 0;
+	FILE *fp = fopen("/sys/bus/event_source/devices/uprobe/type", "r");
+	if (!fp)
+		return;
+	if (fscanf(fp, "%d", &f->uprobe_type) != 1)
+		f->uprobe_type = -1;
+	fclose(fp);
+	fp = fopen("/sys/bus/event_source/devices/uprobe/format/retprobe", "r");
+	if (fp) {
+		if (fscanf(fp, "config:%d", &f->uprobe_ret_bit) != 1)
+			f->uprobe_ret_bit = 0; /* every kernel so far says config:0 */
+		fclose(fp);
+	}
+}
+
+/* A BPF_PERF_EVENT link with a cookie on a uprobe (kernel 5.15). The uprobe sits on an
+ * anonymous memfd that nothing maps, so no breakpoint is ever written. */
+static bool probe_perf_uprobe_cookie(const struct rt_features *f)
+{
+	bool ok = false;
+	int prog = -1, mfd = -1, pfd = -1;
+	if (f->uprobe_type < 0)
+		return false;
+	prog = load_trivial(BPF_PROG_TYPE_KPROBE, 0);
+	mfd = memfd_create("gt_probe", MFD_CLOEXEC);
+	if (prog < 0 || mfd < 0 || ftruncate(mfd, 4096))
+		goto out;
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", mfd);
+	pfd = rt_perf_uprobe_open(f, path, 16, -1, false);
+	if (pfd < 0)
+		goto out;
+	int link = rt_perf_link_create(prog, pfd, 1);
+	if (link >= 0) {
+		ok = true;
+		close(link);
+	}
+out:
+	if (pfd >= 0)
+		close(pfd);
+	if (mfd >= 0)
+		close(mfd);
+	if (prog >= 0)
+		close(prog);
+	return ok;
+}
+
+/* GT_HIDE_FEATURES: a comma-separated list of features to report absent. */
+static void hide_features(struct rt_features *f)
+{
+	const char *env = getenv("GT_HIDE_FEATURES");
+	if (!env || !*env)
+		return;
+	static const struct {
+		const char *name;
+		size_t off;
+	} names[] = {
+		{"uprobe_multi", offsetof(struct rt_features, uprobe_multi)},
+		{"perf_uprobe_cookie", offsetof(struct rt_features, perf_uprobe_cookie)},
+		{"ringbuf", offsetof(struct rt_features, ringbuf)},
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
+		size_t n = strlen(names[i].name);
+		for (const char *p = env; (p = strstr(p, names[i].name)); p += n)
+			if ((p == env || p[-1] == ',') && (p[n] == 0 || p[n] == ','))
+				*(bool *)((char *)f + names[i].off) = false;
+	}
+}
+
+enum rt_attach_path rt_attach_path(const char **why)
+{
+	const struct rt_features *f = rt_features_get();
+	const char *no_multi = getenv("GT_NO_UPROBE_MULTI");
+	bool forced = no_multi && *no_multi && strcmp(no_multi, "0");
+	const char *w;
+	enum rt_attach_path path = RT_ATTACH_PERF;
+	if (f->uprobe_multi && !forced) {
+		path = RT_ATTACH_MULTI;
+		w = "uprobe_multi: one link per program, all its sites at once";
+	} else if (f->uprobe_type >= 0 && f->perf_uprobe_cookie) {
+		w = forced ? "perf-event uprobes: one per site (GT_NO_UPROBE_MULTI=1)"
+			   : "perf-event uprobes: one per site (no uprobe_multi: kernel before 6.6)";
+	} else {
+		path = RT_ATTACH_NONE;
+		w = f->uprobe_type < 0 ? "none: this kernel has no uprobes (CONFIG_UPROBE_EVENTS)"
+				       : "none: no BPF cookies on perf-event uprobes (kernel before "
+					 "5.15) and no uprobe_multi (6.6)";
+	}
+	if (why)
+		*why = w;
+	return path;
+}
+
+int rt_features_check(const struct gt_plan *plan, bool attach)
+{
+	const struct rt_features *f = rt_features_get();
+	bool uprobes = false;
+	for (int i = 0; i < plan->nprogs; i++)
+		uprobes |= plan->progs[i].kind == PLAN_PROG_UPROBE && plan->progs[i].site_count > 0;
+	struct strbuf miss = {0};
+	int min_minor = 0; /* 5.x */
+	if (!f->ringbuf) {
+		strbuf_puts(&miss, "BPF ring buffers");
+		min_minor = 8;
+	}
+	if (attach && uprobes && rt_attach_path(NULL) == RT_ATTACH_NONE) {
+		if (f->uprobe_type < 0) {
+			strbuf_printf(&miss, "%suprobes (CONFIG_UPROBE_EVENTS)", miss.len ? " and " : "");
+		} else {
+			strbuf_printf(&miss, "%sBPF cookies on perf-event uprobes", miss.len ? " and " : "");
+			min_minor = 15;
+		}
+	}
+	if (!miss.len)
+		return 0;
+	struct utsname u;
+	uname(&u);
+	if (min_minor)
+		diag_fatal("this kernel (%s) has no %s: gotrace needs Linux 5.%d or later", u.release,
+			   miss.buf, min_minor);
+	else
+		diag_fatal("this kernel (%s) has no %s: go: and uprobe: probes cannot attach", u.release,
+			   miss.buf);
+	strbuf_free(&miss);
+	return -ENOTSUP;
+}
+
 const struct rt_features *rt_features_get(void)
 {
 	static struct rt_features f;
@@ -100,6 +235,8 @@ const struct rt_features *rt_features_get(void)
 	libbpf_print_fn_t old = libbpf_set_print(NULL); /* probes fail on purpose: be quiet */
 	f.uprobe_multi = probe_uprobe_multi();
 	f.uprobe_pmu = pmu_exists("uprobe");
+	read_uprobe_pmu(&f);
+	f.perf_uprobe_cookie = probe_perf_uprobe_cookie(&f);
 	f.kprobe_pmu = pmu_exists("kprobe");
 	f.perf_cpu_clock = probe_perf_cpu_clock();
 	f.ringbuf = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) == 1;
@@ -107,6 +244,7 @@ const struct rt_features *rt_features_get(void)
 	f.fentry = probe_fentry();
 	f.raw_tp = libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_RAW_TRACEPOINT, NULL) == 1;
 	f.tracepoint = libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_TRACEPOINT, NULL) == 1;
+	hide_features(&f);
 	libbpf_set_print(old);
 	return &f;
 }

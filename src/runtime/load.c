@@ -187,10 +187,15 @@ static int configure_programs(struct rt_session *s)
 		s->progs[i] = prog;
 		/* The section name codegen picked does not matter: the plan says what runs how. */
 		if (pp->kind == PLAN_PROG_UPROBE) {
+			/* The attach type picks bpf_get_attach_cookie's implementation: a
+			 * uprobe_multi program reads its link's cookie array, one loaded without
+			 * (0) the cookie of its perf-event link. */
 			err = bpf_program__set_type(prog, BPF_PROG_TYPE_KPROBE);
 			if (!err)
 				err = bpf_program__set_expected_attach_type(
-					prog, (enum bpf_attach_type)RT_ATTACH_UPROBE_MULTI);
+					prog, rt_attach_path(NULL) == RT_ATTACH_MULTI
+						      ? (enum bpf_attach_type)RT_ATTACH_UPROBE_MULTI
+						      : (enum bpf_attach_type)0);
 		} else if (pp->kind == PLAN_PROG_PERF) {
 			err = bpf_program__set_type(prog, BPF_PROG_TYPE_PERF_EVENT);
 		} else if (pp->kind == PLAN_PROG_TRACEPOINT) {

@@ -46,10 +46,15 @@ struct rt_options {
 	const struct rt_consumer *consumer; /* call-graph mode, or NULL */
 };
 
-/* What the running kernel allows, probed once (features.c). */
+/* What the running kernel allows, probed once (features.c). GT_HIDE_FEATURES=a,b (names
+ * as in --info: uprobe_multi, perf_uprobe_cookie, ringbuf) makes it report them absent:
+ * how the tests reach the paths of older kernels on a new one. */
 struct rt_features {
 	bool uprobe_multi;   /* BPF_TRACE_UPROBE_MULTI links (kernel 6.6) */
 	bool uprobe_pmu;     /* perf_event_open uprobes */
+	bool perf_uprobe_cookie; /* BPF_PERF_EVENT links with a cookie on a uprobe (5.15) */
+	int uprobe_type;     /* the uprobe PMU's perf type, -1 when absent */
+	int uprobe_ret_bit;  /* its retprobe bit in attr.config (format/retprobe) */
 	bool kprobe_pmu;
 	bool perf_cpu_clock; /* software cpu-clock events: profile:, interval: */
 	bool ringbuf;
@@ -58,6 +63,19 @@ struct rt_features {
 	bool raw_tp, tracepoint;
 };
 const struct rt_features *rt_features_get(void);
+
+/* How go: (and uprobe:) probes attach on this kernel. */
+enum rt_attach_path {
+	RT_ATTACH_NONE,         /* neither path works here */
+	RT_ATTACH_MULTI,        /* one uprobe_multi link per program and target */
+	RT_ATTACH_PERF,         /* one perf-event uprobe per site, with a BPF cookie */
+};
+/* The path, and why in words for --info and -v (static text). GT_NO_UPROBE_MULTI=1
+ * chooses the perf-event path where uprobe_multi exists. */
+enum rt_attach_path rt_attach_path(const char **why);
+/* What the plan needs that this kernel lacks, as ONE error naming the minimum kernel:
+ * 0, or -ENOTSUP after the error is printed. */
+int rt_features_check(const struct gt_plan *plan, bool attach);
 
 /* Runs the plan to completion. Returns the process exit status: 0 on success,
  * 1 on a runtime failure (load, attach, target vanished). */

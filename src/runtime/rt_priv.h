@@ -11,12 +11,20 @@
 #include <sys/types.h>
 
 #include "common/plan.h"
+#include "common/util.h"
 #include "runtime/rt.h"
 #include "runtime/rt_maps.h"
 #include "runtime/rt_value.h"
 
 /* BPF_TRACE_UPROBE_MULTI: Debian 12's UAPI headers (6.1) predate it (kernel 6.6). */
 #define RT_ATTACH_UPROBE_MULTI 48
+
+/* A site the kernel would not attach (its instruction, its offset): left out of a
+ * wildcard with a warning, fatal for a probe that named this one function. */
+struct rt_refused {
+	int site; /* plan.sites index */
+	int err;  /* negative errno */
+};
 
 struct bpf_object;
 struct bpf_program;
@@ -35,10 +43,14 @@ struct rt_session {
 	int events_fd, lost_fd, config_fd; /* map fds owned by obj, -1 when absent */
 	bool lost_percpu;
 
-	/* attach.c */
-	int *links; /* uprobe_multi link fds, closed on detach */
+	/* attach.c, attach_perf.c */
+	enum rt_attach_path path; /* of uprobe programs: uprobe_multi or perf-event uprobes */
+	int *links; /* link and perf event fds, closed on detach */
 	int nlinks;
+	int nuprobe_links; /* of them: uprobe_multi links or perf-event uprobes */
+	int first_uprobe_link; /* index in links of the first of them */
 	int nattached_sites;
+	VEC(struct rt_refused) refused; /* sites the kernel refused, left out */
 
 	/* child.c: -c child and -p target */
 	pid_t pid;          /* effective pid filter, 0 = any process */
@@ -74,6 +86,29 @@ int rt_uprobe_multi_link_create(int prog_fd, const char *path, const uint64_t *o
 				const uint64_t *cookies, uint32_t cnt, pid_t pid, bool ret);
 int rt_session__attach(struct rt_session *s);
 void rt_session__detach(struct rt_session *s);
+/* Whether an attach error is about the site (its instruction or offset: the kernel
+ * refuses it) rather than the file, the process or the machine. */
+bool rt_attach_err_is_site(int err);
+/* Records a refused site: 0, or ERR after a fatal error when the site was the probe's
+ * only function (plan_site.sole). */
+int rt_session__refuse_site(struct rt_session *s, int site, int err);
+/* Closes FDS from parallel threads (each close of a uprobe waits for RCU grace periods,
+ * which concurrent closes share). */
+void rt_close_fds(int *fds, int n);
+
+/* attach_perf.c */
+/* A uprobe perf event (uretprobe when RET) at OFF of PATH for PID (0: every process):
+ * the fd, or a negative errno. */
+int rt_perf_uprobe_open(const struct rt_features *f, const char *path, uint64_t off, pid_t pid,
+			bool ret);
+/* A BPF_PERF_EVENT link of PROG_FD to the perf event PFD carrying COOKIE: fd or -errno. */
+int rt_perf_link_create(int prog_fd, int pfd, uint64_t cookie);
+/* Attaches CNT sites of one target as perf-event uprobes; refused sites are recorded
+ * (rt_session__refuse_site). 0 or a negative errno, reported. */
+int rt_perf_attach_sites(struct rt_session *s, int prog_fd, const char *path,
+			 const uint64_t *offsets, const uint64_t *cookies, uint32_t cnt, bool ret);
+/* Raises RLIMIT_NOFILE for NFDS more descriptors: 0, or -EMFILE reported. */
+int rt_perf_reserve_fds(size_t nfds);
 
 /* child.c */
 int rt_child__spawn(struct rt_session *s);

@@ -293,6 +293,10 @@ int rt_run(struct gt_plan *plan, const struct rt_options *opts)
 			goto cleanup;
 	}
 
+	/* One clear error on an old kernel, before the verifier's or the attach's. */
+	err = rt_features_check(plan, !opts->dry_run);
+	if (err)
+		goto cleanup;
 	err = rt_session__load(&s);
 	if (!err && opts->dump_jit)
 		rt_session__dump_jit(&s, stdout);

@@ -188,7 +188,7 @@ int sema_add_func_sites(struct sema *s, struct binfo *bi, const struct binfo_fun
 				     "%s has no RET instruction (it never returns, or returns "
 				     "through a function it jumps to): no :return probe for it",
 				     f->name);
-		err = n < 0 ? n : 0;
+		err = n < 0 && !quiet ? n : 0; /* a wildcard skips bytes that do not decode */
 	} else {
 		addrs1[0] = f->addr + off;
 		if (off >= f->size || !binfo_is_insn_boundary(bi, f, addrs1[0])) {
@@ -272,6 +272,8 @@ static int add_go_sites(struct sema *s, struct go_probe *gp)
 			   gp->path);
 		err = -ENOENT;
 	}
+	for (int i = before; i < s->sites.n && !is_wildcard(gp->func); i++)
+		s->sites.v[i].sole = true; /* named alone: the runtime may not skip it */
 	free(fs);
 	return err;
 }
@@ -385,6 +387,7 @@ static int expand_uprobe(struct sema *s, struct ast_node *clause, struct ast_nod
 	}
 	s->group_site_begin = s->sites.n;
 	add_site(s, bi, f, ret ? UP_RETURN : UP_ENTRY, probe_name(s, pv, p), addr, foff, 0);
+	s->sites.v[s->sites.n - 1].sole = true;
 	sema_close_group(s, clause, PLAN_PROG_UPROBE, bi, ret ? UP_RETURN : UP_ENTRY, HIDDEN_NONE,
 			 arena_printf(s->arena, "c%d_%s", ci, pv->name));
 	s->progs.v[s->progs.n - 1].uprobe_return = ret;

@@ -669,9 +669,11 @@ static void test_attach_failure(void)
 		struct plan_site many[40];
 		for (int i = 0; i < 40; i++)
 			many[i] = sites[0];
+		/* sole: the probe named this function alone (a wildcard would skip it) */
 		many[29] = (struct plan_site){.target = target, .func = ab[0].name,
 					      .probe = "go:runtime.abort.abi0:entry",
-					      .vaddr = ab[0].vaddr, .file_off = ab[0].off};
+					      .vaddr = ab[0].vaddr, .file_off = ab[0].off,
+					      .sole = true};
 		struct plan_prog p1[] = {{PLAN_PROG_UPROBE, "rtst_add", 0, 40, 4}};
 		struct gt_plan plan40 = make_plan(p1, 1);
 		plan40.sites = many;
