@@ -7,8 +7,7 @@
  * The kernel creates and destroys these events one at a time (under its event_mutex),
  * and each destroy waits for RCU grace periods (~0.1 s on 6.18): threads do not help
  * (measured: docs/performance.md), so sites attach in order, and 2,000 of them take
- * minutes to detach, as with bpftrace. The perf event fd is closed once its link holds
- * the event: one fd a site. */
+ * minutes to detach, as with bpftrace. Two fds a site: the event and its link. */
 #include <bpf/bpf.h>
 #include <errno.h>
 #include <linux/perf_event.h>
@@ -76,15 +75,18 @@ int rt_perf_attach_sites(struct rt_session *s, int prog_fd, const char *path,
 	const struct rt_features *f = rt_features_get();
 	int err = 0;
 	for (uint32_t i = 0; i < cnt && !err; i++) {
-		int fd = rt_perf_uprobe_open(f, path, offsets[i], s->pid, ret);
-		if (fd >= 0) {
-			int pfd = fd;
+		int pfd = rt_perf_uprobe_open(f, path, offsets[i], s->pid, ret), fd = pfd;
+		if (pfd >= 0) {
 			fd = rt_perf_link_create(prog_fd, pfd, cookies[i]);
-			close(pfd); /* the link holds the event */
+			if (fd < 0)
+				close(pfd);
 		}
 		if (fd >= 0) {
+			/* The event's fd stays open beside the link: BPF_TASK_FD_QUERY (bpftool
+			 * perf show) finds a uprobe through it, not through a link. */
 			if (!s->nuprobe_links)
 				s->first_uprobe_link = s->nlinks;
+			s->links[s->nlinks++] = pfd;
 			s->links[s->nlinks++] = fd;
 			s->nuprobe_links++;
 			s->nattached_sites++;
