@@ -1,0 +1,201 @@
+"""How go: probes attach: the uprobe_multi path and the perf-event fallback
+(GT_NO_UPROBE_MULTI=1, what kernels before 6.6 get), the kernel minimum, sites the
+kernel refuses inside a wildcard (skipped with one warning) or named alone (fatal), and
+2,000 sites attached, hit and detached on both paths."""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+from gtlib import REPO, Suite, bpf_leftovers, collect, describe, wait_for_line
+
+s = Suite("attach")
+PERF = {"GT_NO_UPROBE_MULTI": "1"}
+MULTI = {"GT_NO_UPROBE_MULTI": "0"}
+PATHS = (("uprobe_multi", MULTI), ("perf-event", PERF))
+
+
+def run(args, env, timeout=120, **kw):
+    """s.run with these environment variables set (the suite's own env otherwise)."""
+    saved = s.env
+    s.env = dict(saved, **env)
+    try:
+        return s.run(args, timeout=timeout, **kw)
+    finally:
+        s.env = saved
+
+
+def go_build_dir(name, src):
+    """go build of a whole directory (tests/go/locked has an assembly file, which a list of
+    .go files would leave out)."""
+    out = os.path.join(s.work, "bin", name)
+    newest = max(os.path.getmtime(os.path.join(src, f)) for f in os.listdir(src))
+    if not os.path.exists(out) or os.path.getmtime(out) < newest:
+        env = dict(s.env, CGO_ENABLED="0", GO111MODULE="off")
+        r = subprocess.run(["go", "build", "-o", out, "."], cwd=src, env=env,
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError("go build failed for %s: %s" % (name, r.stderr))
+    return out
+
+
+def warnings(stderr):
+    return [l for l in stderr.splitlines() if l.startswith("gotrace: warning:")]
+
+
+# --info names the path and why; GT_NO_UPROBE_MULTI=1 changes it.
+if s.case("info"):
+    r = run(["--info"], MULTI)
+    s.check("--info: uprobe_multi where the kernel has it",
+            r.returncode == 0 and "Attach path of go: probes\n  uprobe_multi: one link per "
+            "program" in r.stdout and "perf_uprobe_cookie: yes" in r.stdout, describe(r))
+    r = run(["--info"], PERF)
+    s.check("--info: GT_NO_UPROBE_MULTI=1 chooses perf-event uprobes and says so",
+            r.returncode == 0 and "Attach path of go: probes\n  perf-event uprobes: one per "
+            "site (GT_NO_UPROBE_MULTI=1)\n" in r.stdout, describe(r))
+    r = run(["--info"], {"GT_HIDE_FEATURES": "uprobe_multi"})
+    s.check("--info: without uprobe_multi, perf-event uprobes (kernel before 6.6)",
+            r.returncode == 0 and "uprobe_multi: no" in r.stdout and
+            "perf-event uprobes: one per site (no uprobe_multi: kernel before 6.6)" in r.stdout,
+            describe(r))
+
+# Below the minimum: one error naming what is missing and the kernel, nothing attached.
+if s.case("minimum"):
+    pair = s.go_build("pair")
+    prog = 'go:main.Add:entry { printf("hit\\n"); }'
+    for hide, want in (("uprobe_multi,perf_uprobe_cookie",
+                        "has no BPF cookies on perf-event uprobes: gotrace needs Linux 5.15 "
+                        "or later"),
+                       ("ringbuf", "has no BPF ring buffers: gotrace needs Linux 5.8 or later"),
+                       ("ringbuf,uprobe_multi,perf_uprobe_cookie",
+                        "has no BPF ring buffers and BPF cookies on perf-event uprobes: "
+                        "gotrace needs Linux 5.15 or later")):
+        r = run(["-c", pair + " 2", "-e", prog], {"GT_HIDE_FEATURES": hide})
+        lines = r.stderr.splitlines()
+        s.check("without %s: one error, nothing runs" % hide,
+                r.returncode == 1 and len(lines) == 1 and lines[0].startswith(
+                    "gotrace: error: this kernel (") and lines[0].endswith(want) and
+                r.stdout == "", describe(r))
+    r = run(["-c", pair + " 2", "-e", 'BEGIN { printf("ok\\n"); exit(); }'],
+            {"GT_HIDE_FEATURES": "uprobe_multi,perf_uprobe_cookie"})
+    s.check("without any uprobe path, a script without uprobes still runs",
+            r.returncode == 0 and r.stdout == "ok\n", describe(r))
+
+# The perf-event path is visible to `bpftool perf show` while the trace runs.
+if s.case("bpftool"):
+    spin = s.go_build("spin")
+    saved = s.env
+    s.env = dict(saved, **PERF)
+    tr = s.start(["-c", spin + " 30", "-e", 'BEGIN { printf("READY\\n"); } '
+                  'go:main.Tick:entry, go:main.main:entry { @c = count(); }'])
+    s.env = saved
+    lines = wait_for_line(tr, "READY", 20)
+    shown = subprocess.run(["bpftool", "-j", "perf", "show"], capture_output=True, text=True)
+    tr.send_signal(2)
+    out, err = collect(tr, 60)
+    try:
+        mine = [e for e in json.loads(shown.stdout or "[]") if e.get("pid") == tr.pid]
+    except ValueError:
+        mine = []
+    s.check("bpftool perf show lists one uprobe a site, on the target",
+            len(mine) == 2 and all(e.get("fd_type") == "uprobe" and
+                                   e.get("filename") == spin for e in mine) and
+            len({e.get("offset") for e in mine}) == 2,
+            "bpftool: %s\n%s%s%s" % (shown.stdout, "".join(lines), out, err))
+    s.check("bpftool: the trace stops cleanly on SIGINT", tr.returncode == 0,
+            "status %s\n%s" % (tr.returncode, err))
+
+# A function whose first instruction uprobes refuse (LOCK prefix): a wildcard leaves it
+# out with one warning; named alone, it is an error.
+if s.case("refused"):
+    locked = go_build_dir("locked", os.path.join(REPO, "tests", "go", "locked"))
+    prog = 'go:main.lk*:entry { @c[func] = count(); }'
+    warn = ("gotrace: warning: skipped 1 of 3 sites (the kernel cannot probe their "
+            "instruction): go:main.lkLocked.abi0:entry (-v lists all)")
+    for name, env in PATHS:
+        r = run(["-c", locked + " 3", "-e", prog], env)
+        s.check("%s: a wildcard skips the refused site, traces the rest" % name,
+                r.returncode == 0 and "calls=3 counter=3" in r.stdout and
+                "@c[main.lkPlainA]: 3\n@c[main.lkPlainB]: 3\n" in r.stdout and
+                "lkLocked" not in r.stdout.split("calls=")[1], describe(r))
+        s.check("%s: one warning line names it" % name,
+                r.stderr.splitlines() == [warn], describe(r))
+        r = run(["-v", "-c", locked + " 3", "-e", prog], env)
+        s.check("%s: -v lists every skipped site" % name,
+                r.returncode == 0 and re.search(
+                    r"^gotrace: skipped go:main\.lkLocked\.abi0:entry \(address 0x[0-9a-f]+ in "
+                    r"%s\): the instruction cannot be probed \(ENOTSUPP\)$" % re.escape(locked),
+                    r.stderr, re.M) is not None, describe(r))
+        r = run(["--no-warnings", "-c", locked + " 3", "-e", prog], env)
+        s.check("%s: --no-warnings drops the warning" % name,
+                r.returncode == 0 and r.stderr == "", describe(r))
+        r = run(["-c", locked + " 3", "-e", 'go:main.lkLocked:entry { @c = count(); }'], env)
+        lines = r.stderr.splitlines()
+        s.check("%s: the function named alone is a clear error, nothing runs" % name,
+                r.returncode == 1 and len(lines) == 1 and re.match(
+                    r"gotrace: error: cannot attach to %s: the instruction cannot be probed "
+                    r"\(ENOTSUPP\) at go:main\.lkLocked\.abi0:entry \(address 0x[0-9a-f]+\)$"
+                    % re.escape(locked), lines[0]) is not None and "calls=" not in r.stdout,
+                describe(r))
+        r = run(["-c", locked + " 3", "-e", 'go:main.lkLocked*:entry { @c = count(); }'], env)
+        s.check("%s: a wildcard whose every site is refused is an error" % name,
+                r.returncode == 1 and "gotrace: error: cannot attach to" in r.stderr and
+                "calls=" not in r.stdout, describe(r))
+    s.check("refused: nothing left attached", not bpf_leftovers(), bpf_leftovers())
+
+# 2,000 sites: every one attached with its own cookie (func names the right function),
+# hit exactly, and detached.
+if s.case("many"):
+    src = os.path.join(s.work, "many2000")
+    os.makedirs(src, exist_ok=True)
+    gen = os.path.join(src, "many.go")
+    if not os.path.exists(gen):
+        subprocess.run([sys.executable, os.path.join(REPO, "bench", "gen_many.py"), gen, "2000"],
+                       check=True)
+    many = s.go_build("many", src_dir=src)
+    want = "".join("@f[main.fn%04d]: 3\n" % i for i in range(2000))
+    for name, env in PATHS:
+        r = run(["-v", "-c", many + " 3", "-e",
+                 'go:main.fn*:entry { @c = count(); @f[func] = count(); }'], env, timeout=900)
+        f = "".join(sorted(l + "\n" for l in r.stdout.splitlines() if l.startswith("@f[")))
+        unit = "perf-event uprobes" if env is PERF else "uprobe_multi links"
+        s.check("%s: 2,000 sites attach" % name,
+                re.search(r"attached 2000 sites with %s %s" % (2000 if env is PERF else 1, unit),
+                          r.stderr) is not None, describe(r)[-3000:])
+        s.check("%s: every call counted, each under its own function" % name,
+                r.returncode == 0 and "calls=6000" in r.stdout and "@c: 6000\n" in r.stdout and
+                f == want, describe(r)[-3000:])
+        s.check("%s: 2,000 sites detached" % name, not bpf_leftovers(), bpf_leftovers())
+
+# Docker's CLI (Go 1.24, ~35,000 functions), where the kernel refuses a few atomics.
+if s.case("docker"):
+    docker = shutil.which("docker")
+    if not docker:
+        print("SKIP docker: no docker binary on PATH (the wildcard cases need a real one)")
+    else:
+        skip = re.compile(r"^gotrace: warning: skipped \d+ of \d+ sites \(the kernel cannot probe "
+                          r"their instruction\): go:internal/runtime/atomic\.\(\*Uint8\)\.And:"
+                          r"entry, .* \(-v lists all\)$")
+        for probe, var in (("go:*:entry", "@c"), ("go:*:return", "@r")):
+            r = run(["-c", docker + " --version", "-e", "%s { %s = count(); }" % (probe, var)],
+                    MULTI, timeout=300)
+            m = re.search(r"^%s: (\d+)$" % var, r.stdout, re.M)
+            s.check("docker %s: runs, counts, one skip warning" % probe,
+                    r.returncode == 0 and "Docker version" in r.stdout and m is not None and
+                    int(m.group(1)) > 1000 and len(r.stderr.splitlines()) == 1 and
+                    skip.match(r.stderr.strip()) is not None, describe(r)[-3000:])
+        # every function of docker as perf-event uprobes would take about an hour to
+        # detach (the kernel removes them one at a time): the atomics package only
+        r = run(["-c", docker + " --version", "-e",
+                 "go:internal/runtime/atomic.*:entry { @c = count(); }"], PERF, timeout=300)
+        s.check("docker on the perf-event path: the refused atomics are skipped",
+                r.returncode == 0 and "Docker version" in r.stdout and "@c: " in r.stdout and
+                r.stderr.startswith("gotrace: warning: skipped 4 of 48 sites (the kernel "
+                                    "cannot probe their instruction): go:internal/runtime/"
+                                    "atomic.(*Uint8).And:entry, "), describe(r)[-3000:])
+        s.check("docker: nothing left attached", not bpf_leftovers(), bpf_leftovers())
+
+s.finish()
