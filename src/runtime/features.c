@@ -1,6 +1,7 @@
 /* features: what this kernel lets gotrace do, found by trying it (never by version
  * numbers alone): probe types and the attach path of go: probes. The attach code and
- * --info (src/info.c) ask rt_features_get(). */
+ * --info (src/info.c) ask rt_features_get(); a run probes only what it needs
+ * (rt_features_probe): the perf-event path's probe costs ~0.1 s. */
 #include "runtime/rt_priv.h"
 
 #include <bpf/bpf.h>
@@ -169,22 +170,26 @@ static void hide_features(struct rt_features *f)
 
 enum rt_attach_path rt_attach_path(const char **why)
 {
-	const struct rt_features *f = rt_features_get();
+	const struct rt_features *f = rt_features_probe(RT_FEAT_MULTI);
 	const char *no_multi = getenv("GT_NO_UPROBE_MULTI");
 	bool forced = no_multi && *no_multi && strcmp(no_multi, "0");
-	const char *w;
-	enum rt_attach_path path = RT_ATTACH_PERF;
-	if (f->uprobe_multi && !forced) {
-		path = RT_ATTACH_MULTI;
-		w = "uprobe_multi: one link per program, all its sites at once";
-	} else if (f->uprobe_type >= 0 && f->perf_uprobe_cookie) {
-		w = forced ? "perf-event uprobes: one per site (GT_NO_UPROBE_MULTI=1)"
-			   : "perf-event uprobes: one per site (no uprobe_multi: kernel before 6.6)";
-	} else {
-		path = RT_ATTACH_NONE;
-		w = f->uprobe_type < 0 ? "none: this kernel has no uprobes (CONFIG_UPROBE_EVENTS)"
-				       : "none: no BPF cookies on perf-event uprobes (kernel before "
-					 "5.15) and no uprobe_multi (6.6)";
+	enum rt_attach_path path = RT_ATTACH_MULTI;
+	const char *w = "uprobe_multi: one link per program, all its sites at once";
+	if (!f->uprobe_multi || forced) {
+		/* only now: the cookie probe costs a perf uprobe's destruction (~0.1 s) */
+		f = rt_features_probe(RT_FEAT_PERF);
+		path = RT_ATTACH_PERF;
+		if (f->uprobe_type >= 0 && f->perf_uprobe_cookie)
+			w = forced ? "perf-event uprobes: one per site (GT_NO_UPROBE_MULTI=1)"
+				   : "perf-event uprobes: one per site (no uprobe_multi: kernel "
+				     "before 6.6)";
+		else
+			path = RT_ATTACH_NONE;
+		if (path == RT_ATTACH_NONE)
+			w = f->uprobe_type < 0
+				    ? "none: this kernel has no uprobes (CONFIG_UPROBE_EVENTS)"
+				    : "none: no BPF cookies on perf-event uprobes (kernel before 5.15) "
+				      "and no uprobe_multi (6.6)";
 	}
 	if (why)
 		*why = w;
@@ -193,7 +198,7 @@ enum rt_attach_path rt_attach_path(const char **why)
 
 int rt_features_check(const struct gt_plan *plan, bool attach)
 {
-	const struct rt_features *f = rt_features_get();
+	const struct rt_features *f = rt_features_probe(RT_FEAT_RINGBUF);
 	bool uprobes = false;
 	for (int i = 0; i < plan->nprogs; i++)
 		uprobes |= plan->progs[i].kind == PLAN_PROG_UPROBE && plan->progs[i].site_count > 0;
@@ -225,26 +230,38 @@ int rt_features_check(const struct gt_plan *plan, bool attach)
 	return -ENOTSUP;
 }
 
-const struct rt_features *rt_features_get(void)
+const struct rt_features *rt_features_probe(unsigned what)
 {
 	static struct rt_features f;
-	static bool done;
-	if (done)
+	static unsigned probed;
+	what &= ~probed;
+	if (!what)
 		return &f;
-	done = true;
 	libbpf_print_fn_t old = libbpf_set_print(NULL); /* probes fail on purpose: be quiet */
-	f.uprobe_multi = probe_uprobe_multi();
-	f.uprobe_pmu = pmu_exists("uprobe");
-	read_uprobe_pmu(&f);
-	f.perf_uprobe_cookie = probe_perf_uprobe_cookie(&f);
-	f.kprobe_pmu = pmu_exists("kprobe");
-	f.perf_cpu_clock = probe_perf_cpu_clock();
-	f.ringbuf = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) == 1;
-	f.btf = access("/sys/kernel/btf/vmlinux", R_OK) == 0;
-	f.fentry = probe_fentry();
-	f.raw_tp = libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_RAW_TRACEPOINT, NULL) == 1;
-	f.tracepoint = libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_TRACEPOINT, NULL) == 1;
+	if (what & RT_FEAT_MULTI)
+		f.uprobe_multi = probe_uprobe_multi();
+	if (what & RT_FEAT_PERF) {
+		f.uprobe_pmu = pmu_exists("uprobe");
+		read_uprobe_pmu(&f);
+		f.perf_uprobe_cookie = probe_perf_uprobe_cookie(&f);
+	}
+	if (what & RT_FEAT_RINGBUF)
+		f.ringbuf = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) == 1;
+	if (what & RT_FEAT_REST) {
+		f.kprobe_pmu = pmu_exists("kprobe");
+		f.perf_cpu_clock = probe_perf_cpu_clock();
+		f.btf = access("/sys/kernel/btf/vmlinux", R_OK) == 0;
+		f.fentry = probe_fentry();
+		f.raw_tp = libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_RAW_TRACEPOINT, NULL) == 1;
+		f.tracepoint = libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_TRACEPOINT, NULL) == 1;
+	}
 	hide_features(&f);
 	libbpf_set_print(old);
+	probed |= what;
 	return &f;
+}
+
+const struct rt_features *rt_features_get(void)
+{
+	return rt_features_probe(RT_FEAT_ALL);
 }

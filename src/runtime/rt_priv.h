@@ -96,6 +96,17 @@ int rt_session__refuse_site(struct rt_session *s, int site, int err);
  * which concurrent closes share). */
 void rt_close_fds(int *fds, int n);
 
+/* features.c: probes only WHAT (RT_FEAT_* bits) of what is not known yet; a gotrace
+ * run probes what its path needs, --info everything (rt_features_get). */
+enum {
+	RT_FEAT_MULTI = 1,   /* uprobe_multi */
+	RT_FEAT_PERF = 2,    /* the uprobe PMU and cookies on its perf links */
+	RT_FEAT_RINGBUF = 4,
+	RT_FEAT_REST = 8,
+	RT_FEAT_ALL = 15,
+};
+const struct rt_features *rt_features_probe(unsigned what);
+
 /* attach_perf.c */
 /* A uprobe perf event (uretprobe when RET) at OFF of PATH for PID (0: every process):
  * the fd, or a negative errno. */
