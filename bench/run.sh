@@ -2,8 +2,8 @@
 # bench/run.sh -- gotrace next to bpftrace 0.17 (and the raw uprobe_multi
 # floor) on the same Go loop, in one run.
 #
-#   bench/run.sh                 # 3-4 min on a 2-vCPU VM
-#   QUICK=1 bench/run.sh         # ~1 min
+#   bench/run.sh                 # 3-4 min on a 2-vCPU VM, + ~8 min for section 4
+#   QUICK=1 bench/run.sh         # ~1 min, + ~8 min for section 4 (MANY=0: without)
 #   RUNS=5 N=1000000 bench/run.sh
 #
 # What it measures (details and figures: docs/performance.md):
@@ -23,8 +23,18 @@
 #      (the event's nsecs, CLOCK_MONOTONIC, minus the launch time), and total
 #      wall time of the whole command; gotrace --dry-run (compile + verifier)
 #      and, for bpftrace 0.17 which has no such mode, --emit-elf (compile only).
+#   4. 2,000 sites attach, run and detach (MANY=0 skips it): a generated Go
+#      program (bench/gen_many.py) with 2,000 noinline functions, each called
+#      3 times, under
+#        gotrace -v -e 'go:main.fn*:entry { @c = count(); }' -c 'many 3'
+#      through uprobe_multi (RUNS times) and with GT_NO_UPROBE_MULTI=1 (one
+#      perf-event uprobe a site, what kernels before 6.6 get), and
+#        BPFTRACE_MAX_PROBES=2100 bpftrace -e 'uprobe:MANY:main.fn* { @c = count(); }' -c 'many 3'
+#      the last two ONCE each: both detach their 2,000 perf-event uprobes one at
+#      a time (~0.1 s each here), ~4 min a run; @c must be 6000.
 #   Floor column: the anchor's extras/uprobe_multi_attach.c (one uprobe_multi
-#   link, a one-instruction counter program), compiled with gcc.
+#   link, a one-instruction counter program), compiled with gcc, when ANCHOR
+#   names the bench anchor's directory.
 #
 # Each tool runs the loop itself through -c. Every run is checked (exit
 # status, calls=N, event count, arg values, hits); a figure with any failed
@@ -39,9 +49,12 @@
 #   QUICK=1               N=100000 STARTUP_RUNS=5
 #   GOTRACE=<repo>/build/gotrace   (copied to the scratch dir before use)
 #   BPFTRACE=bpftrace     set BPFTRACE= (empty) to skip bpftrace
-#   FLOOR=1               0 to skip the uprobe_multi floor column
+#   FLOOR=1               0 to skip the uprobe_multi floor column (needs ANCHOR)
+#   MANY=1                0 to skip section 4; MANY_SITES=2000 functions
 #   HYPERFINE=1           also time the -c one-liners with hyperfine if present
-#   ANCHOR=/work/shared/bench-anchor   (loop.go and extras/ come from here)
+#   ANCHOR=DIR            the bench anchor: extras/uprobe_multi_attach.c for the
+#                         floor column (none: no floor column)
+#   LOOP_SRC=<repo>/tests/go/loop/main.go   the Go loop
 #   BENCH_ROOT=/tmp/gotrace-bench      scratch; each run in $BENCH_ROOT/<stamp>
 #   MIN_HIT_NS=100        a traced run adding less than this per call counts as
 #                         "probe did not fire" (FAILED)
@@ -59,7 +72,10 @@ GOTRACE_SRC=${GOTRACE:-$REPO/build/gotrace}
 BPFTRACE=${BPFTRACE-bpftrace}
 FLOOR=${FLOOR:-1}
 HYPERFINE=${HYPERFINE:-1}
-ANCHOR=${ANCHOR:-/work/shared/bench-anchor}
+ANCHOR=${ANCHOR:-}
+LOOP_SRC=${LOOP_SRC:-$REPO/tests/go/loop/main.go}
+MANY=${MANY:-1}
+MANY_SITES=${MANY_SITES:-2000}
 BENCH_ROOT=${BENCH_ROOT:-/tmp/gotrace-bench}
 MIN_HIT_NS=${MIN_HIT_NS:-100}
 KEEP_RAW=${KEEP_RAW:-0}
@@ -70,7 +86,8 @@ die() { echo "run.sh: $*" >&2; exit 1; }
 [[ $STARTUP_RUNS =~ ^[1-9][0-9]*$ ]] || die "STARTUP_RUNS must be a positive integer"
 [ "$(id -u)" = 0 ] || die "must run as root (BPF)"
 [ -x "$GOTRACE_SRC" ] || die "no gotrace binary at $GOTRACE_SRC (build it: cmake -S . -B build && cmake --build build)"
-[ -f "$ANCHOR/targets/loop.go" ] || die "no $ANCHOR/targets/loop.go (set ANCHOR=)"
+[ -f "$LOOP_SRC" ] || die "no $LOOP_SRC (set LOOP_SRC=)"
+[ -n "$ANCHOR" ] || FLOOR=0
 command -v go >/dev/null || die "go not found"
 command -v python3 >/dev/null || die "python3 not found"
 if [ -n "$BPFTRACE" ] && ! command -v "$BPFTRACE" >/dev/null; then
@@ -95,7 +112,7 @@ fi
 export GOCACHE=${GOCACHE:-$BENCH_ROOT/gocache} GOPATH=${GOPATH:-$BENCH_ROOT/gopath}
 export CGO_ENABLED=0 GOFLAGS='' GO111MODULE=auto
 LOOP=$OUT/loop
-go build -o "$LOOP" "$ANCHOR/targets/loop.go" >"$OUT/build.log" 2>&1 || { cat "$OUT/build.log"; die "go build of loop.go failed"; }
+go build -o "$LOOP" "$LOOP_SRC" >"$OUT/build.log" 2>&1 || { cat "$OUT/build.log"; die "go build of loop.go failed"; }
 UMULTI=
 if [ "$FLOOR" = 1 ]; then
   if command -v gcc >/dev/null && gcc -O2 -o "$OUT/uprobe_multi_attach" "$ANCHOR/extras/uprobe_multi_attach.c" >>"$OUT/build.log" 2>&1; then
@@ -335,6 +352,48 @@ PY
   fi
 fi
 
+# ---------------------------------------------------------------- 4
+# 2,000 sites: attach, run ('many 3' calls each function 3 times), detach. Wall time of
+# the whole command; gotrace's own attach/detach figures from -v.
+many_run() {   # many_run TAG METRIC TOOL ROUND CMD... (env assignments first, via env)
+  local tag=$1 metric=$2 tool=$3 r=$4; shift 4
+  local so=$OUT/$tag.stdout se=$OUT/$tag.stderr t0 t1 rc why="" want=$((3 * MANY_SITES))
+  printf '%s\n' "$*" >"$OUT/$tag.cmd"
+  t0=$(date +%s%N)
+  timeout -k 10 1800 "$@" >"$so" 2>"$se"; rc=$?
+  t1=$(date +%s%N)
+  if [ $rc != 0 ]; then why="exit status $rc: $(first_err "$se")"
+  elif ! grep -q "^calls=$want " "$so"; then why="loop output missing/wrong"
+  elif ! grep -q "^@c: $want\$" "$so"; then why="@c: $(awk '$1 == "@c:" {print $2}' "$so"), expected $want"
+  fi
+  local secs; secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')
+  if [ -n "$why" ]; then
+    record "$metric" "$tool" "$r" FAILED "" "" "$why"; printf '# %-28s FAILED: %s\n' "$tag" "$why"; return
+  fi
+  record "$metric" "$tool" "$r" ok "$secs" "" ""
+  local am dm
+  am=$(sed -n 's/^gotrace: attached .* in \([0-9.]*\) ms$/\1/p' "$se")
+  dm=$(sed -n 's/^gotrace: detached .* in \([0-9.]*\) ms$/\1/p' "$se")
+  [ -n "$am" ] && record "${metric}_attach" "$tool" "$r" ok "$am" "" ""
+  [ -n "$dm" ] && record "${metric}_detach" "$tool" "$r" ok "$dm" "" ""
+  printf '# %-28s total=%ss attach_ms=%s detach_ms=%s\n' "$tag" "$secs" "${am:--}" "${dm:--}"
+}
+if [ "$MANY" = 1 ]; then
+  echo "# $MANY_SITES sites: attach, run, detach (perf-event uprobes and bpftrace: once each)"
+  python3 "$HERE/gen_many.py" "$OUT/many.go" "$MANY_SITES" &&
+    go build -o "$OUT/many" "$OUT/many.go" >>"$OUT/build.log" 2>&1 || die "go build of many.go failed"
+  PROG_GT_MANY='go:main.fn*:entry { @c = count(); }'
+  for ((r = 1; r <= RUNS; r++)); do
+    many_run "many.gotrace.r$r" many gotrace "$r" env GT_NO_UPROBE_MULTI=0 \
+      "$GOTRACE_BIN" -v -e "$PROG_GT_MANY" -c "$OUT/many 3"
+  done
+  many_run many.gotrace-perf.r1 many_perf gotrace 1 env GT_NO_UPROBE_MULTI=1 \
+    "$GOTRACE_BIN" -v -e "$PROG_GT_MANY" -c "$OUT/many 3"
+  [ -n "$BPFTRACE" ] && many_run many.bpftrace.r1 many bpftrace 1 \
+    env BPFTRACE_MAX_PROBES=$((MANY_SITES + 100)) "$BPFTRACE" \
+    -e "uprobe:$OUT/many:main.fn* { @c = count(); }" -c "$OUT/many 3"
+fi
+
 # ---------------------------------------------------------------- table
 python3 - "$RUNS_TSV" "$N" "$RUNS" "$MIN_HIT_NS" "$OUT/env.txt" "${TOOLS[@]}" <<'PY' | tee "$OUT/summary.txt"
 import sys, statistics
@@ -376,6 +435,13 @@ def plain(metric, tool):
     if m is None: return "-"
     if m == "FAILED": return "FAILED"
     return "%s [%s..%s]" % (fmt(m), fmt(min(vals)), fmt(max(vals))) if len(vals) > 1 else fmt(m)
+def pair(m1, m2, tool):
+    """medians of two metrics, "A / B" (ranges would not fit the column)"""
+    def med(metric):
+        m, _ = stat(metric, tool)
+        return "-" if m is None else m if m == "FAILED" else fmt(m)
+    a, b = med(m1), med(m2)
+    return "-" if a == "-" and b == "-" else "%s / %s" % (a, b)
 def events(tool):
     rs = get("printf_file", tool)
     if not rs: return "-"
@@ -404,6 +470,10 @@ table = [
     ("start-up: same, hyperfine median, ms",    lambda t: plain("startup_hyperfine", t)),
     ("compile only: --dry-run, ms (*)",         lambda t: plain("dryrun", t)),
     ("floor: uprobe_multi attach, ms",          lambda t: plain("attach_ms", t)),
+    ("2,000 sites: attach+run+detach, s (**)",   lambda t: plain("many", t)),
+    ("  gotrace: attach / detach, ms",          lambda t: pair("many_attach", "many_detach", t)),
+    ("  GT_NO_UPROBE_MULTI=1, s (once)",        lambda t: plain("many_perf", t)),
+    ("  same: attach / detach, ms",             lambda t: pair("many_perf_attach", "many_perf_detach", t)),
 ]
 w0, w = 42, 22
 print()
@@ -419,6 +489,9 @@ for name, f in table:
 if any(r[0] == "dryrun" for r in rows):
     print("(*) gotrace --dry-run: compile + load through the verifier, nothing attached" +
           ("; bpftrace 0.17 has no such mode: --emit-elf (compile only, no verifier)" if "bpftrace" in tools else ""))
+if any(r[0] == "many" for r in rows):
+    print("(**) gotrace: one uprobe_multi link; GT_NO_UPROBE_MULTI=1: one perf-event uprobe a site,"
+          " as bpftrace (run once: it detaches them one at a time)")
 if notes:
     print("\nFAILED details:")
     for n in dict.fromkeys(notes): print("  " + n)
