@@ -70,7 +70,7 @@ static void report_site_error(const struct plan_site *site, int err, int others)
 {
 	char more[64] = "";
 	if (others > 0)
-		snprintf(more, sizeof(more), ", and at its %d other site%s", others,
+		snprintf(more, sizeof(more), ", and at the %d other site%s of this probe", others,
 			 others == 1 ? "" : "s");
 	diag_fatal("cannot attach to %s: %s at %s (address 0x%llx)%s", site->target,
 		   attach_strerror(-err), site->probe ? site->probe : site->func,
