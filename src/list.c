@@ -107,20 +107,6 @@ static int list_perf(const char *pat, enum provider_id id)
 	return 0;
 }
 
-/* Go functions of TARGET whose "go:NAME" matches PAT. */
-static int list_go(const char *pat, const char *target)
-{
-	struct binfo *bi;
-	if (binfo__open(target, &bi) < 0)
-		return -ENOENT;
-	const struct binfo_func **fs = NULL;
-	int n = binfo_match_funcs(bi, pat, &fs);
-	for (int i = 0; i < n; i++)
-		printf("go:%s\n", fs[i]->name);
-	free(fs);
-	binfo__close(bi);
-	return 0;
-}
 
 int list_probes(const char *pattern, const char *target, bool verbose)
 {
@@ -149,7 +135,7 @@ int list_probes(const char *pattern, const char *target, bool verbose)
 			diag_fatal("-l %s needs a target: -b BINARY, -c CMD or -p PID", pattern);
 			return -EINVAL;
 		}
-		return list_go(colon + 1, target);
+		return list_go(colon + 1, target, verbose);
 	}
 	if (pv) {
 		diag_fatal("-l: %s probes cannot be listed%s", pv->name,
@@ -158,7 +144,7 @@ int list_probes(const char *pattern, const char *target, bool verbose)
 	}
 	/* no provider: Go functions of the target by name, or every kind by full name */
 	if (target && !colon)
-		return list_go(pat, target);
+		return list_go(pat, target, verbose);
 	list_perf(pat, PV_SOFTWARE);
 	list_perf(pat, PV_HARDWARE);
 	return list_tracepoints(pat, verbose);

@@ -20,6 +20,8 @@
 #include <libdwarf/dwarf.h>
 #include <libdwarf/libdwarf.h>
 
+#include "binfo/dw.h"
+
 #include "binfo/binfo_int.h"
 
 /* ---- Go version ---- */
@@ -97,85 +99,6 @@ static bool layout_from_table(const struct binfo *bi, struct binfo_goruntime *ou
 }
 
 /* ---- DWARF ---- */
-
-struct dw {
-	Dwarf_Debug dbg;
-	Dwarf_Error err;
-	bool failed; /* a libdwarf call returned DW_DLV_ERROR: stop walking */
-};
-
-/* Turns a libdwarf result into true (DW_DLV_OK) / false, freeing the error of DW_DLV_ERROR. */
-static bool dw_ok(struct dw *d, int res)
-{
-	if (res == DW_DLV_OK)
-		return true;
-	if (res == DW_DLV_ERROR) {
-		d->failed = true;
-		if (d->err)
-			dwarf_dealloc_error(d->dbg, d->err);
-	}
-	d->err = NULL;
-	return false;
-}
-
-static void dw_free_die(Dwarf_Die die)
-{
-	if (die)
-		dwarf_dealloc_die(die);
-}
-
-/* The name of DIE, pointing into .debug_str (not to be freed), or NULL. */
-static const char *dw_name(struct dw *d, Dwarf_Die die)
-{
-	char *name = NULL;
-	return dw_ok(d, dwarf_diename(die, &name, &d->err)) ? name : NULL;
-}
-
-static Dwarf_Half dw_tag(struct dw *d, Dwarf_Die die)
-{
-	Dwarf_Half tag = 0;
-	return dw_ok(d, dwarf_tag(die, &tag, &d->err)) ? tag : 0;
-}
-
-/* DW_AT_data_member_location of MEMBER: a constant (what Go emits), or the old
- * location-expression form DW_OP_plus_uconst N. */
-static bool dw_member_offset(struct dw *d, Dwarf_Die member, uint64_t *off)
-{
-	Dwarf_Attribute attr = NULL;
-	Dwarf_Half form = 0;
-	bool ok = false;
-
-	if (!dw_ok(d, dwarf_attr(member, DW_AT_data_member_location, &attr, &d->err)))
-		return false;
-	if (!dw_ok(d, dwarf_whatform(attr, &form, &d->err)))
-		goto out;
-	if (form == DW_FORM_exprloc) {
-		Dwarf_Unsigned len = 0;
-		Dwarf_Ptr expr = NULL;
-		if (dw_ok(d, dwarf_formexprloc(attr, &len, &expr, &d->err)) && len >= 2) {
-			const uint8_t *p = expr, *end = p + len;
-			ok = *p++ == DW_OP_plus_uconst && binfo_uleb128(&p, end, off) && p == end;
-		}
-	} else {
-		Dwarf_Unsigned v = 0;
-		ok = dw_ok(d, dwarf_formudata(attr, &v, &d->err));
-		*off = v;
-	}
-out:
-	dwarf_dealloc_attribute(attr);
-	return ok;
-}
-
-/* Global .debug_info offset of the DIE that DW_AT_type of DIE refers to. */
-static bool dw_type_ref(struct dw *d, Dwarf_Die die, Dwarf_Off *ref)
-{
-	Dwarf_Attribute attr = NULL;
-	if (!dw_ok(d, dwarf_attr(die, DW_AT_type, &attr, &d->err)))
-		return false;
-	bool ok = dw_ok(d, dwarf_global_formref(attr, ref, &d->err));
-	dwarf_dealloc_attribute(attr);
-	return ok;
-}
 
 struct member_want {
 	const char *name;
@@ -305,22 +228,12 @@ static bool dw_is_runtime_cu(struct dw *d, Dwarf_Die cu, struct dw_found *f)
 static int layout_from_dwarf(const struct binfo *bi, struct binfo_goruntime *out,
                              bool *regabi_producer)
 {
-	struct dw d = {0};
+	struct dw d;
 	struct dw_found f = {0};
-	int fd, res;
+	int res;
 
-	/* A descriptor of its own: libdwarf reads with lseek/read, libelf has its mapping. */
-	fd = open(bi->path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (!dw_open(&d, bi->path))
 		return 0;
-	res = dwarf_init_b(fd, DW_DLC_READ, DW_GROUPNUMBER_ANY, NULL, NULL, &d.dbg, &d.err);
-	if (res != DW_DLV_OK) {
-		if (res == DW_DLV_ERROR && d.err)
-			dwarf_dealloc_error(d.dbg, d.err);
-		close(fd);
-		return 0;
-	}
-
 	for (;;) {
 		Dwarf_Unsigned hdr_len = 0, abbrev_off = 0, typeoff = 0, next_off = 0;
 		Dwarf_Half version = 0, addr_size = 0, off_size = 0, ext_size = 0, cu_type = 0;
@@ -343,10 +256,7 @@ static int layout_from_dwarf(const struct binfo *bi, struct binfo_goruntime *out
 	}
 	*regabi_producer = f.regabi_producer;
 
-	Dwarf_Error ferr = NULL;
-	if (dwarf_finish(d.dbg, &ferr) == DW_DLV_ERROR && ferr)
-		dwarf_dealloc_error(NULL, ferr);
-	close(fd);
+	dw_close(&d);
 
 	if (!f.g || !f.m || f.bad)
 		return 0;

@@ -1,0 +1,111 @@
+/* dw: small libdwarf helpers shared by the DWARF readers of src/binfo. */
+#include "binfo/dw.h"
+
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "binfo/binfo_int.h"
+
+/* Turns a libdwarf result into true (DW_DLV_OK) / false, freeing the error of DW_DLV_ERROR. */
+bool dw_ok(struct dw *d, int res)
+{
+	if (res == DW_DLV_OK)
+		return true;
+	if (res == DW_DLV_ERROR) {
+		d->failed = true;
+		if (d->err)
+			dwarf_dealloc_error(d->dbg, d->err);
+	}
+	d->err = NULL;
+	return false;
+}
+
+void dw_free_die(Dwarf_Die die)
+{
+	if (die)
+		dwarf_dealloc_die(die);
+}
+
+/* The name of DIE, pointing into .debug_str (not to be freed), or NULL. */
+const char *dw_name(struct dw *d, Dwarf_Die die)
+{
+	char *name = NULL;
+	return dw_ok(d, dwarf_diename(die, &name, &d->err)) ? name : NULL;
+}
+
+Dwarf_Half dw_tag(struct dw *d, Dwarf_Die die)
+{
+	Dwarf_Half tag = 0;
+	return dw_ok(d, dwarf_tag(die, &tag, &d->err)) ? tag : 0;
+}
+
+/* DW_AT_data_member_location of MEMBER: a constant (what Go emits), or the old
+ * location-expression form DW_OP_plus_uconst N. */
+bool dw_member_offset(struct dw *d, Dwarf_Die member, uint64_t *off)
+{
+	Dwarf_Attribute attr = NULL;
+	Dwarf_Half form = 0;
+	bool ok = false;
+
+	if (!dw_ok(d, dwarf_attr(member, DW_AT_data_member_location, &attr, &d->err)))
+		return false;
+	if (!dw_ok(d, dwarf_whatform(attr, &form, &d->err)))
+		goto out;
+	if (form == DW_FORM_exprloc) {
+		Dwarf_Unsigned len = 0;
+		Dwarf_Ptr expr = NULL;
+		if (dw_ok(d, dwarf_formexprloc(attr, &len, &expr, &d->err)) && len >= 2) {
+			const uint8_t *p = expr, *end = p + len;
+			ok = *p++ == DW_OP_plus_uconst && binfo_uleb128(&p, end, off) && p == end;
+		}
+	} else {
+		Dwarf_Unsigned v = 0;
+		ok = dw_ok(d, dwarf_formudata(attr, &v, &d->err));
+		*off = v;
+	}
+out:
+	dwarf_dealloc_attribute(attr);
+	return ok;
+}
+
+/* Global .debug_info offset of the DIE that DW_AT_type of DIE refers to. */
+bool dw_type_ref(struct dw *d, Dwarf_Die die, Dwarf_Off *ref)
+{
+	Dwarf_Attribute attr = NULL;
+	if (!dw_ok(d, dwarf_attr(die, DW_AT_type, &attr, &d->err)))
+		return false;
+	bool ok = dw_ok(d, dwarf_global_formref(attr, ref, &d->err));
+	dwarf_dealloc_attribute(attr);
+	return ok;
+}
+
+
+bool dw_open(struct dw *d, const char *path)
+{
+	memset(d, 0, sizeof(*d));
+	/* A descriptor of its own: libdwarf reads with lseek/read, libelf has its mapping. */
+	d->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (d->fd < 0)
+		return false;
+	int res = dwarf_init_b(d->fd, DW_DLC_READ, DW_GROUPNUMBER_ANY, NULL, NULL, &d->dbg, &d->err);
+	if (res != DW_DLV_OK) {
+		if (res == DW_DLV_ERROR && d->err)
+			dwarf_dealloc_error(d->dbg, d->err);
+		close(d->fd);
+		d->fd = -1;
+		return false;
+	}
+	return true;
+}
+
+void dw_close(struct dw *d)
+{
+	Dwarf_Error ferr = NULL;
+	if (d->fd < 0)
+		return;
+	if (dwarf_finish(d->dbg, &ferr) == DW_DLV_ERROR && ferr)
+		dwarf_dealloc_error(NULL, ferr);
+	close(d->fd);
+	d->fd = -1;
+}

@@ -1,0 +1,34 @@
+/* dw: small libdwarf helpers shared by the DWARF readers of src/binfo (internal). */
+#ifndef GT_BINFO_DW_H
+#define GT_BINFO_DW_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <libdwarf/dwarf.h>
+#include <libdwarf/libdwarf.h>
+
+struct dw {
+	Dwarf_Debug dbg;
+	Dwarf_Error err;
+	bool failed; /* a libdwarf call returned DW_DLV_ERROR: stop walking */
+	int fd;
+};
+
+/* Opens PATH's DWARF; false when it has none (or cannot be read). */
+bool dw_open(struct dw *d, const char *path);
+void dw_close(struct dw *d);
+
+/* Turns a libdwarf result into true (DW_DLV_OK) / false, freeing the error of
+ * DW_DLV_ERROR (then d->failed is set). */
+bool dw_ok(struct dw *d, int res);
+void dw_free_die(Dwarf_Die die);
+/* The name of DIE, pointing into .debug_str (not to be freed), or NULL. */
+const char *dw_name(struct dw *d, Dwarf_Die die);
+Dwarf_Half dw_tag(struct dw *d, Dwarf_Die die);
+/* DW_AT_data_member_location of MEMBER (a constant, or DW_OP_plus_uconst N). */
+bool dw_member_offset(struct dw *d, Dwarf_Die member, uint64_t *off);
+/* Global .debug_info offset of the DIE that DW_AT_type of DIE refers to. */
+bool dw_type_ref(struct dw *d, Dwarf_Die die, Dwarf_Off *ref);
+
+#endif

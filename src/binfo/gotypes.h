@@ -1,0 +1,85 @@
+/* binfo/gotypes: a Go function's parameters and results, typed from the binary's DWARF
+ * and placed by Go's register ABI (ABIInternal on amd64): which integer registers hold
+ * each part of a value at the function's entry / its RET, or where on the stack. */
+#ifndef GT_BINFO_GOTYPES_H
+#define GT_BINFO_GOTYPES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct binfo;
+
+enum binfo_gokind {
+	GK_BOOL,
+	GK_INT,     /* int, int8 .. int64 */
+	GK_UINT,    /* uint, uint8 .. uint64, uintptr */
+	GK_FLOAT,   /* float32, float64: in X registers */
+	GK_COMPLEX, /* complex64, complex128: two X registers */
+	GK_PTR,     /* *T (elem), unsafe.Pointer (no elem) */
+	GK_STRING,  /* {ptr, len} */
+	GK_SLICE,   /* {ptr, len, cap}, elem */
+	GK_ARRAY,   /* [count]elem */
+	GK_STRUCT,  /* fields */
+	GK_IFACE,   /* {itab or type, data}; empty_iface for interface{} / any */
+	GK_MAP,     /* a pointer to the runtime's map header */
+	GK_CHAN,    /* a pointer to the runtime's hchan */
+	GK_FUNC,    /* a pointer to a closure */
+};
+
+struct binfo_gofield;
+
+struct binfo_gotype {
+	enum binfo_gokind kind;
+	const char *name; /* Go's spelling: "int", "*main.Point", "[]string", "error" */
+	uint64_t size, align;
+	bool empty_iface;
+	const struct binfo_gotype *elem; /* PTR (NULL: unsafe.Pointer), SLICE, ARRAY */
+	uint64_t count;                  /* ARRAY */
+	int nfields;                     /* STRUCT */
+	const struct binfo_gofield *fields;
+};
+
+struct binfo_gofield {
+	const char *name;
+	uint64_t offset;
+	const struct binfo_gotype *type;
+};
+
+/* A part of a register-assigned value: SIZE bytes at OFFSET of the value live in
+ * integer register IREG (0..8: RAX RBX RCX RDI RSI R8 R9 R10 R11) or, for floats, in
+ * X register FREG (ireg is then -1). */
+struct binfo_gopiece {
+	uint32_t offset, size;
+	int8_t ireg, freg;
+};
+
+struct binfo_goparam {
+	const char *name; /* DWARF's: "~r0" for an unnamed result, "~p0" for a blank one */
+	bool result;
+	const struct binfo_gotype *type;
+	bool on_stack;
+	int64_t stack_off; /* on_stack: from SP at entry and at the RET (return address at 0) */
+	int npieces;       /* register-assigned: the parts, in register order */
+	const struct binfo_gopiece *pieces;
+};
+
+struct binfo_gofunc {
+	const char *name;
+	int nparams; /* parameters (the receiver first), then results */
+	const struct binfo_goparam *params;
+};
+
+struct binfo_godwarf;
+
+/* Opens BI's DWARF for Go types: 0, or -ENOENT when the binary has none. */
+int binfo_godwarf__open(struct binfo *bi, struct binfo_godwarf **out);
+void binfo_godwarf__close(struct binfo_godwarf *gd);
+/* The parameters and results of FUNC (its out-of-line code), valid until close: 0, or
+ * -ENOENT when DWARF does not describe such a function. */
+int binfo_godwarf_func(struct binfo_godwarf *gd, const char *func, const struct binfo_gofunc **out);
+
+/* "RAX" .. "R11" for integer register 0..8, "X0" .. "X14" for float registers. */
+const char *binfo_goreg_name(int ireg);
+const char *binfo_gofreg_name(int freg);
+
+#endif

@@ -1,0 +1,115 @@
+// args: functions of many signatures, for -l / -lv and args.NAME: every integer kind,
+// bool, strings, slices, pointers to structs, a struct split over registers, an
+// interface and an error, named and unnamed results, and a function with more than nine
+// integer words of arguments (the rest go on the stack). Each prints its own values.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+)
+
+type Point struct {
+	X, Y int
+}
+
+type Student struct {
+	Name string
+	Age  int
+	Tags []string
+	Home *Point
+}
+
+type Small struct {
+	A int8
+	B uint16
+	C int32
+	D bool
+}
+
+//go:noinline
+func Ints(a int8, b int16, c int32, d int64, e uint8, f uint16, g uint32, h uint64, i int) int {
+	fmt.Println("Ints", a, b, c, d, e, f, g, h, i)
+	return int(a) + i
+}
+
+//go:noinline
+func Greet(name string, times int) string {
+	fmt.Println("Greet", name, times)
+	return name
+}
+
+//go:noinline
+func (s *Student) String() string {
+	fmt.Println("String", s.Name, s.Age, len(s.Tags))
+	return fmt.Sprintf("%s/%d", s.Name, s.Age)
+}
+
+//go:noinline
+func Move(p Point, dx int) (q Point, moved bool) {
+	fmt.Println("Move", p.X, p.Y, dx)
+	return Point{p.X + dx, p.Y}, dx != 0
+}
+
+//go:noinline
+func Pack(s Small, flag bool) Small {
+	fmt.Println("Pack", s.A, s.B, s.C, s.D, flag)
+	return s
+}
+
+//go:noinline
+func Sum(xs []int) (total int, n int) {
+	for _, x := range xs {
+		total += x
+	}
+	fmt.Println("Sum", len(xs), cap(xs), total)
+	return total, len(xs)
+}
+
+//go:noinline
+func Describe(v interface{}) string {
+	s := fmt.Sprintf("%T", v)
+	fmt.Println("Describe", s)
+	return s
+}
+
+//go:noinline
+func Check(n int) error {
+	if n < 0 {
+		return errors.New("negative")
+	}
+	return nil
+}
+
+//go:noinline
+func Many(a, b, c, d, e, f, g, h int, s string, last int) int {
+	fmt.Println("Many", a, b, c, d, e, f, g, h, s, last)
+	return a + last
+}
+
+//go:noinline
+func Mixed(f float64, n int) int {
+	fmt.Println("Mixed", f, n)
+	return n
+}
+
+func main() {
+	n := 1
+	if len(os.Args) > 1 {
+		fmt.Sscan(os.Args[1], &n)
+	}
+	for k := 0; k < n; k++ {
+		Ints(-8, -16, -32, -64, 8, 16, 32, 64, -1)
+		Greet("gopher", 3)
+		st := &Student{"Ada", 36, []string{"x", "y"}, &Point{1, 2}}
+		_ = st.String()
+		Move(Point{10, 20}, 5)
+		Pack(Small{-1, 2, -3, true}, true)
+		Sum([]int{1, 2, 3})
+		Describe(st)
+		fmt.Println("Check", Check(-1))
+		Many(1, 2, 3, 4, 5, 6, 7, 8, "nine", 10)
+		Mixed(1.5, 7)
+	}
+}
