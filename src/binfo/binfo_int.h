@@ -3,6 +3,7 @@
 #define GT_BINFO_INT_H
 
 #include <capstone/capstone.h>
+#include <string.h>
 #include <gelf.h>
 #include <libelf.h>
 
@@ -50,8 +51,13 @@ const uint8_t *binfo__bytes_at(const struct binfo *bi, uint64_t vaddr, uint64_t 
 bool binfo_uleb128(const uint8_t **p, const uint8_t *end, uint64_t *v);
 bool binfo_sleb128(const uint8_t **p, const uint8_t *end, int64_t *v);
 
-/* FNV-1a: the hash of binfo's name tables. */
-uint32_t binfo_str_hash(const char *s);
+/* The 8-byte word at P (x86-64 only: host and target are little-endian). */
+static inline uint64_t binfo_le64(const uint8_t *p)
+{
+	uint64_t v;
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
 
 /* The first section of E called NAME and of TYPE (SHT_NULL: any type with file bytes),
  * its header in *SH; NULL when there is none. */

@@ -69,15 +69,41 @@ out:
 	return ok;
 }
 
-/* Global .debug_info offset of the DIE that DW_AT_type of DIE refers to. */
-bool dw_type_ref(struct dw *d, Dwarf_Die die, Dwarf_Off *ref)
+bool dw_attr_ref(struct dw *d, Dwarf_Die die, Dwarf_Half at, Dwarf_Off *ref)
 {
 	Dwarf_Attribute attr = NULL;
-	if (!dw_ok(d, dwarf_attr(die, DW_AT_type, &attr, &d->err)))
+	if (!dw_ok(d, dwarf_attr(die, at, &attr, &d->err)))
 		return false;
 	bool ok = dw_ok(d, dwarf_global_formref(attr, ref, &d->err));
 	dwarf_dealloc_attribute(attr);
 	return ok;
+}
+
+bool dw_type_ref(struct dw *d, Dwarf_Die die, Dwarf_Off *ref)
+{
+	return dw_attr_ref(d, die, DW_AT_type, ref);
+}
+
+Dwarf_Die dw_next_sibling(struct dw *d, Dwarf_Die cur)
+{
+	Dwarf_Die next = NULL;
+	dw_ok(d, dwarf_siblingof_b(d->dbg, cur, true, &next, &d->err));
+	dw_free_die(cur);
+	return next;
+}
+
+Dwarf_Die dw_next_cu(struct dw *d)
+{
+	Dwarf_Unsigned hdr_len = 0, abbrev_off = 0, typeoff = 0, next_off = 0;
+	Dwarf_Half version = 0, addr_size = 0, off_size = 0, ext_size = 0, cu_type = 0;
+	Dwarf_Sig8 sig;
+	Dwarf_Die cu = NULL;
+	if (!dw_ok(d, dwarf_next_cu_header_d(d->dbg, true, &hdr_len, &version, &abbrev_off,
+					     &addr_size, &off_size, &ext_size, &sig, &typeoff,
+					     &next_off, &cu_type, &d->err)))
+		return NULL;
+	/* The CU's own DIE only: its children are read when asked for. */
+	return dw_ok(d, dwarf_siblingof_b(d->dbg, NULL, true, &cu, &d->err)) ? cu : NULL;
 }
 
 

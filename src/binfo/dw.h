@@ -28,7 +28,14 @@ const char *dw_name(struct dw *d, Dwarf_Die die);
 Dwarf_Half dw_tag(struct dw *d, Dwarf_Die die);
 /* DW_AT_data_member_location of MEMBER (a constant, or DW_OP_plus_uconst N). */
 bool dw_member_offset(struct dw *d, Dwarf_Die member, uint64_t *off);
-/* Global .debug_info offset of the DIE that DW_AT_type of DIE refers to. */
+/* Global .debug_info offset of the DIE that attribute AT (a reference) of DIE names;
+ * dw_type_ref: of DW_AT_type. */
+bool dw_attr_ref(struct dw *d, Dwarf_Die die, Dwarf_Half at, Dwarf_Off *ref);
 bool dw_type_ref(struct dw *d, Dwarf_Die die, Dwarf_Off *ref);
+/* The sibling after CUR (NULL at the end), CUR freed: `for (; cur; cur =
+ * dw_next_sibling(d, cur))`, and dw_free_die(cur) after a break. */
+Dwarf_Die dw_next_sibling(struct dw *d, Dwarf_Die cur);
+/* The DIE of the next compile unit, NULL after the last (or on an error). */
+Dwarf_Die dw_next_cu(struct dw *d);
 
 #endif

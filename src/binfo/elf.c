@@ -62,13 +62,6 @@ const uint8_t *binfo__bytes_at(const struct binfo *bi, uint64_t vaddr, uint64_t 
 	return NULL;
 }
 
-static uint64_t le64(const uint8_t *p)
-{
-	uint64_t v;
-	memcpy(&v, p, sizeof(v)); /* x86-64 only: host and target are little-endian */
-	return v;
-}
-
 /* A plausible Go version string ("go1.19.8", "devel go1.22-abc ..."): short, printable. */
 static char *version_dup(const uint8_t *s, uint64_t len)
 {
@@ -120,14 +113,6 @@ bool binfo_sleb128(const uint8_t **p, const uint8_t *end, int64_t *v)
 	return false;
 }
 
-uint32_t binfo_str_hash(const char *s)
-{
-	uint32_t h = 2166136261u; /* FNV-1a */
-	for (; *s; s++)
-		h = (h ^ (uint8_t)*s) * 16777619u;
-	return h;
-}
-
 Elf_Scn *binfo_elf_section(Elf *e, const char *name, unsigned type, GElf_Shdr *sh)
 {
 	size_t shstrndx;
@@ -165,7 +150,7 @@ static char *version_from_header(const struct binfo *bi, uint64_t vaddr, uint64_
 	const uint8_t *h = binfo__bytes_at(bi, vaddr, 16);
 	if (!h)
 		return NULL;
-	uint64_t data = le64(h), len = le64(h + 8);
+	uint64_t data = binfo_le64(h), len = binfo_le64(h + 8);
 	char *v = version_dup(binfo__bytes_at(bi, data, len), len);
 	if (!v && str_addr)
 		v = version_dup(binfo__bytes_at(bi, str_addr, len), len);
@@ -191,7 +176,7 @@ static char *version_from_buildinfo(const struct binfo *bi, const uint8_t *p, si
 	}
 	if (ptrsize != 8 || (flags & 0x1)) /* 64-bit little-endian only */
 		return NULL;
-	return version_from_header(bi, le64(p + 16), vs->str_addr);
+	return version_from_header(bi, binfo_le64(p + 16), vs->str_addr);
 }
 
 static int func_cmp_addr(const void *a, const void *b)
@@ -304,7 +289,7 @@ static void build_name_index(struct binfo *bi)
 	bi->same_next = xmalloc((size_t)(bi->nfuncs ? bi->nfuncs : 1) * sizeof(*bi->same_next));
 	for (int i = 0; i < bi->nfuncs; i++) {
 		const char *name = bi->funcs[i].name;
-		uint32_t h = binfo_str_hash(name) & bi->name_mask;
+		uint32_t h = str_hash(name) & bi->name_mask;
 		bi->same_next[i] = -1;
 		for (;; h = (h + 1) & bi->name_mask) {
 			uint32_t slot = bi->name_tab[h];
@@ -401,7 +386,7 @@ static int lookup_index(const struct binfo *bi, const char *name)
 {
 	if (!bi->name_tab)
 		return -1;
-	for (uint32_t h = binfo_str_hash(name) & bi->name_mask;; h = (h + 1) & bi->name_mask) {
+	for (uint32_t h = str_hash(name) & bi->name_mask;; h = (h + 1) & bi->name_mask) {
 		uint32_t slot = bi->name_tab[h];
 		if (slot == 0)
 			return -1;

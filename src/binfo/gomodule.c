@@ -12,13 +12,6 @@
  * text, etext. Word indexes: */
 #define MD_TEXT 22
 
-static uint64_t le64(const uint8_t *p)
-{
-	uint64_t v;
-	memcpy(&v, p, 8);
-	return v;
-}
-
 /* Calls FN(ctx, rela) for each R_X86_64_RELATIVE relocation until it returns true. */
 static bool each_relative(const struct binfo *bi, bool (*fn)(void *, const Elf64_Rela *),
 			  void *ctx)
@@ -74,7 +67,7 @@ uint64_t binfo__relative_addend(const struct binfo *bi, uint64_t vaddr)
 static uint64_t loaded_word(const struct binfo *bi, uint64_t vaddr)
 {
 	const uint8_t *p = binfo__bytes_at(bi, vaddr, 8);
-	uint64_t v = p ? le64(p) : 0;
+	uint64_t v = p ? binfo_le64(p) : 0;
 	return v ? v : binfo__relative_addend(bi, vaddr);
 }
 
@@ -88,7 +81,7 @@ static uint64_t find_moduledata(const struct binfo *bi, uint64_t pclntab)
 		uint64_t size, addr;
 		const uint8_t *d = binfo__section(bi, secs[s], &size, &addr);
 		for (uint64_t o = 0; d && o + 8 * (MD_TEXT + 1) <= size; o += 8)
-			if (le64(d + o) == pclntab)
+			if (binfo_le64(d + o) == pclntab)
 				return addr + o;
 	}
 	struct rel_match m = {pclntab, 0};
@@ -151,7 +144,7 @@ static bool ver_reloc(void *ctx, const Elf64_Rela *r)
 	struct ver_scan *v = ctx;
 	const uint8_t *len = binfo__bytes_at(v->bi, r->r_offset + 8, 8);
 	if (len)
-		ver_consider(v, (uint64_t)r->r_addend, le64(len));
+		ver_consider(v, (uint64_t)r->r_addend, binfo_le64(len));
 	return false; /* look at them all */
 }
 
@@ -163,9 +156,9 @@ uint64_t binfo__scan_version(const struct binfo *bi, uint64_t *len)
 		uint64_t size, addr;
 		const uint8_t *d = binfo__section(bi, secs[s], &size, &addr);
 		for (uint64_t o = 0; d && o + 16 <= size; o += 8) {
-			uint64_t n = le64(d + o + 8);
+			uint64_t n = binfo_le64(d + o + 8);
 			if (n >= 5 && n <= 64)
-				ver_consider(&v, le64(d + o), n);
+				ver_consider(&v, binfo_le64(d + o), n);
 		}
 	}
 	if (bi->pie)

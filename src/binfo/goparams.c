@@ -92,7 +92,7 @@ static void name_put(struct binfo_godwarf *gd, const char *name, Dwarf_Off off)
 				name_put(gd, old[i].name, old[i].off);
 		free(old);
 	}
-	uint32_t h = binfo_str_hash(name) & (gd->fcap - 1);
+	uint32_t h = str_hash(name) & (gd->fcap - 1);
 	while (gd->funcs[h].name && strcmp(gd->funcs[h].name, name))
 		h = (h + 1) & (gd->fcap - 1);
 	if (!gd->funcs[h].name) { /* the first concrete copy wins */
@@ -103,7 +103,7 @@ static void name_put(struct binfo_godwarf *gd, const char *name, Dwarf_Off off)
 
 static Dwarf_Off name_get(const struct binfo_godwarf *gd, const char *name)
 {
-	for (uint32_t h = binfo_str_hash(name) & (gd->fcap - 1); gd->fcap; h = (h + 1) & (gd->fcap - 1)) {
+	for (uint32_t h = str_hash(name) & (gd->fcap - 1); gd->fcap; h = (h + 1) & (gd->fcap - 1)) {
 		if (!gd->funcs[h].name)
 			return 0;
 		if (!strcmp(gd->funcs[h].name, name))
@@ -127,16 +127,6 @@ static bool attr_udata(struct dw *d, Dwarf_Die die, Dwarf_Half at, uint64_t *v)
 	bool ok = dw_ok(d, dwarf_formudata(attr, &u, &d->err));
 	dwarf_dealloc_attribute(attr);
 	*v = u;
-	return ok;
-}
-
-static bool attr_ref(struct dw *d, Dwarf_Die die, Dwarf_Half at, Dwarf_Off *ref)
-{
-	Dwarf_Attribute attr = NULL;
-	if (!dw_ok(d, dwarf_attr(die, at, &attr, &d->err)))
-		return false;
-	bool ok = dw_ok(d, dwarf_global_formref(attr, ref, &d->err));
-	dwarf_dealloc_attribute(attr);
 	return ok;
 }
 
@@ -170,14 +160,14 @@ static void read_struct(struct binfo_godwarf *gd, Dwarf_Die die, struct binfo_go
 			int depth)
 {
 	struct dw *d = &gd->d;
-	Dwarf_Die cur = NULL, next = NULL;
+	Dwarf_Die cur = NULL;
 	int n = 0, cap = 0;
 	struct binfo_gofield *f = NULL;
 	t->kind = GK_STRUCT;
 	t->align = 1;
 	if (!dw_ok(d, dwarf_child(die, &cur, &d->err)))
 		return;
-	while (cur && !d->failed) {
+	for (; cur && !d->failed; cur = dw_next_sibling(d, cur)) {
 		uint64_t off;
 		Dwarf_Off ref;
 		if (dw_tag(d, cur) == DW_TAG_member && dw_member_offset(d, cur, &off) &&
@@ -197,10 +187,6 @@ static void read_struct(struct binfo_godwarf *gd, Dwarf_Die die, struct binfo_go
 					t->align = align_of(ft);
 			}
 		}
-		next = NULL;
-		dw_ok(d, dwarf_siblingof_b(d->dbg, cur, true, &next, &d->err));
-		dw_free_die(cur);
-		cur = next;
 	}
 	dw_free_die(cur);
 	t->nfields = n;
@@ -255,7 +241,7 @@ static const struct binfo_gotype *read_type(struct binfo_godwarf *gd, Dwarf_Off 
 	} else if (go_kind && kind == RK_SLICE) {
 		t->kind = GK_SLICE;
 		t->size = 24;
-		if (attr_ref(d, die, DW_AT_go_elem, &ref))
+		if (dw_attr_ref(d, die, DW_AT_go_elem, &ref))
 			t->elem = read_type(gd, ref, depth + 1);
 	} else if (tag == DW_TAG_typedef) {
 		const struct binfo_gotype *u = dw_type_ref(d, die, &ref) ? read_type(gd, ref, depth + 1) : NULL;
@@ -374,28 +360,15 @@ static void index_funcs(struct binfo_godwarf *gd)
 {
 	struct dw *d = &gd->d;
 	gd->indexed = true;
-	for (;;) {
-		Dwarf_Unsigned hdr_len = 0, abbrev_off = 0, typeoff = 0, next_off = 0;
-		Dwarf_Half version = 0, addr_size = 0, off_size = 0, ext_size = 0, cu_type = 0;
-		Dwarf_Sig8 sig;
-		Dwarf_Die cu = NULL, cur = NULL, next = NULL;
-		if (!dw_ok(d, dwarf_next_cu_header_d(d->dbg, true, &hdr_len, &version, &abbrev_off,
-						     &addr_size, &off_size, &ext_size, &sig,
-						     &typeoff, &next_off, &cu_type, &d->err)))
-			break;
-		if (!dw_ok(d, dwarf_siblingof_b(d->dbg, NULL, true, &cu, &d->err)))
-			break;
+	for (Dwarf_Die cu; (cu = dw_next_cu(d));) {
+		Dwarf_Die cur = NULL;
 		if (dw_ok(d, dwarf_child(cu, &cur, &d->err))) {
-			while (cur && !d->failed) {
+			for (; cur && !d->failed; cur = dw_next_sibling(d, cur)) {
 				const char *name;
 				Dwarf_Off off;
 				if (dw_tag(d, cur) == DW_TAG_subprogram && has_attr(d, cur, DW_AT_low_pc) &&
 				    (name = dw_name(d, cur)) && dw_ok(d, dwarf_dieoffset(cur, &off, &d->err)))
 					name_put(gd, name, off);
-				next = NULL;
-				dw_ok(d, dwarf_siblingof_b(d->dbg, cur, true, &next, &d->err));
-				dw_free_die(cur);
-				cur = next;
 			}
 			dw_free_die(cur);
 		}
@@ -410,7 +383,7 @@ static void index_funcs(struct binfo_godwarf *gd)
 static Dwarf_Die origin_of(struct dw *d, Dwarf_Die die)
 {
 	Dwarf_Off ref;
-	return attr_ref(d, die, DW_AT_abstract_origin, &ref) ? die_at(d, ref) : NULL;
+	return dw_attr_ref(d, die, DW_AT_abstract_origin, &ref) ? die_at(d, ref) : NULL;
 }
 
 static bool read_param(struct binfo_godwarf *gd, Dwarf_Die die, struct binfo_goparam *p)
@@ -434,22 +407,18 @@ static const struct binfo_gofunc *read_func(struct binfo_godwarf *gd, const char
 					    Dwarf_Off off)
 {
 	struct dw *d = &gd->d;
-	Dwarf_Die die = die_at(d, off), cur = NULL, next = NULL;
+	Dwarf_Die die = die_at(d, off), cur = NULL;
 	struct binfo_goparam ps[256];
 	int n = 0;
 	if (!die)
 		return NULL;
 	if (dw_ok(d, dwarf_child(die, &cur, &d->err))) {
-		while (cur && !d->failed && n < 256) {
+		for (; cur && !d->failed && n < 256; cur = dw_next_sibling(d, cur)) {
 			if (dw_tag(d, cur) == DW_TAG_formal_parameter) {
 				memset(&ps[n], 0, sizeof(ps[n]));
 				if (read_param(gd, cur, &ps[n]))
 					n++;
 			}
-			next = NULL;
-			dw_ok(d, dwarf_siblingof_b(d->dbg, cur, true, &next, &d->err));
-			dw_free_die(cur);
-			cur = next;
 		}
 		dw_free_die(cur);
 	}

@@ -110,12 +110,12 @@ struct member_want {
 /* Offsets of the wanted members of the structure STRUCT_DIE. True when all are found. */
 static bool dw_members(struct dw *d, Dwarf_Die st, struct member_want *w, int nw)
 {
-	Dwarf_Die cur = NULL, next = NULL;
+	Dwarf_Die cur = NULL;
 	int left = nw;
 
 	if (!dw_ok(d, dwarf_child(st, &cur, &d->err)))
 		return false;
-	while (cur && left > 0 && !d->failed) {
+	for (; cur && left > 0 && !d->failed; cur = dw_next_sibling(d, cur)) {
 		if (dw_tag(d, cur) == DW_TAG_member) {
 			const char *name = dw_name(d, cur);
 			for (int i = 0; name && i < nw; i++) {
@@ -132,10 +132,6 @@ static bool dw_members(struct dw *d, Dwarf_Die st, struct member_want *w, int nw
 				break;
 			}
 		}
-		next = NULL;
-		dw_ok(d, dwarf_siblingof_b(d->dbg, cur, true, &next, &d->err));
-		dw_free_die(cur);
-		cur = next;
 	}
 	dw_free_die(cur);
 	return left == 0;
@@ -172,11 +168,11 @@ struct dw_found {
 /* Top-level DIEs of one CU (its children, not their children): the struct types. */
 static void dw_scan_cu(struct dw *d, Dwarf_Die cu, struct dw_found *f)
 {
-	Dwarf_Die cur = NULL, next = NULL;
+	Dwarf_Die cur = NULL;
 
 	if (!dw_ok(d, dwarf_child(cu, &cur, &d->err)))
 		return;
-	while (cur && !(f->g && f->m) && !f->bad && !d->failed) {
+	for (; cur && !(f->g && f->m) && !f->bad && !d->failed; cur = dw_next_sibling(d, cur)) {
 		if (dw_tag(d, cur) == DW_TAG_structure_type) {
 			const char *name = dw_name(d, cur);
 			if (name && !f->g && strcmp(name, "runtime.g") == 0) {
@@ -200,10 +196,6 @@ static void dw_scan_cu(struct dw *d, Dwarf_Die cu, struct dw_found *f)
 				}
 			}
 		}
-		next = NULL;
-		dw_ok(d, dwarf_siblingof_b(d->dbg, cur, true, &next, &d->err));
-		dw_free_die(cur);
-		cur = next;
 	}
 	dw_free_die(cur);
 }
@@ -230,24 +222,10 @@ static int layout_from_dwarf(const struct binfo *bi, struct binfo_goruntime *out
 {
 	struct dw d;
 	struct dw_found f = {0};
-	int res;
 
 	if (!dw_open(&d, bi->path))
 		return 0;
-	for (;;) {
-		Dwarf_Unsigned hdr_len = 0, abbrev_off = 0, typeoff = 0, next_off = 0;
-		Dwarf_Half version = 0, addr_size = 0, off_size = 0, ext_size = 0, cu_type = 0;
-		Dwarf_Sig8 sig;
-		Dwarf_Die cu = NULL;
-
-		res = dwarf_next_cu_header_d(d.dbg, true, &hdr_len, &version, &abbrev_off,
-		                             &addr_size, &off_size, &ext_size, &sig, &typeoff,
-		                             &next_off, &cu_type, &d.err);
-		if (!dw_ok(&d, res))
-			break;
-		/* The CU header only: CUs of other packages are skipped without reading DIEs. */
-		if (!dw_ok(&d, dwarf_siblingof_b(d.dbg, NULL, true, &cu, &d.err)))
-			break;
+	for (Dwarf_Die cu; (cu = dw_next_cu(&d));) {
 		if (dw_is_runtime_cu(&d, cu, &f))
 			dw_scan_cu(&d, cu, &f);
 		dw_free_die(cu);

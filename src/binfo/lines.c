@@ -39,7 +39,7 @@ static void names_grow(struct names *ns)
 	ns->tab = xcalloc(size, sizeof(*ns->tab));
 	ns->mask = size - 1;
 	for (uint32_t i = 0; i < ns->n; i++) {
-		uint32_t h = binfo_str_hash(ns->v[i]) & ns->mask;
+		uint32_t h = str_hash(ns->v[i]) & ns->mask;
 		while (ns->tab[h])
 			h = (h + 1) & ns->mask;
 		ns->tab[h] = i + 1;
@@ -50,7 +50,7 @@ static uint32_t names_intern(struct names *ns, const char *s)
 {
 	if (!ns->tab || 2 * (ns->n + 1) > ns->mask + 1)
 		names_grow(ns);
-	uint32_t h = binfo_str_hash(s) & ns->mask;
+	uint32_t h = str_hash(s) & ns->mask;
 	for (; ns->tab[h]; h = (h + 1) & ns->mask)
 		if (!strcmp(ns->v[ns->tab[h] - 1], s))
 			return ns->tab[h] - 1;

@@ -12,14 +12,6 @@
 #include "common/plan.h"
 #include "common/util.h"
 
-static uint32_t str_hash(const char *s)
-{
-	uint32_t h = 2166136261u;
-	for (; *s; s++)
-		h = (h ^ (uint8_t)*s) * 16777619u;
-	return h;
-}
-
 /* ids[i] = the first site whose name (func or probe) equals site i's. */
 static uint32_t *canonical_ids(const struct gt_plan *plan, bool probe)
 {

@@ -284,3 +284,11 @@ const char *gt_getenv(const char *name)
 	snprintf(buf, sizeof(buf), "BPFTRACE_%s", name);
 	return getenv(buf);
 }
+
+uint32_t str_hash(const char *s)
+{
+	uint32_t h = 2166136261u;
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 16777619u;
+	return h;
+}

@@ -71,6 +71,8 @@ const char *glob_class_end(const char *p);
 int edit_distance(const char *a, const char *b, int cap);
 
 uint64_t now_ns(void); /* CLOCK_MONOTONIC */
+/* FNV-1a of S: the hash of the name tables (binfo's functions, codegen's sites). */
+uint32_t str_hash(const char *s);
 
 /* GT_NAME, or bpftrace's BPFTRACE_NAME for the same setting (NULL when neither). */
 const char *gt_getenv(const char *name);
