@@ -29,7 +29,8 @@ Trailing blank lines of every section are dropped, so cases may be separated by
 blank lines; a program or an expected output cannot end in blank lines.
 @WORK@ in args, program, stdout and stderr stands for the work directory, and
 @GO:NAME@ for a Go target built at test time from tests/go/NAME/main.go (go build,
-CGO_ENABLED=0) into WORK/bin/NAME.
+CGO_ENABLED=0) into WORK/bin/NAME, and @GO-s:NAME@ for the same built without symbols
+and DWARF (-ldflags='-s -w') into WORK/bin/NAME-s.
 
 Prints "PASS name" or "FAIL name" with the differences for every case, then
 "N passed, M failed"; exits 1 if anything failed.
@@ -97,17 +98,18 @@ def diff(what, expected, actual):
 GO_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "go")
 
 
-def go_target(name, work):
+def go_target(name, work, stripped=False):
     """Builds tests/go/NAME once per run (cached by mtime); returns its path."""
     src = os.path.join(GO_DIR, name)
-    out = os.path.join(work, "bin", name)
+    out = os.path.join(work, "bin", name + ("-s" if stripped else ""))
     main = os.path.join(src, "main.go")
     if os.path.exists(out) and os.path.getmtime(out) >= os.path.getmtime(main):
         return out
     os.makedirs(os.path.dirname(out), exist_ok=True)
     env = dict(os.environ, CGO_ENABLED="0")
     env.setdefault("GOCACHE", os.path.join(work, "gocache"))
-    r = subprocess.run(["go", "build", "-o", out, "main.go"], cwd=src, env=env,
+    flags = ["-ldflags=-s -w"] if stripped else []
+    r = subprocess.run(["go", "build", *flags, "-o", out, "main.go"], cwd=src, env=env,
                        capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError(f"go build {name}: {r.stderr}")
@@ -117,7 +119,8 @@ def go_target(name, work):
 def run_case(case, gotrace, work):
     """Returns a list of failure descriptions (empty when the case passes)."""
     def sub(text):
-        text = re.sub(r"@GO:([A-Za-z0-9_]+)@", lambda m: go_target(m.group(1), work), text)
+        text = re.sub(r"@GO(-s)?:([A-Za-z0-9_]+)@",
+                      lambda m: go_target(m.group(2), work, bool(m.group(1))), text)
         return text.replace("@WORK@", work)
     args = shlex.split(sub(case.sections.get("args", DEFAULT_ARGS)))
     program = sub(case.sections["program"])

@@ -69,6 +69,27 @@ out:
 	return ok;
 }
 
+bool dw_attr_udata(struct dw *d, Dwarf_Die die, Dwarf_Half at, uint64_t *v)
+{
+	Dwarf_Attribute attr = NULL;
+	Dwarf_Unsigned u = 0;
+	Dwarf_Addr addr = 0;
+	Dwarf_Half form = 0;
+	*v = 0;
+	if (!dw_ok(d, dwarf_attr(die, at, &attr, &d->err)))
+		return false;
+	bool ok = dw_ok(d, dwarf_whatform(attr, &form, &d->err));
+	if (ok && form == DW_FORM_addr) { /* Go's DW_AT_go_runtime_type on some releases */
+		ok = dw_ok(d, dwarf_formaddr(attr, &addr, &d->err));
+		u = addr;
+	} else if (ok) {
+		ok = dw_ok(d, dwarf_formudata(attr, &u, &d->err));
+	}
+	dwarf_dealloc_attribute(attr);
+	*v = u;
+	return ok;
+}
+
 bool dw_attr_ref(struct dw *d, Dwarf_Die die, Dwarf_Half at, Dwarf_Off *ref)
 {
 	Dwarf_Attribute attr = NULL;

@@ -8,6 +8,14 @@
 #include <libdwarf/dwarf.h>
 #include <libdwarf/libdwarf.h>
 
+/* Go's own DWARF attributes (cmd/internal/dwarf) */
+#define DW_AT_go_kind 0x2900
+#define DW_AT_go_elem 0x2902
+#define DW_AT_go_runtime_type 0x2904
+
+/* reflect.Kind values that DW_AT_go_kind carries */
+enum { RK_CHAN = 18, RK_FUNC = 19, RK_IFACE = 20, RK_MAP = 21, RK_SLICE = 23, RK_STRING = 24 };
+
 struct dw {
 	Dwarf_Debug dbg;
 	Dwarf_Error err;
@@ -28,6 +36,8 @@ const char *dw_name(struct dw *d, Dwarf_Die die);
 Dwarf_Half dw_tag(struct dw *d, Dwarf_Die die);
 /* DW_AT_data_member_location of MEMBER (a constant, or DW_OP_plus_uconst N). */
 bool dw_member_offset(struct dw *d, Dwarf_Die member, uint64_t *off);
+/* An unsigned constant (or address) attribute AT of DIE. */
+bool dw_attr_udata(struct dw *d, Dwarf_Die die, Dwarf_Half at, uint64_t *v);
 /* Global .debug_info offset of the DIE that attribute AT (a reference) of DIE names;
  * dw_type_ref: of DW_AT_type. */
 bool dw_attr_ref(struct dw *d, Dwarf_Die die, Dwarf_Half at, Dwarf_Off *ref);

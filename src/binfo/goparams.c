@@ -14,12 +14,6 @@
 #include "common/arena.h"
 #include "common/util.h"
 
-/* Go's own DWARF attributes (cmd/internal/dwarf) */
-#define DW_AT_go_kind 0x2900
-#define DW_AT_go_elem 0x2902
-
-/* reflect.Kind values that DW_AT_go_kind carries */
-enum { RK_CHAN = 18, RK_FUNC = 19, RK_IFACE = 20, RK_MAP = 21, RK_SLICE = 23, RK_STRING = 24 };
 
 #define ABI_INT_REGS 9
 #define ABI_FLOAT_REGS 15
@@ -118,18 +112,6 @@ static bool has_attr(struct dw *d, Dwarf_Die die, Dwarf_Half at)
 	return dw_ok(d, dwarf_hasattr(die, at, &yes, &d->err)) && yes;
 }
 
-static bool attr_udata(struct dw *d, Dwarf_Die die, Dwarf_Half at, uint64_t *v)
-{
-	Dwarf_Attribute attr = NULL;
-	Dwarf_Unsigned u = 0;
-	if (!dw_ok(d, dwarf_attr(die, at, &attr, &d->err)))
-		return false;
-	bool ok = dw_ok(d, dwarf_formudata(attr, &u, &d->err));
-	dwarf_dealloc_attribute(attr);
-	*v = u;
-	return ok;
-}
-
 static bool attr_flag(struct dw *d, Dwarf_Die die, Dwarf_Half at)
 {
 	Dwarf_Attribute attr = NULL;
@@ -196,7 +178,7 @@ static void read_struct(struct binfo_godwarf *gd, Dwarf_Die die, struct binfo_go
 static void read_base(struct dw *d, Dwarf_Die die, struct binfo_gotype *t)
 {
 	uint64_t enc = 0;
-	attr_udata(d, die, DW_AT_encoding, &enc);
+	dw_attr_udata(d, die, DW_AT_encoding, &enc);
 	t->kind = enc == DW_ATE_boolean ? GK_BOOL
 		  : enc == DW_ATE_float ? GK_FLOAT
 		  : enc == DW_ATE_complex_float ? GK_COMPLEX
@@ -221,8 +203,8 @@ static const struct binfo_gotype *read_type(struct binfo_godwarf *gd, Dwarf_Off 
 	const char *name = dw_name(d, die);
 	t->name = arena_strdup(gd->a, name ? name : "?");
 	uint64_t kind = 0, size = 0;
-	bool go_kind = attr_udata(d, die, DW_AT_go_kind, &kind);
-	attr_udata(d, die, DW_AT_byte_size, &size);
+	bool go_kind = dw_attr_udata(d, die, DW_AT_go_kind, &kind);
+	dw_attr_udata(d, die, DW_AT_byte_size, &size);
 	t->size = size;
 	t->align = 8;
 	Dwarf_Off ref;

@@ -78,6 +78,29 @@ void binfo_godwarf__close(struct binfo_godwarf *gd);
  * -ENOENT when DWARF does not describe such a function. */
 int binfo_godwarf_func(struct binfo_godwarf *gd, const char *func, const struct binfo_gofunc **out);
 
+/* How an interface holding a value of a runtime type shows it. */
+enum binfo_goshow {
+	GS_OTHER, /* (T)(data pointer) */
+	GS_PTR,   /* pointer-shaped (pointers, maps, chans, funcs): the data word is the value */
+	GS_PSTR,  /* errors.New's and fmt.Errorf's errors: the string they start with */
+	GS_INT,   /* the data word points at SIZE bytes */
+	GS_UINT,
+	GS_BOOL,
+	GS_STR,   /* the data word points at a string header */
+};
+
+struct binfo_gortype {
+	uint64_t addr;    /* the descriptor's address in the binary as linked */
+	const char *name; /* Go's spelling */
+	enum binfo_goshow show;
+	int size;
+};
+
+struct arena;
+/* Every runtime type descriptor DWARF names (DW_AT_go_runtime_type), sorted by address,
+ * names in A: their number, or -ENOENT without DWARF. */
+int binfo_gortypes(struct binfo *bi, struct arena *a, struct binfo_gortype **out);
+
 /* "RAX" .. "R11" for integer register 0..8, "X0" .. "X14" for float registers. */
 const char *binfo_goreg_name(int ireg);
 const char *binfo_gofreg_name(int freg);

@@ -11,7 +11,7 @@
 
 #include "common/util.h"
 
-static LLVMValueRef load_reg(struct cg *g, int off)
+LLVMValueRef cg_load_reg(struct cg *g, int off)
 {
 	LLVMValueRef idx = cg_const(g, (uint64_t)off);
 	LLVMValueRef p = LLVMBuildGEP2(g->b, g->i8, g->ctx_arg, &idx, 1, "");
@@ -42,7 +42,7 @@ static LLVMValueRef fetch_rule(struct cg *g, const struct fetch_rule *r)
 {
 	switch (r->kind) {
 	case FETCH_REG:
-		return load_reg(g, r->regs_off);
+		return cg_load_reg(g, r->regs_off);
 	case FETCH_OFFSET:
 		return LLVMBuildAdd(g->b, fetch_rule(g, r->base), cg_const(g, (uint64_t)r->off), "");
 	case FETCH_DEREF: {
@@ -116,6 +116,10 @@ static LLVMValueRef str_const(struct cg *g, const char *bytes, int len, int size
 void cg_str_into(struct cg *g, struct ast_node *e, LLVMValueRef dst, int size)
 {
 	const struct sema_node *sn = e->sema;
+	if (sn && sn->go) {
+		cg_go_str_into(g, e, dst, size);
+		return;
+	}
 	if (e->kind == AST_FIELD && sn && sn->builtin == BI_TPARG) {
 		tp_str_into(g, sn, dst, size);
 		return;
@@ -408,10 +412,10 @@ static LLVMValueRef cg_ident(struct cg *g, struct ast_node *e)
 				   : cg_const(g, 0);
 	case BI_RETVAL:
 	case BI_ARG0 ... BI_ARG8:
-		return load_reg(g, sn->regs_off);
+		return cg_load_reg(g, sn->regs_off);
 	case BI_RETADDR: {
 		/* at an :entry probe the return address is on top of the stack */
-		LLVMValueRef args[2] = {load_reg(g, offsetof(struct pt_regs, rsp)),
+		LLVMValueRef args[2] = {cg_load_reg(g, offsetof(struct pt_regs, rsp)),
 					LLVMConstInt(g->i32, 8, false)};
 		return cg_runtime_call(g, "gt_read_uint", args, 2);
 	}
@@ -480,8 +484,11 @@ static LLVMValueRef cg_call(struct cg *g, struct ast_node *e)
 	const struct sema_node *sn = e->sema;
 	switch (sn->builtin) {
 	case BI_REG:
-		return load_reg(g, sn->regs_off);
+		return cg_load_reg(g, sn->regs_off);
 	case BI_LEN:
+	case BI_CAP:
+		if (e->u.call.args.v[0]->kind != AST_MAP)
+			return cg_go_len(g, e, sn->builtin == BI_CAP);
 		return cg_runtime_call(g, "gt_map_len", &g->maps[sn->map_id], 1);
 	case BI_HAS_KEY:
 		return cg_map_has(g, e->u.call.args.v[0]);
@@ -597,6 +604,13 @@ static LLVMValueRef cg_call(struct cg *g, struct ast_node *e)
 LLVMValueRef cg_expr(struct cg *g, struct ast_node *e)
 {
 	const struct sema_node *sn = e->sema;
+	if (sn && sn->go) { /* args.x and what it reaches */
+		if (e->ty->kind != TY_STR)
+			return cg_go_value(g, e);
+		LLVMValueRef buf = cg_str_alloca(g, e->ty->size);
+		cg_go_str_into(g, e, buf, e->ty->size);
+		return buf;
+	}
 	switch (e->kind) {
 	case AST_INT:
 		return cg_const(g, e->u.int_.value);

@@ -24,7 +24,7 @@ struct cg {
 	LLVMMetadataRef di_file, di_cu, di_int, di_u32, di_u64, di_ptr;
 	LLVMValueRef map_events, map_lost, map_config, map_full;
 	LLVMValueRef *maps; /* [plan->nmaps] */
-	LLVMValueRef site_func_tab, site_probe_tab; /* cg_sites.c, made on first use */
+	LLVMValueRef site_func_tab, site_probe_tab, site_vaddr_tab; /* cg_sites.c, on first use */
 
 	/* per program */
 	LLVMValueRef fn, ctx_arg;
@@ -74,6 +74,8 @@ LLVMValueRef cg_define_map_sized(struct cg *g, const char *name, unsigned type, 
 /* cg_sites.c */
 /* The first site with the name (function, or probe when PROBE) of SITE (an i64). */
 LLVMValueRef cg_site_name(struct cg *g, LLVMValueRef site, bool probe);
+/* The probed binary's load bias (0 as linked). */
+LLVMValueRef cg_site_bias(struct cg *g);
 
 /* cg_maps.c */
 void cg_define_script_maps(struct cg *g);
@@ -102,6 +104,15 @@ void cg_tuple_into(struct cg *g, struct ast_node *e, LLVMValueRef dst, const str
 LLVMValueRef cg_cond(struct cg *g, struct ast_node *e); /* i1 */
 /* The low SIZE bytes of v, sign- or zero-extended back to i64. */
 LLVMValueRef cg_narrow(struct cg *g, LLVMValueRef v, int size, bool is_signed);
+
+LLVMValueRef cg_load_reg(struct cg *g, int off); /* u64 at OFF of struct pt_regs */
+
+/* cg_go.c: Go values named through args / rets */
+LLVMValueRef cg_go_value(struct cg *g, struct ast_node *e); /* an integer or a pointer */
+void cg_go_str_into(struct cg *g, struct ast_node *e, LLVMValueRef dst, int size);
+LLVMValueRef cg_go_len(struct cg *g, struct ast_node *call, bool cap);
+/* print(): E's capture as plan_arg A lays it out, into DST */
+void cg_go_capture(struct cg *g, struct ast_node *e, LLVMValueRef dst, const struct plan_arg *a);
 
 /* cg_goruntime.c */
 void cg_goruntime_prologue(struct cg *g);

@@ -5,8 +5,11 @@
  * the first site of its name instead, through a constant table in .rodata (emitted only
  * when a uprobe program uses it).
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <asm/ptrace.h>
 
 #include "codegen/cg_int.h"
 #include "common/plan.h"
@@ -73,4 +76,34 @@ LLVMValueRef cg_site_name(struct cg *g, LLVMValueRef site, bool probe)
 	LLVMTypeRef ty = LLVMArrayType(g->i32, (unsigned)n);
 	LLVMValueRef p = LLVMBuildInBoundsGEP2(g->b, ty, table(g, probe), ix, 2, "");
 	return LLVMBuildZExt(g->b, LLVMBuildLoad2(g->b, g->i32, p, ""), g->i64, "");
+}
+
+/* The load bias of the probed binary: the probe's address (ctx->ip, which may be one
+ * byte past the breakpoint) less the site's address as linked, to a page (a PIE is
+ * mapped at a page-aligned bias). */
+LLVMValueRef cg_site_bias(struct cg *g)
+{
+	uint32_t n = (uint32_t)g->plan->nsites;
+	if (g->pp->kind != PLAN_PROG_UPROBE || n == 0)
+		return cg_const(g, 0);
+	if (!g->site_vaddr_tab) {
+		LLVMValueRef *v = xmalloc(n * sizeof(*v));
+		for (uint32_t i = 0; i < n; i++)
+			v[i] = LLVMConstInt(g->i64, g->plan->sites[i].vaddr, false);
+		g->site_vaddr_tab = LLVMAddGlobal(g->mod, LLVMArrayType(g->i64, n), "gt_site_vaddr");
+		LLVMSetInitializer(g->site_vaddr_tab, LLVMConstArray(g->i64, v, n));
+		LLVMSetGlobalConstant(g->site_vaddr_tab, true);
+		LLVMSetLinkage(g->site_vaddr_tab, LLVMPrivateLinkage);
+		LLVMSetSection(g->site_vaddr_tab, ".rodata");
+		free(v);
+	}
+	LLVMValueRef site = LLVMBuildAnd(g->b, cg_cookie(g), cg_const(g, GT_COOKIE_SITE_MASK), "");
+	LLVMValueRef in = LLVMBuildICmp(g->b, LLVMIntULT, site, cg_const(g, n), "");
+	LLVMValueRef ix[2] = {LLVMConstInt(g->i64, 0, false),
+			      LLVMBuildSelect(g->b, in, site, cg_const(g, 0), "")};
+	LLVMValueRef p = LLVMBuildInBoundsGEP2(g->b, LLVMArrayType(g->i64, n), g->site_vaddr_tab,
+					       ix, 2, "");
+	LLVMValueRef d = LLVMBuildSub(g->b, cg_load_reg(g, offsetof(struct pt_regs, rip)),
+				      LLVMBuildLoad2(g->b, g->i64, p, ""), "");
+	return LLVMBuildAnd(g->b, d, cg_const(g, ~(uint64_t)0xfff), "bias");
 }

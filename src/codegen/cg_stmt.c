@@ -69,10 +69,12 @@ static void cg_event(struct cg *g, struct ast_node *call, int first)
 		const struct plan_arg *a = &ev->args[i];
 		struct ast_node *e = argv[first + i];
 		if (a->kind == PLAN_ARG_STR || a->kind == PLAN_ARG_TUPLE || a->kind == PLAN_ARG_BUF ||
-		    a->kind == PLAN_ARG_INET || a->kind == PLAN_ARG_STRUCT) {
+		    a->kind == PLAN_ARG_INET || a->kind == PLAN_ARG_STRUCT || a->kind == PLAN_ARG_GO) {
 			LLVMValueRef idx = cg_const(g, (uint64_t)a->offset);
 			LLVMValueRef dst = LLVMBuildGEP2(g->b, g->i8, rec, &idx, 1, "");
-			if (a->kind == PLAN_ARG_STRUCT)
+			if (a->kind == PLAN_ARG_GO)
+				cg_go_capture(g, e, dst, a);
+			else if (a->kind == PLAN_ARG_STRUCT)
 				cg_struct_into(g, e, dst);
 			else if (a->kind == PLAN_ARG_TUPLE)
 				cg_tuple_into(g, e, dst, e->ty);

@@ -142,6 +142,13 @@ static int parse_conv(const char *fmt, int *pos, struct fmt_piece *pc, bool *is_
 		prec = -1;
 		conv = 's';
 		break;
+	case 'v':
+	case 'T':
+		pc->conv = c == 'v' ? FMT_VALUE : FMT_TYPE;
+		allowed = "-";
+		prec = -1;
+		conv = 's'; /* the runtime formats the value as print() does */
+		break;
 	case 'p':
 		pc->conv = FMT_PTR;
 		allowed = "-";

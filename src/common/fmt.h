@@ -15,6 +15,8 @@ enum fmt_conv {
 	FMT_STR,    /* s */
 	FMT_PTR,    /* p */
 	FMT_BUF,    /* r, rx, rh: a buffer (buf()) */
+	FMT_VALUE,  /* v: any value as print() shows it (Go values in Go's %+v shape) */
+	FMT_TYPE,   /* T: a Go value's type (an interface's dynamic type), as Go's %T */
 };
 
 struct fmt_piece {

@@ -81,6 +81,25 @@ enum plan_arg_kind {
 	PLAN_ARG_STRUCT,     /* a C struct's bytes: named fields (plan_arg.name) at offsets */
 	PLAN_ARG_ARRAY,      /* nfields elements laid out as fields[0], fields[0].size apart */
 	PLAN_ARG_BUF,        /* u64 length, then size - 8 bytes: printed with \xNN escapes */
+	PLAN_ARG_GO,         /* a Go value printed as Go's %+v (plan_arg.go says what) */
+};
+
+/* What a PLAN_ARG_GO capture holds. Offsets of its parts are from the capture's start;
+ * go_off is where the part lies in its parent Go value (for codegen's reads). */
+enum plan_go_kind {
+	PG_INT,    /* 8 bytes, go_size wide (is_signed) */
+	PG_UINT,
+	PG_BOOL,
+	PG_FLOAT,  /* 8 bytes: the float's bits (go_size 4 or 8) */
+	PG_PTR,    /* 8 bytes; fields[0] (optional): the pointee, captured after it (&{...}) */
+	PG_ADDR,   /* 8 bytes: a map, chan or func, printed as its address */
+	PG_NOREAD, /* nothing: a value in X registers, printed as ? */
+	PG_STRING, /* u64 length, then size - 8 bytes of text */
+	PG_STRUCT, /* fields (named) */
+	PG_ARRAY,  /* go_max elements of fields[0], go_stride apart in memory */
+	PG_SLICE,  /* u64 len, u64 cap, then up to go_max elements of fields[0] */
+	PG_IFACE,  /* u64 type descriptor, u64 data word, 16 bytes at data, then text
+		      (size - 32 bytes) of the string header those 16 bytes may be */
 };
 
 struct plan_arg {
@@ -92,6 +111,21 @@ struct plan_arg {
 	struct plan_arg *fields; /* TUPLE, STRUCT: offsets relative to its start; ARRAY: one */
 	int nfields;             /* ARRAY: the number of elements */
 	const char *name;        /* a STRUCT field's name */
+	enum plan_go_kind go;    /* GO */
+	int64_t go_off;          /* GO: offset of the part in its parent Go value */
+	int go_size, go_max, go_stride; /* GO: scalar width; elements captured, their step */
+	bool go_empty_iface;     /* GO, PG_IFACE: interface{} (type word first), else itab */
+	bool go_rebase;          /* GO, PG_IFACE in a PIE: the type's address is stored as
+				    linked (the load bias taken off), as plan.gotypes has it */
+};
+
+/* How an interface holding a value of a runtime type is printed (plan.gotypes). */
+enum plan_goshow { PGS_OTHER, PGS_PTR, PGS_PSTR, PGS_INT, PGS_UINT, PGS_BOOL, PGS_STR };
+struct plan_gotype {
+	uint64_t addr; /* the type descriptor's address (as linked; PIE: unrelocated) */
+	const char *name;
+	enum plan_goshow show;
+	int size;
 };
 
 enum plan_event_kind {
@@ -181,6 +215,8 @@ struct gt_plan {
 	void *obj;          /* BPF ELF object (malloc'd) */
 	size_t obj_size;
 	int filter_pid;     /* -p / -c: only this process (0 = all) */
+	struct plan_gotype *gotypes; /* sorted by addr: names of interfaces' dynamic types */
+	int ngotypes;
 };
 
 #endif

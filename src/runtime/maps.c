@@ -488,6 +488,7 @@ static int cmp_keys(const struct order_ctx *c, const uint8_t *a, const uint8_t *
 		case PLAN_ARG_TUPLE: /* keys are never tuples nor structs (sema) */
 		case PLAN_ARG_STRUCT:
 		case PLAN_ARG_ARRAY:
+		case PLAN_ARG_GO:
 			break;
 		}
 		if (r)
@@ -581,6 +582,7 @@ static void key_field(struct strbuf *sb, const struct rt_maps *ms, const struct 
 	case PLAN_ARG_TUPLE: /* keys are never tuples nor structs (sema) */
 	case PLAN_ARG_STRUCT:
 	case PLAN_ARG_ARRAY:
+	case PLAN_ARG_GO:
 		break;
 	}
 }

@@ -49,7 +49,7 @@ static const char *arg_text(struct rt_output *o, const uint8_t *rec, const struc
 	if (a->kind == PLAN_ARG_STRFTIME || a->kind == PLAN_ARG_STRERROR ||
 	    a->kind == PLAN_ARG_USERNAME || a->kind == PLAN_ARG_INET || a->kind == PLAN_ARG_BUF ||
 	    a->kind == PLAN_ARG_CGROUP_PATH || a->kind == PLAN_ARG_STRUCT ||
-	    a->kind == PLAN_ARG_TUPLE) {
+	    a->kind == PLAN_ARG_TUPLE || a->kind == PLAN_ARG_GO) {
 		o->text.len = 0;
 		rt_value_format(&o->text, o->plan, a, rec, false);
 		strbuf_putc(&o->text, 0);
@@ -93,6 +93,22 @@ static void put_conv(struct rt_output *o, struct strbuf *l, const struct fmt_pie
 		strbuf_free(&t);
 		return;
 	}
+	if (pc->conv == FMT_TYPE) { /* sema lets only Go values through */
+		struct strbuf t = {0};
+		rt_go_type(&t, o->plan, a, rec);
+		strbuf_putc(&t, 0);
+		strbuf_printf(l, pc->cspec, t.buf);
+		strbuf_free(&t);
+		return;
+	}
+	if (pc->conv == FMT_VALUE) { /* print()'s text of any value */
+		struct strbuf t = {0};
+		rt_value_format(&t, o->plan, a, rec, false);
+		strbuf_putc(&t, 0);
+		strbuf_printf(l, pc->cspec, t.buf);
+		strbuf_free(&t);
+		return;
+	}
 	if (arg_is_text(a)) {
 		const char *t = arg_text(o, rec, a);
 		if (pc->conv == FMT_STR || pc->conv == FMT_PTR || pc->conv == FMT_BUF)
@@ -129,6 +145,8 @@ static void put_conv(struct rt_output *o, struct strbuf *l, const struct fmt_pie
 		strbuf_printf(l, pc->cspec, tmp);
 		break;
 	case FMT_BUF: /* an integer for %r: sema refuses it */
+	case FMT_VALUE: /* formatted above */
+	case FMT_TYPE:
 	case FMT_NONE:
 		break;
 	}

@@ -23,4 +23,11 @@ void rt_cgroup_path(struct strbuf *sb, uint64_t id);
 void rt_value_format(struct strbuf *sb, const struct gt_plan *plan, const struct plan_arg *a,
 		     const uint8_t *base, bool json);
 
+/* A Go value print() captured (PLAN_ARG_GO), in Go's %+v shape (value_go.c). */
+void rt_go_format(struct strbuf *sb, const struct gt_plan *plan, const struct plan_arg *a,
+		  const uint8_t *base, bool json);
+/* printf's %T of a Go value: its type, an interface's dynamic type (<nil> for none). */
+void rt_go_type(struct strbuf *sb, const struct gt_plan *plan, const struct plan_arg *a,
+		const uint8_t *base);
+
 #endif

@@ -164,6 +164,9 @@ void rt_value_format(struct strbuf *sb, const struct gt_plan *plan, const struct
 		strbuf_putc(sb, ']');
 		break;
 	}
+	case PLAN_ARG_GO:
+		rt_go_format(sb, plan, a, base, json);
+		break;
 	case PLAN_ARG_TUPLE:
 		strbuf_putc(sb, json ? '[' : '(');
 		for (int i = 0; i < a->nfields; i++) {

@@ -29,6 +29,7 @@ static int check_clause(struct sema *s, struct ast_node *clause, int ci)
 	s->clause_tp = NULL;
 	s->clause_tp_user = false;
 	s->vars.n = 0;
+	s->clause_site_begin = s->sites.n;
 	int first_prog = s->sprogs.n;
 	int err = sema_expand_probes(s, clause, ci);
 	if (err)
@@ -103,6 +104,9 @@ int sema_check(struct arena *a, const struct diag_src *src, struct ast_node *pro
 		err = sema_finish_maps(&s, plan, a);
 	if (!err)
 		sema_finish_events(&s);
+	if (!err)
+		err = sema_go_finish(&s, plan);
+	sema_go_free(&s);
 
 	plan->nprobes = count_probes(&s);
 	/* The plan owns copies in the arena; the vectors go. */

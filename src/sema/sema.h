@@ -28,6 +28,9 @@ enum gt_type_kind {
 	TY_INET,       /* ntop(): u64 address family, 16 address bytes (24 bytes) */
 	TY_CGROUP_PATH, /* cgroup_path(id): the id, printed as its paths in the hierarchies */
 	TY_BUF,        /* buf(p, n): u64 length then size - 8 bytes */
+	TY_GO,         /* a Go value printed in Go's %+v shape (a struct, slice, interface,
+			  array, bool ... named through args/rets): size bytes of capture laid
+			  out by gocap; only print() and printf("%v") take it whole */
 };
 
 struct gt_type {
@@ -44,6 +47,35 @@ struct gt_type {
 	const char **names;      /* TY_STRUCT: field names (fields, offsets as tuples) */
 	int align;               /* TY_STRUCT */
 	int btf_id;              /* TY_STRUCT from kernel BTF: fields read when first used */
+	const struct plan_arg *gocap; /* TY_GO: the capture (PLAN_ARG_GO, offsets from 0) */
+};
+
+/* A Go value named through args / rets (sema_go.c), for codegen: what it is and where
+ * it lives when the probe fires. Its scalar view is the node's ty (integers, pointers,
+ * strings as text); aggregates are TY_GO. */
+enum sema_gokind { GV_SCALAR, GV_STRING, GV_SLICE, GV_ARRAY, GV_STRUCT, GV_IFACE, GV_MAP,
+		   GV_CHAN, GV_FLOAT };
+enum sema_gowhere {
+	GW_REGS,  /* registers: regs, the parameter's pieces; off: offset in the parameter */
+	GW_STACK, /* memory at SP + off */
+	GW_PTR,   /* memory at the value of base (a Go pointer) + off */
+	GW_ELEM,  /* memory at element `index` of base (a slice, or an array in memory),
+		     + off; out of range: address 0, whose reads give 0 */
+};
+struct sema_goword {
+	int off, size; /* bytes of the parameter */
+	int regs_off;  /* offset in struct pt_regs, -1 for an X register (unreadable) */
+};
+struct sema_goref {
+	enum sema_gokind kind;
+	enum sema_gowhere where;
+	int64_t off;
+	const struct sema_goword *regs;
+	int nregs;
+	struct ast_node *base, *index;
+	int64_t stride, count; /* GW_ELEM: element size; count of an array base, 0: a slice */
+	int size;              /* bytes in memory */
+	bool is_signed, empty_iface;
 };
 
 /* Integers and pointers: what arithmetic, comparisons and %d take. */
@@ -87,6 +119,8 @@ struct sema_node {
 	int nloop_slots;
 	bool tp_signed, tp_string, tp_data_loc;
 	bool cast_bool; /* AST_CAST to bool: 1 for any nonzero value, as C and Go */
+	const struct binfo_gotype *gotype; /* with go: its Go type (sema's own) */
+	struct sema_goref *go; /* a Go value (args.x, rets.y, retval and what they reach) */
 	bool raw_site;  /* BI_FUNC of a call-graph event: this very site (its RET's line),
 			   not the first site of the function's name */
 };
@@ -105,6 +139,7 @@ struct sema_var {
 };
 
 struct binfo;
+struct binfo_gotype;
 
 /* One BPF program: a clause compiled for one probe kind and one target. */
 struct sema_prog {

@@ -75,6 +75,11 @@ static void plan_arg(struct sema *s, const struct gt_type *t, int offset, bool i
 		a->fields = arena_alloc(s->arena, sizeof(*a->fields));
 		plan_arg(s, t->pointee, 0, true, &a->fields[0]);
 		break;
+	case TY_GO: /* laid out by sema_gocap.c */
+		*a = *t->gocap;
+		a->offset = offset;
+		a->literal = t->name; /* printf's %T */
+		break;
 	default:
 		a->kind = PLAN_ARG_INT;
 		a->is_signed = t->is_signed;
@@ -227,6 +232,21 @@ int sema_check_printf(struct sema *s, struct ast_node *e, const struct builtin *
 		if (p->conv == FMT_NONE)
 			continue;
 		struct ast_node *arg = args->v[a++];
+		if (p->conv == FMT_TYPE && !sema_is_go(arg)) {
+			diag_error(s->src, arg->loc, "%s: %%T takes a Go value (args.NAME, rets.NAME, "
+				   "retval), got %s", b->name, sema_kind_word(arg));
+			err = -EINVAL;
+			continue;
+		}
+		if (p->conv == FMT_TYPE) { /* the static type, or an interface's dynamic one */
+			arg->ty = sema_go_print_type(s, arg);
+			continue;
+		}
+		if (p->conv == FMT_VALUE) { /* anything print() takes */
+			if (sema_is_go(arg) && arg->ty->kind != TY_STR)
+				arg->ty = sema_go_print_type(s, arg);
+			continue;
+		}
 		bool want_str = p->conv == FMT_STR, want_buf = p->conv == FMT_BUF;
 		bool ok = want_buf ? arg->ty->kind == TY_BUF
 			  : want_str ? sema_is_textual(arg)
@@ -254,9 +274,19 @@ int sema_check_len(struct sema *s, struct ast_node *e, const struct builtin *b)
 	struct ast_list *args = &e->u.call.args;
 	struct ast_node *mn = args->n == 1 ? args->v[0] : NULL;
 	int id;
-	(void)b;
-	if (!mn || mn->kind != AST_MAP || mn->u.map.keys.n) {
-		diag_error(s->src, e->loc, "len() takes a whole map: len(@m)");
+	if (mn && mn->kind != AST_MAP) { /* a Go string, slice, array, map or chan */
+		if (sema_check_expr(s, mn))
+			return -EINVAL;
+		if (sema_is_go(mn))
+			return sema_go_len(s, e, b->id == BI_CAP);
+	}
+	if (b->id == BI_CAP || !mn || mn->kind != AST_MAP || mn->u.map.keys.n) {
+		if (b->id == BI_CAP) {
+			diag_error(s->src, e->loc, "%s", b->usage);
+			return -EINVAL;
+		}
+		diag_error(s->src, e->loc, "len() takes a whole map, len(@m), or a Go string, "
+			   "slice, array, map or chan: len(args.xs)");
 		return -EINVAL;
 	}
 	const struct sema_map *m = sema_map_by_name(s, mn->u.map.name, &id);
@@ -626,13 +656,15 @@ int sema_check_print(struct sema *s, struct ast_node *e, const struct builtin *b
 	}
 	if (sema_check_expr(s, arg))
 		return -EINVAL;
+	if (sema_is_go(arg) && arg->ty->kind != TY_STR) /* in Go's %+v shape */
+		arg->ty = sema_go_print_type(s, arg);
 	if (arg->ty->kind == TY_STRUCT && arg->ty->size > SEMA_MAX_STRUCT_COPY) {
 		diag_error(s->src, arg->loc, "%s is %d bytes: print() copies at most %d", arg->ty->name,
 			   arg->ty->size, SEMA_MAX_STRUCT_COPY);
 		return -EINVAL;
 	}
 	if (!sema_is_int(arg) && !sema_is_textual(arg) && arg->ty->kind != TY_TUPLE &&
-	    arg->ty->kind != TY_STRUCT) {
+	    arg->ty->kind != TY_STRUCT && arg->ty->kind != TY_GO) {
 		diag_error(s->src, arg->loc, "print() cannot print %s", sema_kind_word(arg));
 		return -EINVAL;
 	}

@@ -67,6 +67,8 @@ const char *gt_type_str(const struct gt_type *t, char *buf, size_t len)
 	case TY_BUF:
 		snprintf(buf, len, "buffer[%d]", t->size - 8);
 		return buf;
+	case TY_GO:
+		return t->name ? t->name : "go";
 	case TY_TUPLE: {
 		size_t n = 0;
 		n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "(");
@@ -169,6 +171,11 @@ static int check_tuple(struct sema *s, struct ast_node *e)
 			diag_error(s->src, items->v[i]->loc, "a tuple cannot hold nothing (void)");
 			return -EINVAL;
 		}
+		if (it->kind == TY_GO) {
+			diag_error(s->src, items->v[i]->loc, "a tuple cannot hold a Go %s (print() it "
+				   "alone, or take its fields)", it->name);
+			return -EINVAL;
+		}
 		t->fields[i] = (struct gt_type *)it;
 	}
 	tuple_layout(t);
@@ -238,8 +245,6 @@ static int check_struct_field(struct sema *s, struct ast_node *e)
 static int check_tuple_field(struct sema *s, struct ast_node *e)
 {
 	struct ast_node *base = e->u.field.expr;
-	if (sema_check_expr(s, base))
-		return -EINVAL;
 	if (base->ty->kind == TY_STRUCT ||
 	    (base->ty->kind == TY_PTR && base->ty->pointee->kind == TY_STRUCT))
 		return check_struct_field(s, e);
@@ -300,6 +305,8 @@ const char *sema_kind_word(const struct ast_node *e)
 		return "a pointer";
 	case TY_TUPLE:
 		return "a tuple";
+	case TY_GO:
+		return "a Go value (print() it, or use its fields, elements, len())";
 	default:
 		return "a string";
 	}
@@ -416,8 +423,12 @@ static int check_tp_arg(struct sema *s, struct ast_node *e)
 int sema_check_go_ident(struct sema *s, struct ast_node *e, const struct builtin *b)
 {
 	struct sema_node *sn = sema_node_of(s, e);
-	if (b->id == BI_RETVAL)
+	if (b->id == BI_RETVAL) {
+		int r = sema_go_retval(s, e);
+		if (r <= 0)
+			return r;
 		sn->regs_off = sema_reg_offset("ax");
+	}
 	if (b->id == BI_RETVAL && s->clause_points == (1u << UP_RETURN)) {
 		e->ty = &sema_ty_i64; /* uretprobe on C code */
 		return 0;
@@ -716,6 +727,8 @@ int sema_check_expr(struct sema *s, struct ast_node *e)
 			struct ast_node *p = e->u.unary.operand;
 			if (sema_check_expr(s, p))
 				return -EINVAL;
+			if (sema_is_go(p))
+				return sema_go_deref(s, e);
 			if (p->ty->kind != TY_PTR) {
 				diag_error(s->src, p->loc, "only a pointer can be dereferenced, not %s",
 					   sema_kind_word(p));
@@ -789,17 +802,22 @@ int sema_check_expr(struct sema *s, struct ast_node *e)
 		enum builtin_id id = b ? b->id : BI_NONE;
 		if (id == BI_ARGS && (s->clause_kinds & (1u << PLAN_PROG_TRACEPOINT)))
 			return check_tp_arg(s, e);
-		if (id == BI_ARGS || id == BI_RETS) {
-			diag_error(s->src, e->loc, "'%s' (Go parameters from DWARF) is not supported yet",
-				   b->name);
-			return -ENOTSUP;
-		}
+		if (id == BI_ARGS || id == BI_RETS)
+			return sema_go_field(s, e, id == BI_RETS);
+		if (sema_check_expr(s, base))
+			return -EINVAL;
+		if (sema_is_go(base))
+			return sema_go_field(s, e, false);
 		return check_tuple_field(s, e);
 	}
 	case AST_INDEX: {
 		/* a[i] of an array or a pointer in memory */
 		struct ast_node *b = e->u.index.expr, *i = e->u.index.index;
-		if (sema_check_expr(s, b) | sema_check_expr(s, i))
+		if (sema_check_expr(s, b))
+			return -EINVAL;
+		if (sema_is_go(b))
+			return sema_go_index(s, e);
+		if (sema_check_expr(s, i))
 			return -EINVAL;
 		if ((b->ty->kind != TY_ARRAY && b->ty->kind != TY_PTR) || !sema_is_int(i)) {
 			diag_error(s->src, e->loc, "only an array or a pointer can be indexed, "

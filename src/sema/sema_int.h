@@ -47,6 +47,12 @@ struct sema_macro {
 	const char *sval;
 };
 
+struct binfo_godwarf;
+struct sema_godwarf {
+	struct binfo *bi;
+	struct binfo_godwarf *gd; /* NULL: no DWARF */
+};
+
 struct sema {
 	struct arena *arena;
 	const struct diag_src *src;
@@ -83,6 +89,10 @@ struct sema {
 	VEC(struct sema_macro) macros; /* #define, #include, --include (sema_macros.c) */
 	int loop_depth; /* while and for loops around the statement: break, continue */
 	VEC(struct ast_node *) for_loops; /* AST_FOR around it, outermost first */
+	/* Go values by name (sema_go.c) */
+	VEC(struct sema_godwarf) godwarf; /* opened on first use, per target */
+	int clause_site_begin; /* the clause's first site */
+	bool want_gotypes;     /* an interface is printed: plan.gotypes */
 };
 
 struct binfo *sema_target(struct sema *s, const char *path, struct gt_loc loc);
@@ -177,6 +187,21 @@ int sema_struct_field(struct sema *s, struct gt_type *t, const char *name);
 bool sema_enum_value(struct sema *s, const char *name, int64_t *v);
 /* A tracepoint field's declaration, "struct X * name": that pointer type, or NULL. */
 struct gt_type *sema_ctype_from_decl(struct sema *s, const char *decl);
+
+/* sema_go.c: args.NAME, rets.NAME, retval and what they reach */
+struct binfo_godwarf *sema_godwarf(struct sema *s, struct binfo *bi);
+void sema_go_free(struct sema *s);
+bool sema_is_go(const struct ast_node *e);
+int sema_go_field(struct sema *s, struct ast_node *e, bool result);
+int sema_go_index(struct sema *s, struct ast_node *e);
+int sema_go_deref(struct sema *s, struct ast_node *e);
+int sema_go_len(struct sema *s, struct ast_node *e, bool cap);
+/* retval typed from DWARF: 0, 1 when DWARF cannot say (RAX then), or -EINVAL. */
+int sema_go_retval(struct sema *s, struct ast_node *e);
+/* sema_gocap.c: print()'s capture of a Go value */
+struct gt_type *sema_go_print_type(struct sema *s, struct ast_node *e);
+void sema_go_want_types(struct sema *s);
+int sema_go_finish(struct sema *s, struct gt_plan *plan);
 
 /* sema_macros.c */
 int sema_macros_directive(struct sema *s, struct ast_node *d);

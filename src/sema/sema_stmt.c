@@ -21,6 +21,11 @@ static int check_assign(struct sema *s, struct ast_node *st)
 		diag_error(s->src, rhs->loc, "cannot assign a value of type void");
 		return -EINVAL;
 	}
+	if (rhs->ty->kind == TY_GO) {
+		diag_error(s->src, rhs->loc, "a variable cannot keep a Go %s (print() it, or keep "
+			   "its fields)", rhs->ty->name);
+		return -EINVAL;
+	}
 	int slot;
 	struct sema_var *v = sema_find_var(s, lhs->u.name, &slot);
 	if (st->u.assign.op) {

@@ -1,7 +1,8 @@
 // args: functions of many signatures, for -l / -lv and args.NAME: every integer kind,
 // bool, strings, slices, pointers to structs, a struct split over registers, an
 // interface and an error, named and unnamed results, and a function with more than nine
-// integer words of arguments (the rest go on the stack). Each prints its own values.
+// integer words of arguments (the rest go on the stack). Each prints its own values, and
+// main prints the results: tests/runtime/test_args.py has gotrace print the same lines.
 package main
 
 import (
@@ -42,19 +43,22 @@ func Greet(name string, times int) string {
 
 //go:noinline
 func (s *Student) String() string {
-	fmt.Println("String", s.Name, s.Age, len(s.Tags))
+	fmt.Println("String", s.Name, s.Age, len(s.Tags), s.Tags[1], s.Home.Y)
+	fmt.Printf("Student %+v\n", *s) // %+v of s itself would call String
 	return fmt.Sprintf("%s/%d", s.Name, s.Age)
 }
 
 //go:noinline
 func Move(p Point, dx int) (q Point, moved bool) {
 	fmt.Println("Move", p.X, p.Y, dx)
+	fmt.Printf("MoveP %+v\n", p)
 	return Point{p.X + dx, p.Y}, dx != 0
 }
 
 //go:noinline
 func Pack(s Small, flag bool) Small {
 	fmt.Println("Pack", s.A, s.B, s.C, s.D, flag)
+	fmt.Printf("PackS %+v\n", s)
 	return s
 }
 
@@ -63,7 +67,8 @@ func Sum(xs []int) (total int, n int) {
 	for _, x := range xs {
 		total += x
 	}
-	fmt.Println("Sum", len(xs), cap(xs), total)
+	fmt.Println("Sum", len(xs), cap(xs), xs[0], xs[2])
+	fmt.Printf("Xs %+v\n", xs)
 	return total, len(xs)
 }
 
@@ -71,6 +76,11 @@ func Sum(xs []int) (total int, n int) {
 func Describe(v interface{}) string {
 	s := fmt.Sprintf("%T", v)
 	fmt.Println("Describe", s)
+	if _, ok := v.(fmt.Stringer); ok { // %+v would call String: a tracer shows (T)(ptr)
+		fmt.Printf("DescribeV (%T)(%p)\n", v, v)
+	} else {
+		fmt.Printf("DescribeV %+v\n", v)
+	}
 	return s
 }
 
@@ -101,14 +111,20 @@ func main() {
 	}
 	for k := 0; k < n; k++ {
 		Ints(-8, -16, -32, -64, 8, 16, 32, 64, -1)
-		Greet("gopher", 3)
+		fmt.Println("Greeted", Greet("gopher", 3))
 		st := &Student{"Ada", 36, []string{"x", "y"}, &Point{1, 2}}
 		_ = st.String()
-		Move(Point{10, 20}, 5)
+		q, moved := Move(Point{10, 20}, 5)
+		fmt.Println("Moved", q.X, q.Y, moved)
 		Pack(Small{-1, 2, -3, true}, true)
-		Sum([]int{1, 2, 3})
+		t, c := Sum(make([]int, 3, 5))
+		t, c = Sum([]int{1, 2, 3})
+		fmt.Println("Summed", t, c)
 		Describe(st)
+		Describe(42)
+		Describe("text")
 		fmt.Println("Check", Check(-1))
+		fmt.Println("Check", Check(1))
 		Many(1, 2, 3, 4, 5, 6, 7, 8, "nine", 10)
 		Mixed(1.5, 7)
 	}

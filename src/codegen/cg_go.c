@@ -1,0 +1,231 @@
+/* cg_go: Go values named through args / rets (sema_goref): words read from the
+ * registers a value arrived in or from user memory (the stack, a pointee, a slice
+ * element), Go strings as text, len() / cap(), and print()'s %+v capture. A read that
+ * fails (a nil pointer, an index out of range: address 0) gives 0. */
+#include "codegen/cg_int.h"
+
+#include <stddef.h>
+
+#include <asm/ptrace.h>
+
+/* Where the parts of a captured value come from: REGS (a parameter's registers, OFF
+ * into it) or memory at ADDR + OFF. */
+struct gosrc {
+	const struct sema_goref *regs;
+	LLVMValueRef addr;
+	int64_t off;
+};
+
+static const struct sema_goref *ref_of(const struct ast_node *e)
+{
+	return ((const struct sema_node *)e->sema)->go;
+}
+
+static LLVMValueRef read_mem(struct cg *g, LLVMValueRef addr, int size, bool is_signed)
+{
+	int n = size > 0 && size <= 8 ? size : 8;
+	LLVMValueRef args[2] = {addr, LLVMConstInt(g->i32, (uint64_t)n, false)};
+	return cg_narrow(g, cg_runtime_call(g, "gt_read_uint", args, 2), n, is_signed);
+}
+
+/* SIZE bytes at offset OFF of a parameter that arrived in registers R: the register of
+ * the piece there (its unused high bits are not zeroed by Go: narrowed), else 0. */
+static LLVMValueRef read_regs(struct cg *g, const struct sema_goref *r, int64_t off, int size,
+			      bool is_signed)
+{
+	for (int i = 0; i < r->nregs; i++) {
+		const struct sema_goword *w = &r->regs[i];
+		if (w->off != off)
+			continue;
+		if (w->regs_off < 0)
+			return cg_const(g, 0);
+		int n = size < w->size ? size : w->size;
+		return cg_narrow(g, cg_load_reg(g, w->regs_off), n > 0 ? n : 8, is_signed);
+	}
+	return cg_const(g, 0);
+}
+
+static LLVMValueRef src_word(struct cg *g, const struct gosrc *s, int64_t off, int size,
+			     bool is_signed)
+{
+	if (s->regs)
+		return read_regs(g, s->regs, s->off + off, size, is_signed);
+	LLVMValueRef a = LLVMBuildAdd(g->b, s->addr, cg_const(g, (uint64_t)(s->off + off)), "");
+	return read_mem(g, a, size, is_signed);
+}
+
+static LLVMValueRef ref_addr(struct cg *g, const struct sema_goref *r);
+
+/* The source of the value R names: its registers, or memory at its address. */
+static struct gosrc ref_src(struct cg *g, const struct sema_goref *r)
+{
+	if (r->where == GW_REGS)
+		return (struct gosrc){.regs = r, .off = r->off};
+	return (struct gosrc){.addr = ref_addr(g, r)};
+}
+
+/* The address of a value in memory. */
+static LLVMValueRef ref_addr(struct cg *g, const struct sema_goref *r)
+{
+	LLVMValueRef off = cg_const(g, (uint64_t)r->off);
+	switch (r->where) {
+	case GW_STACK:
+		return LLVMBuildAdd(g->b, cg_load_reg(g, offsetof(struct pt_regs, rsp)), off, "");
+	case GW_PTR:
+		return LLVMBuildAdd(g->b, cg_expr(g, r->base), off, "");
+	case GW_ELEM: {
+		const struct sema_goref *br = ref_of(r->base);
+		LLVMValueRef data, len;
+		if (r->count) { /* an array in memory */
+			data = ref_addr(g, br);
+			len = cg_const(g, (uint64_t)r->count);
+		} else { /* a slice: {data, len, cap} */
+			struct gosrc s = ref_src(g, br);
+			data = src_word(g, &s, 0, 8, false);
+			len = src_word(g, &s, 8, 8, false);
+		}
+		LLVMValueRef i = cg_expr(g, r->index);
+		LLVMValueRef in = LLVMBuildICmp(g->b, LLVMIntULT, i, len, "inrange");
+		LLVMValueRef a = LLVMBuildAdd(
+		    g->b, data, LLVMBuildMul(g->b, i, cg_const(g, (uint64_t)r->stride), ""), "");
+		return LLVMBuildSelect(g->b, in, LLVMBuildAdd(g->b, a, off, ""), cg_const(g, 0), "");
+	}
+	case GW_REGS:
+		break;
+	}
+	return cg_const(g, 0); /* a value in registers has no address (sema keeps it so) */
+}
+
+LLVMValueRef cg_go_value(struct cg *g, struct ast_node *e)
+{
+	const struct sema_goref *r = ref_of(e);
+	struct gosrc s = ref_src(g, r);
+	return src_word(g, &s, 0, r->size > 8 ? 8 : r->size, r->is_signed);
+}
+
+void cg_go_str_into(struct cg *g, struct ast_node *e, LLVMValueRef dst, int size)
+{
+	struct gosrc s = ref_src(g, ref_of(e));
+	LLVMValueRef args[4] = {dst, LLVMConstInt(g->i32, (uint64_t)size, false),
+				src_word(g, &s, 0, 8, false), src_word(g, &s, 8, 8, true)};
+	cg_runtime_call(g, "gt_read_bytes", args, 4);
+}
+
+LLVMValueRef cg_go_len(struct cg *g, struct ast_node *call, bool cap)
+{
+	const struct sema_node *sn = call->sema;
+	struct ast_node *a = call->u.call.args.v[0];
+	const struct sema_goref *r = ref_of(a);
+	if (sn->const_val >= 0) /* an array */
+		return cg_const(g, (uint64_t)sn->const_val);
+	struct gosrc s = ref_src(g, r);
+	if (r->kind == GV_MAP || r->kind == GV_CHAN) {
+		/* hmap.count / the swiss Map.used, hchan.qcount; hchan.dataqsiz after it */
+		LLVMValueRef p = src_word(g, &s, 0, 8, false);
+		return read_mem(g, LLVMBuildAdd(g->b, p, cg_const(g, cap ? 8 : 0), ""), 8, true);
+	}
+	return src_word(g, &s, cap ? 16 : 8, 8, true); /* string {ptr, len}; slice + cap */
+}
+
+static LLVMValueRef at(struct cg *g, LLVMValueRef p, int off)
+{
+	LLVMValueRef idx = cg_const(g, (uint64_t)off);
+	return LLVMBuildGEP2(g->b, g->i8, p, &idx, 1, "");
+}
+
+static void put64(struct cg *g, LLVMValueRef p, int off, LLVMValueRef v)
+{
+	LLVMSetAlignment(LLVMBuildStore(g->b, v, at(g, p, off)), 8);
+}
+
+static void text(struct cg *g, LLVMValueRef dst, int size, LLVMValueRef ptr, LLVMValueRef len)
+{
+	LLVMValueRef args[4] = {dst, LLVMConstInt(g->i32, (uint64_t)size, false), ptr, len};
+	cg_runtime_call(g, "gt_read_bytes", args, 4);
+}
+
+/* Captures part A of a value from S into DST (the parent's start). */
+static void capture(struct cg *g, const struct plan_arg *a, const struct gosrc *s, LLVMValueRef dst)
+{
+	LLVMValueRef p = at(g, dst, a->offset);
+	int64_t off = a->go_off;
+	switch (a->go) {
+	case PG_INT:
+	case PG_UINT:
+	case PG_BOOL:
+	case PG_FLOAT:
+	case PG_ADDR:
+	case PG_PTR: {
+		LLVMValueRef v = src_word(g, s, off, a->go_size, a->go == PG_INT);
+		put64(g, p, 0, v);
+		if (a->go == PG_PTR && a->nfields) { /* &{...}: nil reads fail, as zeros */
+			struct gosrc to = {.addr = v};
+			capture(g, &a->fields[0], &to, p);
+		}
+		break;
+	}
+	case PG_NOREAD:
+		break;
+	case PG_STRING: {
+		LLVMValueRef len = src_word(g, s, off + 8, 8, true);
+		put64(g, p, 0, len);
+		text(g, at(g, p, 8), a->size - 8, src_word(g, s, off, 8, false), len);
+		break;
+	}
+	case PG_STRUCT:
+		for (int i = 0; i < a->nfields; i++) {
+			struct gosrc in = *s;
+			in.off += off;
+			capture(g, &a->fields[i], &in, p);
+		}
+		break;
+	case PG_ARRAY:
+		for (int i = 0; i < a->go_max; i++) {
+			struct gosrc in = *s;
+			in.off += off + (int64_t)i * a->go_stride;
+			capture(g, &a->fields[0], &in, at(g, p, i * a->fields[0].size));
+		}
+		break;
+	case PG_SLICE: {
+		LLVMValueRef data = src_word(g, s, off, 8, false), len = src_word(g, s, off + 8, 8, true);
+		put64(g, p, 0, len);
+		put64(g, p, 8, src_word(g, s, off + 16, 8, true));
+		for (int i = 0; i < a->go_max; i++) {
+			/* past len: address 0, whose reads give zeros (no branch per element) */
+			LLVMValueRef in = LLVMBuildICmp(g->b, LLVMIntSLT, cg_const(g, (uint64_t)i), len, "");
+			LLVMValueRef ea = LLVMBuildAdd(g->b, data,
+						       cg_const(g, (uint64_t)i * (uint64_t)a->go_stride), "");
+			struct gosrc el = {.addr = LLVMBuildSelect(g->b, in, ea, cg_const(g, 0), "")};
+			capture(g, &a->fields[0], &el, at(g, p, 16 + i * a->fields[0].size));
+		}
+		break;
+	}
+	case PG_IFACE: {
+		LLVMValueRef w0 = src_word(g, s, off, 8, false), data = src_word(g, s, off + 8, 8, false);
+		/* interface{}: the type; others: the itab, whose type is its second word */
+		LLVMValueRef ty = a->go_empty_iface
+				      ? w0
+				      : read_mem(g, LLVMBuildAdd(g->b, w0, cg_const(g, 8), ""), 8, false);
+		if (a->go_rebase) /* nil stays nil */
+			ty = LLVMBuildSelect(g->b, LLVMBuildICmp(g->b, LLVMIntEQ, ty, cg_const(g, 0), ""),
+					     ty, LLVMBuildSub(g->b, ty, cg_site_bias(g), ""), "");
+		put64(g, p, 0, ty);
+		put64(g, p, 8, data);
+		LLVMValueRef h0 = read_mem(g, data, 8, false);
+		LLVMValueRef h1 = read_mem(g, LLVMBuildAdd(g->b, data, cg_const(g, 8), ""), 8, true);
+		put64(g, p, 16, h0);
+		put64(g, p, 24, h1);
+		text(g, at(g, p, 32), a->size - 32, h0, h1);
+		break;
+	}
+	}
+}
+
+void cg_go_capture(struct cg *g, struct ast_node *e, LLVMValueRef dst, const struct plan_arg *a)
+{
+	struct plan_arg root = *a;
+	root.offset = 0;
+	LLVMBuildMemSet(g->b, dst, LLVMConstInt(g->i8, 0, false), cg_const(g, (uint64_t)a->size), 8);
+	struct gosrc s = ref_src(g, ref_of(e));
+	capture(g, &root, &s, dst);
+}

@@ -1,0 +1,87 @@
+"""Go values by name: args.NAME, rets.NAME and retval typed from DWARF and placed by Go's
+register ABI. The oracle is the traced program itself: tests/go/args prints its own
+arguments and results, and gotrace prints the same lines from the probes ("T " before
+each); both multisets must be equal, kind by kind. Builds: default, PIE, cgo."""
+
+from collections import Counter
+
+from gtlib import Suite, bpf_leftovers, describe
+
+s = Suite("args")
+
+SCRIPT = r'''
+go:main.Ints:entry {
+  printf("T Ints %d %d %d %d %d %d %d %d %d\n", args.a, args.b, args.c, args.d, args.e,
+         args.f, args.g, args.h, args.i);
+}
+go:main.Greet:entry { printf("T Greet %s %d\n", args.name, args.times); }
+go:main.Greet:return { printf("T Greeted %s\n", retval); }
+go:main.(*Student).String:entry {
+  printf("T String %s %d %d %s %d\n", args.s.Name, args.s.Age, len(args.s.Tags),
+         args.s.Tags[1], args.s.Home.Y);
+  printf("T Student %v\n", *args.s);
+}
+go:main.Move:entry { printf("T Move %d %d %d\n", args.p.X, args.p.Y, args.dx); printf("T MoveP %v\n", args.p); }
+go:main.Move:return { printf("T Moved %d %d %v\n", rets.q.X, rets.q.Y, rets.moved); }
+go:main.Pack:entry {
+  printf("T Pack %d %d %d %v %v\n", args.s.A, args.s.B, args.s.C, args.s.D, args.flag);
+  printf("T PackS %v\n", args.s);
+}
+go:main.Sum:entry {
+  printf("T Sum %d %d %d %d\n", len(args.xs), cap(args.xs), args.xs[0], args.xs[2]);
+  printf("T Xs %v\n", args.xs);
+}
+go:main.Sum:return { if (rets.total > 0) { printf("T Summed %d %d\n", retval, rets.n); } }
+go:main.Describe:entry { printf("T Describe %T\n", args.v); printf("T DescribeV %v\n", args.v); }
+go:main.Check:return { printf("T Check %v\n", rets.r0); }
+go:main.Many:entry {
+  printf("T Many %d %d %d %d %d %d %d %d %s %d\n", args.a, args.b, args.c, args.d, args.e,
+         args.f, args.g, args.h, args.s, args.last);
+}
+'''
+
+KINDS = {"Ints", "Greet", "Greeted", "String", "Student", "Move", "MoveP", "Moved", "Pack",
+         "PackS", "Sum", "Xs", "Summed", "Describe", "DescribeV", "Check", "Many"}
+
+
+def split(out):
+    """(the program's own lines, gotrace's lines without "T ") of the kinds compared."""
+    own, traced = Counter(), Counter()
+    for line in out.splitlines():
+        if line.startswith("T "):
+            traced[line[2:]] += 1
+        elif line.split(" ")[0] in KINDS:
+            own[line] += 1
+    return own, traced
+
+
+if s.case("values"):
+    for label, kw in (("default", {}),
+                      ("pie", dict(suffix="-pie", flags=["-buildmode=pie"])),
+                      ("cgo", dict(suffix="-cgo", flags=["-ldflags=-linkmode=external"],
+                                   cgo=True))):
+        b = s.go_build("args", **kw)
+        r = s.run(["-c", b + " 2", "-e", SCRIPT])
+        own, traced = split(r.stdout)
+        kinds = {k.split(" ")[0] for k in own}
+        ok = r.returncode == 0 and own == traced and kinds == KINDS
+        detail = "only the program: %s\nonly gotrace: %s\n%s" % (
+            sorted((own - traced).elements()), sorted((traced - own).elements()), describe(r))
+        s.check("every value gotrace prints equals the program's own (%s build)" % label,
+                ok, detail)
+
+# print(): Go's %+v shape, a slice past what is captured, nil values
+if s.case("print"):
+    b = s.go_build("args")
+    r = s.run(["-c", b, "-e", 'go:main.Sum:entry { print(args.xs); } '
+               'go:main.Check:return { print(retval); } '
+               'go:main.Move:entry { print(args.p); print(args.dx); }'])
+    lines = r.stdout.splitlines()
+    traced = Counter(l for l in lines if not l[:1].isupper())
+    s.check("print() of a slice, an error (its text, and nil), a struct and an int",
+            r.returncode == 0 and traced == Counter(["[0 0 0]", "[1 2 3]", "negative", "<nil>",
+                                                     "{X:10 Y:20}", "5"]), describe(r))
+
+left = bpf_leftovers()
+s.check("nothing left attached", not left, left)
+s.finish()
