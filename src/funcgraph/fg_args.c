@@ -1,7 +1,9 @@
-/* fg_args: go-ftrace's argument specs, --args 'FUNC(name=RULE:TYPE, ...)':
+/* fg_args: go-ftrace's argument specs, --args 'FUNC(name=RULE:TYPE, ...)', and Go
+ * values by their DWARF names, --args 'FUNC(a, s.name, xs[0])':
  *
  *   main.(*Student).String(s.name=*+0(%ax):c64, s.age=+16(%ax):s64)
  *   main.(*Student).String(s.name=(*+0(%ax)):c64)      grouping parentheses allowed
+ *   main.(*Student).String(s.name, s.age)              args.s.name, args.s.age
  *
  * A RULE is checked here against the fetch-rule grammar of the language
  * (%reg | (%reg) | +N(rule) | -N(rule) | *rule) and written back without grouping
@@ -144,6 +146,8 @@ const char *fg_arg_conv(const char *type)
 		return "%lu";
 	if (!strcmp(type, "ptr"))
 		return "%p";
+	if (!strcmp(type, "v"))
+		return "%v"; /* a Go value by name, in Go's %+v shape */
 	return "%s"; /* cN, str */
 }
 
@@ -154,6 +158,19 @@ static int parse_one(const char *spec, const char *item, size_t n, struct fg_arg
 	char *colon = strrchr(text, ':');
 	int err = -EINVAL;
 	memset(a, 0, sizeof(*a));
+	if (!eq && !colon) { /* a Go value by name: PARAM(.FIELD | [N])* */
+		bool ok = isalpha((unsigned char)text[0]) || text[0] == '_';
+		for (const char *p = text; *p && ok; p++)
+			ok = isalnum((unsigned char)*p) || strchr("_.[]", *p);
+		if (!ok) {
+			diag_fatal("--args '%s': '%s' is neither NAME=RULE:TYPE nor a Go parameter "
+				   "by name (p, p.Field, xs[0])", spec, text);
+			goto out;
+		}
+		a->name = text;
+		a->type = xstrdup("v");
+		return 0;
+	}
 	if (!eq || !colon || colon < eq) {
 		diag_fatal("--args '%s': '%s' is not NAME=RULE:TYPE", spec, text);
 		goto out;

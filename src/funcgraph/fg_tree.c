@@ -26,6 +26,7 @@
 
 #include "common/diag.h"
 #include "funcgraph/fg_int.h"
+#include "runtime/rt_value.h"
 
 #define FG_HASH 1024         /* goroutine -> open tree buckets */
 #define FG_MAX_NODES 100000 /* calls kept per tree; later ones are counted only */
@@ -327,6 +328,8 @@ static void json_args(struct fg_consumer *c, const struct fg_node *nd)
 		if (a->kind == PLAN_ARG_STR) {
 			const char *s = (const char *)nd->rec + a->offset;
 			strbuf_json_string(&c->out, s, strnlen(s, (size_t)a->size));
+		} else if (a->kind != PLAN_ARG_INT) { /* a Go value by name: its %+v text */
+			rt_value_format(&c->out, c->plan, a, nd->rec, true);
 		} else {
 			uint64_t v = field(ev, nd->rec, FG_ARG_USER + k);
 			if (a->is_signed)

@@ -15,10 +15,13 @@
 #include <string.h>
 
 #include "common/diag.h"
+#include "binfo/gotypes.h"
 #include "funcgraph/fg_int.h"
 
 struct funcgraph {
 	struct binfo *bi;
+	struct binfo_godwarf *gd; /* --args by name: opened on first use */
+	bool gd_tried;
 	char *program;
 	struct fg_argspec *specs;
 	int nspecs;
@@ -53,6 +56,76 @@ static void funcset_add(struct funcset *s, const struct binfo_func *f)
 		if (s->v.v[i] == f)
 			return;
 	vec_push(&s->v, f);
+}
+
+static void add_spec(struct funcgraph *fg, const struct fg_argspec *a)
+{
+	fg->specs = xrealloc(fg->specs, sizeof(*fg->specs) * (size_t)(fg->nspecs + 1));
+	fg->specs[fg->nspecs++] = *a;
+}
+
+/* The Go parameters of FUNC from DWARF, NULL (after an error when WHY) without them. */
+static const struct binfo_gofunc *gofunc(struct funcgraph *fg, const char *func, const char *why)
+{
+	const struct binfo_gofunc *gf = NULL;
+	if (!fg->gd_tried) {
+		fg->gd_tried = true;
+		binfo_godwarf__open(fg->bi, &fg->gd);
+	}
+	if (!fg->gd && why)
+		diag_fatal("--args '%s': Go parameters by name need DWARF, and %s has none "
+			   "(stripped, or built with -ldflags=-w): use NAME=RULE:TYPE", why,
+			   binfo_path(fg->bi));
+	else if (fg->gd && binfo_godwarf_func(fg->gd, func, &gf) && why)
+		diag_fatal("--args '%s': DWARF does not describe %s: use NAME=RULE:TYPE", why, func);
+	return gf;
+}
+
+/* --args FUNC(a, s.name): each name's parameter exists (sema checks the rest). */
+static int check_names(struct funcgraph *fg, const struct fg_argspec *a)
+{
+	for (int k = 0; k < a->nargs; k++) {
+		if (a->args[k].rule)
+			continue;
+		const struct binfo_gofunc *gf = gofunc(fg, a->func, a->func);
+		if (!gf)
+			return -ENOENT;
+		size_t n = strcspn(a->args[k].name, ".[");
+		bool found = false;
+		for (int i = 0; i < gf->nparams && !found; i++)
+			found = !gf->params[i].result && strlen(gf->params[i].name) == n &&
+				!strncmp(gf->params[i].name, a->args[k].name, n);
+		if (!found) {
+			struct strbuf l = {0};
+			for (int i = 0; i < gf->nparams; i++)
+				if (!gf->params[i].result)
+					strbuf_printf(&l, "%s%s", l.len ? ", " : "", gf->params[i].name);
+			diag_fatal("--args: %s has no parameter '%.*s'; its parameters: %s", a->func,
+				   (int)n, a->args[k].name, l.buf ? l.buf : "none");
+			strbuf_free(&l);
+			return -ENOENT;
+		}
+	}
+	return 0;
+}
+
+/* --args auto: every named parameter of FUNC that uprobes can read (no floats). */
+static void auto_spec(struct funcgraph *fg, const char *func)
+{
+	for (int i = 0; i < fg->nspecs; i++)
+		if (!strcmp(fg->specs[i].func, func))
+			return; /* given by hand */
+	const struct binfo_gofunc *gf = gofunc(fg, func, NULL);
+	struct fg_argspec a = {.func = xstrdup(func)};
+	for (int i = 0; gf && i < gf->nparams; i++) {
+		const struct binfo_goparam *p = &gf->params[i];
+		if (p->result || p->name[0] == '~' || !strcmp(p->name, "_") ||
+		    p->type->kind == GK_FLOAT || p->type->kind == GK_COMPLEX)
+			continue;
+		a.args = xrealloc(a.args, sizeof(*a.args) * (size_t)(a.nargs + 1));
+		a.args[a.nargs++] = (struct fg_arg){xstrdup(p->name), NULL, xstrdup("v")};
+	}
+	add_spec(fg, &a);
 }
 
 /* The function named NAME, or NULL after an error with suggestions. */
@@ -112,22 +185,29 @@ static int collect(struct funcgraph *fg, const struct fg_options *o, struct func
 			return -ENOENT;
 		funcset_add(set, f); /* the root is traced even when no pattern names it */
 	}
-	fg->specs = xcalloc((size_t)o->args.n + 1, sizeof(*fg->specs));
+	bool auto_args = false;
 	for (int i = 0; i < o->args.n; i++) {
-		struct fg_argspec *a = &fg->specs[i];
-		if (fg_argspec_parse(o->args.v[i], a))
+		if (!strcmp(o->args.v[i], "auto")) {
+			auto_args = true;
+			continue;
+		}
+		struct fg_argspec a;
+		if (fg_argspec_parse(o->args.v[i], &a))
 			return -EINVAL;
-		fg->nspecs++;
-		for (int j = 0; j < i; j++)
-			if (!strcmp(fg->specs[j].func, a->func)) {
-				diag_fatal("--args: %s is given twice", a->func);
+		add_spec(fg, &a);
+		for (int j = 0; j < fg->nspecs - 1; j++)
+			if (!strcmp(fg->specs[j].func, a.func)) {
+				diag_fatal("--args: %s is given twice", a.func);
 				return -EINVAL;
 			}
-		const struct binfo_func *f = find_exact(bi, "--args", a->func);
-		if (!f)
+		const struct binfo_func *f = find_exact(bi, "--args", a.func);
+		if (!f || check_names(fg, &fg->specs[fg->nspecs - 1]))
 			return -ENOENT;
 		funcset_add(set, f);
 	}
+	if (auto_args)
+		for (int i = 0; i < set->v.n; i++)
+			auto_spec(fg, set->v.v[i]->name);
 	return 0;
 }
 
@@ -179,7 +259,10 @@ static int write_program(struct funcgraph *fg, const struct funcset *set)
 				      fg_arg_conv(a->args[k].type));
 		strbuf_puts(&sb, "\", reg(\"ip\")");
 		for (int k = 0; k < a->nargs; k++)
-			strbuf_printf(&sb, ", arg(%s):%s", a->args[k].rule, a->args[k].type);
+			if (a->args[k].rule)
+				strbuf_printf(&sb, ", arg(%s):%s", a->args[k].rule, a->args[k].type);
+			else
+				strbuf_printf(&sb, ", args.%s", a->args[k].name);
 		strbuf_puts(&sb, "); }\n");
 	}
 	if (plain.n) {
@@ -240,6 +323,7 @@ void funcgraph_free(struct funcgraph *fg)
 	if (!fg)
 		return;
 	fg_consumer_free(fg->consumer);
+	binfo_godwarf__close(fg->gd);
 	for (int i = 0; i < fg->nspecs; i++)
 		fg_argspec_free(&fg->specs[i]);
 	free(fg->specs);

@@ -17,7 +17,8 @@ struct rt_consumer;
 
 struct fg_options {
 	VEC(const char *) patterns; /* --funcgraph PATTERN, repeatable */
-	VEC(const char *) args;     /* --args 'FUNC(name=RULE:TYPE, ...)', repeatable */
+	VEC(const char *) args;     /* --args 'FUNC(name=RULE:TYPE, ...)' or 'FUNC(a, s.f)',
+				       repeatable; --args auto: every parameter DWARF places */
 	VEC(const char *) excludes; /* --exclude PATTERN: left out of the wildcards */
 	const char *drilldown;      /* --drilldown FUNC */
 	bool no_color;              /* --no-color */
@@ -43,8 +44,9 @@ const struct rt_consumer *funcgraph_consumer(struct funcgraph *fg, const struct 
 
 struct fg_arg {
 	char *name; /* as written: "s.name" */
-	char *rule; /* fetch rule without grouping parentheses: "*+0(%ax)" */
-	char *type; /* s8..s64, u8..u64, cN, str, ptr */
+	char *rule; /* fetch rule without grouping parentheses: "*+0(%ax)"; NULL: NAME is a
+		       Go value by its DWARF name (args.NAME), type "v" */
+	char *type; /* s8..s64, u8..u64, cN, str, ptr, v */
 };
 
 struct fg_argspec {

@@ -277,6 +277,35 @@ if s.case("goroutines"):
     want = sorted("s.name=Student%d, s.age=%d" % (w, 20 + i) for w in range(8) for i in range(2))
     s.check("8 goroutines: each student's name and age", names == want, names)
 
+# 2b. --args by DWARF name and --args auto: the same values as go-ftrace's rules
+if s.case("dwarfargs"):
+    r, text, own = run_fg(b, ["-rounds", "2", "-unit", "5"],
+                          ["--funcgraph", "main.(*Student).String",
+                           "--args", "main.(*Student).String(s.name, s.age)",
+                           "--args", "main.add(a, b)"])
+    trees, other, errors = parse_trees(text)
+    adds, students = adds_and_students(trees)
+    s.check("--args by name: the student's name and age, add's a and b (worker, round)",
+            r.returncode == 0 and not errors and
+            [t.args for t in students] == ["s.name=Student0, s.age=20", "s.name=Student0, s.age=21"]
+            and [t.args for t in adds] == ["a=0, b=0", "a=0, b=1"], text + describe(r))
+    r, text, own = run_fg(b, ["-rounds", "1", "-unit", "5"],
+                          ["--funcgraph", "main.(*Student).String", "--args", "auto"])
+    trees, other, errors = parse_trees(text)
+    adds, students = adds_and_students(trees)
+    chain = []
+    if adds:
+        n = adds[0]
+        while n:
+            chain.append((n.func, n.args))
+            n = ([c for c in n.children if c.func != "main.add.func1"] or [None])[0]
+    s.check("--args auto: every parameter DWARF places, structs in Go's %+v shape",
+            r.returncode == 0 and not errors and
+            [t.args for t in students] == ["s=&{name:Student0 age:20}"] and
+            chain == [("main.add", "a=0, b=0, round=0"), ("main.add1", "a=0, b=0, round=0"),
+                      ("main.add2", "a=0, b=0, round=0"), ("main.add3", "a=0, b=0, round=0")],
+            "%s\n%s%s" % (chain, text, describe(r)))
+
 # 3. --drilldown
 if s.case("drilldown"):
     r, text, own = run_fg(b, ["-rounds", "2", "-unit", "5", "-g", "2"],
@@ -444,6 +473,10 @@ if s.case("options"):
             (["--funcgraph", "main.add", "--args", "main.add(a=%zz:s64)", b], "unknown register"),
             (["--funcgraph", "main.add", "--args", "main.add(a=%ax:f64)", b], "unknown type 'f64'"),
             (["--funcgraph", "main.add", "--args", "main.add(a=+8%ax:s64)", b], "expected '('"),
+            (["--funcgraph", "main.add", "--args", "main.add(c)", b],
+             "main.add has no parameter 'c'; its parameters: a, b, round"),
+            (["--funcgraph", "main.add", "--args", "main.add(a+b)", b],
+             "neither NAME=RULE:TYPE nor a Go parameter by name"),
             (["--funcgraph", "main.add", "-c", b, b], "give the target once")):
         r = s.run(args)
         s.check("options: %s" % msg, r.returncode == 2 and msg in r.stderr and not r.stdout,
