@@ -34,6 +34,7 @@ go:main.Sum:entry {
 go:main.Sum:return { if (rets.total > 0) { printf("T Summed %d %d\n", retval, rets.n); } }
 go:main.Describe:entry { printf("T Describe %T\n", args.v); printf("T DescribeV %v\n", args.v); }
 go:main.Check:return { printf("T Check %v\n", rets.r0); }
+go:main.Counts:entry { printf("T Counts %d %d %d\n", len(args.m), len(args.c), cap(args.c)); }
 go:main.Many:entry {
   printf("T Many %d %d %d %d %d %d %d %d %s %d\n", args.a, args.b, args.c, args.d, args.e,
          args.f, args.g, args.h, args.s, args.last);
@@ -41,7 +42,7 @@ go:main.Many:entry {
 '''
 
 KINDS = {"Ints", "Greet", "Greeted", "String", "Student", "Move", "MoveP", "Moved", "Pack",
-         "PackS", "Sum", "Xs", "Summed", "Describe", "DescribeV", "Check", "Many"}
+         "PackS", "Sum", "Xs", "Summed", "Describe", "DescribeV", "Check", "Many", "Counts"}
 
 
 def split(out):
@@ -69,6 +70,15 @@ if s.case("values"):
             sorted((own - traced).elements()), sorted((traced - own).elements()), describe(r))
         s.check("every value gotrace prints equals the program's own (%s build)" % label,
                 ok, detail)
+
+# map keys and values from Go strings and integers
+if s.case("maps"):
+    b = s.go_build("args")
+    r = s.run(["-c", b + " 3", "-e", 'go:main.Greet:entry { @[args.name, args.times] = count(); '
+               '@len[args.name] = sum(len(args.name)); }'])
+    s.check("a map keyed by a Go string and an int from args",
+            r.returncode == 0 and "@[gopher, 3]: 3" in r.stdout and "@len[gopher]: 18" in r.stdout,
+            describe(r))
 
 # print(): Go's %+v shape, a slice past what is captured, nil values
 if s.case("print"):

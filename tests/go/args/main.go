@@ -99,6 +99,12 @@ func Many(a, b, c, d, e, f, g, h int, s string, last int) int {
 }
 
 //go:noinline
+func Counts(m map[string]int, c chan int) int {
+	fmt.Println("Counts", len(m), len(c), cap(c))
+	return len(m) + len(c)
+}
+
+//go:noinline
 func Mixed(f float64, n int) int {
 	fmt.Println("Mixed", f, n)
 	return n
@@ -127,5 +133,9 @@ func main() {
 		fmt.Println("Check", Check(1))
 		Many(1, 2, 3, 4, 5, 6, 7, 8, "nine", 10)
 		Mixed(1.5, 7)
+		ch := make(chan int, 4)
+		ch <- 1
+		ch <- 2
+		Counts(map[string]int{"a": 1, "b": 2, "c": 3}, ch)
 	}
 }
