@@ -23,6 +23,10 @@
 #      (the event's nsecs, CLOCK_MONOTONIC, minus the launch time), and total
 #      wall time of the whole command; gotrace --dry-run (compile + verifier)
 #      and, for bpftrace 0.17 which has no such mode, --emit-elf (compile only).
+#   2b. Go values by name: two Go strings printed per call of main.workStr
+#      (loop -str), 'printf("S %s %s\n", args.a, args.b)' against the same by
+#      fetch rule, str(arg0, arg1), str(arg2, arg3) (bpftrace: str(reg("ax"),
+#      reg("bx")) ...); every event must read "S hello world";
 #   4. 2,000 sites attach, run and detach (MANY=0 skips it): a generated Go
 #      program (bench/gen_many.py) with 2,000 noinline functions, each called
 #      3 times, under
@@ -154,6 +158,11 @@ PROG_BT_HIST="uprobe:$LOOP:main.work { @h = hist(reg(\"ax\")); }"
 # :entry + :return with the call's duration kept in a variable. bpftrace has no safe
 # equivalent: its uretprobe crashes Go programs (anchor section d), so gotrace only.
 PROG_GT_RETDUR='go:main.work:entry { } go:main.work:return { $d = duration; }'
+# Go values by name against the same fetched by hand: two Go strings printed per call
+# of main.workStr("hello", "world") (the loop's -str mode)
+PROG_GT_ARGSTR='go:main.workStr:entry { printf("S %s %s\n", args.a, args.b); }'
+PROG_GT_RULESTR='go:main.workStr:entry { printf("S %s %s\n", str(arg0, arg1), str(arg2, arg3)); }'
+PROG_BT_RULESTR="uprobe:$LOOP:main.workStr { printf(\"S %s %s\\n\", str(reg(\"ax\"), reg(\"bx\")), str(reg(\"cx\"), reg(\"di\"))); }"
 LIMIT=$(( 120 + N / 2500 ))   # seconds per traced run (400 us per call + 2 min)
 
 kv() { grep -m1 "^$1=" "$2" 2>/dev/null | cut -d= -f2; }
@@ -171,9 +180,13 @@ one_run() {
   local metric=$1 tool=$2 r=$3
   local tag=$metric.$tool.r$r
   local so=$OUT/$tag.stdout se=$OUT/$tag.stderr ev=/dev/null cmd rc
-  case $metric in printf_file|count|hist) ev=$OUT/$tag.events ;; esac
+  case $metric in printf_file|count|hist|argstr|rulestr) ev=$OUT/$tag.events ;; esac
   case $tool:$metric in
+    base:base_str)       cmd=("$LOOP" -str "$N") ;;
     base:*)              cmd=("$LOOP" "$N") ;;
+    gotrace:argstr)      cmd=("$GOTRACE_BIN" -o "$ev" -e "$PROG_GT_ARGSTR" -c "$LOOP -str $N") ;;
+    gotrace:rulestr)     cmd=("$GOTRACE_BIN" -o "$ev" -e "$PROG_GT_RULESTR" -c "$LOOP -str $N") ;;
+    bpftrace:rulestr)    cmd=("$BPFTRACE" -o "$ev" -e "$PROG_BT_RULESTR" -c "$LOOP -str $N") ;;
     floor:*)             cmd=("$UMULTI" "$LOOP" main.work "$LOOP" "$N") ;;
     gotrace:printf_*)    cmd=("$GOTRACE_BIN" -o "$ev" -e "$PROG_GT_PRINTF" -c "$LOOP $N") ;;
     gotrace:empty)       cmd=("$GOTRACE_BIN" -o "$ev" -e "$PROG_GT_EMPTY" -c "$LOOP $N") ;;
@@ -207,6 +220,11 @@ one_run() {
     if [ "$KEEP_RAW" != 1 ] && [ -f "$ev" ]; then
       { head -3 "$ev"; grep -v '^E ' "$ev"; tail -2 "$ev"; } >"$ev.kept"; mv "$ev.kept" "$ev"
     fi
+  elif [ "$metric" = argstr ] || [ "$metric" = rulestr ]; then
+    got=$(grep -c '^S hello world$' "$ev")
+    info+="events=$got "
+    [ -z "$why" ] && [ "$got" != "$N" ] && why="$got of $N events read 'S hello world'"
+    [ "$KEEP_RAW" != 1 ] && [ -f "$ev" ] && { head -3 "$ev" >"$ev.kept"; mv "$ev.kept" "$ev"; }
   elif [ "$metric" = count ]; then
     got=$(awk '$1 == "@c:" {v = $2} END {print v}' "$ev")
     info+="count=${got:-none} "
@@ -256,6 +274,9 @@ for ((r = 1; r <= RUNS; r++)); do
   for t in "${COUNT_TOOLS[@]}"; do one_run count "$t" "$r"; done
   for t in "${COUNT_TOOLS[@]}"; do one_run hist "$t" "$r"; done
   for t in "${COUNT_TOOLS[@]}"; do [ "$t" = gotrace ] && one_run retdur "$t" "$r"; done
+  one_run base_str base "$r"
+  one_run argstr gotrace "$r"
+  for t in "${TOOLS[@]}"; do one_run rulestr "$t" "$r"; done
   [ -n "$UMULTI" ] && one_run floor floor "$r"
 done
 
@@ -426,6 +447,13 @@ def cost(metric, tool):
         notes.append("%s/%s: adds only %.1f ns/call (< MIN_HIT_NS=%g): probe did not fire?" % (tool, metric, c, MIN_HIT))
         return "FAILED"
     return "%s [%s..%s]" % (fmt(c), fmt(min(vals) - base), fmt(max(vals) - base))
+sbase, _ = stat("base_str", "base")
+def cost_str(metric, tool):
+    """added ns/call of the -str loop, against its own untraced runs"""
+    m, vals = stat(metric, tool)
+    if m is None: return "-"
+    if m == "FAILED" or sbase in (None, "FAILED"): return "FAILED"
+    return "%s [%s..%s]" % (fmt(m - sbase), fmt(min(vals) - sbase), fmt(max(vals) - sbase))
 def count_cell(tool):
     if tool == "floor": return cost("floor", "floor")
     if get("count_unsupported", tool): return "n/a (no maps)"
@@ -465,6 +493,8 @@ table = [
     ("hist() entry probe, ns/call",             lambda t: "-" if t == "floor" else cost("hist", t)),
     (":entry + :return, duration, ns/call",     lambda t: cost("retdur", t) if t == "gotrace"
                                                 else "n/a (uretprobe crashes Go)" if t == "bpftrace" else "-"),
+    ("2 Go strings by name, args.a, ns/call",   lambda t: cost_str("argstr", t) if t == "gotrace" else "-"),
+    ("  same by hand, str(arg0, arg1), ns/call", lambda t: "-" if t == "floor" else cost_str("rulestr", t)),
     ("start-up: launch -> first event, ms",     lambda t: plain("startup_first_event", t)),
     ("start-up: one-liner -c 'loop 1', ms",     lambda t: plain("startup_total", t)),
     ("start-up: same, hyperfine median, ms",    lambda t: plain("startup_hyperfine", t)),
