@@ -130,4 +130,42 @@ int binfo_lines_lookup(struct binfo_lines *l, uint64_t pc, struct binfo_pcline *
 int binfo_kallsyms_addr(const char *name, uint64_t *addr);
 void binfo_kallsyms_free(void);
 
+/* ---- source-line sites (golines.c) ---- */
+
+struct binfo_line_site {
+	uint64_t addr;                 /* where the line is entered */
+	const struct binfo_func *func; /* the function symbol holding ADDR */
+};
+
+struct binfo_line_query {
+	const char *file;  /* in: a base name (main.go) or a path suffix (lines/main.go) */
+	int line;          /* in */
+	const char *path;  /* out: the file matched (-EEXIST: the first of two) */
+	const char *other; /* out, -EEXIST: the second file FILE matches */
+	int before, after; /* out, no sites: the nearest lines with code, 0 when none */
+};
+
+/* Where line Q->line of Q->file starts running, from L's DWARF rows (L opened with
+ * BINFO_LINES_DWARF): in every function, inlined copies included, the lowest is_stmt row
+ * of each run of rows of that line; at a function's first instruction the address past
+ * its stack-check prologue instead, and the prologue's morestack block left out (both
+ * would fire again when the stack grows). Returns the count with *out malloc'd (0: the
+ * line has no code), -ESRCH when no file matches, -EEXIST when two do. Strings live as
+ * long as L. */
+int binfo_line_sites(struct binfo_lines *l, struct binfo_line_query *q,
+		     struct binfo_line_site **out);
+
+/* ---- inlined copies (goinline.c) ---- */
+
+struct binfo_inlined {
+	const char *name;               /* the inlined function */
+	const struct binfo_func *outer; /* the function symbol holding the copy */
+	uint64_t addr;                  /* the copy's first (lowest) instruction */
+};
+
+/* Every inlined copy of a function whose name matches PATTERN (a glob, or a plain name),
+ * from .gopclntab's inline trees (Go 1.18+; a binary without symbols has no go:func.* to
+ * find them by: none), in address order. Returns the count with *out malloc'd. */
+int binfo_inlined_copies(struct binfo *bi, const char *pattern, struct binfo_inlined **out);
+
 #endif

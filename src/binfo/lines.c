@@ -20,17 +20,10 @@
 
 #include <libdwarf/dwarf.h>
 
-#include "binfo/binfo_int.h"
+#include "binfo/lines_int.h"
 #include "common/util.h"
 
 /* ---- interned file names ---- */
-
-struct names {
-	char **v;
-	uint32_t n, cap;
-	uint32_t *tab; /* open addressing: index + 1, 0 = empty */
-	uint32_t mask;
-};
 
 static void names_grow(struct names *ns)
 {
@@ -77,22 +70,8 @@ static void names_free(struct names *ns)
 #define PCLN_MAGIC_116 0xfffffffau /* Go 1.16, 1.17 */
 #define PCLN_MAGIC_118 0xfffffff0u /* Go 1.18, 1.19 */
 #define PCLN_MAGIC_120 0xfffffff1u /* Go 1.20 and later */
-#define PCDATA_INLTREEINDEX 2
-#define FUNCDATA_INLTREE 3
 
-struct pcln {
-	const uint8_t *d; /* the table's bytes */
-	uint64_t size;
-	bool go120;       /* _func has startLine; inlinedCall is the 1.20 layout */
-	bool go116;       /* 1.16/1.17: functab holds {entry, funcoff} as 8-byte words and
-			     _func starts with an 8-byte entry (4 more bytes before each field) */
-	uint32_t quantum;
-	uint64_t nfunc, text;
-	uint64_t funcname, cu, filetab, pctab, functab; /* offsets into d */
-	uint64_t gofunc; /* vaddr of go:func.* (base of funcdata offsets), 0 = unknown */
-};
-
-static bool pc_u32(const struct pcln *p, uint64_t off, uint32_t *v)
+bool pcln_u32(const struct pcln *p, uint64_t off, uint32_t *v)
 {
 	if (off > p->size || p->size - off < 4)
 		return false;
@@ -137,7 +116,7 @@ static uint64_t sym_addr(struct binfo *bi, const char *const *names, int nnames)
 	return 0;
 }
 
-static bool pcln_open(struct binfo *bi, struct pcln *p)
+bool pcln_open(struct binfo *bi, struct pcln *p)
 {
 	static const char *const gofunc[] = {"go:func.*", "go.func.*"};
 	static const char *const text[] = {"runtime.text"};
@@ -198,8 +177,8 @@ static bool ft_entry(const struct pcln *p, uint64_t i, uint64_t *entry, uint32_t
 		return fo <= UINT32_MAX;
 	}
 	uint32_t e;
-	if (!pc_u32(p, p->functab + 8 * i, &e) ||
-	    (funcoff && !pc_u32(p, p->functab + 8 * i + 4, funcoff)))
+	if (!pcln_u32(p, p->functab + 8 * i, &e) ||
+	    (funcoff && !pcln_u32(p, p->functab + 8 * i + 4, funcoff)))
 		return false;
 	*entry = p->text + e;
 	return true;
@@ -208,10 +187,10 @@ static bool ft_entry(const struct pcln *p, uint64_t i, uint64_t *entry, uint32_t
 /* 4-byte field at byte OFF of a 1.18+ _func, wherever the binary's layout has it. */
 static bool func_u32(const struct pcln *p, uint64_t func, uint64_t off, uint32_t *v)
 {
-	return pc_u32(p, func + off + (p->go116 ? 4 : 0), v);
+	return pcln_u32(p, func + off + (p->go116 ? 4 : 0), v);
 }
 
-static bool uvarint(const struct pcln *p, uint64_t *off, uint32_t *v)
+bool pcln_uvarint(const struct pcln *p, uint64_t *off, uint32_t *v)
 {
 	uint64_t x;
 	if (*off >= p->size)
@@ -235,12 +214,12 @@ static bool pcvalue(const struct pcln *p, uint32_t off, uint64_t entry, uint64_t
 		return false;
 	for (bool first = true;; first = false) {
 		uint32_t uvdelta, pcdelta;
-		if (!uvarint(p, &pos, &uvdelta))
+		if (!pcln_uvarint(p, &pos, &uvdelta))
 			return false;
 		if (uvdelta == 0 && !first)
 			return false;
 		val += (int32_t)(-(uvdelta & 1) ^ (uvdelta >> 1));
-		if (!uvarint(p, &pos, &pcdelta))
+		if (!pcln_uvarint(p, &pos, &pcdelta))
 			return false;
 		pc += (uint64_t)pcdelta * p->quantum;
 		if (target < pc) {
@@ -250,17 +229,9 @@ static bool pcvalue(const struct pcln *p, uint32_t off, uint64_t entry, uint64_t
 	}
 }
 
-/* _func fields, as offsets in the structure */
-struct pfunc {
-	uint64_t off; /* of the _func in d */
-	uint64_t entry;
-	uint32_t name, pcfile, pcln, npcdata, cuoff, nfuncdata;
-};
-
 static bool pcln_func(const struct pcln *p, uint64_t pc, struct pfunc *f)
 {
 	uint64_t e, lo = 0, hi = p->nfunc;
-	uint32_t funcoff;
 	/* last entry with entry <= pc; functab[nfunc] is the end of the text */
 	if (!ft_entry(p, p->nfunc, &e, NULL) || pc >= e || !ft_entry(p, 0, &e, NULL) || pc < e)
 		return false;
@@ -273,7 +244,13 @@ static bool pcln_func(const struct pcln *p, uint64_t pc, struct pfunc *f)
 		else
 			hi = mid;
 	}
-	if (!ft_entry(p, lo, &f->entry, &funcoff) || f->entry > pc)
+	return pcln_func_index(p, lo, f) && f->entry <= pc;
+}
+
+bool pcln_func_index(const struct pcln *p, uint64_t i, struct pfunc *f)
+{
+	uint32_t funcoff;
+	if (!ft_entry(p, i, &f->entry, &funcoff))
 		return false;
 	f->off = p->functab + funcoff;
 	uint32_t nf4 = 0;
@@ -285,12 +262,12 @@ static bool pcln_func(const struct pcln *p, uint64_t pc, struct pfunc *f)
 	return ok;
 }
 
-static uint64_t pfunc_tables(const struct pcln *p)
+uint64_t pcln_func_tables(const struct pcln *p)
 {
 	return p->go120 ? 44 : p->go116 ? 44 : 40;
 }
 
-static const char *pcln_name(const struct pcln *p, uint32_t nameoff)
+const char *pcln_name(const struct pcln *p, uint32_t nameoff)
 {
 	return pc_str(p, p->funcname + nameoff);
 }
@@ -303,9 +280,9 @@ static const char *pcln_inlined(struct binfo *bi, const struct pcln *p, const st
 	int32_t ix;
 	if (!p->gofunc || p->go116 || f->npcdata <= PCDATA_INLTREEINDEX || f->nfuncdata <= FUNCDATA_INLTREE)
 		return NULL;
-	uint64_t base = f->off + pfunc_tables(p);
-	if (!pc_u32(p, base + 4 * PCDATA_INLTREEINDEX, &tab) || !tab ||
-	    !pc_u32(p, base + 4 * (uint64_t)f->npcdata + 4 * FUNCDATA_INLTREE, &fd) ||
+	uint64_t base = f->off + pcln_func_tables(p);
+	if (!pcln_u32(p, base + 4 * PCDATA_INLTREEINDEX, &tab) || !tab ||
+	    !pcln_u32(p, base + 4 * (uint64_t)f->npcdata + 4 * FUNCDATA_INLTREE, &fd) ||
 	    fd == UINT32_MAX)
 		return NULL;
 	if (!pcvalue(p, tab, f->entry, pc, &ix) || ix < 0)
@@ -329,7 +306,7 @@ static bool pcln_fileline(const struct pcln *p, const struct pfunc *f, uint64_t 
 	if (!pcvalue(p, f->pcfile, f->entry, pc, &fno) || fno < 0 ||
 	    !pcvalue(p, f->pcln, f->entry, pc, &ln) || ln <= 0)
 		return false;
-	if (!pc_u32(p, p->cu + 4 * ((uint64_t)f->cuoff + (uint32_t)fno), &foff) ||
+	if (!pcln_u32(p, p->cu + 4 * ((uint64_t)f->cuoff + (uint32_t)fno), &foff) ||
 	    foff == UINT32_MAX)
 		return false;
 	*file = pc_str(p, p->filetab + foff);
@@ -346,11 +323,11 @@ static uint64_t pcvalue_span(const struct pcln *p, uint32_t off)
 		return 0;
 	for (bool first = true;; first = false) {
 		uint32_t uvdelta, pcdelta;
-		if (!uvarint(p, &pos, &uvdelta))
+		if (!pcln_uvarint(p, &pos, &uvdelta))
 			return 0;
 		if (uvdelta == 0 && !first)
 			return span;
-		if (!uvarint(p, &pos, &pcdelta))
+		if (!pcln_uvarint(p, &pos, &pcdelta))
 			return 0;
 		span += (uint64_t)pcdelta * p->quantum;
 	}
@@ -395,24 +372,6 @@ int binfo__pcln_funcs(struct binfo *bi, struct binfo_func **out, int *nout)
  * allocates an object per row and took ~200 ms for the 1.6 MB .debug_line of a 15 MB
  * Go binary (cmd/go), ~100 ms for its runtime CU alone; this takes ~25 ms for the whole
  * table, decompression (libelf) included. DWARF 2 to 5. */
-
-struct line_row {
-	uint64_t addr;
-	uint32_t file;
-	uint32_t line; /* 0: no line from here (end of a sequence) */
-};
-
-struct binfo_lines {
-	struct binfo *bi;
-	enum binfo_lines_source source;
-	/* DWARF */
-	struct line_row *rows;
-	size_t nrows;
-	struct names files;
-	/* .gopclntab */
-	struct pcln pcln;
-	bool pcln_ok;
-};
 
 struct rd {
 	const uint8_t *p, *end;
@@ -595,6 +554,7 @@ struct lp_seqs {
 struct lp_state {
 	uint64_t addr;
 	uint64_t file, line;
+	bool stmt; /* is_stmt */
 	size_t seq_start; /* first row of the current sequence */
 };
 
@@ -613,14 +573,19 @@ static void lp_emit(struct line_rows *rows, struct lp_seqs *seqs, struct lp_stat
 	struct line_row r = {.addr = st->addr, .file = UINT32_MAX};
 	uint64_t fi = st->file - (uint64_t)f->base;
 	if (!end && st->file >= (uint64_t)f->base && fi < (uint64_t)f->files.n && st->line &&
-	    st->line <= UINT32_MAX) {
+	    st->line <= INT32_MAX) {
 		r.file = f->files.v[fi];
 		r.line = (uint32_t)st->line;
+		r.stmt = st->stmt;
 	}
-	/* rows at one address: the last one describes it */
+	/* rows at one address: the last one describes it (a statement still starts there
+	 * when an earlier row of the same line said so) */
 	if ((size_t)rows->n > st->seq_start && rows->v[rows->n - 1].addr >= r.addr) {
-		if (rows->v[rows->n - 1].addr == r.addr) {
-			rows->v[rows->n - 1] = r;
+		struct line_row *last = &rows->v[rows->n - 1];
+		if (last->addr == r.addr) {
+			if (last->file == r.file && last->line == r.line)
+				r.stmt |= last->stmt;
+			*last = r;
 			return;
 		}
 		seqs->unsorted = true;
@@ -657,7 +622,7 @@ static void lp_unit(struct binfo_lines *l, struct rd *r, struct dwsecs *ds,
 	struct rd prog = {u.p + hlen, u.end, false};
 	uint64_t min_len = rd_n(&u, 1);
 	uint64_t max_ops = version >= 4 ? rd_n(&u, 1) : 1;
-	rd_n(&u, 1); /* default_is_stmt: rows are kept whatever is_stmt says */
+	bool default_stmt = rd_n(&u, 1) != 0;
 	int64_t line_base = (int8_t)rd_n(&u, 1);
 	uint64_t line_range = rd_n(&u, 1);
 	uint64_t op_base = rd_n(&u, 1);
@@ -684,7 +649,8 @@ static void lp_unit(struct binfo_lines *l, struct rd *r, struct dwsecs *ds,
 	if (u.bad)
 		goto out;
 
-	struct lp_state st = {.file = 1, .line = 1, .seq_start = (size_t)rows->n};
+	struct lp_state st = {.file = 1, .line = 1, .seq_start = (size_t)rows->n,
+			      .stmt = default_stmt};
 	uint64_t op_index = 0;
 	while (prog.p < prog.end && !prog.bad) {
 		uint64_t op = rd_n(&prog, 1), adv;
@@ -709,8 +675,9 @@ static void lp_unit(struct binfo_lines *l, struct rd *r, struct dwsecs *ds,
 			if (sub == DW_LNE_end_sequence) {
 				lp_emit(rows, seqs, &st, &f, true);
 				lp_end_seq(rows, seqs, &st);
-				st = (struct lp_state){
-					.file = 1, .line = 1, .seq_start = (size_t)rows->n};
+				st = (struct lp_state){.file = 1, .line = 1,
+						       .seq_start = (size_t)rows->n,
+						       .stmt = default_stmt};
 				op_index = 0;
 			} else if (sub == DW_LNE_set_address && elen - 1 <= 8) {
 				st.addr = rd_n(&prog, (int)(elen - 1));
@@ -738,6 +705,9 @@ static void lp_unit(struct binfo_lines *l, struct rd *r, struct dwsecs *ds,
 		case DW_LNS_set_file:
 			st.file = rd_uleb(&prog);
 			break;
+		case DW_LNS_negate_stmt:
+			st.stmt = !st.stmt;
+			break;
 		case DW_LNS_const_add_pc:
 			adv = (255 - op_base) / line_range;
 			st.addr += min_len * ((op_index + adv) / max_ops);
@@ -747,7 +717,7 @@ static void lp_unit(struct binfo_lines *l, struct rd *r, struct dwsecs *ds,
 			st.addr += rd_n(&prog, 2);
 			op_index = 0;
 			break;
-		default: /* column, negate_stmt, basic_block, prologue/epilogue, isa, unknown */
+		default: /* column, basic_block, prologue/epilogue, isa, unknown */
 			for (int i = 0; i < stdlen[op]; i++)
 				rd_uleb(&prog);
 			break;

@@ -123,6 +123,12 @@ static const struct binfo_goparam *clause_param(struct sema *s, struct ast_node 
 	const char *found_in = NULL;
 	for (int i = s->clause_site_begin; i < s->sites.n; i++) {
 		const struct sema_site_info *in = &s->site_info.v[i];
+		if (in->inlined_into) {
+			diag_error(s->src, e->loc, "%s.%s: %s is inlined into %s: an inlined copy "
+				   "has no %s of its own", what, name, in->f->name,
+				   in->inlined_into->name, result ? "results" : "parameters");
+			return NULL;
+		}
 		if (!in->bi || !in->f || (i > s->clause_site_begin && in->f == in[-1].f))
 			continue;
 		struct binfo_godwarf *gd = sema_godwarf(s, in->bi);

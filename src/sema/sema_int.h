@@ -15,6 +15,9 @@ struct sema_site_info {
 	struct binfo *bi; /* NULL for the BEGIN/END pseudo-sites */
 	const struct binfo_func *f;
 	enum go_point point;
+	/* an inlined copy of f (f has only a name) in this function: no arguments of its
+	 * own, no return */
+	const struct binfo_func *inlined_into;
 };
 
 struct go_probe {

@@ -46,13 +46,14 @@ struct binfo *sema_target_elf(struct sema *s, const char *path, struct gt_loc lo
 	return bi;
 }
 
-static void add_site(struct sema *s, struct binfo *bi, const struct binfo_func *f,
-		     enum go_point point, const char *probe, uint64_t vaddr, uint64_t off,
-		     uint32_t flags)
+static struct sema_site_info *add_site(struct sema *s, struct binfo *bi,
+					const struct binfo_func *f, enum go_point point,
+					const char *probe, uint64_t vaddr, uint64_t off,
+					uint32_t flags)
 {
 	for (int i = s->group_site_begin; i < s->sites.n; i++)
 		if (s->sites.v[i].file_off == off && !strcmp(s->sites.v[i].target, binfo_path(bi)))
-			return; /* the same site twice in one clause would fire twice */
+			return NULL; /* the same site twice in one clause would fire twice */
 	struct plan_site site = {
 		.target = binfo_path(bi),
 		.func = f->name,
@@ -64,6 +65,7 @@ static void add_site(struct sema *s, struct binfo *bi, const struct binfo_func *
 	struct sema_site_info info = {.bi = bi, .f = f, .point = point};
 	vec_push(&s->sites, site);
 	vec_push(&s->site_info, info);
+	return &s->site_info.v[s->site_info.n - 1];
 }
 
 /* Lists up to three suggestions as ", did you mean X, Y?" (empty when none). */
@@ -129,10 +131,17 @@ static int parse_go_probe(struct sema *s, struct ast_node *p, struct go_probe *g
 	size_t flen = strlen(gp->func);
 	if (flen > 3 && !strcmp(gp->func + flen - 3, ".go") && gp->where[0] >= '0' &&
 	    gp->where[0] <= '9') {
-		diag_error(s->src, p->loc, "source-line probes (FILE.go:LINE) are not supported yet");
-		return -ENOTSUP;
-	}
-	if (!strcmp(gp->where, "entry")) {
+		char *end;
+		errno = 0;
+		unsigned long line = strtoul(gp->where, &end, 10);
+		if (errno || *end || !line || line > INT32_MAX) {
+			diag_error(s->src, p->loc, "bad line number '%s' in %s:%s", gp->where,
+				   gp->func, gp->where);
+			return -EINVAL;
+		}
+		gp->point = GO_OFFSET; /* a point in the code, as +OFFSET */
+		gp->off = line;
+	} else if (!strcmp(gp->where, "entry")) {
 		gp->point = GO_ENTRY;
 	} else if (!strcmp(gp->where, "return")) {
 		gp->point = GO_RETURN;
@@ -225,21 +234,166 @@ int sema_add_func_sites(struct sema *s, struct binfo *bi, const struct binfo_fun
 	return err;
 }
 
+/* go:FILE.go:LINE: the parser keeps LINE in `where` (a digit where +OFFSET has '+'). */
+static bool is_line_probe(const struct go_probe *gp)
+{
+	return gp->point == GO_OFFSET && gp->where[0] != '+';
+}
+
+/* A point probe at ADDR of F (a line's start, an inlined copy's start); false when the
+ * kernel cannot probe there (a warning says why unless QUIET). */
+static struct sema_site_info *add_point_site(struct sema *s, struct binfo *bi,
+					     const struct binfo_func *f, const char *probe,
+					     uint64_t addr, struct gt_loc loc, bool quiet)
+{
+	uint64_t foff;
+	if (!binfo_is_insn_boundary(bi, f, addr) || !binfo_can_probe(bi, addr) ||
+	    binfo_vaddr_to_offset(bi, addr, &foff)) {
+		if (!quiet)
+			diag_warning(s->src, loc, "%s: no probe at %s+%llu (not an instruction "
+				     "the kernel can probe)", probe, f->name,
+				     (unsigned long long)(addr - f->addr));
+		return NULL;
+	}
+	return add_site(s, bi, f, GO_OFFSET, probe, addr, foff, site_flags(bi, f));
+}
+
+/* go:[PATH:]FILE.go:LINE: the line's start in every function its code is in (DWARF). */
+static int add_line_sites(struct sema *s, struct go_probe *gp)
+{
+	struct gt_loc loc = gp->node->loc;
+	struct binfo_lines *l;
+	struct binfo_line_site *ls = NULL;
+	struct binfo_line_query q = {.file = gp->func, .line = (int)gp->off};
+	const char *probe = arena_printf(s->arena, "go:%s:%d", q.file, q.line);
+	if (binfo_lines__open(gp->bi, BINFO_LINES_DWARF, &l)) {
+		diag_error(s->src, loc, "%s:%d: %s has no DWARF line table (stripped, or built "
+			   "with -ldflags=-w): source-line probes need it", q.file, q.line,
+			   gp->path);
+		return -ENOENT;
+	}
+	int n = binfo_line_sites(l, &q, &ls), before = s->sites.n;
+	if (n == -ESRCH)
+		diag_error(s->src, loc, "no source file '%s' in %s", q.file, gp->path);
+	else if (n == -EEXIST)
+		diag_error(s->src, loc, "'%s' names more than one source file of %s (%s, %s): "
+			   "give more of its path", q.file, gp->path, q.path, q.other);
+	else if (n == 0 && q.before && q.after)
+		diag_error(s->src, loc, "%s:%d has no code; the nearest lines with code are %d "
+			   "and %d", q.file, q.line, q.before, q.after);
+	else if (n == 0 && (q.before || q.after))
+		diag_error(s->src, loc, "%s:%d has no code; the nearest line with code is %d",
+			   q.file, q.line, q.before ? q.before : q.after);
+	else if (n == 0)
+		diag_error(s->src, loc, "%s:%d has no code", q.file, q.line);
+	for (int i = 0; i < n; i++) {
+		struct sema_site_info *in =
+			add_point_site(s, gp->bi, ls[i].func, probe, ls[i].addr, loc, false);
+		if (in)
+			s->sites.v[s->sites.n - 1].sole = true;
+	}
+	if (n > 0 && s->sites.n == before)
+		diag_error(s->src, loc, "no site for %s in %s", probe, gp->path);
+	free(ls);
+	binfo_lines__close(l);
+	return n > 0 && s->sites.n > before ? 0 : -ENOENT;
+}
+
+/* Go spells a generic function's instances F[...] when it names them all: any type
+ * arguments, the glob F[*] (brackets are a Go name's own characters). */
+static const char *type_args_glob(struct sema *s, const char *name)
+{
+	const char *dots = strstr(name, "[...]");
+	if (!dots)
+		return name;
+	struct strbuf sb = {0};
+	for (; dots; name = dots + 5, dots = strstr(name, "[...]"))
+		strbuf_printf(&sb, "%.*s[*]", (int)(dots - name), name);
+	strbuf_puts(&sb, name);
+	const char *r = arena_strdup(s->arena, sb.buf);
+	strbuf_free(&sb);
+	return r;
+}
+
+/* "main.work and main.main": the functions holding the copies (address order). */
+static const char *outer_names(struct sema *s, const struct binfo_inlined *c, int n)
+{
+	const char *seen[3];
+	int k = 0, more = 0;
+	for (int i = 0; i < n; i++) {
+		bool dup = false;
+		for (int j = 0; j < i && !dup; j++)
+			dup = c[j].outer == c[i].outer;
+		if (dup)
+			continue;
+		if (k < 3)
+			seen[k++] = c[i].outer->name;
+		else
+			more++;
+	}
+	if (k == 1)
+		return seen[0];
+	if (more)
+		return arena_printf(s->arena, "%s, %s, %s and %d more", seen[0], seen[1], seen[2],
+				    more);
+	if (k == 2)
+		return arena_printf(s->arena, "%s and %s", seen[0], seen[1]);
+	return arena_printf(s->arena, "%s, %s and %s", seen[0], seen[1], seen[2]);
+}
+
+/* One name-only binfo_func per inlined function and target: every copy is one probe. */
+static const struct binfo_func *inlined_func(struct sema *s, struct binfo *bi, const char *name)
+{
+	for (int i = 0; i < s->site_info.n; i++) {
+		const struct sema_site_info *in = &s->site_info.v[i];
+		if (in->inlined_into && in->bi == bi && !strcmp(in->f->name, name))
+			return in->f;
+	}
+	struct binfo_func *f = arena_alloc(s->arena, sizeof(*f));
+	*f = (struct binfo_func){.name = name};
+	return f;
+}
+
+/* :entry at the start of each inlined copy (a point probe: no frame is pushed, there
+ * is no return to pop it). */
+static void add_inlined_sites(struct sema *s, struct go_probe *gp,
+			      const struct binfo_inlined *c, int n, bool quiet)
+{
+	for (int i = 0; i < n; i++) {
+		const char *probe = arena_printf(s->arena, "go:%s:entry", c[i].name);
+		struct sema_site_info *in =
+			add_point_site(s, gp->bi, c[i].outer, probe, c[i].addr, gp->node->loc, quiet);
+		if (!in)
+			continue;
+		in->f = inlined_func(s, gp->bi, c[i].name);
+		in->inlined_into = c[i].outer;
+		s->sites.v[s->sites.n - 1].func = c[i].name;
+	}
+}
+
+static bool excluded_name(struct sema *s, const char *name)
+{
+	for (int x = 0; x < s->opts->nexcludes; x++)
+		if (glob_match(s->opts->excludes[x], name))
+			return true;
+	return false;
+}
+
 static int add_go_sites(struct sema *s, struct go_probe *gp)
 {
+	if (is_line_probe(gp))
+		return add_line_sites(s, gp);
 	struct binfo *bi = gp->bi;
 	const struct binfo_func **fs = NULL;
+	const char *pat = type_args_glob(s, gp->func);
+	bool wild = is_wildcard(pat);
 	int nf, excluded = 0;
-	if (is_wildcard(gp->func)) {
-		nf = binfo_match_funcs(bi, gp->func, &fs);
+	if (wild) {
+		nf = binfo_match_funcs(bi, pat, &fs);
 		int kept = 0;
-		for (int i = 0; i < nf; i++) {
-			bool out = false;
-			for (int x = 0; x < s->opts->nexcludes && !out; x++)
-				out = glob_match(s->opts->excludes[x], fs[i]->name);
-			if (!out)
+		for (int i = 0; i < nf; i++)
+			if (!excluded_name(s, fs[i]->name))
 				fs[kept++] = fs[i];
-		}
 		excluded = nf > 0 ? nf - kept : 0;
 		nf = nf > 0 ? kept : nf;
 	} else {
@@ -250,31 +404,56 @@ static int add_go_sites(struct sema *s, struct go_probe *gp)
 		fs = xmalloc(sizeof(*fs));
 		fs[0] = f;
 	}
-	if (nf <= 0) {
-		free(fs);
+	/* the copies the compiler inlined: traced at :entry along with the out-of-line code */
+	struct binfo_inlined *cs = NULL;
+	int nc = binfo_inlined_copies(bi, pat, &cs), kept = 0;
+	for (int i = 0; i < nc; i++) {
+		bool out = wild && excluded_name(s, cs[i].name);
+		/* an excluded inlined-only function counts once, as an out-of-line one */
+		bool counted = !out || binfo_find_func(bi, cs[i].name);
+		for (int j = 0; j < i && !counted; j++)
+			counted = !strcmp(cs[j].name, cs[i].name);
+		excluded += !counted;
+		if (!out)
+			cs[kept++] = cs[i];
+	}
+	nc = kept;
+	int err = 0, before = s->sites.n;
+	if (nf <= 0 && nc <= 0) {
 		if (excluded)
 			diag_error(s->src, gp->node->loc, "--exclude leaves none of the %d "
 				   "functions matching '%s' in %s", excluded, gp->func, gp->path);
-		else if (is_wildcard(gp->func))
+		else if (wild)
 			diag_error(s->src, gp->node->loc, "no function matches '%s' in %s",
 				   gp->func, gp->path);
 		else
 			diag_error(s->src, gp->node->loc, "no function '%s' in %s%s", gp->func,
 				   gp->path, suggest_funcs(s, bi, gp->func));
-		return -ENOENT;
+		err = -ENOENT;
+	} else if (nf <= 0 && !wild && gp->point != GO_ENTRY) {
+		diag_error(s->src, gp->node->loc, "%s is inlined into %s: %s%s cannot be placed "
+			   "on an inlined copy", gp->func, outer_names(s, cs, nc),
+			   gp->point == GO_RETURN ? ":" : "", gp->where);
+		err = -EINVAL;
+	} else if (nc > 0 && !wild && gp->point != GO_ENTRY) {
+		diag_warning(s->src, gp->node->loc, "%s is also inlined into %s: %s%s probes only "
+			     "its out-of-line code", gp->func, outer_names(s, cs, nc),
+			     gp->point == GO_RETURN ? ":" : "", gp->where);
 	}
-	int err = 0, before = s->sites.n;
 	for (int i = 0; i < nf && !err; i++)
 		err = sema_add_func_sites(s, bi, fs[i], gp->point, gp->off, gp->node->loc,
 					  nf > 1);
+	if (!err && gp->point == GO_ENTRY)
+		add_inlined_sites(s, gp, cs, nc, wild);
 	if (!err && s->sites.n == before) {
 		diag_error(s->src, gp->node->loc, "no %s site for '%s' in %s", gp->where, gp->func,
 			   gp->path);
 		err = -ENOENT;
 	}
-	for (int i = before; i < s->sites.n && !is_wildcard(gp->func); i++)
+	for (int i = before; i < s->sites.n && !wild; i++)
 		s->sites.v[i].sole = true; /* named alone: the runtime may not skip it */
 	free(fs);
+	free(cs);
 	return err;
 }
 

@@ -1,0 +1,160 @@
+/* goinline: where the inlined copies of a Go function start, for go:FUNC:entry on a
+ * function the compiler inlined (everywhere, or at some call sites).
+ *
+ * .gopclntab has what is needed, without DWARF: each function's inline tree (funcdata
+ * 3) lists the calls inlined into it, and its pcdata 2 table gives for each PC the
+ * innermost inlined call there (-1 outside them). A copy's PCs are those whose chain of
+ * inlined calls includes it, nested ones too; it starts at the lowest of them, which
+ * its callers reach once per call as they reach the start of any inlined block. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "binfo/lines_int.h"
+#include "common/util.h"
+
+/* A run of PCs [lo, hi) with one inline-tree index. */
+struct inl_run {
+	uint64_t lo, hi;
+	int32_t ix;
+};
+
+typedef VEC(struct inl_run) inl_runs;
+typedef VEC(struct binfo_inlined) inl_copies;
+
+/* Decodes the pc-value table at pctab+OFF of a function at ENTRY into runs (as
+ * runtime.pcvalue walks it). */
+static bool decode_runs(const struct pcln *p, uint32_t off, uint64_t entry, inl_runs *runs)
+{
+	uint64_t pos = p->pctab + off, pc = entry;
+	int32_t val = -1;
+	runs->n = 0;
+	for (bool first = true;; first = false) {
+		uint32_t uvdelta, pcdelta;
+		if (!pcln_uvarint(p, &pos, &uvdelta))
+			return false;
+		if (uvdelta == 0 && !first)
+			return true;
+		val += (int32_t)(-(uvdelta & 1) ^ (uvdelta >> 1));
+		if (!pcln_uvarint(p, &pos, &pcdelta))
+			return false;
+		struct inl_run r = {pc, pc + (uint64_t)pcdelta * p->quantum, val};
+		vec_push(runs, r);
+		pc = r.hi;
+	}
+}
+
+static int32_t ix_at(const inl_runs *runs, uint64_t pc)
+{
+	for (int i = 0; i < runs->n; i++)
+		if (pc >= runs->v[i].lo && pc < runs->v[i].hi)
+			return runs->v[i].ix;
+	return -1;
+}
+
+/* Entry IX of the inline tree at go:func.* + FD: its name and its parent's index.
+ * inlinedCall: 1.18/1.19 {parent i16, funcID u8, _ u8, file, line, func_, parentPc}
+ * (20 bytes); 1.20+ {funcID u8, _ [3]u8, nameOff, parentPc, startLine} (16 bytes), the
+ * parent being the entry at parentPc. */
+static bool inl_entry(struct binfo *bi, const struct pcln *p, uint32_t fd, int32_t ix,
+		      uint64_t entry, const inl_runs *runs, const char **name, int32_t *parent)
+{
+	uint64_t esize = p->go120 ? 16 : 20;
+	const uint8_t *e = binfo__bytes_at(bi, p->gofunc + fd + (uint64_t)ix * esize, esize);
+	int32_t nameoff, ppc;
+	int16_t par;
+	if (!e)
+		return false;
+	memcpy(&nameoff, e + (p->go120 ? 4 : 12), 4);
+	*name = nameoff >= 0 ? pcln_name(p, (uint32_t)nameoff) : NULL;
+	if (p->go120) {
+		memcpy(&ppc, e + 8, 4);
+		*parent = ppc >= 0 ? ix_at(runs, entry + (uint64_t)ppc) : -1;
+	} else {
+		memcpy(&par, e, 2);
+		*parent = par;
+	}
+	return *name != NULL;
+}
+
+static bool name_matches(const char *pattern, bool glob, const char *name)
+{
+	return glob ? glob_match(pattern, name) : !strcmp(pattern, name);
+}
+
+/* The copies in function F of the functions PATTERN names, appended to OUT. */
+static void func_copies(struct binfo *bi, const struct pcln *p, const struct pfunc *f,
+			const char *pattern, bool glob, inl_runs *runs,
+			inl_copies *out)
+{
+	uint32_t tab, fd;
+	if (f->npcdata <= PCDATA_INLTREEINDEX || f->nfuncdata <= FUNCDATA_INLTREE)
+		return;
+	uint64_t base = f->off + pcln_func_tables(p);
+	if (!pcln_u32(p, base + 4 * PCDATA_INLTREEINDEX, &tab) || !tab ||
+	    !pcln_u32(p, base + 4 * (uint64_t)f->npcdata + 4 * FUNCDATA_INLTREE, &fd) ||
+	    fd == UINT32_MAX || !decode_runs(p, tab, f->entry, runs))
+		return;
+	int32_t n = 0;
+	for (int i = 0; i < runs->n; i++)
+		if (runs->v[i].ix >= n)
+			n = runs->v[i].ix + 1;
+	if (!n || n > 1 << 20)
+		return;
+	const char **names = xcalloc((size_t)n, sizeof(*names));
+	int32_t *parent = xmalloc((size_t)n * sizeof(*parent));
+	uint64_t *lowest = xmalloc((size_t)n * sizeof(*lowest));
+	bool any = false;
+	for (int32_t k = 0; k < n; k++) {
+		lowest[k] = UINT64_MAX;
+		if (!inl_entry(bi, p, fd, k, f->entry, runs, &names[k], &parent[k]) ||
+		    parent[k] >= n)
+			parent[k] = -1;
+		any |= names[k] && name_matches(pattern, glob, names[k]);
+	}
+	for (int i = 0; any && i < runs->n; i++) {
+		if (runs->v[i].lo == runs->v[i].hi)
+			continue;
+		/* every call on the chain from the innermost out holds these PCs */
+		for (int32_t k = runs->v[i].ix, depth = 0; k >= 0 && depth <= n;
+		     k = parent[k], depth++)
+			if (runs->v[i].lo < lowest[k])
+				lowest[k] = runs->v[i].lo;
+	}
+	const struct binfo_func *outer = any ? binfo_func_at(bi, f->entry) : NULL;
+	for (int32_t k = 0; outer && k < n; k++) {
+		if (lowest[k] == UINT64_MAX || !names[k] || !name_matches(pattern, glob, names[k]))
+			continue;
+		struct binfo_inlined c = {names[k], outer, lowest[k]};
+		vec_push(out, c);
+	}
+	free(names);
+	free(parent);
+	free(lowest);
+}
+
+static int by_addr(const void *a, const void *b)
+{
+	const struct binfo_inlined *x = a, *y = b;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+int binfo_inlined_copies(struct binfo *bi, const char *pattern, struct binfo_inlined **out)
+{
+	inl_copies v = {0};
+	inl_runs runs = {0};
+	struct pcln p;
+	bool glob = has_glob(pattern);
+	*out = NULL;
+	if (!pcln_open(bi, &p) || !p.gofunc || p.go116)
+		return 0;
+	for (uint64_t i = 0; i < p.nfunc; i++) {
+		struct pfunc f;
+		if (pcln_func_index(&p, i, &f))
+			func_copies(bi, &p, &f, pattern, glob, &runs, &v);
+	}
+	vec_free(&runs);
+	vec_sort(&v, by_addr);
+	*out = v.v;
+	return v.n;
+}
