@@ -1,7 +1,8 @@
 /* list_go: -l go:PATTERN. With DWARF each function is printed with its Go signature
  * (go:main.Greet(name string, times int) string); -lv adds each parameter's place (the
  * registers or the stack offset Go's ABI gives it) and the layout of the struct types
- * the parameters hold or point to, enough to write fetch rules by hand. */
+ * the parameters hold or point to, enough to write fetch rules by hand. Functions that
+ * exist only as inlined copies follow, marked (inlined). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,6 +84,31 @@ static void print_layouts(const struct binfo_gofunc *f)
 	}
 }
 
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Functions with inlined copies only (no code of their own), by name: their :entry
+ * probes go at the start of each copy. */
+static void list_inlined(struct binfo *bi, const char *pat)
+{
+	struct binfo_inlined *cs = NULL;
+	int n = binfo_inlined_copies(bi, pat, &cs);
+	VEC(const char *) names = {0};
+	if (n < 0)
+		return; /* no inline trees (stripped): out-of-line functions only */
+	for (int i = 0; i < n; i++)
+		if (!binfo_find_func(bi, cs[i].name))
+			vec_push(&names, cs[i].name);
+	vec_sort(&names, cmp_name);
+	for (int i = 0; i < names.n; i++)
+		if (!i || strcmp(names.v[i], names.v[i - 1]))
+			printf("go:%s (inlined)\n", names.v[i]);
+	vec_free(&names);
+	free(cs);
+}
+
 int list_go(const char *pat, const char *target, bool verbose)
 {
 	struct binfo *bi;
@@ -91,7 +117,8 @@ int list_go(const char *pat, const char *target, bool verbose)
 		return -ENOENT;
 	binfo_godwarf__open(bi, &gd); /* none: names only */
 	const struct binfo_func **fs = NULL;
-	int n = binfo_match_funcs(bi, pat, &fs);
+	char *glob = binfo_type_args_glob(pat);
+	int n = binfo_match_funcs(bi, glob, &fs);
 	for (int i = 0; i < n; i++) {
 		const struct binfo_gofunc *f = NULL;
 		printf("go:%s", fs[i]->name);
@@ -109,6 +136,8 @@ int list_go(const char *pat, const char *target, bool verbose)
 		print_layouts(f);
 	}
 	free(fs);
+	list_inlined(bi, glob);
+	free(glob);
 	binfo_godwarf__close(gd);
 	binfo__close(bi);
 	return 0;

@@ -164,8 +164,14 @@ struct binfo_inlined {
 };
 
 /* Every inlined copy of a function whose name matches PATTERN (a glob, or a plain name),
- * from .gopclntab's inline trees (Go 1.18+; a binary without symbols has no go:func.* to
- * find them by: none), in address order. Returns the count with *out malloc'd. */
+ * from .gopclntab's inline trees, in address order. Returns the count with *out
+ * malloc'd, or -ENOENT when the trees cannot be read (before Go 1.18, or no symbol
+ * go:func.* to find them by: a stripped binary). */
 int binfo_inlined_copies(struct binfo *bi, const char *pattern, struct binfo_inlined **out);
+
+/* Go spells the instances of a generic function F[...] when it names them all: NAME with
+ * each "[...]" made "[*]", a glob of any type arguments (brackets are characters of a Go
+ * name). Malloc'd. */
+char *binfo_type_args_glob(const char *name);
 
 #endif

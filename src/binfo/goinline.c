@@ -147,7 +147,7 @@ int binfo_inlined_copies(struct binfo *bi, const char *pattern, struct binfo_inl
 	bool glob = has_glob(pattern);
 	*out = NULL;
 	if (!pcln_open(bi, &p) || !p.gofunc || p.go116)
-		return 0;
+		return -ENOENT;
 	for (uint64_t i = 0; i < p.nfunc; i++) {
 		struct pfunc f;
 		if (pcln_func_index(&p, i, &f))
@@ -157,4 +157,13 @@ int binfo_inlined_copies(struct binfo *bi, const char *pattern, struct binfo_inl
 	vec_sort(&v, by_addr);
 	*out = v.v;
 	return v.n;
+}
+
+char *binfo_type_args_glob(const char *name)
+{
+	struct strbuf sb = {0};
+	for (const char *dots; (dots = strstr(name, "[...]")); name = dots + 5)
+		strbuf_printf(&sb, "%.*s[*]", (int)(dots - name), name);
+	strbuf_puts(&sb, name);
+	return sb.buf ? sb.buf : xstrdup("");
 }

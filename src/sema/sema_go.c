@@ -119,16 +119,19 @@ static const struct binfo_goparam *clause_param(struct sema *s, struct ast_node 
 			   "them with fetch rules: arg(+8(%%sp)):s64", what, name, s->clause_stack_abi);
 		return NULL;
 	}
-	const struct binfo_goparam *found = NULL;
-	const char *found_in = NULL;
 	for (int i = s->clause_site_begin; i < s->sites.n; i++) {
 		const struct sema_site_info *in = &s->site_info.v[i];
-		if (in->inlined_into) {
+		if (in->inlined_into) { /* its values live wherever the caller's code has them */
 			diag_error(s->src, e->loc, "%s.%s: %s is inlined into %s: an inlined copy "
 				   "has no %s of its own", what, name, in->f->name,
 				   in->inlined_into->name, result ? "results" : "parameters");
 			return NULL;
 		}
+	}
+	const struct binfo_goparam *found = NULL;
+	const char *found_in = NULL;
+	for (int i = s->clause_site_begin; i < s->sites.n; i++) {
+		const struct sema_site_info *in = &s->site_info.v[i];
 		if (!in->bi || !in->f || (i > s->clause_site_begin && in->f == in[-1].f))
 			continue;
 		struct binfo_godwarf *gd = sema_godwarf(s, in->bi);

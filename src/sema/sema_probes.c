@@ -299,19 +299,11 @@ static int add_line_sites(struct sema *s, struct go_probe *gp)
 	return n > 0 && s->sites.n > before ? 0 : -ENOENT;
 }
 
-/* Go spells a generic function's instances F[...] when it names them all: any type
- * arguments, the glob F[*] (brackets are a Go name's own characters). */
 static const char *type_args_glob(struct sema *s, const char *name)
 {
-	const char *dots = strstr(name, "[...]");
-	if (!dots)
-		return name;
-	struct strbuf sb = {0};
-	for (; dots; name = dots + 5, dots = strstr(name, "[...]"))
-		strbuf_printf(&sb, "%.*s[*]", (int)(dots - name), name);
-	strbuf_puts(&sb, name);
-	const char *r = arena_strdup(s->arena, sb.buf);
-	strbuf_free(&sb);
+	char *g = binfo_type_args_glob(name);
+	const char *r = arena_strdup(s->arena, g);
+	free(g);
 	return r;
 }
 
@@ -407,6 +399,8 @@ static int add_go_sites(struct sema *s, struct go_probe *gp)
 	/* the copies the compiler inlined: traced at :entry along with the out-of-line code */
 	struct binfo_inlined *cs = NULL;
 	int nc = binfo_inlined_copies(bi, pat, &cs), kept = 0;
+	const char *no_tree = nc == -ENOENT ? " (nor inlined copies of one: without "
+			      "symbols its inline trees cannot be read)" : "";
 	for (int i = 0; i < nc; i++) {
 		bool out = wild && excluded_name(s, cs[i].name);
 		/* an excluded inlined-only function counts once, as an out-of-line one */
@@ -424,11 +418,11 @@ static int add_go_sites(struct sema *s, struct go_probe *gp)
 			diag_error(s->src, gp->node->loc, "--exclude leaves none of the %d "
 				   "functions matching '%s' in %s", excluded, gp->func, gp->path);
 		else if (wild)
-			diag_error(s->src, gp->node->loc, "no function matches '%s' in %s",
-				   gp->func, gp->path);
+			diag_error(s->src, gp->node->loc, "no function matches '%s' in %s%s",
+				   gp->func, gp->path, no_tree);
 		else
-			diag_error(s->src, gp->node->loc, "no function '%s' in %s%s", gp->func,
-				   gp->path, suggest_funcs(s, bi, gp->func));
+			diag_error(s->src, gp->node->loc, "no function '%s' in %s%s%s", gp->func,
+				   gp->path, no_tree, suggest_funcs(s, bi, gp->func));
 		err = -ENOENT;
 	} else if (nf <= 0 && !wild && gp->point != GO_ENTRY) {
 		diag_error(s->src, gp->node->loc, "%s is inlined into %s: %s%s cannot be placed "

@@ -2,7 +2,7 @@
 // how often its marked lines run and how often each function is called, and prints the
 // counts at the end: the oracle for tests/runtime/test_lines.py. small is only ever
 // inlined; both is inlined into main and also called out of line through a func value;
-// Map is generic (two instantiations). The line numbers are used by the tests.
+// Map is generic (two instantiations). Tests find lines by their // L:NAME marks.
 package main
 
 import (
@@ -13,17 +13,17 @@ import (
 var nStraight, nBody, nSmall, nTiny, nBoth, nMap int
 
 func tiny(x int) int {
-	nTiny++
+	nTiny++ // L:tiny
 	return x + 1
 }
 
 func small(x int) int {
-	nSmall++
+	nSmall++ // L:small
 	return tiny(x)*2 + 1
 }
 
 func both(x int) int {
-	nBoth++
+	nBoth++ // L:both
 	return x + 3
 }
 
@@ -43,11 +43,11 @@ func Map[T, U any](xs []T, f func(T) U) []U {
 //go:noinline
 func work(n int) int {
 	total := 0
-	nStraight++
+	nStraight++ // L:straight
 
-	for i := 0; i < n; i++ {
-		nBody++
-		total += small(i) * 3
+	for i := 0; i < n; i++ { // L:loop (the condition runs n+1 times)
+		nBody++ // L:body
+		total += small(i) * 3 // L:split (small's code in the middle)
 	}
 	return total
 }
