@@ -240,8 +240,8 @@ static bool is_line_probe(const struct go_probe *gp)
 	return gp->point == GO_OFFSET && gp->where[0] != '+';
 }
 
-/* A point probe at ADDR of F (a line's start, an inlined copy's start); false when the
- * kernel cannot probe there (a warning says why unless QUIET). */
+/* A point probe at ADDR of F (a line's start, an inlined copy's start); NULL when the
+ * kernel cannot probe there (a warning says why unless QUIET) or the clause has it. */
 static struct sema_site_info *add_point_site(struct sema *s, struct binfo *bi,
 					     const struct binfo_func *f, const char *probe,
 					     uint64_t addr, struct gt_loc loc, bool quiet)
