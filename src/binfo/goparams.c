@@ -233,7 +233,8 @@ static const struct binfo_gotype *read_type(struct binfo_godwarf *gd, Dwarf_Off 
 		}
 		const char *nm = t->name;
 		*t = *u;
-		t->name = nm;
+		if (nm[0] != '.') /* a generic's .paramN: the shape type's name says more */
+			t->name = nm;
 	} else if (tag == DW_TAG_base_type) {
 		read_base(d, die, t);
 	} else if (tag == DW_TAG_pointer_type) {
@@ -313,9 +314,14 @@ static uint64_t align_up(uint64_t v, uint64_t a)
 /* Places params [from, to) (all arguments, or all results): registers from 0, the rest
  * on the stack from *STACK (bytes past the return address). */
 static void place(struct binfo_godwarf *gd, struct binfo_goparam *ps, int from, int to,
-		  uint64_t *stack)
+		  uint64_t *stack, bool dict)
 {
 	struct assign a = {0};
+	if (dict) { /* the hidden dictionary of a shape instance: RAX (or the stack) */
+		if (!piece(&a, 0, 8, false))
+			*stack += 8;
+		a.np = 0;
+	}
 	for (int i = from; i < to; i++) {
 		struct assign save = a;
 		save.np = 0;
@@ -338,6 +344,20 @@ static void place(struct binfo_godwarf *gd, struct binfo_goparam *ps, int from, 
 
 /* ---- functions ---- */
 
+/* A subprogram's name, or its abstract origin's: the out-of-line code of a function
+ * that is also inlined names itself only there. */
+static const char *origin_name(struct dw *d, Dwarf_Die die)
+{
+	const char *name = dw_name(d, die);
+	Dwarf_Off ref;
+	Dwarf_Die org;
+	if (name || !dw_attr_ref(d, die, DW_AT_abstract_origin, &ref) || !(org = die_at(d, ref)))
+		return name;
+	name = dw_name(d, org); /* in .debug_str: outlives the DIE */
+	dw_free_die(org);
+	return name;
+}
+
 static void index_funcs(struct binfo_godwarf *gd)
 {
 	struct dw *d = &gd->d;
@@ -349,7 +369,8 @@ static void index_funcs(struct binfo_godwarf *gd)
 				const char *name;
 				Dwarf_Off off;
 				if (dw_tag(d, cur) == DW_TAG_subprogram && has_attr(d, cur, DW_AT_low_pc) &&
-				    (name = dw_name(d, cur)) && dw_ok(d, dwarf_dieoffset(cur, &off, &d->err)))
+				    (name = origin_name(d, cur)) &&
+				    dw_ok(d, dwarf_dieoffset(cur, &off, &d->err)))
 					name_put(gd, name, off);
 			}
 			dw_free_die(cur);
@@ -416,8 +437,10 @@ static const struct binfo_gofunc *read_func(struct binfo_godwarf *gd, const char
 		if (ps[i].result)
 			v[k++] = ps[i];
 	uint64_t stack = 0;
-	place(gd, v, 0, nargs, &stack);
-	place(gd, v, nargs, n, &stack);
+	/* A generic function compiled for a shape (main.Map[go.shape.int_0,...]) takes a
+	 * dictionary pointer before its parameters, which DWARF does not list. */
+	place(gd, v, 0, nargs, &stack, strstr(name, "[go.shape.") != NULL);
+	place(gd, v, nargs, n, &stack, false);
 	struct binfo_gofunc *f = arena_alloc(gd->a, sizeof(*f));
 	*f = (struct binfo_gofunc){arena_strdup(gd->a, name), n, v};
 	return f;

@@ -80,6 +80,20 @@ if s.case("maps"):
             r.returncode == 0 and "@[gopher, 3]: 3" in r.stdout and "@len[gopher]: 18" in r.stdout,
             describe(r))
 
+# a generic function's shape instance takes a hidden dictionary in RAX, which DWARF does
+# not list: its parameters start at RBX (tests/go/golines: Map([]int{1, 2, 3}, ...) and
+# Map([]string{"1", "2", "3"}, ...))
+if s.case("generic"):
+    b = s.go_build("golines")
+    r = s.run(["-c", b + " a b", "-e",
+               'go:"main.Map[go.shape.int_0,go.shape.string_1]":entry '
+               '{ printf("T %d %d %d %d\\n", len(args.xs), args.xs[0], args.xs[1], args.xs[2]); } '
+               'go:"main.Map[go.shape.string_0,go.shape.int_1]":entry '
+               '{ printf("T %d %s %s %s\\n", cap(args.xs), args.xs[0], args.xs[1], args.xs[2]); }'])
+    got = sorted(l for l in r.stdout.splitlines() if l.startswith("T "))
+    s.check("args of generic instances (after the dictionary)",
+            r.returncode == 0 and got == ["T 3 1 2 3", "T 3 1 2 3"], describe(r))
+
 # print(): Go's %+v shape, a slice past what is captured, nil values
 if s.case("print"):
     b = s.go_build("args")
