@@ -1,0 +1,62 @@
+/* profile: writes stack-keyed counts (@[ustack] = count()) as a pprof profile or as
+ * folded stacks for flame graphs. Self-contained: the caller symbolizes, this module only
+ * encodes; it keeps no state between calls and prints nothing (errors are returned). */
+#ifndef GT_RUNTIME_PROFILE_H
+#define GT_RUNTIME_PROFILE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* One frame of a sample's stack, leaf first. Inlined frames are expanded: consecutive
+ * frames with the same addr and inlined=true before the frame they were inlined into
+ * (pprof: one Location with several Lines, the last Line the caller). */
+struct prof_frame {
+	uint64_t addr;    /* the PC (as the process saw it; 0 when unknown) */
+	const char *func; /* "main.add" (NULL: unknown, printed as 0xADDR) */
+	const char *file; /* full source path, or NULL */
+	int line;         /* 0 when unknown */
+	bool inlined;     /* this frame was inlined into the next one (same addr) */
+	int mapping;      /* index into the mappings passed, -1: none (kernel, unknown) */
+};
+
+struct prof_label {
+	const char *key;
+	const char *str;
+	int64_t num;
+	bool is_num;
+};
+
+struct prof_sample {
+	const struct prof_frame *frames;
+	int nframes;   /* leaf first */
+	int64_t value; /* the count */
+	const struct prof_label *labels;
+	int nlabels; /* e.g. {"goid", NULL, 18, true}, {"comm", "app", 0, false} */
+};
+
+struct prof_mapping {
+	uint64_t start, limit, offset;
+	const char *file;
+	const char *build_id;
+};
+
+struct prof_meta {
+	const char *sample_type, *sample_unit; /* "samples", "count" */
+	const char *period_type, *period_unit; /* "cpu", "nanoseconds"; NULL: none */
+	int64_t period;                        /* e.g. 1e9/99 for profile:hz:99; 0: none */
+	int64_t time_nanos, duration_nanos;    /* 0: none */
+};
+
+/* The gzipped profile.proto that `go tool pprof` reads. 0 or a negative errno. */
+int prof_write_pprof(FILE *f, const struct prof_meta *m, const struct prof_sample *s, int n,
+		     const struct prof_mapping *maps, int nmaps);
+
+/* Brendan Gregg's folded stacks: "root;...;leaf count\n" per sample (frames joined
+ * root first; inlined frames are frames; a frame with no func is 0xADDR; labels, if any,
+ * become the root-most frames as "key=value" so that flame graphs split by them).
+ * Samples with the same folded text are merged (counts summed), output sorted by text.
+ * Characters ';' and '\n' in names are replaced (by ':' and ' '). */
+int prof_write_folded(FILE *f, const struct prof_sample *s, int n);
+
+#endif

@@ -1,0 +1,69 @@
+#!/bin/sh
+# Builds and runs the profile writer's self-test (src/runtime/profile.c, pb.c): the folded
+# text and error returns are checked by the C program, the pprof file by the real client,
+# `go tool pprof` (-raw, -traces, -tags, -top), against the expected_* files here.
+#   tests/unit/profile_selftest/run.sh [BUILD_DIR] [--asan]
+# BUILD_DIR defaults to /tmp/profile_selftest-build. Exit status 0 = pass. Needs go.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+src=$(cd "$here/../../../src" && pwd)
+out=${1:-/tmp/profile_selftest-build}
+[ $# -gt 0 ] && shift
+san=
+for a in "$@"; do
+	case $a in
+	--asan) san="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" ;;
+	*) echo "unknown option $a" >&2; exit 2 ;;
+	esac
+done
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+# shellcheck disable=SC2086
+cc -std=gnu11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Wshadow -Wstrict-prototypes \
+	-Wmissing-prototypes -Werror $san -I"$src" -I"$here/.." -o "$out/profile_selftest" \
+	"$here/profile_selftest.c" "$src/runtime/profile.c" "$src/runtime/pb.c" -lz
+
+status=0
+rm -f "$out/test.pb.gz" "$out/test.folded"
+"$out/profile_selftest" "$out" || status=1
+[ -s "$out/test.pb.gz" ] || { echo "profile_selftest: no profile written" >&2; exit 1; }
+gzip -t "$out/test.pb.gz" || status=1
+
+if ! command -v go >/dev/null 2>&1; then
+	echo "profile_selftest: go not found (go tool pprof is the oracle)" >&2
+	exit 1
+fi
+# pprof in CI: no writable $HOME, no module, no toolchain download, times in UTC
+mkdir -p "$out/home" "$out/pprof-tmp"
+[ -w "${HOME:-/nonexistent}" ] || HOME=$out/home
+GOCACHE=${GOCACHE:-$out/gocache}
+PPROF_TMPDIR=$out/pprof-tmp
+GOTOOLCHAIN=local
+GOFLAGS=
+TZ=UTC
+export HOME GOCACHE PPROF_TMPDIR GOTOOLCHAIN GOFLAGS TZ
+cd "$out"
+for v in raw traces tags top; do
+	# stderr must stay empty: pprof warns there about profiles it has to repair or
+	# cannot symbolize
+	if ! go tool pprof -$v test.pb.gz >"$out/pprof.$v" 2>"$out/pprof.$v.err"; then
+		echo "profile_selftest: go tool pprof -$v failed:" >&2
+		cat "$out/pprof.$v.err" >&2
+		status=1
+		continue
+	fi
+	if [ -s "$out/pprof.$v.err" ]; then
+		echo "profile_selftest: go tool pprof -$v complained:" >&2
+		cat "$out/pprof.$v.err" >&2
+		status=1
+	fi
+	if diff -u "$here/expected.$v" "$out/pprof.$v" >"$out/diff.$v"; then
+		echo "profile_selftest: go tool pprof -$v reads what was written"
+	else
+		echo "profile_selftest: go tool pprof -$v differs from expected.$v:" >&2
+		cat "$out/diff.$v" >&2
+		status=1
+	fi
+done
+[ $status = 0 ] && echo "profile_selftest: pass"
+exit $status
