@@ -546,7 +546,7 @@ static void prof_folded_text(struct pb_buf *t, const struct prof_sample *s)
 			pb_buf__append(t, num, strlen(num));
 		}
 	}
-	if (!sep) /* nothing to name: the stack of perf's stackcollapse for no frames */
+	if (!sep) /* a line needs a first frame; flame graph tools know this name */
 		pb_buf__append(t, "[unknown]", 9);
 	pb_buf__append(t, "", 1);
 }
@@ -588,18 +588,19 @@ int prof_write_folded(FILE *f, const struct prof_sample *s, int n)
 	for (int i = 0; i < n; i++)
 		lines[i].text = (const char *)text.data + lines[i].off;
 	qsort(lines, (size_t)n, sizeof(*lines), prof_folded_cmp);
-	errno = 0;
 	for (int i = 0; i < n;) {
 		uint64_t sum = 0; /* unsigned: a wrapping sum is not undefined */
 		int j = i;
 		for (; j < n && !strcmp(lines[j].text, lines[i].text); j++)
 			sum += (uint64_t)lines[j].value;
+		errno = 0;
 		if (fprintf(f, "%s %" PRId64 "\n", lines[i].text, (int64_t)sum) < 0) {
 			err = errno ? -errno : -EIO;
 			goto out;
 		}
 		i = j;
 	}
+	errno = 0;
 	if (fflush(f))
 		err = errno ? -errno : -EIO;
 out:

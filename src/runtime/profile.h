@@ -48,7 +48,10 @@ struct prof_meta {
 	int64_t time_nanos, duration_nanos;    /* 0: none */
 };
 
-/* The gzipped profile.proto that `go tool pprof` reads. 0 or a negative errno. */
+/* The gzipped profile.proto that `go tool pprof` reads. 0 or a negative errno (-EINVAL:
+ * a mapping index out of range, a label without key or value, ...; -ENOMEM; a write
+ * error's). proto3 cannot tell a zero from an absent field: a numeric label of 0 is
+ * dropped by pprof. The caller's strings are referenced, not copied, during the call. */
 int prof_write_pprof(FILE *f, const struct prof_meta *m, const struct prof_sample *s, int n,
 		     const struct prof_mapping *maps, int nmaps);
 
@@ -56,7 +59,8 @@ int prof_write_pprof(FILE *f, const struct prof_meta *m, const struct prof_sampl
  * root first; inlined frames are frames; a frame with no func is 0xADDR; labels, if any,
  * become the root-most frames as "key=value" so that flame graphs split by them).
  * Samples with the same folded text are merged (counts summed), output sorted by text.
- * Characters ';' and '\n' in names are replaced (by ':' and ' '). */
+ * Characters ';' and '\n' in names are replaced (by ':' and ' '). A sample with neither
+ * frames nor labels is "[unknown]". 0 or a negative errno. */
 int prof_write_folded(FILE *f, const struct prof_sample *s, int n);
 
 #endif

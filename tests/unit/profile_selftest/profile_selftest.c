@@ -124,6 +124,37 @@ static void check_errors(void)
 	}
 }
 
+/* Enough distinct functions, locations and strings to grow every index several times:
+ * BIG samples of leaf f<i%300> (300 PCs), g<i%7>, main.main; run.sh counts them in -raw. */
+#define BIG 1000
+static void write_big(const char *dir)
+{
+	static char names[300 + 7][32];
+	static struct prof_frame frames[BIG][3];
+	static struct prof_sample big[BIG];
+	char path[4096];
+	for (int i = 0; i < 300; i++)
+		snprintf(names[i], sizeof(names[i]), "main.f%d", i);
+	for (int i = 0; i < 7; i++)
+		snprintf(names[300 + i], sizeof(names[i]), "main.g%d", i);
+	for (int i = 0; i < BIG; i++) {
+		frames[i][0] = (struct prof_frame){0x410000 + (uint64_t)(i % 300) * 16,
+						   names[i % 300], MAIN_GO, i % 300 + 1, false, 0};
+		frames[i][1] = (struct prof_frame){0x420000 + (uint64_t)(i % 7) * 16,
+						   names[300 + i % 7], MAIN_GO, 1000, false, 0};
+		frames[i][2] = (struct prof_frame){0x401100, "main.main", MAIN_GO, 30, false, 0};
+		big[i] = (struct prof_sample){frames[i], 3, 1, NULL, 0};
+	}
+	snprintf(path, sizeof(path), "%s/big.pb.gz", dir);
+	FILE *f = fopen(path, "w");
+	CHECK(f, "%s: %s", path, strerror(errno));
+	if (f) {
+		int err = prof_write_pprof(f, &meta, big, BIG, maps, 1);
+		CHECK(err == 0, "prof_write_pprof (big): %d", err);
+		CHECK(fclose(f) == 0, "close %s", path);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	char path[4096];
@@ -141,6 +172,7 @@ int main(int argc, char **argv)
 	}
 	check_folded(argv[1]);
 	check_errors();
+	write_big(argv[1]);
 	if (failures)
 		printf("profile_selftest: %d failure(s)\n", failures);
 	return failures ? 1 : 0;

@@ -65,5 +65,16 @@ for v in raw traces tags top; do
 		status=1
 	fi
 done
+# the big profile: 1000 samples of 1, 300 + 7 + 1 distinct locations and functions
+go tool pprof -raw big.pb.gz >"$out/big.raw" 2>&1 || status=1
+big=$(awk '/^Samples:/ { s = 1; next } /^Locations/ { s = 0; l = 1; next }
+	/^Mappings/ { l = 0 } s && /^ +[0-9]+:/ { n += $1 } l && /^ +[0-9]+: 0x/ { locs++ }
+	END { printf "%d samples, %d locations", n, locs }' "$out/big.raw")
+if [ "$big" = "1000 samples, 308 locations" ]; then
+	echo "profile_selftest: go tool pprof -raw big.pb.gz: $big"
+else
+	echo "profile_selftest: big.pb.gz: $big, wanted 1000 samples, 308 locations" >&2
+	status=1
+fi
 [ $status = 0 ] && echo "profile_selftest: pass"
 exit $status
