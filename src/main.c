@@ -14,10 +14,12 @@
 #include "common/diag.h"
 #include "common/util.h"
 #include "funcgraph/funcgraph.h"
+#include "symbols/symbols.h"
 #include "info.h"
 #include "list.h"
 #include "parser/ast.h"
 #include "runtime/rt.h"
+#include "runtime/rt_profile.h"
 #include "sema/sema.h"
 
 enum { EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
@@ -32,6 +34,7 @@ struct options {
 	bool list_mode;
 	pid_t pid;
 	bool json, verbose, quiet, dry_run, unsafe, parse_only;
+	enum rt_profile_format profile; /* -f folded, -f pprof */
 	int helper_checks; /* -k, -kk */
 	bool dump_ast, dump_types, dump_sites, dump_ir, dump_bpf, dump_jit;
 	char **posargs;
@@ -57,7 +60,7 @@ static void usage(FILE *out)
 	      "  -p PID              trace a running process\n"
 	      "  -b, --binary PATH   default target binary for go: probes\n"
 	      "  -l [PATTERN]        list Go functions matching PATTERN\n"
-	      "  -f text|json        output format\n"
+	      "  -f FORMAT           text, json; folded, pprof: maps keyed by stacks as a profile\n"
 	      "  -o FILE             write output to FILE\n"
 	      "  -d ast|types|sites|ir|bpf|jit  dump a stage and continue\n"
 	      "  -v                  verbose\n"
@@ -187,9 +190,13 @@ again:
 		case 'f':
 			if (!strcmp(optarg, "json"))
 				o->json = true;
+			else if (!strcmp(optarg, "folded"))
+				o->profile = RT_PROFILE_FOLDED;
+			else if (!strcmp(optarg, "pprof"))
+				o->profile = RT_PROFILE_PPROF;
 			else if (strcmp(optarg, "text")) {
 				diag_fatal("Invalid output format \"%s\"", optarg);
-				diag_print(DIAG_PLAIN, "Valid formats: 'text', 'json'");
+				diag_print(DIAG_PLAIN, "Valid formats: 'text', 'json', 'folded', 'pprof'");
 				return -EINVAL;
 			}
 			break;
@@ -430,6 +437,7 @@ int main(int argc, char **argv)
 	struct sema_result sr = {0};
 	struct ast_node *prog = NULL;
 	struct funcgraph *fg = NULL;
+	struct symbols *syms = NULL;
 
 	if (parse_args(argc, argv, &o))
 		goto out;
@@ -490,6 +498,10 @@ int main(int argc, char **argv)
 	}
 	uint64_t t1 = now_ns();
 
+	if (o.profile == RT_PROFILE_PPROF && !o.output) {
+		diag_fatal("-f pprof writes a binary file: give it with -o FILE");
+		goto out;
+	}
 	struct sema_options so = {
 		.default_target = target,
 		.posargs = o.posargs,
@@ -507,6 +519,11 @@ int main(int argc, char **argv)
 	};
 	if (sema_check(arena, &src, prog, &so, &plan, &sr))
 		goto out;
+	if (o.profile && !rt_profile_has_stacks(&plan)) {
+		diag_fatal("-f %s writes maps keyed by a stack, and no map is: store one such as "
+			   "@[ustack] = count()", o.profile == RT_PROFILE_PPROF ? "pprof" : "folded");
+		goto out;
+	}
 	if (o.dump_sites)
 		sema_dump_sites(stdout, &plan);
 	if (o.dump_types)
@@ -525,11 +542,16 @@ int main(int argc, char **argv)
 			   (t3 - t2) / 1e6, plan.obj_size);
 	fflush(stdout);
 
+	syms = symbols__new(sr.targets, sr.ntargets);
+	struct rt_symbolizer rsym = symbols_rt(syms);
 	struct rt_options ro = {
+		.sym = &rsym,
 		.child_argv = child_argv,
 		.pid = o.pid,
-		.output_path = o.output,
+		.output_path = o.profile ? NULL : o.output, /* -f folded/pprof: -o is the profile */
 		.json = o.json,
+		.profile = o.profile,
+		.profile_path = o.profile ? o.output : NULL,
 		.verbose = o.verbose,
 		.quiet = o.quiet,
 		.src = &src,
@@ -540,6 +562,7 @@ int main(int argc, char **argv)
 	plan.filter_pid = o.pid;
 	status = rt_run(&plan, &ro);
 out:
+	symbols__free(syms);
 	funcgraph_free(fg);
 	fg_options_free(&o.fg);
 	vec_free(&o.includes);

@@ -43,6 +43,8 @@ int binfo_suggest(struct binfo *bi, const char *name, const char **out, int max)
 
 /* Virtual address -> file offset through the PT_LOAD header that maps it; -ENOENT when none. */
 int binfo_vaddr_to_offset(const struct binfo *bi, uint64_t vaddr, uint64_t *off);
+/* The link-time address of file offset OFF (in a loaded segment): 0, or -ENOENT. */
+int binfo_offset_to_vaddr(const struct binfo *bi, uint64_t off, uint64_t *vaddr);
 
 /* The address where an :entry probe fires once per call: the first instruction after
  * Go's stack-check prologue (cmp 0x10(%r14),%rsp / jbe morestack), or the function's
@@ -125,6 +127,22 @@ enum binfo_lines_source binfo_lines_source(const struct binfo_lines *l);
 /* The call site of a call is the line of the CALL: look up the return address - 1.
  * Returns 0, or -ENOENT when nothing is known about PC. */
 int binfo_lines_lookup(struct binfo_lines *l, uint64_t pc, struct binfo_pcline *out);
+
+/* One frame a PC stands for (binfo_lines_frames). */
+struct binfo_frame {
+	const char *func;  /* NULL when unknown */
+	uint64_t off;      /* PC - the function's entry (0 for an inlined frame) */
+	const char *file;  /* NULL when unknown */
+	int line;          /* 0 when unknown */
+	bool inlined;      /* inlined into the next frame */
+};
+/* The frames at link-time address PC, inlined calls expanded from .gopclntab's inline
+ * trees: the innermost first, the function symbol last (file:line of each: where it
+ * was at PC, for a caller the inlined call's line). Up to MAX; the count, or -ENOENT. */
+int binfo_lines_frames(struct binfo_lines *l, uint64_t pc, struct binfo_frame *out, int max);
+
+/* The kernel symbol holding ADDR and ADDR's offset in it: 0, or -ENOENT. */
+int binfo_kallsyms_sym(uint64_t addr, const char **name, uint64_t *off);
 
 /* The address of kernel symbol NAME (/proc/kallsyms, read once): 0, or -ENOENT. */
 int binfo_kallsyms_addr(const char *name, uint64_t *addr);

@@ -45,6 +45,18 @@ int binfo_vaddr_to_offset(const struct binfo *bi, uint64_t vaddr, uint64_t *off)
 	return -ENOENT;
 }
 
+int binfo_offset_to_vaddr(const struct binfo *bi, uint64_t off, uint64_t *vaddr)
+{
+	for (int i = 0; i < bi->nloads; i++) {
+		const struct binfo_load *l = &bi->loads[i];
+		if (off >= l->offset && off - l->offset < l->filesz) {
+			*vaddr = off - l->offset + l->vaddr;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
 const uint8_t *binfo__bytes_at(const struct binfo *bi, uint64_t vaddr, uint64_t len)
 {
 	for (int i = 0; i < bi->nloads; i++) {

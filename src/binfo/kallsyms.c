@@ -1,5 +1,5 @@
 /* kallsyms: kernel symbols from /proc/kallsyms (modules included), read once, sorted by
- * name for lookups. */
+ * name for lookups, and a copy by address for symbolizing (binary search). */
 #include "binfo/binfo.h"
 
 #include <errno.h>
@@ -14,13 +14,19 @@ struct ksym {
 	uint64_t addr;
 };
 
-static struct ksym *ksyms;
+static struct ksym *ksyms, *by_addr_v; /* by_addr_v: the same names, by address */
 static size_t nksyms;
 static bool loaded;
 
 static int by_name(const void *a, const void *b)
 {
 	return strcmp(((const struct ksym *)a)->name, ((const struct ksym *)b)->name);
+}
+
+static int by_addr(const void *a, const void *b)
+{
+	uint64_t x = ((const struct ksym *)a)->addr, y = ((const struct ksym *)b)->addr;
+	return x < y ? -1 : x > y;
 }
 
 static void load(void)
@@ -44,6 +50,29 @@ static void load(void)
 	}
 	fclose(f);
 	qsort(ksyms, nksyms, sizeof(*ksyms), by_name);
+	by_addr_v = xmalloc((nksyms ? nksyms : 1) * sizeof(*by_addr_v));
+	if (nksyms)
+		memcpy(by_addr_v, ksyms, nksyms * sizeof(*ksyms));
+	qsort(by_addr_v, nksyms, sizeof(*by_addr_v), by_addr);
+}
+
+int binfo_kallsyms_sym(uint64_t addr, const char **name, uint64_t *off)
+{
+	if (!loaded)
+		load();
+	size_t lo = 0, hi = nksyms;
+	while (lo < hi) { /* the last symbol at or below ADDR */
+		size_t mid = lo + (hi - lo) / 2;
+		if (by_addr_v[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || !by_addr_v[lo - 1].addr)
+		return -ENOENT; /* below every symbol, or addresses hidden (kptr_restrict) */
+	*name = by_addr_v[lo - 1].name;
+	*off = addr - by_addr_v[lo - 1].addr;
+	return 0;
 }
 
 int binfo_kallsyms_addr(const char *name, uint64_t *addr)
@@ -63,7 +92,8 @@ void binfo_kallsyms_free(void)
 	for (size_t i = 0; i < nksyms; i++)
 		free(ksyms[i].name);
 	free(ksyms);
-	ksyms = NULL;
+	free(by_addr_v);
+	ksyms = by_addr_v = NULL;
 	nksyms = 0;
 	loaded = false;
 }

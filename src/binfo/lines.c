@@ -205,8 +205,7 @@ bool pcln_uvarint(const struct pcln *p, uint64_t *off, uint32_t *v)
 
 /* The value of the pc-value table at pctab+OFF for TARGET in a function at ENTRY; false
  * when TARGET is past the table (or the table is malformed). As runtime.pcvalue. */
-static bool pcvalue(const struct pcln *p, uint32_t off, uint64_t entry, uint64_t target,
-		    int32_t *out)
+bool pcvalue(const struct pcln *p, uint32_t off, uint64_t entry, uint64_t target, int32_t *out)
 {
 	uint64_t pos = p->pctab + off, pc = entry;
 	int32_t val = -1;
@@ -229,7 +228,7 @@ static bool pcvalue(const struct pcln *p, uint32_t off, uint64_t entry, uint64_t
 	}
 }
 
-static bool pcln_func(const struct pcln *p, uint64_t pc, struct pfunc *f)
+bool pcln_func(const struct pcln *p, uint64_t pc, struct pfunc *f)
 {
 	uint64_t e, lo = 0, hi = p->nfunc;
 	/* last entry with entry <= pc; functab[nfunc] is the end of the text */
@@ -298,8 +297,8 @@ static const char *pcln_inlined(struct binfo *bi, const struct pcln *p, const st
 	return name >= 0 ? pcln_name(p, (uint32_t)name) : NULL;
 }
 
-static bool pcln_fileline(const struct pcln *p, const struct pfunc *f, uint64_t pc,
-			  const char **file, int *line)
+bool pcln_fileline(const struct pcln *p, const struct pfunc *f, uint64_t pc, const char **file,
+		   int *line)
 {
 	int32_t fno, ln;
 	uint32_t foff;

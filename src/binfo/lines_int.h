@@ -46,6 +46,13 @@ bool pcln_func_index(const struct pcln *p, uint64_t i, struct pfunc *f);
 /* Offset in d of the pcdata / funcdata offsets that follow F's fixed fields. */
 uint64_t pcln_func_tables(const struct pcln *p);
 const char *pcln_name(const struct pcln *p, uint32_t nameoff);
+/* The _func holding PC. */
+bool pcln_func(const struct pcln *p, uint64_t pc, struct pfunc *f);
+/* The value of the pc-value table at pctab+OFF for TARGET in a function at ENTRY. */
+bool pcvalue(const struct pcln *p, uint32_t off, uint64_t entry, uint64_t target, int32_t *out);
+/* File and line of PC in F (the innermost inlined call's, as the table records). */
+bool pcln_fileline(const struct pcln *p, const struct pfunc *f, uint64_t pc, const char **file,
+		   int *line);
 
 /* One row of the DWARF line table. */
 struct line_row {

@@ -124,6 +124,11 @@ void cg_str_into(struct cg *g, struct ast_node *e, LLVMValueRef dst, int size)
 		tp_str_into(g, sn, dst, size);
 		return;
 	}
+	if (sn && (sn->builtin == BI_USTACK || sn->builtin == BI_KSTACK) &&
+	    (e->kind == AST_IDENT || e->kind == AST_CALL)) {
+		cg_stack_into(g, e, dst);
+		return;
+	}
 	if (e->kind == AST_IDENT && sn && sn->builtin == BI_COMM) {
 		LLVMValueRef args[2] = {dst, LLVMConstInt(g->i32, (uint64_t)(size < 16 ? size : 16),
 							  false)};
@@ -206,7 +211,8 @@ static void tuple_copy(struct cg *g, LLVMValueRef dst, const struct gt_type *dt,
 			break;
 		case TY_STR:
 		case TY_BUF:
-		case TY_INET: {
+		case TY_INET:
+		case TY_STACK: {
 			int n = sf->size < df->size ? sf->size : df->size;
 			LLVMBuildMemCpy(g->b, dp, 1, sp, 1, cg_const(g, (uint64_t)n));
 			break;
@@ -419,6 +425,12 @@ static LLVMValueRef cg_ident(struct cg *g, struct ast_node *e)
 					LLVMConstInt(g->i32, 8, false)};
 		return cg_runtime_call(g, "gt_read_uint", args, 2);
 	}
+	case BI_USTACK:
+	case BI_KSTACK: {
+		LLVMValueRef buf = cg_str_alloca(g, 24);
+		cg_stack_into(g, e, buf);
+		return buf;
+	}
 	case BI_COMM: {
 		LLVMValueRef buf = cg_str_alloca(g, 16);
 		cg_str_into(g, e, buf, 16);
@@ -485,6 +497,12 @@ static LLVMValueRef cg_call(struct cg *g, struct ast_node *e)
 	switch (sn->builtin) {
 	case BI_REG:
 		return cg_load_reg(g, sn->regs_off);
+	case BI_USTACK:
+	case BI_KSTACK: {
+		LLVMValueRef buf = cg_str_alloca(g, 24);
+		cg_stack_into(g, e, buf);
+		return buf;
+	}
 	case BI_LEN:
 	case BI_CAP:
 		if (e->u.call.args.v[0]->kind != AST_MAP)
@@ -619,7 +637,7 @@ LLVMValueRef cg_expr(struct cg *g, struct ast_node *e)
 	case AST_VAR: {
 		LLVMValueRef slot = g->vars[sn->var_slot];
 		if (e->ty->kind == TY_STR || e->ty->kind == TY_TUPLE || e->ty->kind == TY_BUF ||
-		    e->ty->kind == TY_INET)
+		    e->ty->kind == TY_INET || e->ty->kind == TY_STACK)
 			return slot;
 		return LLVMBuildLoad2(g->b, g->i64, slot, "");
 	}
@@ -737,7 +755,8 @@ LLVMValueRef cg_expr(struct cg *g, struct ast_node *e)
 			LLVMValueRef dst = gep8(g, buf, e->ty->offsets[i]);
 			if (ft->kind == TY_TUPLE)
 				cg_tuple_into(g, it, dst, ft);
-			else if (ft->kind == TY_STR || ft->kind == TY_BUF || ft->kind == TY_INET)
+			else if (ft->kind == TY_STR || ft->kind == TY_BUF || ft->kind == TY_INET ||
+				 ft->kind == TY_STACK)
 				cg_str_into(g, it, dst, ft->size);
 			else
 				store_int(g, dst, cg_expr(g, it), ft->kind == TY_INT ? ft->size : 8);

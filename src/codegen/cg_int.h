@@ -24,6 +24,7 @@ struct cg {
 	LLVMMetadataRef di_file, di_cu, di_int, di_u32, di_u64, di_ptr;
 	LLVMValueRef map_events, map_lost, map_config, map_full;
 	LLVMValueRef *maps; /* [plan->nmaps] */
+	LLVMValueRef *stackmaps; /* [plan->nstackmaps] */
 	LLVMValueRef site_func_tab, site_probe_tab, site_vaddr_tab; /* cg_sites.c, on first use */
 
 	/* per program */
@@ -113,6 +114,10 @@ void cg_go_str_into(struct cg *g, struct ast_node *e, LLVMValueRef dst, int size
 LLVMValueRef cg_go_len(struct cg *g, struct ast_node *call, bool cap);
 /* print(): E's capture as plan_arg A lays it out, into DST */
 void cg_go_capture(struct cg *g, struct ast_node *e, LLVMValueRef dst, const struct plan_arg *a);
+
+/* cg_stack.c: ustack / kstack into DST (24 bytes: id, pid, caller at a go: entry) */
+#define CG_STACK_ENTRIES 16384 /* distinct stacks a stack map keeps */
+void cg_stack_into(struct cg *g, struct ast_node *e, LLVMValueRef dst);
 
 /* cg_goruntime.c */
 void cg_goruntime_prologue(struct cg *g);

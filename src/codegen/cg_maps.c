@@ -20,6 +20,11 @@ void cg_define_script_maps(struct cg *g)
 	if (plan->nmaps)
 		g->map_full = cg_define_map_sized(g, PLAN_MAP_FULL, BPF_MAP_TYPE_ARRAY,
 						  (unsigned)plan->nmaps, 4, 8);
+	g->stackmaps = xcalloc((size_t)plan->nstackmaps + 1, sizeof(LLVMValueRef));
+	for (int i = 0; i < plan->nstackmaps; i++)
+		g->stackmaps[i] = cg_define_map_sized(g, plan->stackmaps[i].bpf_name,
+						      BPF_MAP_TYPE_STACK_TRACE, CG_STACK_ENTRIES, 4,
+						      (unsigned)plan->stackmaps[i].depth * 8);
 }
 
 static LLVMValueRef gep(struct cg *g, LLVMValueRef p, int off)
@@ -43,7 +48,8 @@ static LLVMValueRef build_key(struct cg *g, struct ast_node *mn, const struct pl
 	struct ast_list *keys = &mn->u.map.keys;
 	for (int i = 0; i < keys->n && i < m->nkeys; i++) {
 		const struct plan_arg *f = &m->keys[i];
-		if (f->kind == PLAN_ARG_STR || f->kind == PLAN_ARG_BUF || f->kind == PLAN_ARG_INET)
+		if (f->kind == PLAN_ARG_STR || f->kind == PLAN_ARG_BUF || f->kind == PLAN_ARG_INET ||
+		    f->kind == PLAN_ARG_STACK)
 			cg_str_into(g, keys->v[i], gep(g, key, f->offset), f->size);
 		else
 			store64(g, key, f->offset, cg_expr(g, keys->v[i]));
@@ -181,7 +187,7 @@ void cg_map_assign(struct cg *g, struct ast_node *st)
 		else if (m->kind == PLAN_MAP_VALUE && mn->ty->kind == TY_STRUCT)
 			cg_struct_into(g, rhs, val); /* the struct's bytes from memory */
 		else if (m->kind == PLAN_MAP_VALUE && mn->ty->kind != TY_BUF &&
-			 mn->ty->kind != TY_INET)
+			 mn->ty->kind != TY_INET && mn->ty->kind != TY_STACK)
 			store64(g, val, 0, cg_expr(g, rhs)); /* strftime, strerror: 8 bytes */
 		else
 			cg_str_into(g, rhs, val,

@@ -429,6 +429,7 @@ static void teardown(struct cg *g)
 		LLVMContextDispose(g->ctx);
 	free(g->llvm_error);
 	free(g->maps);
+	free(g->stackmaps);
 	free(g->temps);
 }
 

@@ -82,6 +82,20 @@ enum plan_arg_kind {
 	PLAN_ARG_ARRAY,      /* nfields elements laid out as fields[0], fields[0].size apart */
 	PLAN_ARG_BUF,        /* u64 length, then size - 8 bytes: printed with \xNN escapes */
 	PLAN_ARG_GO,         /* a Go value printed as Go's %+v (plan_arg.go says what) */
+	PLAN_ARG_STACK,      /* 24 bytes: u64 stack id in plan.stackmaps[stack_map] (negative:
+				bpf_get_stackid's error), u64 pid, u64 a return address to show
+				after the first frame (a go: entry, before the frame is pushed) */
+};
+
+/* How a stack prints (bpftrace's ustack(mode)): "    sym+off" lines, or perf's
+ * "\taddr sym+off (path)". */
+enum plan_stack_mode { PLAN_STACK_BPFTRACE, PLAN_STACK_PERF };
+
+/* A BPF_MAP_TYPE_STACK_TRACE map: ustack / kstack of one depth. */
+struct plan_stackmap {
+	const char *bpf_name;
+	bool kernel;
+	int depth; /* frames kept (value: depth u64 addresses) */
 };
 
 /* What a PLAN_ARG_GO capture holds. Offsets of its parts are from the capture's start;
@@ -115,6 +129,7 @@ struct plan_arg {
 	int64_t go_off;          /* GO: offset of the part in its parent Go value */
 	int go_size, go_max, go_stride; /* GO: scalar width; elements captured, their step */
 	bool go_empty_iface;     /* GO, PG_IFACE: interface{} (type word first), else itab */
+	int stack_map, stack_mode; /* STACK */
 	bool go_rebase;          /* GO, PG_IFACE in a PIE: the type's address is stored as
 				    linked (the load bias taken off), as plan.gotypes has it */
 };
@@ -217,6 +232,8 @@ struct gt_plan {
 	int filter_pid;     /* -p / -c: only this process (0 = all) */
 	struct plan_gotype *gotypes; /* sorted by addr: names of interfaces' dynamic types */
 	int ngotypes;
+	struct plan_stackmap *stackmaps;
+	int nstackmaps;
 };
 
 #endif

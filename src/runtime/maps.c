@@ -483,6 +483,7 @@ static int cmp_keys(const struct order_ctx *c, const uint8_t *a, const uint8_t *
 		}
 		case PLAN_ARG_BUF:
 		case PLAN_ARG_INET:
+		case PLAN_ARG_STACK:
 			r = memcmp(pa, pb, (size_t)f->size);
 			break;
 		case PLAN_ARG_TUPLE: /* keys are never tuples nor structs (sema) */
@@ -569,7 +570,8 @@ static void key_field(struct strbuf *sb, const struct rt_maps *ms, const struct 
 	case PLAN_ARG_USERNAME:
 	case PLAN_ARG_INET:
 	case PLAN_ARG_CGROUP_PATH:
-	case PLAN_ARG_BUF: {
+	case PLAN_ARG_BUF:
+	case PLAN_ARG_STACK: {
 		struct strbuf t = {0};
 		rt_value_format(&t, ms->plan, f, key, false);
 		if (json)
@@ -1070,18 +1072,51 @@ static int cmp_names(const void *a, const void *b)
 
 void rt_maps__print_all(struct rt_maps *m, FILE *out, bool json)
 {
+	rt_maps__print_some(m, out, json, NULL);
+}
+
+void rt_maps__print_some(struct rt_maps *m, FILE *out, bool json,
+			 bool (*skip)(const struct gt_plan *plan, int map_id))
+{
 	if (!m || m->nmaps <= 0)
 		return;
 	struct rt_map **byname = xmalloc((size_t)m->nmaps * sizeof(*byname));
+	int n = 0;
 	for (int i = 0; i < m->nmaps; i++)
-		byname[i] = &m->maps[i];
-	qsort(byname, (size_t)m->nmaps, sizeof(*byname), cmp_names);
+		if (!skip || !skip(m->plan, i))
+			byname[n++] = &m->maps[i];
+	qsort(byname, (size_t)n, sizeof(*byname), cmp_names);
 	struct strbuf sb = {0};
-	for (int i = 0; i < m->nmaps; i++)
+	for (int i = 0; i < n; i++)
 		format_map(m, byname[i], &sb, json, 0, 0);
 	emit(&sb, out);
 	strbuf_free(&sb);
 	free(byname);
+}
+
+int rt_maps__each(struct rt_maps *ms, int map_id,
+		  void (*fn)(void *ctx, const uint8_t *key, int64_t value), void *ctx)
+{
+	if (!ms || map_id < 0 || map_id >= ms->nmaps)
+		return -EINVAL;
+	struct rt_map *m = &ms->maps[map_id];
+	struct snap s;
+	struct row *rows, **order;
+	uint64_t *buckets;
+	int err = snapshot(m, &s);
+	if (err)
+		return err;
+	size_t n = build_rows(ms, m, &s, &rows, &order, &buckets);
+	for (size_t i = 0; i < n; i++)
+		fn(ctx, order[i]->key, m->is_hist ? (int64_t)order[i]->sum
+				   : m->pm->kind == PLAN_MAP_AVG || m->pm->kind == PLAN_MAP_STATS
+				       ? order[i]->count
+				       : (int64_t)order[i]->num);
+	free(order);
+	free(rows);
+	free(buckets);
+	snap_free(&s);
+	return 0;
 }
 
 void rt_maps__print(struct rt_maps *m, int map_id, FILE *out, bool json, int64_t top,

@@ -33,6 +33,28 @@ bool rt_output_json(const struct rt_output *o);
 void rt_output_format(struct rt_output *o, int event_id, const void *rec, int skip,
 		      struct strbuf *out);
 
+/* One frame of a stack, named: the symbolizer's answer for an address. */
+struct rt_frame {
+	const char *func;  /* NULL: unknown (printed as the address) */
+	uint64_t off;      /* from the function's entry */
+	const char *file;  /* source file, or NULL */
+	int line;
+	bool inlined;      /* inlined into the next frame (same address) */
+	const char *path;  /* the binary, or NULL (kernel) */
+};
+
+/* Names addresses for ustack / kstack (the runtime does not read binaries itself). */
+struct rt_symbolizer {
+	void *ctx;
+	/* The frames of user address PC in process PID, inlined calls expanded, innermost
+	 * first; RET: PC is a return address (the call is at PC - 1). Count, 0: unknown. */
+	int (*user)(void *ctx, int pid, uint64_t pc, bool ret, struct rt_frame *out, int max);
+	/* The kernel symbol holding PC: 1, or 0 when unknown. */
+	int (*kernel)(void *ctx, uint64_t pc, struct rt_frame *out);
+	/* While PID runs: learn where its binary is mapped (a PIE's load bias). */
+	void (*prime)(void *ctx, int pid);
+};
+
 struct rt_options {
 	char **child_argv;       /* -c: argv of the command (argv[0] resolved to a path), or NULL */
 	pid_t pid;               /* -p: traced process, or 0 */
@@ -44,6 +66,13 @@ struct rt_options {
 	bool dry_run;            /* --dry-run: load (verifier) only, attach nothing */
 	bool dump_jit;           /* -d jit: disassemble the JIT code of every program */
 	const struct rt_consumer *consumer; /* call-graph mode, or NULL */
+	const struct rt_symbolizer *sym;    /* names stacks' addresses, or NULL */
+	enum rt_profile_format {
+		RT_PROFILE_NONE,
+		RT_PROFILE_FOLDED, /* -f folded: maps keyed by stacks as folded stacks */
+		RT_PROFILE_PPROF,  /* -f pprof -o FILE: as a gzipped profile.proto */
+	} profile;
+	const char *profile_path; /* where the profile goes (NULL: the output stream) */
 };
 
 /* What the running kernel allows, probed once (features.c). GT_HIDE_FEATURES=a,b (names

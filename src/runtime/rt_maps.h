@@ -18,12 +18,19 @@ void rt_maps__free(struct rt_maps *m);
 
 /* Every map, in bpftrace's order and format, as at the end of a run. */
 void rt_maps__print_all(struct rt_maps *m, FILE *out, bool json);
+/* The same, leaving out the maps SKIP says (NULL: none). */
+void rt_maps__print_some(struct rt_maps *m, FILE *out, bool json,
+			 bool (*skip)(const struct gt_plan *plan, int map_id));
 /* One map, for print(@m). */
 /* print(@m, top, div): the last TOP rows in print order (0: all), values / DIV (0, 1: as
  * they are). */
 void rt_maps__print(struct rt_maps *m, int map_id, FILE *out, bool json, int64_t top,
 		    int64_t div);
 void rt_maps__clear(struct rt_maps *m, int map_id);
+/* FN for every key of map MAP_ID (in print order) with its value as a count: the number
+ * of INT, COUNT and SUM maps, a histogram's total, an avg's or stats' count. */
+int rt_maps__each(struct rt_maps *m, int map_id,
+		  void (*fn)(void *ctx, const uint8_t *key, int64_t value), void *ctx);
 void rt_maps__zero(struct rt_maps *m, int map_id);
 /* One warning (diag) per map that refused updates because it was full. */
 void rt_maps__report_full(struct rt_maps *m);

@@ -17,6 +17,8 @@
 #include "common/diag.h"
 #include "common/util.h"
 #include "runtime/rt_priv.h"
+#include "runtime/rt_profile.h"
+#include "runtime/rt_stacks.h"
 
 #define RT_POLL_MS 100
 /* After a wakeup that brought records, wait this long before polling again. The ring
@@ -259,6 +261,24 @@ static int wait_events(struct rt_session *s, int timeout_ms)
 	return ring_buffer__consume(s->rb);
 }
 
+/* -f folded / -f pprof: the stack-keyed maps as a profile, into its own file or the
+ * output stream. */
+static int write_profile(struct rt_session *s, const struct rt_options *opts, uint64_t dur_ns)
+{
+	bool own = opts->profile_path != NULL;
+	FILE *f = own ? fopen(opts->profile_path, "wb") : s->out;
+	int err = f ? 0 : -errno;
+	if (f)
+		err = rt_profile_write(s->maps, s->plan, opts->profile == RT_PROFILE_PPROF, f,
+				       (int64_t)dur_ns);
+	if (f && (own ? fclose(f) : fflush(f)) && !err)
+		err = -errno;
+	if (err)
+		diag_fatal("cannot write the profile to %s: %s",
+			   opts->profile_path ? opts->profile_path : "the output", strerror(-err));
+	return err;
+}
+
 int rt_run(struct gt_plan *plan, const struct rt_options *opts)
 {
 	struct rt_session s = {
@@ -309,6 +329,7 @@ int rt_run(struct gt_plan *plan, const struct rt_options *opts)
 	s.maps = rt_maps__new(plan, s.obj, &err);
 	if (!s.maps)
 		goto cleanup;
+	rt_stacks__init(plan, s.obj, opts->sym, opts->verbose);
 	rt_output__set_maps(s.output, s.maps);
 	rt_output__set_src(s.output, opts->src);
 
@@ -378,6 +399,8 @@ int rt_run(struct gt_plan *plan, const struct rt_options *opts)
 		} else {
 			poll(NULL, 0, RT_POLL_MS);
 		}
+		if (opts->sym && opts->sym->prime && s.pid)
+			opts->sym->prime(opts->sym->ctx, (int)s.pid); /* a PIE's bias, while it runs */
 		if (rt_print_maps && s.maps) {
 			/* as bpftrace: every map now, in the dump's format, and the trace goes on */
 			rt_print_maps = 0;
@@ -411,8 +434,13 @@ int rt_run(struct gt_plan *plan, const struct rt_options *opts)
 		drain(&s);
 	}
 	report_lost(&s);
-	/* As bpftrace: END's output, then every map. */
-	if (s.maps && !out_failed) {
+	/* As bpftrace: END's output, then every map (the stack-keyed ones as a profile). */
+	if (s.maps && !out_failed && opts->profile) {
+		rt_maps__print_some(s.maps, s.out, opts->json, rt_profile_map);
+		flush_output(&s, &out_failed);
+		out_failed |= write_profile(&s, opts, now_ns() - t_start) != 0;
+		rt_maps__report_full(s.maps);
+	} else if (s.maps && !out_failed) {
 		rt_maps__print_all(s.maps, s.out, opts->json);
 		rt_maps__report_full(s.maps);
 	}
@@ -436,6 +464,7 @@ cleanup:
 	ring_buffer__free(s.rb); /* NULL-safe */
 	if (s.maps)
 		rt_maps__free(s.maps); /* before the object that owns the map fds */
+	rt_stacks__free();
 	rt_session__unload(&s);
 	signals_restore(&sigsave);
 	rt_output__free(s.output);

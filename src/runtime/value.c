@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "common/util.h"
+#include "runtime/rt_stacks.h"
 
 static uint64_t rd64(const uint8_t *p)
 {
@@ -167,6 +168,13 @@ void rt_value_format(struct strbuf *sb, const struct gt_plan *plan, const struct
 	case PLAN_ARG_GO:
 		rt_go_format(sb, plan, a, base, json);
 		break;
+	case PLAN_ARG_STACK: {
+		struct strbuf t = {0};
+		rt_stack_format(&t, a, p);
+		put_text(sb, t.buf ? t.buf : "", t.len, json);
+		strbuf_free(&t);
+		break;
+	}
 	case PLAN_ARG_TUPLE:
 		strbuf_putc(sb, json ? '[' : '(');
 		for (int i = 0; i < a->nfields; i++) {

@@ -106,6 +106,7 @@ int sema_check(struct arena *a, const struct diag_src *src, struct ast_node *pro
 		sema_finish_events(&s);
 	if (!err)
 		err = sema_go_finish(&s, plan);
+	sema_stack_finish(&s, plan);
 	sema_go_free(&s);
 
 	plan->nprobes = count_probes(&s);

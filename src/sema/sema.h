@@ -28,6 +28,8 @@ enum gt_type_kind {
 	TY_INET,       /* ntop(): u64 address family, 16 address bytes (24 bytes) */
 	TY_CGROUP_PATH, /* cgroup_path(id): the id, printed as its paths in the hierarchies */
 	TY_BUF,        /* buf(p, n): u64 length then size - 8 bytes */
+	TY_STACK,      /* ustack, kstack: u64 stack id, u64 pid, u64 the caller's return address
+			  at a go: entry (0: none); size 24; named in user space */
 	TY_GO,         /* a Go value printed in Go's %+v shape (a struct, slice, interface,
 			  array, bool ... named through args/rets): size bytes of capture laid
 			  out by gocap; only print() and printf("%v") take it whole */
@@ -48,6 +50,8 @@ struct gt_type {
 	int align;               /* TY_STRUCT */
 	int btf_id;              /* TY_STRUCT from kernel BTF: fields read when first used */
 	const struct plan_arg *gocap; /* TY_GO: the capture (PLAN_ARG_GO, offsets from 0) */
+	int stack_map;                /* TY_STACK: index into plan.stackmaps */
+	int stack_mode;               /* TY_STACK: enum plan_stack_mode */
 };
 
 /* A Go value named through args / rets (sema_go.c), for codegen: what it is and where

@@ -45,6 +45,12 @@ static void plan_arg(struct sema *s, const struct gt_type *t, int offset, bool i
 		a->kind = PLAN_ARG_INET;
 		a->size = 24;
 		break;
+	case TY_STACK:
+		a->kind = PLAN_ARG_STACK;
+		a->size = 24;
+		a->stack_map = t->stack_map;
+		a->stack_mode = t->stack_mode;
+		break;
 	case TY_BUF:
 		a->kind = PLAN_ARG_BUF;
 		a->size = t->size;

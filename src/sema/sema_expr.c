@@ -62,6 +62,8 @@ const char *gt_type_str(const struct gt_type *t, char *buf, size_t len)
 		return "username";
 	case TY_INET:
 		return "inet";
+	case TY_STACK:
+		return "stack";
 	case TY_CGROUP_PATH:
 		return "cgroup_path";
 	case TY_BUF:
@@ -286,6 +288,7 @@ bool sema_is_textual(const struct ast_node *e)
 	case TY_INET:
 	case TY_CGROUP_PATH:
 	case TY_BUF:
+	case TY_STACK:
 		return true;
 	default:
 		return false;

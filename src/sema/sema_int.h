@@ -33,6 +33,7 @@ struct sema_map {
 	enum plan_map_kind kind; /* -1 until something is stored */
 	bool keys_known;
 	struct gt_type *keys;
+	const char **key_names; /* what each key was written as first: goid, comm ... */
 	int nkeys;
 	int value_size; /* STR */
 	struct gt_type *value_ty; /* VALUE, and INT maps of pointers: set by the first store */
@@ -96,6 +97,7 @@ struct sema {
 	VEC(struct sema_godwarf) godwarf; /* opened on first use, per target */
 	int clause_site_begin; /* the clause's first site */
 	bool want_gotypes;     /* an interface is printed: plan.gotypes */
+	VEC(struct plan_stackmap) stackmaps; /* ustack / kstack (sema_stack.c) */
 };
 
 struct binfo *sema_target(struct sema *s, const char *path, struct gt_loc loc);
@@ -205,6 +207,10 @@ int sema_go_retval(struct sema *s, struct ast_node *e);
 struct gt_type *sema_go_print_type(struct sema *s, struct ast_node *e);
 void sema_go_want_types(struct sema *s);
 int sema_go_finish(struct sema *s, struct gt_plan *plan);
+
+/* sema_stack.c: ustack, kstack */
+int sema_check_stack(struct sema *s, struct ast_node *e, const struct builtin *b);
+void sema_stack_finish(struct sema *s, struct gt_plan *plan);
 
 /* sema_macros.c */
 int sema_macros_directive(struct sema *s, struct ast_node *d);

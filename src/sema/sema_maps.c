@@ -153,7 +153,7 @@ static bool key_type_ok(const struct gt_type *t)
 	return t && (gt_type_is_int(t) || t->kind == TY_STR || t->kind == TY_SITE_FUNC ||
 		     t->kind == TY_SITE_PROBE || t->kind == TY_STRFTIME ||
 		     t->kind == TY_STRERROR || t->kind == TY_USERNAME || t->kind == TY_BUF ||
-		     t->kind == TY_INET || t->kind == TY_CGROUP_PATH);
+		     t->kind == TY_INET || t->kind == TY_CGROUP_PATH || t->kind == TY_STACK);
 }
 
 /* Checks the keys of one use and merges them into the map's key layout. */
@@ -187,7 +187,14 @@ int sema_map_use(struct sema *s, struct ast_node *e, struct sema_map **out)
 		m->keys_known = true;
 		m->nkeys = keys->n;
 		m->keys = arena_alloc(s->arena, sizeof(struct gt_type) * (size_t)(keys->n + 1));
+		m->key_names = arena_alloc(s->arena, sizeof(*m->key_names) * (size_t)(keys->n + 1));
 		for (int i = 0; i < keys->n; i++) {
+			/* a profile's label names: goid, comm, func ... (-f pprof, folded) */
+			const struct ast_node *k = keys->v[i];
+			m->key_names[i] = k->kind == AST_IDENT ? k->u.name
+					  : k->kind == AST_CALL ? k->u.call.name
+					  : k->kind == AST_VAR ? k->u.name
+								: arena_printf(s->arena, "key%d", i + 1);
 			m->keys[i] = *keys->v[i]->ty;
 			if (gt_type_is_int(&m->keys[i]))
 				m->keys[i].size = 8;
@@ -209,6 +216,14 @@ int sema_map_use(struct sema *s, struct ast_node *e, struct sema_map **out)
 					   "key %d of @%s is %s here but was %s before", i + 1,
 					   e->u.map.name, is_int ? "an integer" : "a string",
 					   was_int ? "an integer" : "a string");
+				return -EINVAL;
+			}
+			if (t->kind == TY_STACK && (m->keys[i].kind != TY_STACK ||
+						    t->stack_map != m->keys[i].stack_map ||
+						    t->stack_mode != m->keys[i].stack_mode)) {
+				diag_error(s->src, keys->v[i]->loc, "key %d of @%s is a different stack "
+					   "(ustack / kstack, mode or depth) than before", i + 1,
+					   e->u.map.name);
 				return -EINVAL;
 			}
 			if (t->kind == TY_STR && t->size > m->keys[i].size)
@@ -452,7 +467,7 @@ int sema_map_assign(struct sema *s, struct ast_node *st)
 	bool value = rhs->ty->kind == TY_TUPLE || rhs->ty->kind == TY_STRUCT ||
 		     rhs->ty->kind == TY_STRFTIME ||
 		     rhs->ty->kind == TY_STRERROR || rhs->ty->kind == TY_USERNAME ||
-		     rhs->ty->kind == TY_BUF || rhs->ty->kind == TY_INET ||
+		     rhs->ty->kind == TY_BUF || rhs->ty->kind == TY_INET || rhs->ty->kind == TY_STACK ||
 		     rhs->ty->kind == TY_CGROUP_PATH;
 	if (m->kind == PLAN_MAP_INT && first && !m->value_ty && value)
 		m->kind = PLAN_MAP_VALUE; /* @s = *p, @t = $tuple: discover took it for an int */
@@ -646,6 +661,7 @@ int sema_finish_maps(struct sema *s, struct gt_plan *plan, struct arena *a)
 			struct plan_arg *f = &pm->keys[k];
 			const struct gt_type *t = &m->keys[k];
 			sema_plan_arg(s, t, off, f);
+			f->name = m->key_names[k];
 			off += (f->size + 7) & ~7;
 		}
 		if (!m->nkeys)

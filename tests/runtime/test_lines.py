@@ -87,7 +87,7 @@ if s.case("list"):
     out = r.stdout.splitlines()
     s.check("-l lists inlined-only functions, marked, after the others",
             r.returncode == 0 and out[-2:] == ["go:main.small (inlined)", "go:main.tiny (inlined)"]
-            and "go:main.both" in out, describe(r))
+            and "go:main.both(x int) int" in out, describe(r))
     r = s.run(["-b", b, "-l", "go:main.Map[...]"])
     s.check("-l go:F[...] lists every instance of a generic function",
             r.returncode == 0 and len(r.stdout.splitlines()) == 2 and

@@ -1,0 +1,130 @@
+/* stacks: ustack / kstack values (a stack id in a BPF stack-trace map, the pid, the
+ * caller a go: entry probe adds) read back and printed as bpftrace prints them:
+ *   bpftrace mode  "\n    sym+off\n ..." (an unknown address as 0xADDR)
+ *   perf mode      "\n\taddr sym+off (path)\n ..."
+ * with Go's inlined calls expanded (a "func (inlined)" line above the frame that holds
+ * them) and, with -v, each frame's file:line. One run traces once: the state is the
+ * run's, set by rt_stacks__init. */
+#include "runtime/rt_stacks.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/util.h"
+
+#define STACK_FRAMES_MAX 127
+#define INLINE_MAX 16
+
+static struct {
+	const struct gt_plan *plan;
+	const struct rt_symbolizer *sym;
+	int *fds; /* per plan.stackmaps */
+	bool lines;
+} st;
+
+void rt_stacks__init(const struct gt_plan *plan, struct bpf_object *obj,
+		     const struct rt_symbolizer *sym, bool lines)
+{
+	st.plan = plan;
+	st.sym = sym;
+	st.lines = lines;
+	free(st.fds);
+	st.fds = xcalloc((size_t)plan->nstackmaps + 1, sizeof(*st.fds));
+	for (int i = 0; i < plan->nstackmaps; i++)
+		st.fds[i] = obj ? bpf_object__find_map_fd_by_name(obj, plan->stackmaps[i].bpf_name) : -1;
+}
+
+void rt_stacks__free(void)
+{
+	free(st.fds);
+	memset(&st, 0, sizeof(st));
+}
+
+static uint64_t rd64(const uint8_t *p)
+{
+	uint64_t v;
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+int rt_stack_addrs(const struct plan_arg *a, const uint8_t *p, uint64_t *out, int max)
+{
+	int64_t id = (int64_t)rd64(p);
+	uint64_t caller = rd64(p + 16);
+	if (!st.plan || a->stack_map < 0 || a->stack_map >= st.plan->nstackmaps || id < 0 ||
+	    st.fds[a->stack_map] < 0)
+		return 0;
+	int depth = st.plan->stackmaps[a->stack_map].depth;
+	uint64_t *v = xcalloc((size_t)depth, sizeof(*v));
+	uint32_t key = (uint32_t)id;
+	int n = 0;
+	if (!bpf_map_lookup_elem(st.fds[a->stack_map], &key, v)) {
+		for (int i = 0; i < depth && v[i] && n < max && n < depth; i++) {
+			out[n++] = v[i];
+			if (i == 0 && caller && n < max && n < depth) /* not pushed at a go: entry */
+				out[n++] = caller;
+		}
+	}
+	free(v);
+	return n;
+}
+
+int rt_stack_frames(const struct plan_arg *a, const uint8_t *p, uint64_t addr, int index,
+		    struct rt_frame *out, int max)
+{
+	bool kernel = st.plan->stackmaps[a->stack_map].kernel;
+	memset(out, 0, sizeof(*out));
+	if (!st.sym)
+		return 0;
+	if (kernel)
+		return st.sym->kernel(st.sym->ctx, addr, out);
+	return st.sym->user(st.sym->ctx, (int)rd64(p + 8), addr, index > 0, out, max);
+}
+
+static void put_frame(struct strbuf *sb, const struct rt_frame *f, uint64_t addr, bool perf,
+		      bool kernel)
+{
+	if (perf) {
+		strbuf_printf(sb, "\t%" PRIx64 " ", addr);
+		if (f->func)
+			strbuf_printf(sb, "%s+%" PRIu64, f->func, f->off);
+		else
+			strbuf_printf(sb, "0x%" PRIx64, addr);
+		if (!kernel)
+			strbuf_printf(sb, " (%s)", f->path ? f->path : "[unknown]");
+	} else if (!f->func) {
+		strbuf_printf(sb, "    0x%" PRIx64, addr);
+	} else if (f->inlined) {
+		strbuf_printf(sb, "    %s (inlined)", f->func);
+	} else {
+		strbuf_printf(sb, "    %s+%" PRIu64, f->func, f->off);
+	}
+	if (st.lines && f->file)
+		strbuf_printf(sb, " %s:%d", f->file, f->line);
+	strbuf_putc(sb, '\n');
+}
+
+void rt_stack_format(struct strbuf *sb, const struct plan_arg *a, const uint8_t *p)
+{
+	uint64_t addrs[STACK_FRAMES_MAX + 1];
+	int n = rt_stack_addrs(a, p, addrs, STACK_FRAMES_MAX + 1);
+	bool perf = a->stack_mode == PLAN_STACK_PERF;
+	bool kernel = st.plan && a->stack_map >= 0 && st.plan->stackmaps[a->stack_map].kernel;
+	if (n == 0)
+		return; /* as bpftrace: an empty stack prints nothing */
+	strbuf_putc(sb, '\n');
+	for (int i = 0; i < n; i++) {
+		struct rt_frame fr[INLINE_MAX];
+		int k = rt_stack_frames(a, p, addrs[i], i, fr, INLINE_MAX);
+		if (k <= 0) {
+			struct rt_frame none = {0};
+			put_frame(sb, &none, addrs[i], perf, kernel);
+			continue;
+		}
+		for (int j = 0; j < k; j++)
+			put_frame(sb, &fr[j], addrs[i], perf, kernel);
+	}
+}

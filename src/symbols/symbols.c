@@ -1,0 +1,143 @@
+/* symbols: addresses of stacks to names for the runtime (see symbols.h). A user address
+ * is looked up in the traced binary mapped in that process: a non-PIE as linked, a PIE
+ * less the bias its mapping in /proc/PID/maps gives (learned while the process runs,
+ * kept after it exits, so that stacks printed at the end are still named). */
+#include "symbols/symbols.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "binfo/binfo.h"
+#include "common/util.h"
+
+#define FRAMES_MAX 16
+
+struct proc {
+	int pid;
+	int bin;       /* index into bins, -1: none of ours */
+	uint64_t bias; /* runtime address - link-time address */
+};
+
+struct symbols {
+	struct binfo **bins;
+	struct binfo_lines **lines; /* opened on first use */
+	int nbins;
+	VEC(struct proc) procs;
+};
+
+struct symbols *symbols__new(struct binfo **bins, int nbins)
+{
+	struct symbols *s = xcalloc(1, sizeof(*s));
+	s->bins = bins;
+	s->nbins = nbins;
+	s->lines = xcalloc((size_t)nbins + 1, sizeof(*s->lines));
+	return s;
+}
+
+void symbols__free(struct symbols *s)
+{
+	if (!s)
+		return;
+	for (int i = 0; i < s->nbins; i++)
+		binfo_lines__close(s->lines[i]);
+	free(s->lines);
+	vec_free(&s->procs);
+	free(s);
+}
+
+/* Which of our binaries PID runs and at what bias: from its mappings (the mapping that
+ * holds file offset O at address A: bias = A - the link-time address of O). */
+static bool read_maps(struct symbols *s, int pid, struct proc *out)
+{
+	char path[64], line[4096];
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return false;
+	bool found = false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		unsigned long long start, end, off;
+		int pos = 0;
+		if (sscanf(line, "%llx-%llx %*s %llx %*s %*s%n", &start, &end, &off, &pos) != 3)
+			continue;
+		char *file = line + pos;
+		file += strspn(file, " \t");
+		file[strcspn(file, "\n")] = 0;
+		for (int i = 0; i < s->nbins && !found; i++) {
+			uint64_t va;
+			if (strcmp(file, binfo_path(s->bins[i])) ||
+			    binfo_offset_to_vaddr(s->bins[i], off, &va))
+				continue;
+			*out = (struct proc){pid, i, start - va};
+			found = true;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+static void prime(void *ctx, int pid)
+{
+	struct symbols *s = ctx;
+	struct proc p;
+	for (int i = 0; i < s->procs.n; i++)
+		if (s->procs.v[i].pid == pid)
+			return;
+	if (read_maps(s, pid, &p))
+		vec_push(&s->procs, p);
+}
+
+static const struct proc *proc_of(struct symbols *s, int pid)
+{
+	prime(s, pid);
+	for (int i = 0; i < s->procs.n; i++)
+		if (s->procs.v[i].pid == pid)
+			return &s->procs.v[i];
+	/* gone before its mappings were read: a sole non-PIE target needs none */
+	static const struct proc asis = {0, 0, 0};
+	return s->nbins == 1 && !binfo_is_pie(s->bins[0]) ? &asis : NULL;
+}
+
+static int user(void *ctx, int pid, uint64_t pc, bool ret, struct rt_frame *out, int max)
+{
+	struct symbols *s = ctx;
+	const struct proc *p = proc_of(s, pid);
+	if (!p || p->bin < 0)
+		return 0;
+	if (!s->lines[p->bin] &&
+	    binfo_lines__open(s->bins[p->bin], BINFO_LINES_PCLNTAB, &s->lines[p->bin]) &&
+	    binfo_lines__open(s->bins[p->bin], BINFO_LINES_AUTO, &s->lines[p->bin]))
+		return 0;
+	struct binfo_frame fr[FRAMES_MAX];
+	/* a return address names the call before it: look up PC - 1 */
+	int n = binfo_lines_frames(s->lines[p->bin], pc - p->bias - (ret ? 1 : 0), fr,
+				   max < FRAMES_MAX ? max : FRAMES_MAX);
+	for (int i = 0; i < n; i++)
+		out[i] = (struct rt_frame){
+			.func = fr[i].func,
+			.off = fr[i].off + (ret && !fr[i].inlined ? 1 : 0),
+			.file = fr[i].file,
+			.line = fr[i].line,
+			.inlined = fr[i].inlined,
+			.path = binfo_path(s->bins[p->bin]),
+		};
+	return n > 0 ? n : 0;
+}
+
+static int kernel(void *ctx, uint64_t pc, struct rt_frame *out)
+{
+	const char *name;
+	uint64_t off;
+	(void)ctx;
+	if (binfo_kallsyms_sym(pc, &name, &off))
+		return 0;
+	*out = (struct rt_frame){.func = name, .off = off};
+	return 1;
+}
+
+struct rt_symbolizer symbols_rt(struct symbols *s)
+{
+	return (struct rt_symbolizer){.ctx = s, .user = user, .kernel = kernel, .prime = prime};
+}

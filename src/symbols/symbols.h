@@ -1,0 +1,18 @@
+/* symbols: the runtime's symbolizer (struct rt_symbolizer) over the traced binaries:
+ * Go functions with inlined calls expanded (binfo_lines_frames, .gopclntab), a PIE's
+ * load bias from /proc/PID/maps, kernel symbols from /proc/kallsyms. */
+#ifndef GT_SYMBOLS_H
+#define GT_SYMBOLS_H
+
+#include "runtime/rt.h"
+
+struct binfo;
+struct symbols;
+
+/* Over BINS (borrowed: they outlive the symbolizer). */
+struct symbols *symbols__new(struct binfo **bins, int nbins);
+void symbols__free(struct symbols *s);
+/* The rt_symbolizer whose ctx is S. */
+struct rt_symbolizer symbols_rt(struct symbols *s);
+
+#endif
