@@ -43,6 +43,9 @@ int binfo_suggest(struct binfo *bi, const char *name, const char **out, int max)
 
 /* Virtual address -> file offset through the PT_LOAD header that maps it; -ENOENT when none. */
 int binfo_vaddr_to_offset(const struct binfo *bi, uint64_t vaddr, uint64_t *off);
+/* The address of symbol NAME (.symtab: data too; else a function .gopclntab names):
+ * 0, or -ENOENT. */
+int binfo_symbol_addr(const struct binfo *bi, const char *name, uint64_t *addr);
 /* The link-time address of file offset OFF (in a loaded segment): 0, or -ENOENT. */
 int binfo_offset_to_vaddr(const struct binfo *bi, uint64_t off, uint64_t *vaddr);
 

@@ -45,6 +45,28 @@ int binfo_vaddr_to_offset(const struct binfo *bi, uint64_t vaddr, uint64_t *off)
 	return -ENOENT;
 }
 
+int binfo_symbol_addr(const struct binfo *bi, const char *name, uint64_t *addr)
+{
+	GElf_Shdr sh;
+	Elf_Scn *scn = binfo_elf_section(bi->elf, ".symtab", SHT_SYMTAB, &sh);
+	Elf_Data *data = scn ? elf_getdata(scn, NULL) : NULL;
+	size_t n = data && sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Sym sym;
+		const char *nm;
+		if (gelf_getsym(data, (int)i, &sym) && sym.st_value &&
+		    (nm = elf_strptr(bi->elf, sh.sh_link, sym.st_name)) && !strcmp(nm, name)) {
+			*addr = sym.st_value;
+			return 0;
+		}
+	}
+	const struct binfo_func *f = binfo_find_func((struct binfo *)bi, name);
+	if (!f)
+		return -ENOENT; /* no .symtab: the functions .gopclntab names still count */
+	*addr = f->addr;
+	return 0;
+}
+
 int binfo_offset_to_vaddr(const struct binfo *bi, uint64_t off, uint64_t *vaddr)
 {
 	for (int i = 0; i < bi->nloads; i++) {

@@ -57,29 +57,12 @@ static int by_addr(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-/* The value of symbol NAME in .symtab, 0 when absent. */
-static uint64_t symbol(const struct binfo *bi, const char *name)
-{
-	GElf_Shdr sh;
-	Elf_Scn *scn = binfo_elf_section(bi->elf, ".symtab", SHT_SYMTAB, &sh);
-	Elf_Data *data = scn ? elf_getdata(scn, NULL) : NULL;
-	size_t n = data && sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
-	for (size_t i = 0; i < n; i++) {
-		GElf_Sym sym;
-		const char *nm;
-		if (gelf_getsym(data, (int)i, &sym) &&
-		    (nm = elf_strptr(bi->elf, sh.sh_link, sym.st_name)) && !strcmp(nm, name))
-			return sym.st_value;
-	}
-	return 0;
-}
-
 int binfo_gortypes(struct binfo *bi, struct arena *a, struct binfo_gortype **out)
 {
 	struct dw d;
-	uint64_t size, base = symbol(bi, "runtime.types"); /* moduledata.types */
+	uint64_t size, base = 0;
 	*out = NULL;
-	if (!base && !binfo__section(bi, bi->pie ? ".data.rel.ro" : ".rodata", &size, &base))
+	if (binfo_symbol_addr(bi, "runtime.types", &base) && /* moduledata.types */ !binfo__section(bi, bi->pie ? ".data.rel.ro" : ".rodata", &size, &base))
 		return -ENOENT;
 	if (!dw_open(&d, bi->path))
 		return -ENOENT;

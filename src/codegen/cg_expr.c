@@ -129,6 +129,11 @@ void cg_str_into(struct cg *g, struct ast_node *e, LLVMValueRef dst, int size)
 		cg_stack_into(g, e, dst);
 		return;
 	}
+	if (sn && (sn->builtin == BI_USYM || sn->builtin == BI_KSYM || sn->builtin == BI_CALLER) &&
+	    (e->kind == AST_IDENT || e->kind == AST_CALL)) {
+		cg_sym_into(g, e, dst);
+		return;
+	}
 	if (e->kind == AST_IDENT && sn && sn->builtin == BI_COMM) {
 		LLVMValueRef args[2] = {dst, LLVMConstInt(g->i32, (uint64_t)(size < 16 ? size : 16),
 							  false)};
@@ -212,7 +217,8 @@ static void tuple_copy(struct cg *g, LLVMValueRef dst, const struct gt_type *dt,
 		case TY_STR:
 		case TY_BUF:
 		case TY_INET:
-		case TY_STACK: {
+		case TY_STACK:
+		case TY_SYM: {
 			int n = sf->size < df->size ? sf->size : df->size;
 			LLVMBuildMemCpy(g->b, dp, 1, sp, 1, cg_const(g, (uint64_t)n));
 			break;
@@ -431,6 +437,11 @@ static LLVMValueRef cg_ident(struct cg *g, struct ast_node *e)
 		cg_stack_into(g, e, buf);
 		return buf;
 	}
+	case BI_CALLER: {
+		LLVMValueRef buf = cg_str_alloca(g, 16);
+		cg_sym_into(g, e, buf);
+		return buf;
+	}
 	case BI_COMM: {
 		LLVMValueRef buf = cg_str_alloca(g, 16);
 		cg_str_into(g, e, buf, 16);
@@ -503,6 +514,14 @@ static LLVMValueRef cg_call(struct cg *g, struct ast_node *e)
 		cg_stack_into(g, e, buf);
 		return buf;
 	}
+	case BI_USYM:
+	case BI_KSYM: {
+		LLVMValueRef buf = cg_str_alloca(g, 16);
+		cg_sym_into(g, e, buf);
+		return buf;
+	}
+	case BI_UADDR:
+		return cg_const(g, (uint64_t)sn->const_val);
 	case BI_LEN:
 	case BI_CAP:
 		if (e->u.call.args.v[0]->kind != AST_MAP)
@@ -637,7 +656,7 @@ LLVMValueRef cg_expr(struct cg *g, struct ast_node *e)
 	case AST_VAR: {
 		LLVMValueRef slot = g->vars[sn->var_slot];
 		if (e->ty->kind == TY_STR || e->ty->kind == TY_TUPLE || e->ty->kind == TY_BUF ||
-		    e->ty->kind == TY_INET || e->ty->kind == TY_STACK)
+		    e->ty->kind == TY_INET || e->ty->kind == TY_STACK || e->ty->kind == TY_SYM)
 			return slot;
 		return LLVMBuildLoad2(g->b, g->i64, slot, "");
 	}
@@ -756,7 +775,7 @@ LLVMValueRef cg_expr(struct cg *g, struct ast_node *e)
 			if (ft->kind == TY_TUPLE)
 				cg_tuple_into(g, it, dst, ft);
 			else if (ft->kind == TY_STR || ft->kind == TY_BUF || ft->kind == TY_INET ||
-				 ft->kind == TY_STACK)
+				 ft->kind == TY_STACK || ft->kind == TY_SYM)
 				cg_str_into(g, it, dst, ft->size);
 			else
 				store_int(g, dst, cg_expr(g, it), ft->kind == TY_INT ? ft->size : 8);

@@ -118,6 +118,8 @@ void cg_go_capture(struct cg *g, struct ast_node *e, LLVMValueRef dst, const str
 /* cg_stack.c: ustack / kstack into DST (24 bytes: id, pid, caller at a go: entry) */
 #define CG_STACK_ENTRIES 16384 /* distinct stacks a stack map keeps */
 void cg_stack_into(struct cg *g, struct ast_node *e, LLVMValueRef dst);
+/* usym(a), ksym(a), caller into DST (16 bytes: the address, the pid) */
+void cg_sym_into(struct cg *g, struct ast_node *e, LLVMValueRef dst);
 
 /* cg_goruntime.c */
 void cg_goruntime_prologue(struct cg *g);

@@ -49,7 +49,7 @@ static LLVMValueRef build_key(struct cg *g, struct ast_node *mn, const struct pl
 	for (int i = 0; i < keys->n && i < m->nkeys; i++) {
 		const struct plan_arg *f = &m->keys[i];
 		if (f->kind == PLAN_ARG_STR || f->kind == PLAN_ARG_BUF || f->kind == PLAN_ARG_INET ||
-		    f->kind == PLAN_ARG_STACK)
+		    f->kind == PLAN_ARG_STACK || f->kind == PLAN_ARG_SYM)
 			cg_str_into(g, keys->v[i], gep(g, key, f->offset), f->size);
 		else
 			store64(g, key, f->offset, cg_expr(g, keys->v[i]));
@@ -187,7 +187,8 @@ void cg_map_assign(struct cg *g, struct ast_node *st)
 		else if (m->kind == PLAN_MAP_VALUE && mn->ty->kind == TY_STRUCT)
 			cg_struct_into(g, rhs, val); /* the struct's bytes from memory */
 		else if (m->kind == PLAN_MAP_VALUE && mn->ty->kind != TY_BUF &&
-			 mn->ty->kind != TY_INET && mn->ty->kind != TY_STACK)
+			 mn->ty->kind != TY_INET && mn->ty->kind != TY_STACK &&
+			 mn->ty->kind != TY_SYM)
 			store64(g, val, 0, cg_expr(g, rhs)); /* strftime, strerror: 8 bytes */
 		else
 			cg_str_into(g, rhs, val,

@@ -38,3 +38,20 @@ void cg_stack_into(struct cg *g, struct ast_node *e, LLVMValueRef dst)
 	}
 	put64(g, dst, 16, caller);
 }
+
+void cg_sym_into(struct cg *g, struct ast_node *e, LLVMValueRef dst)
+{
+	const struct sema_node *sn = e->sema;
+	LLVMValueRef addr;
+	if (sn->builtin == BI_CALLER) { /* at a go: entry or RET: the return address */
+		LLVMValueRef a[2] = {cg_load_reg(g, offsetof(struct pt_regs, rsp)),
+				     LLVMConstInt(g->i32, 8, false)};
+		addr = cg_runtime_call(g, "gt_read_uint", a, 2);
+	} else {
+		addr = cg_expr(g, e->u.call.args.v[0]);
+	}
+	put64(g, dst, 0, addr);
+	put64(g, dst, 8, LLVMBuildLShr(g->b, cg_helper(g, BPF_FUNC_get_current_pid_tgid, g->i64,
+						       NULL, 0),
+				       cg_const(g, 32), ""));
+}

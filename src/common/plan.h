@@ -82,9 +82,17 @@ enum plan_arg_kind {
 	PLAN_ARG_ARRAY,      /* nfields elements laid out as fields[0], fields[0].size apart */
 	PLAN_ARG_BUF,        /* u64 length, then size - 8 bytes: printed with \xNN escapes */
 	PLAN_ARG_GO,         /* a Go value printed as Go's %+v (plan_arg.go says what) */
+	PLAN_ARG_SYM,        /* 16 bytes: u64 address, u64 pid (enum plan_sym_kind) */
 	PLAN_ARG_STACK,      /* 24 bytes: u64 stack id in plan.stackmaps[stack_map] (negative:
 				bpf_get_stackid's error), u64 pid, u64 a return address to show
 				after the first frame (a go: entry, before the frame is pushed) */
+};
+
+/* PLAN_ARG_SYM (plan_arg.stack_mode): what names the address. */
+enum plan_sym_kind {
+	PLAN_SYM_USER,   /* usym(): the function holding the address */
+	PLAN_SYM_KERNEL, /* ksym() */
+	PLAN_SYM_CALLER, /* caller: a return address, "func file:line" of the call */
 };
 
 /* How a stack prints (bpftrace's ustack(mode)): "    sym+off" lines, or perf's

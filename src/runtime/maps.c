@@ -484,6 +484,7 @@ static int cmp_keys(const struct order_ctx *c, const uint8_t *a, const uint8_t *
 		case PLAN_ARG_BUF:
 		case PLAN_ARG_INET:
 		case PLAN_ARG_STACK:
+		case PLAN_ARG_SYM:
 			r = memcmp(pa, pb, (size_t)f->size);
 			break;
 		case PLAN_ARG_TUPLE: /* keys are never tuples nor structs (sema) */
@@ -571,7 +572,8 @@ static void key_field(struct strbuf *sb, const struct rt_maps *ms, const struct 
 	case PLAN_ARG_INET:
 	case PLAN_ARG_CGROUP_PATH:
 	case PLAN_ARG_BUF:
-	case PLAN_ARG_STACK: {
+	case PLAN_ARG_STACK:
+	case PLAN_ARG_SYM: {
 		struct strbuf t = {0};
 		rt_value_format(&t, ms->plan, f, key, false);
 		if (json)

@@ -49,7 +49,8 @@ static const char *arg_text(struct rt_output *o, const uint8_t *rec, const struc
 	if (a->kind == PLAN_ARG_STRFTIME || a->kind == PLAN_ARG_STRERROR ||
 	    a->kind == PLAN_ARG_USERNAME || a->kind == PLAN_ARG_INET || a->kind == PLAN_ARG_BUF ||
 	    a->kind == PLAN_ARG_CGROUP_PATH || a->kind == PLAN_ARG_STRUCT ||
-	    a->kind == PLAN_ARG_TUPLE || a->kind == PLAN_ARG_GO || a->kind == PLAN_ARG_STACK) {
+	    a->kind == PLAN_ARG_TUPLE || a->kind == PLAN_ARG_GO || a->kind == PLAN_ARG_STACK ||
+	    a->kind == PLAN_ARG_SYM) {
 		o->text.len = 0;
 		rt_value_format(&o->text, o->plan, a, rec, false);
 		strbuf_putc(&o->text, 0);

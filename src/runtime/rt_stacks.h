@@ -21,6 +21,8 @@ int rt_stack_addrs(const struct plan_arg *a, const uint8_t *p, uint64_t *out, in
 /* The frames of ADDR, the INDEX-th address of the stack at P: count (0: unknown). */
 int rt_stack_frames(const struct plan_arg *a, const uint8_t *p, uint64_t addr, int index,
 		    struct rt_frame *out, int max);
+/* usym(), ksym(), caller: the function (caller: and the call's file:line), or 0xADDR. */
+void rt_sym_format(struct strbuf *sb, const struct plan_arg *a, const uint8_t *p);
 /* bpftrace's text: "\n" then one line per frame. */
 void rt_stack_format(struct strbuf *sb, const struct plan_arg *a, const uint8_t *p);
 

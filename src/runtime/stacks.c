@@ -128,3 +128,28 @@ void rt_stack_format(struct strbuf *sb, const struct plan_arg *a, const uint8_t 
 			put_frame(sb, &fr[j], addrs[i], perf, kernel);
 	}
 }
+
+void rt_sym_format(struct strbuf *sb, const struct plan_arg *a, const uint8_t *p)
+{
+	uint64_t addr = rd64(p);
+	struct rt_frame fr[INLINE_MAX];
+	int n = 0;
+	if (st.sym && a->stack_mode == PLAN_SYM_KERNEL)
+		n = st.sym->kernel(st.sym->ctx, addr, fr);
+	else if (st.sym)
+		n = st.sym->user(st.sym->ctx, (int)rd64(p + 8), addr, a->stack_mode == PLAN_SYM_CALLER,
+				 fr, INLINE_MAX);
+	if (n <= 0) {
+		strbuf_printf(sb, "0x%" PRIx64, addr);
+		return;
+	}
+	if (a->stack_mode != PLAN_SYM_CALLER) { /* as bpftrace: the symbol holding ADDR */
+		strbuf_puts(sb, fr[n - 1].func);
+		return;
+	}
+	/* the innermost frame of the call: an inlined function calls too */
+	strbuf_puts(sb, fr[0].func);
+	if (fr[0].file)
+		strbuf_printf(sb, " %s:%d", strrchr(fr[0].file, '/') ? strrchr(fr[0].file, '/') + 1
+								 : fr[0].file, fr[0].line);
+}

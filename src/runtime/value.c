@@ -168,9 +168,13 @@ void rt_value_format(struct strbuf *sb, const struct gt_plan *plan, const struct
 	case PLAN_ARG_GO:
 		rt_go_format(sb, plan, a, base, json);
 		break;
-	case PLAN_ARG_STACK: {
+	case PLAN_ARG_STACK:
+	case PLAN_ARG_SYM: {
 		struct strbuf t = {0};
-		rt_stack_format(&t, a, p);
+		if (a->kind == PLAN_ARG_SYM)
+			rt_sym_format(&t, a, p);
+		else
+			rt_stack_format(&t, a, p);
 		put_text(sb, t.buf ? t.buf : "", t.len, json);
 		strbuf_free(&t);
 		break;

@@ -30,6 +30,8 @@ enum gt_type_kind {
 	TY_BUF,        /* buf(p, n): u64 length then size - 8 bytes */
 	TY_STACK,      /* ustack, kstack: u64 stack id, u64 pid, u64 the caller's return address
 			  at a go: entry (0: none); size 24; named in user space */
+	TY_SYM,        /* usym(), ksym(), caller: u64 address, u64 pid (16 bytes), named in
+			  user space; stack_mode is enum plan_sym_kind */
 	TY_GO,         /* a Go value printed in Go's %+v shape (a struct, slice, interface,
 			  array, bool ... named through args/rets): size bytes of capture laid
 			  out by gocap; only print() and printf("%v") take it whole */

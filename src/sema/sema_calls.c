@@ -45,6 +45,11 @@ static void plan_arg(struct sema *s, const struct gt_type *t, int offset, bool i
 		a->kind = PLAN_ARG_INET;
 		a->size = 24;
 		break;
+	case TY_SYM:
+		a->kind = PLAN_ARG_SYM;
+		a->size = 16;
+		a->stack_mode = t->stack_mode;
+		break;
 	case TY_STACK:
 		a->kind = PLAN_ARG_STACK;
 		a->size = 24;

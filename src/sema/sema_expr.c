@@ -64,6 +64,8 @@ const char *gt_type_str(const struct gt_type *t, char *buf, size_t len)
 		return "inet";
 	case TY_STACK:
 		return "stack";
+	case TY_SYM:
+		return "symbol";
 	case TY_CGROUP_PATH:
 		return "cgroup_path";
 	case TY_BUF:
@@ -289,6 +291,7 @@ bool sema_is_textual(const struct ast_node *e)
 	case TY_CGROUP_PATH:
 	case TY_BUF:
 	case TY_STACK:
+	case TY_SYM:
 		return true;
 	default:
 		return false;

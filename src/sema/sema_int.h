@@ -210,6 +210,8 @@ int sema_go_finish(struct sema *s, struct gt_plan *plan);
 
 /* sema_stack.c: ustack, kstack */
 int sema_check_stack(struct sema *s, struct ast_node *e, const struct builtin *b);
+int sema_check_sym(struct sema *s, struct ast_node *e, const struct builtin *b);
+int sema_check_uaddr(struct sema *s, struct ast_node *e, const struct builtin *b);
 void sema_stack_finish(struct sema *s, struct gt_plan *plan);
 
 /* sema_macros.c */

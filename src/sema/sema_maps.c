@@ -153,7 +153,8 @@ static bool key_type_ok(const struct gt_type *t)
 	return t && (gt_type_is_int(t) || t->kind == TY_STR || t->kind == TY_SITE_FUNC ||
 		     t->kind == TY_SITE_PROBE || t->kind == TY_STRFTIME ||
 		     t->kind == TY_STRERROR || t->kind == TY_USERNAME || t->kind == TY_BUF ||
-		     t->kind == TY_INET || t->kind == TY_CGROUP_PATH || t->kind == TY_STACK);
+		     t->kind == TY_INET || t->kind == TY_CGROUP_PATH || t->kind == TY_STACK ||
+		     t->kind == TY_SYM);
 }
 
 /* Checks the keys of one use and merges them into the map's key layout. */
@@ -467,7 +468,7 @@ int sema_map_assign(struct sema *s, struct ast_node *st)
 	bool value = rhs->ty->kind == TY_TUPLE || rhs->ty->kind == TY_STRUCT ||
 		     rhs->ty->kind == TY_STRFTIME ||
 		     rhs->ty->kind == TY_STRERROR || rhs->ty->kind == TY_USERNAME ||
-		     rhs->ty->kind == TY_BUF || rhs->ty->kind == TY_INET || rhs->ty->kind == TY_STACK ||
+		     rhs->ty->kind == TY_BUF || rhs->ty->kind == TY_INET || rhs->ty->kind == TY_STACK || rhs->ty->kind == TY_SYM ||
 		     rhs->ty->kind == TY_CGROUP_PATH;
 	if (m->kind == PLAN_MAP_INT && first && !m->value_ty && value)
 		m->kind = PLAN_MAP_VALUE; /* @s = *p, @t = $tuple: discover took it for an int */

@@ -6,6 +6,8 @@
 #include <errno.h>
 #include <string.h>
 
+#include "binfo/binfo.h"
+
 #define STACK_MAX_DEPTH 127 /* PERF_MAX_STACK_DEPTH, the kernel's default limit */
 
 static int stack_map(struct sema *s, bool kernel, int depth)
@@ -44,6 +46,62 @@ int sema_check_stack(struct sema *s, struct ast_node *e, const struct builtin *b
 	e->ty = sema_type_new(s, TY_STACK, 24, false);
 	e->ty->stack_map = stack_map(s, kernel, depth);
 	e->ty->stack_mode = mode;
+	return 0;
+}
+
+/* usym(addr), ksym(addr), caller: an address user space names. */
+int sema_check_sym(struct sema *s, struct ast_node *e, const struct builtin *b)
+{
+	if (b->id == BI_CALLER) {
+		unsigned ok = (1u << GO_ENTRY) | (1u << GO_RETURN);
+		if (s->clause_points & ~ok) {
+			diag_error(s->src, e->loc, "caller is available at go:FUNC:entry and :return, "
+				   "where the return address is on top of the stack");
+			return -EINVAL;
+		}
+	} else {
+		struct ast_node *a = e->u.call.args.v[0];
+		if (sema_check_expr(s, a))
+			return -EINVAL;
+		if (!sema_is_int(a)) {
+			diag_error(s->src, a->loc, "%s", b->usage);
+			return -EINVAL;
+		}
+	}
+	e->ty = sema_type_new(s, TY_SYM, 16, false);
+	e->ty->stack_mode = b->id == BI_CALLER ? PLAN_SYM_CALLER
+			    : b->id == BI_KSYM   ? PLAN_SYM_KERNEL
+						 : PLAN_SYM_USER;
+	return 0;
+}
+
+/* uaddr("sym"): the symbol's address in the clause's binary, as linked. */
+int sema_check_uaddr(struct sema *s, struct ast_node *e, const struct builtin *b)
+{
+	struct ast_node *a = e->u.call.args.v[0];
+	if (a->kind != AST_STR) {
+		diag_error(s->src, a->loc, "%s", b->usage);
+		return -EINVAL;
+	}
+	struct binfo *bi = s->clause_site_begin < s->sites.n ? s->site_info.v[s->clause_site_begin].bi
+							     : NULL;
+	uint64_t addr;
+	if (!bi) {
+		diag_error(s->src, e->loc, "uaddr() needs a go: or uprobe: probe: the binary it "
+			   "looks the symbol up in");
+		return -EINVAL;
+	}
+	if (binfo_symbol_addr(bi, a->u.str.bytes, &addr)) {
+		diag_error(s->src, a->loc, "no symbol '%s' in %s", a->u.str.bytes, binfo_path(bi));
+		return -EINVAL;
+	}
+	if (binfo_is_pie(bi)) {
+		diag_error(s->src, e->loc, "uaddr() in a PIE: the address is known only once the "
+			   "program is loaded");
+		return -ENOTSUP;
+	}
+	sema_node_of(s, e)->const_val = (int64_t)addr;
+	e->ty = &sema_ty_u64;
 	return 0;
 }
 
