@@ -542,7 +542,7 @@ int main(int argc, char **argv)
 			   (t3 - t2) / 1e6, plan.obj_size);
 	fflush(stdout);
 
-	syms = symbols__new(sr.targets, sr.ntargets);
+	syms = symbols__new(sr.targets, sr.ntargets, target);
 	struct rt_symbolizer rsym = symbols_rt(syms);
 	struct rt_options ro = {
 		.sym = &rsym,

@@ -22,6 +22,8 @@ struct binfo_func {
 int binfo__open(const char *path, struct binfo **out);
 /* The same for any x86-64 ELF with symbols (uprobe: on C code); no Go required. */
 int binfo__open_elf(const char *path, struct binfo **out);
+/* binfo__open_elf without a message: whether PATH opens. */
+int binfo__open_quiet(const char *path, struct binfo **out);
 bool binfo_is_go(const struct binfo *bi);
 void binfo__close(struct binfo *bi);
 

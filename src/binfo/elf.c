@@ -1,6 +1,7 @@
 /* binfo/elf: open a Go ELF executable, index its functions, map addresses to file
  * offsets, read the Go version. */
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <stdlib.h>
@@ -458,16 +459,34 @@ static bool has_suffix(const char *s, const char *suf)
 	return n >= m && memcmp(s + n - m, suf, m) == 0;
 }
 
-static int open_impl(const char *path, struct binfo **out, bool need_go);
+static int open_impl(const char *path, struct binfo **out, bool need_go, bool quiet);
+
+/* open_impl's one message, unless the caller only wants to know whether it opens. */
+__attribute__((format(printf, 2, 3))) static void open_error(bool quiet, const char *fmt, ...)
+{
+	if (quiet)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	char msg[1024];
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	diag_fatal("%s", msg);
+}
 
 int binfo__open(const char *path, struct binfo **out)
 {
-	return open_impl(path, out, true);
+	return open_impl(path, out, true, false);
 }
 
 int binfo__open_elf(const char *path, struct binfo **out)
 {
-	return open_impl(path, out, false);
+	return open_impl(path, out, false, false);
+}
+
+int binfo__open_quiet(const char *path, struct binfo **out)
+{
+	return open_impl(path, out, false, true);
 }
 
 bool binfo_is_go(const struct binfo *bi)
@@ -475,7 +494,7 @@ bool binfo_is_go(const struct binfo *bi)
 	return bi->is_go;
 }
 
-static int open_impl(const char *path, struct binfo **out, bool need_go)
+static int open_impl(const char *path, struct binfo **out, bool need_go, bool quiet)
 {
 	struct binfo *bi = xcalloc(1, sizeof(*bi));
 	struct version_syms vs = {0};
@@ -494,17 +513,17 @@ static int open_impl(const char *path, struct binfo **out, bool need_go)
 	bi->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (bi->fd < 0) {
 		err = -errno;
-		diag_fatal("%s: %s", path, strerror(errno));
+		open_error(quiet, "%s: %s", path, strerror(errno));
 		goto fail;
 	}
 	if (fstat(bi->fd, &st) < 0) {
 		err = -errno;
-		diag_fatal("%s: %s", path, strerror(errno));
+		open_error(quiet, "%s: %s", path, strerror(errno));
 		goto fail;
 	}
 	if (S_ISDIR(st.st_mode)) {
 		err = -EISDIR;
-		diag_fatal("%s: %s", path, strerror(EISDIR));
+		open_error(quiet, "%s: %s", path, strerror(EISDIR));
 		goto fail;
 	}
 	if (!S_ISREG(st.st_mode) || st.st_size < (off_t)sizeof(Elf64_Ehdr))
@@ -523,7 +542,7 @@ static int open_impl(const char *path, struct binfo **out, bool need_go)
 	    !gelf_getehdr(bi->elf, &eh) || eh.e_machine != EM_X86_64 ||
 	    (eh.e_type != ET_EXEC && eh.e_type != ET_DYN)) {
 		err = -ENOEXEC;
-		diag_fatal("%s: not an x86-64 ELF executable", path);
+		open_error(quiet, "%s: not an x86-64 ELF executable", path);
 		goto fail;
 	}
 	bi->pie = eh.e_type == ET_DYN;
@@ -572,7 +591,7 @@ static int open_impl(const char *path, struct binfo **out, bool need_go)
 		build_name_index(bi);
 		if (bi->nfuncs == 0) {
 			err = -EOPNOTSUPP;
-			diag_fatal("%s: has no symbol table", path);
+			open_error(quiet, "%s: has no symbol table", path);
 			goto fail;
 		}
 		char *rp = realpath(path, NULL);
@@ -582,7 +601,7 @@ static int open_impl(const char *path, struct binfo **out, bool need_go)
 	}
 	if (!bi->is_go) {
 		err = -ENOEXEC;
-		diag_fatal("%s: not a Go binary (no .gopclntab or Go build info)", path);
+		open_error(quiet, "%s: not a Go binary (no .gopclntab or Go build info)", path);
 		goto fail;
 	}
 	if (!symtab)
@@ -597,7 +616,7 @@ static int open_impl(const char *path, struct binfo **out, bool need_go)
 	 * (crosscall2, x_cgo_*): not having runtime.main says the Go functions are gone. */
 	if (bi->nfuncs == 0 || (!symtab && !binfo_find_func(bi, "runtime.main"))) {
 		err = -EOPNOTSUPP;
-		diag_fatal("%s: has no symbol table and no readable .gopclntab (Go 1.16+)", path);
+		open_error(quiet, "%s: has no symbol table and no readable .gopclntab (Go 1.16+)", path);
 		goto fail;
 	}
 
@@ -617,7 +636,7 @@ static int open_impl(const char *path, struct binfo **out, bool need_go)
 
 not_elf:
 	err = -ENOEXEC;
-	diag_fatal("%s: not an ELF file", path);
+	open_error(quiet, "%s: not an ELF file", path);
 fail:
 	binfo__close(bi);
 	return err;

@@ -21,18 +21,30 @@ struct proc {
 };
 
 struct symbols {
-	struct binfo **bins;
+	struct binfo **bins;    /* the sema targets, then the ones opened here */
+	int nown;               /* bins[nbins - nown ..] are ours to close */
 	struct binfo_lines **lines; /* opened on first use */
 	int nbins;
 	VEC(struct proc) procs;
 };
 
-struct symbols *symbols__new(struct binfo **bins, int nbins)
+struct symbols *symbols__new(struct binfo **bins, int nbins, const char *main_path)
 {
 	struct symbols *s = xcalloc(1, sizeof(*s));
-	s->bins = bins;
+	s->bins = xcalloc((size_t)nbins + 2, sizeof(*s->bins));
+	memcpy(s->bins, bins, sizeof(*bins) * (size_t)nbins);
 	s->nbins = nbins;
-	s->lines = xcalloc((size_t)nbins + 1, sizeof(*s->lines));
+	/* the -c / -p / -b binary, when no go: probe opened it (profile:, tracepoint:) */
+	bool have = !main_path;
+	char *real = main_path ? realpath(main_path, NULL) : NULL;
+	for (int i = 0; i < nbins && !have; i++)
+		have = real && !strcmp(binfo_path(bins[i]), real);
+	if (!have && real && binfo__open_quiet(real, &s->bins[nbins]) == 0) {
+		s->nbins++;
+		s->nown = 1;
+	}
+	free(real);
+	s->lines = xcalloc((size_t)s->nbins + 1, sizeof(*s->lines));
 	return s;
 }
 
@@ -42,6 +54,9 @@ void symbols__free(struct symbols *s)
 		return;
 	for (int i = 0; i < s->nbins; i++)
 		binfo_lines__close(s->lines[i]);
+	for (int i = s->nbins - s->nown; i < s->nbins; i++)
+		binfo__close(s->bins[i]);
+	free(s->bins);
 	free(s->lines);
 	vec_free(&s->procs);
 	free(s);

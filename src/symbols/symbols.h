@@ -9,8 +9,9 @@
 struct binfo;
 struct symbols;
 
-/* Over BINS (borrowed: they outlive the symbolizer). */
-struct symbols *symbols__new(struct binfo **bins, int nbins);
+/* Over BINS (borrowed: they outlive the symbolizer) and MAIN_PATH (the -c / -p / -b
+ * binary, opened here when it is not among them; NULL: none). */
+struct symbols *symbols__new(struct binfo **bins, int nbins, const char *main_path);
 void symbols__free(struct symbols *s);
 /* The rt_symbolizer whose ctx is S. */
 struct rt_symbolizer symbols_rt(struct symbols *s);
