@@ -32,7 +32,8 @@ struct symbols *symbols__new(struct binfo **bins, int nbins, const char *main_pa
 {
 	struct symbols *s = xcalloc(1, sizeof(*s));
 	s->bins = xcalloc((size_t)nbins + 2, sizeof(*s->bins));
-	memcpy(s->bins, bins, sizeof(*bins) * (size_t)nbins);
+	if (nbins)
+		memcpy(s->bins, bins, sizeof(*bins) * (size_t)nbins);
 	s->nbins = nbins;
 	/* the -c / -p / -b binary, when no go: probe opened it (profile:, tracepoint:) */
 	bool have = !main_path;
