@@ -1,0 +1,206 @@
+"""ustack / kstack and the profiles written from them (issue 12), against oracles that are
+not gotrace: the call chain tests/go/funcgraph is written to have, the CPU profile
+tests/go/burn writes of itself with runtime/pprof (read with go tool pprof), go tool
+pprof reading gotrace's own -f pprof file, and bpftrace 0.17 printing the same kstack.
+
+Shares: burn splits its work 2:1 between main.hot and main.cold by iteration count.
+A profile's hot share is hot / (hot + cold), from the samples whose stack holds each.
+Two profiles agree when their hot shares differ by at most 15 % of the program's own
+(|gotrace - own| <= 0.15 * own, i.e. about +-0.10 for 2/3; cold's share differs by the
+same amount, as it is 1 - hot). The program's own profile samples at 100 Hz for 4 s
+(~400 samples, one standard deviation ~0.024 on the share), gotrace's at 499 Hz."""
+
+import os
+import re
+import shutil
+import subprocess
+from collections import Counter
+
+from gtlib import Suite, bpf_leftovers, describe
+
+s = Suite("stacks")
+
+TOL = 0.15
+BURN_SECS = "4s"
+
+# The profile scripts name a go: probe that does nothing, because today a profile probe
+# alone does not symbolize the -c binary (its stacks print as 0xADDR: the symbolizer
+# only knows the binaries of go: probes; case "profile symbolizes" below shows it).
+# Drop WORKAROUND once that case passes.
+WORKAROUND = "go:main.main:entry { } "
+PROFILE = "profile:hz:499 { @[ustack] = count(); }"
+
+STACK = re.compile(r"^@\[\n(.*?)\n\]: (\d+)$", re.S | re.M)
+
+
+def stacks(out):
+    """[(frames, count)] of the stack-keyed maps in gotrace's or bpftrace's text."""
+    return [(m.group(1).split("\n"), int(m.group(2))) for m in STACK.finditer(out)]
+
+
+def names(frames):
+    """Function names of printed frames: 'main.add3+10' -> 'main.add3'."""
+    return [re.sub(r"\+\d+$", "", f.strip()) for f in frames]
+
+
+def shares_gotrace(sts):
+    """(hot samples, cold samples) of gotrace's printed stacks."""
+    hot = sum(c for fr, c in sts if "main.hot" in names(fr))
+    cold = sum(c for fr, c in sts if "main.cold" in names(fr))
+    return hot, cold
+
+
+def pprof_cum(path, binary=None):
+    """{function: cum} from go tool pprof -top (its rc and text too)."""
+    cmd = ["go", "tool", "pprof", "-top", "-nodecount=50"] + ([binary] if binary else []) + [path]
+    r = subprocess.run(cmd, capture_output=True, text=True, env=s.env)
+    cum = {}
+    for line in r.stdout.splitlines():
+        f = line.split()
+        # flat flat% sum% cum cum% name...
+        if len(f) >= 6 and f[1].endswith("%") and f[4].endswith("%"):
+            v = re.match(r"[\d.]+", f[3])
+            cum[" ".join(f[5:])] = float(v.group(0)) if v else 0.0
+    return r, cum
+
+
+def share(hot, cold):
+    return hot / (hot + cold) if hot + cold else float("nan")
+
+
+def agree(a, own):
+    return abs(a - own) <= TOL * own
+
+
+def own_share(path):
+    r, cum = pprof_cum(path)
+    return share(cum.get("main.hot", 0), cum.get("main.cold", 0)), r
+
+
+burn = s.go_build("burn")
+
+# ---------------------------------------------------------------- entry stack, exact
+if s.case("entry"):
+    want = ["main.add3", "main.add2", "main.add1", "main.add", "main.doSomething"]
+    for label, kw, unit in (("default", {}, "5"),
+                            ("pie", dict(suffix="-pie", flags=["-buildmode=pie"]), "5"),
+                            ("pie, running 0.6 s", dict(suffix="-pie", flags=["-buildmode=pie"]),
+                             "100"),
+                            ("stripped", dict(suffix="-s", flags=["-ldflags=-s -w"]), "5")):
+        b = s.go_build("funcgraph", **kw)
+        r = s.run(["-c", "%s -rounds 1 -unit %s" % (b, unit), "-e",
+                   "go:main.add3:entry { @[ustack] = count(); }"])
+        st = stacks(r.stdout)
+        got = names(st[0][0]) if len(st) == 1 else []
+        s.check("ustack at go:main.add3:entry is add3, add2, add1, add, doSomething ... "
+                "runtime.goexit (%s build, -unit %s)" % (label, unit),
+                r.returncode == 0 and got[:5] == want and got[-1:] == ["runtime.goexit"]
+                and st[0][1] == 1, describe(r))
+
+# ---------------------------------------------------------------- profiles of burn
+if s.case("profile symbolizes"):
+    r = s.run(["-c", burn + " -d 1s", "-e", PROFILE], timeout=60)
+    hot, cold = shares_gotrace(stacks(r.stdout))
+    s.check("a profile probe alone symbolizes the -c binary's Go frames",
+            r.returncode == 0 and hot > 0 and cold > 0, describe(r))
+
+ratio = {}
+if s.case("profile ratio"):
+    own = os.path.join(s.work, "burn-own.pprof")
+    r = s.run(["-c", "%s -d %s -o %s" % (burn, BURN_SECS, own), "-e", WORKAROUND + PROFILE],
+              timeout=90)
+    sts = stacks(r.stdout)
+    hot, cold = shares_gotrace(sts)
+    gt = share(hot, cold)
+    ownsh, pr = own_share(own)
+    ratio["gotrace"], ratio["own"] = gt, ownsh
+    s.check("profile: hot share gotrace %.3f (%d/%d samples) vs the program's own %.3f "
+            "(expected 2/3) within %d %%" % (gt, hot, hot + cold, ownsh, TOL * 100),
+            r.returncode == 0 and pr.returncode == 0 and hot + cold > 500
+            and agree(gt, ownsh), describe(r) + "\n" + pr.stdout + pr.stderr)
+    # the inlined helper: its own "(inlined)" line right above the frame that holds it
+    above = Counter()
+    for fr, c in sts:
+        for i, f in enumerate(fr):
+            if names([f])[0] in ("main.hot", "main.cold") and i > 0:
+                above[fr[i - 1].strip()] += c
+                break
+    s.check("profile: main.mix (inlined) is the line above main.hot/main.cold in >= 90 %% "
+            "of their samples (%s)" % dict(above),
+            above["main.mix (inlined)"] >= 0.9 * (hot + cold) and hot + cold > 0,
+            describe(r))
+    chain = sum(c for fr, c in sts
+                if names(fr)[1:5] in (["main.hot", "main.main", "runtime.main", "runtime.goexit"],
+                                      ["main.cold", "main.main", "runtime.main", "runtime.goexit"]))
+    s.check("profile: >= 90 %% of hot/cold samples are mix (inlined), hot|cold, main.main, "
+            "runtime.main, runtime.goexit (%d of %d)" % (chain, hot + cold),
+            chain >= 0.9 * (hot + cold) and hot + cold > 0, describe(r))
+
+if s.case("pprof client"):
+    own = os.path.join(s.work, "burn-own2.pprof")
+    pb = os.path.join(s.work, "burn.pb.gz")
+    if os.path.exists(pb):
+        os.unlink(pb)
+    r = s.run(["-f", "pprof", "-o", pb, "-c", "%s -d %s -o %s" % (burn, BURN_SECS, own), "-e",
+               WORKAROUND + PROFILE], timeout=90)
+    tr, cum = pprof_cum(pb)
+    gt = share(cum.get("main.hot", 0), cum.get("main.cold", 0))
+    ownsh, pr = own_share(own)
+    s.check("-f pprof: go tool pprof -top reads it; hot share %.3f vs the program's own %.3f "
+            "within %d %%" % (gt, ownsh, TOL * 100),
+            r.returncode == 0 and tr.returncode == 0 and agree(gt, ownsh),
+            describe(r) + "\n" + tr.stdout + tr.stderr)
+    if "gotrace" in ratio:
+        s.check("-f pprof: hot share %.3f vs the text run's %.3f within %d %%"
+                % (gt, ratio["gotrace"], TOL * 100), agree(gt, ratio["gotrace"]))
+    tt = subprocess.run(["go", "tool", "pprof", "-traces", pb], capture_output=True, text=True,
+                        env=s.env)
+    s.check("-f pprof: go tool pprof -traces shows main.mix (inline) above main.hot",
+            tt.returncode == 0 and re.search(r"main\.mix \(inline\)\n\s+main\.hot\n", tt.stdout),
+            tt.stdout[:3000] + tt.stderr)
+
+if s.case("folded"):
+    fo = os.path.join(s.work, "burn.folded")
+    if os.path.exists(fo):
+        os.unlink(fo)
+    r = s.run(["-f", "folded", "-o", fo, "-c", "%s -d 2s" % burn, "-e",
+               WORKAROUND + "profile:hz:499 { @[ustack] = count(); @total = count(); }"],
+              timeout=60)
+    lines = open(fo).read().splitlines() if os.path.exists(fo) else []
+    line_re = re.compile(r"^([^; ][^;]*(;[^; ][^;]*)*) (\d+)$")
+    bad = [l for l in lines if not line_re.match(l)]
+    total = sum(int(l.rsplit(" ", 1)[1]) for l in lines if line_re.match(l))
+    m = re.search(r"^@total: (\d+)$", r.stdout, re.M)
+    s.check("-f folded: every line is FRAME;...;FRAME COUNT, the counts add up to @total "
+            "(%d vs %s), the map is not on stdout" % (total, m and m.group(1)),
+            r.returncode == 0 and lines and not bad and m and total == int(m.group(1))
+            and "@[" not in r.stdout, "bad lines: %s\n%s" % (bad[:5], describe(r)))
+    s.check("-f folded: main.mix is the leaf under main.hot and main.cold (root first)",
+            any(l.startswith("runtime.goexit;runtime.main;main.main;main.hot;main.mix ")
+                for l in lines)
+            and any(l.startswith("runtime.goexit;runtime.main;main.main;main.cold;main.mix ")
+                    for l in lines), "\n".join(lines[:20]))
+
+# ---------------------------------------------------------------- kstack like bpftrace
+if s.case("kstack"):
+    bt = shutil.which("bpftrace")
+    prog = 'tracepoint:syscalls:sys_enter_getppid /comm == "burn"/ { @[kstack] = count(); }'
+    r = s.run(["-c", burn + " -getppid 1000", "-e", prog])
+    if not bt:
+        s.check("kstack like bpftrace (bpftrace not installed)", False)
+    else:
+        b = subprocess.run([bt, "-c", burn + " -getppid 1000", "-e", prog], capture_output=True,
+                           text=True, timeout=60)
+        g = sorted((tuple(names(fr)), c) for fr, c in stacks(r.stdout))
+        w = sorted((tuple(names(fr)), c) for fr, c in stacks(b.stdout))
+        s.check("kstack at sys_enter_getppid: gotrace's stacks equal bpftrace's, 1000 calls, "
+                "last frame entry_SYSCALL_64*",
+                r.returncode == 0 and b.returncode == 0 and g == w and g
+                and sum(c for _, c in g) == 1000
+                and all(fr[-1].startswith("entry_SYSCALL_64") for fr, _ in g),
+                "gotrace: %s\nbpftrace: %s\n%s\nbpftrace stderr: %s"
+                % (g, w, describe(r), b.stderr[-500:]))
+
+left = bpf_leftovers()
+s.check("nothing left attached", not left, left)
+s.finish()
