@@ -51,8 +51,9 @@ struct rt_symbolizer {
 	int (*user)(void *ctx, int pid, uint64_t pc, bool ret, struct rt_frame *out, int max);
 	/* The kernel symbol holding PC: 1, or 0 when unknown. */
 	int (*kernel)(void *ctx, uint64_t pc, struct rt_frame *out);
-	/* While PID runs: learn where its binary is mapped (a PIE's load bias). */
-	void (*prime)(void *ctx, int pid);
+	/* While PID runs: learn where its binary is mapped (a PIE's load bias). True once
+	 * known, or when nothing needs learning. */
+	bool (*prime)(void *ctx, int pid);
 };
 
 struct rt_options {

@@ -385,6 +385,12 @@ int rt_run(struct gt_plan *plan, const struct rt_options *opts)
 		err = rt_child__release(&s);
 		if (err)
 			goto cleanup;
+		/* a PIE command's load address, read as soon as it has exec'd: a short-lived
+		 * one may be gone before the loop below looks (its stacks are named with it) */
+		for (int i = 0; opts->child_argv && opts->sym && opts->sym->prime && i < 100 &&
+				!opts->sym->prime(opts->sym->ctx, (int)s.pid);
+		     i++)
+			poll(NULL, 0, 1);
 	}
 
 	bool idle = begin_end_only(&s, plan);

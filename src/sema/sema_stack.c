@@ -36,6 +36,10 @@ int sema_check_stack(struct sema *s, struct ast_node *e, const struct builtin *b
 			mode = a->u.name[0] == 'p' ? PLAN_STACK_PERF : PLAN_STACK_BPFTRACE;
 			continue;
 		}
+		if (i == 1 && args->v[0]->kind != AST_IDENT) { /* a mode, then the depth */
+			diag_error(s->src, e->loc, "%s", b->usage);
+			return -EINVAL;
+		}
 		if (a->kind != AST_INT || a->u.int_.value < 1 || a->u.int_.value > STACK_MAX_DEPTH) {
 			diag_error(s->src, a->loc, "%s: expected perf, bpftrace or a depth from 1 to %d",
 				   b->name, STACK_MAX_DEPTH);

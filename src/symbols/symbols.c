@@ -94,15 +94,21 @@ static bool read_maps(struct symbols *s, int pid, struct proc *out)
 	return found;
 }
 
-static void prime(void *ctx, int pid)
+static bool prime(void *ctx, int pid)
 {
 	struct symbols *s = ctx;
 	struct proc p;
+	bool pie = false;
+	for (int i = 0; i < s->nbins; i++)
+		pie |= binfo_is_pie(s->bins[i]);
 	for (int i = 0; i < s->procs.n; i++)
 		if (s->procs.v[i].pid == pid)
-			return;
-	if (read_maps(s, pid, &p))
+			return true;
+	if (read_maps(s, pid, &p)) {
 		vec_push(&s->procs, p);
+		return true;
+	}
+	return !pie; /* as linked: nothing to learn */
 }
 
 static const struct proc *proc_of(struct symbols *s, int pid)
