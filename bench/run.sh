@@ -27,6 +27,13 @@
 #      (loop -str), 'printf("S %s %s\n", args.a, args.b)' against the same by
 #      fetch rule, str(arg0, arg1), str(arg2, arg3) (bpftrace: str(reg("ax"),
 #      reg("bx")) ...); every event must read "S hello world";
+#   2c. stacks (issue 12): per-call cost of @[ustack] = count() at the entry probe
+#      (go:main.work:entry / uprobe:LOOP:main.work; the counts printed at exit must
+#      add up to N), and the CPU overhead of a 99 Hz and a 999 Hz profile of the loop:
+#        gotrace  -e 'profile:hz:99 /comm == "loop"/ { @[ustack] = count(); }' -c 'loop -dur D'
+#        bpftrace -e (same text) -c 'loop -dur D'
+#      the loop's own ns_per_call traced against untraced (-dur D alone), as a
+#      slowdown in %; the map's counts must add up to at least half of HZ * D;
 #   4. 2,000 sites attach, run and detach (MANY=0 skips it): a generated Go
 #      program (bench/gen_many.py) with 2,000 noinline functions, each called
 #      3 times, under
@@ -55,6 +62,7 @@
 #   BPFTRACE=bpftrace     set BPFTRACE= (empty) to skip bpftrace
 #   FLOOR=1               0 to skip the uprobe_multi floor column (needs ANCHOR)
 #   MANY=1                0 to skip section 4; MANY_SITES=2000 functions
+#   PROF_DUR=3            seconds of each profiled loop run (section 2c)
 #   HYPERFINE=1           also time the -c one-liners with hyperfine if present
 #   ANCHOR=DIR            the bench anchor: extras/uprobe_multi_attach.c for the
 #                         floor column (none: no floor column)
@@ -80,6 +88,7 @@ ANCHOR=${ANCHOR:-}
 LOOP_SRC=${LOOP_SRC:-$REPO/tests/go/loop/main.go}
 MANY=${MANY:-1}
 MANY_SITES=${MANY_SITES:-2000}
+PROF_DUR=${PROF_DUR:-3}
 BENCH_ROOT=${BENCH_ROOT:-/tmp/gotrace-bench}
 MIN_HIT_NS=${MIN_HIT_NS:-100}
 KEEP_RAW=${KEEP_RAW:-0}
@@ -88,6 +97,7 @@ die() { echo "run.sh: $*" >&2; exit 1; }
 [[ $RUNS =~ ^[1-9][0-9]*$ ]] || die "RUNS must be a positive integer"
 [[ $N =~ ^[1-9][0-9]*$ ]] || die "N must be a positive integer"
 [[ $STARTUP_RUNS =~ ^[1-9][0-9]*$ ]] || die "STARTUP_RUNS must be a positive integer"
+[[ $PROF_DUR =~ ^[1-9][0-9]*$ ]] || die "PROF_DUR must be a positive integer (seconds)"
 [ "$(id -u)" = 0 ] || die "must run as root (BPF)"
 [ -x "$GOTRACE_SRC" ] || die "no gotrace binary at $GOTRACE_SRC (build it: cmake -S . -B build && cmake --build build)"
 [ -f "$LOOP_SRC" ] || die "no $LOOP_SRC (set LOOP_SRC=)"
@@ -163,6 +173,11 @@ PROG_GT_RETDUR='go:main.work:entry { } go:main.work:return { $d = duration; }'
 PROG_GT_ARGSTR='go:main.workStr:entry { printf("S %s %s\n", args.a, args.b); }'
 PROG_GT_RULESTR='go:main.workStr:entry { printf("S %s %s\n", str(arg0, arg1), str(arg2, arg3)); }'
 PROG_BT_RULESTR="uprobe:$LOOP:main.workStr { printf(\"S %s %s\\n\", str(reg(\"ax\"), reg(\"bx\")), str(reg(\"cx\"), reg(\"di\"))); }"
+# stacks (issue 12): a map keyed by the user stack at every call, and a profile of the
+# loop at 99 and 999 Hz (the same text for both tools; comm filters the loop's samples)
+PROG_GT_USTACK='go:main.work:entry { @[ustack] = count(); }'
+PROG_BT_USTACK="uprobe:$LOOP:main.work { @[ustack] = count(); }"
+prog_profile() { printf 'profile:hz:%s /comm == "loop"/ { @[ustack] = count(); }' "$1"; }
 LIMIT=$(( 120 + N / 2500 ))   # seconds per traced run (400 us per call + 2 min)
 
 kv() { grep -m1 "^$1=" "$2" 2>/dev/null | cut -d= -f2; }
@@ -180,7 +195,7 @@ one_run() {
   local metric=$1 tool=$2 r=$3
   local tag=$metric.$tool.r$r
   local so=$OUT/$tag.stdout se=$OUT/$tag.stderr ev=/dev/null cmd rc
-  case $metric in printf_file|count|hist|argstr|rulestr) ev=$OUT/$tag.events ;; esac
+  case $metric in printf_file|count|hist|argstr|rulestr|ustack) ev=$OUT/$tag.events ;; esac
   case $tool:$metric in
     base:base_str)       cmd=("$LOOP" -str "$N") ;;
     base:*)              cmd=("$LOOP" "$N") ;;
@@ -197,6 +212,8 @@ one_run() {
     gotrace:hist)        cmd=("$GOTRACE_BIN" -o "$ev" -e "$PROG_GT_HIST" -c "$LOOP $N") ;;
     bpftrace:hist)       cmd=("$BPFTRACE" -o "$ev" -e "$PROG_BT_HIST" -c "$LOOP $N") ;;
     gotrace:retdur)      cmd=("$GOTRACE_BIN" -o "$ev" -e "$PROG_GT_RETDUR" -c "$LOOP $N") ;;
+    gotrace:ustack)      cmd=("$GOTRACE_BIN" -o "$ev" -e "$PROG_GT_USTACK" -c "$LOOP $N") ;;
+    bpftrace:ustack)     cmd=("$BPFTRACE" -o "$ev" -e "$PROG_BT_USTACK" -c "$LOOP $N") ;;
   esac
   printf '%s\n' "${cmd[*]}" >"$OUT/$tag.cmd"
   timeout -k 10 "$LIMIT" "${cmd[@]}" >"$so" 2>"$se"; rc=$?
@@ -229,6 +246,11 @@ one_run() {
     got=$(awk '$1 == "@c:" {v = $2} END {print v}' "$ev")
     info+="count=${got:-none} "
     [ -z "$why" ] && [ "$got" != "$N" ] && why="@c: ${got:-none}, expected $N"
+  elif [ "$metric" = ustack ]; then
+    # one entry per distinct stack ("]: COUNT" closes each): the counts add up to N
+    got=$(awk '/^\]: [0-9]+$/ {s += $2} END {print s + 0}' "$ev")
+    info+="ustack_total=$got "
+    [ -z "$why" ] && [ "$got" != "$N" ] && why="@[ustack] counts add up to $got, expected $N"
   elif [ "$metric" = hist ]; then
     # every call lands in one bucket: the bucket counts add up to N
     got=$(awk '/^[[(].* [0-9]+ \|/ {sub(/^.*[])] +/, ""); s += $1} END {print s + 0}' "$ev")
@@ -241,6 +263,40 @@ one_run() {
   if [ "$tool" = floor ] && [ -z "$why" ]; then
     local hits; hits=$(kv hits "$so"); info+="hits=$hits "
     [ "$hits" != "$N" ] && why="hits=${hits:-none}, expected $N"
+  fi
+  if [ -n "$why" ]; then
+    record "$metric" "$tool" "$r" FAILED "${ns:-}" "$info" "$why"
+    printf '# %-28s FAILED: %s\n' "$tag" "$why"
+  else
+    record "$metric" "$tool" "$r" ok "$ns" "$info" ""
+    printf '# %-28s ns_per_call=%s %s\n' "$tag" "$ns" "$info"
+  fi
+}
+
+# prof_run METRIC TOOL ROUND HZ : the loop for PROF_DUR seconds (-dur), profiled by TOOL
+# at HZ (METRIC prof_base, TOOL base: alone); records its ns_per_call. The profile's
+# counts must add up to at least half of HZ * PROF_DUR (samples of the loop's thread).
+prof_run() {
+  local metric=$1 tool=$2 r=$3 hz=$4
+  local tag=$metric.$tool.r$r so=$OUT/$metric.$tool.r$r.stdout se=$OUT/$metric.$tool.r$r.stderr
+  local ev=$OUT/$tag.events cmd rc why="" info="" ns got
+  case $tool in
+    base)     cmd=("$LOOP" -dur "${PROF_DUR}s") ;;
+    gotrace)  cmd=("$GOTRACE_BIN" -o "$ev" -e "$(prog_profile "$hz")" -c "$LOOP -dur ${PROF_DUR}s") ;;
+    bpftrace) cmd=("$BPFTRACE" -o "$ev" -e "$(prog_profile "$hz")" -c "$LOOP -dur ${PROF_DUR}s") ;;
+  esac
+  printf '%s\n' "${cmd[*]}" >"$OUT/$tag.cmd"
+  timeout -k 10 $((PROF_DUR + 120)) "${cmd[@]}" >"$so" 2>"$se"; rc=$?
+  ns=$(kv ns_per_call "$so")
+  if [ $rc = 124 ] || [ $rc = 137 ]; then why="timed out"
+  elif [ $rc != 0 ]; then why="exit status $rc: $(first_err "$se")"
+  elif [ -z "$ns" ]; then why="loop output missing"
+  fi
+  if [ "$tool" != base ]; then
+    got=$(awk '/^\]: [0-9]+$/ {s += $2} END {print s + 0}' "$ev")
+    info+="samples=$got "
+    [ -z "$why" ] && [ "$got" -lt $((hz * PROF_DUR / 2)) ] && why="$got samples, expected ~$((hz * PROF_DUR))"
+    [ "$KEEP_RAW" != 1 ] && [ -f "$ev" ] && { head -40 "$ev" >"$ev.kept"; mv "$ev.kept" "$ev"; }
   fi
   if [ -n "$why" ]; then
     record "$metric" "$tool" "$r" FAILED "${ns:-}" "$info" "$why"
@@ -277,7 +333,17 @@ for ((r = 1; r <= RUNS; r++)); do
   one_run base_str base "$r"
   one_run argstr gotrace "$r"
   for t in "${TOOLS[@]}"; do one_run rulestr "$t" "$r"; done
+  for t in "${COUNT_TOOLS[@]}"; do one_run ustack "$t" "$r"; done
   [ -n "$UMULTI" ] && one_run floor floor "$r"
+done
+
+# ---------------------------------------------------------------- 2c
+echo "# profile overhead: the loop for ${PROF_DUR}s, alone and profiled at 99 and 999 Hz, $RUNS rounds"
+for ((r = 1; r <= RUNS; r++)); do
+  prof_run prof_base base "$r" 0
+  for hz in 99 999; do
+    for t in "${COUNT_TOOLS[@]}"; do prof_run "prof$hz" "$t" "$r" "$hz"; done
+  done
 done
 
 # ---------------------------------------------------------------- 3
@@ -470,6 +536,14 @@ def pair(m1, m2, tool):
         return "-" if m is None else m if m == "FAILED" else fmt(m)
     a, b = med(m1), med(m2)
     return "-" if a == "-" and b == "-" else "%s / %s" % (a, b)
+pbase, _ = stat("prof_base", "base")
+def slowdown(metric, tool):
+    """the loop's ns_per_call profiled against alone (-dur runs), in %"""
+    m, vals = stat(metric, tool)
+    if m is None: return "-"
+    if m == "FAILED" or pbase in (None, "FAILED"): return "FAILED"
+    pct = lambda v: "%+.1f" % ((v - pbase) / pbase * 100)
+    return "%s%% [%s..%s]" % (pct(m), pct(min(vals)), pct(max(vals)))
 def events(tool):
     rs = get("printf_file", tool)
     if not rs: return "-"
@@ -477,7 +551,7 @@ def events(tool):
     return "%s/%d" % (",".join(sorted(set(ev))), N)
 def lost(tool):
     if tool == "floor": return "-"
-    rs = sum((get(m, tool) for m in ("printf_file", "printf_null", "empty", "count", "hist", "retdur")), [])
+    rs = sum((get(m, tool) for m in ("printf_file", "printf_null", "empty", "count", "hist", "retdur", "ustack")), [])
     if not rs: return "-"
     tot = sum(int(info(r).get("lost", 0)) for r in rs)
     return "none" if tot == 0 else "yes (%d)" % tot
@@ -493,6 +567,9 @@ table = [
     ("hist() entry probe, ns/call",             lambda t: "-" if t == "floor" else cost("hist", t)),
     (":entry + :return, duration, ns/call",     lambda t: cost("retdur", t) if t == "gotrace"
                                                 else "n/a (uretprobe crashes Go)" if t == "bpftrace" else "-"),
+    ("@[ustack] = count() entry probe, ns/call", lambda t: "-" if t == "floor" else cost("ustack", t)),
+    ("profile:hz:99, loop slowdown",            lambda t: "-" if t == "floor" else slowdown("prof99", t)),
+    ("profile:hz:999, loop slowdown",           lambda t: "-" if t == "floor" else slowdown("prof999", t)),
     ("2 Go strings by name, args.a, ns/call",   lambda t: cost_str("argstr", t) if t == "gotrace" else "-"),
     ("  same by hand, str(arg0, arg1), ns/call", lambda t: "-" if t == "floor" else cost_str("rulestr", t)),
     ("start-up: launch -> first event, ms",     lambda t: plain("startup_first_event", t)),
@@ -510,6 +587,8 @@ print()
 for l in open(envf): print("# " + l.rstrip())
 print("# untraced loop: %s ns/call [%s] (N=%d, %d runs)" % (
     fmt(base) if isinstance(base, float) else base, ", ".join(fmt(v) for v in bvals or []), N, 2 * RUNS))
+if isinstance(pbase, float):
+    print("# profiled loop (-dur): alone %s ns/call; slowdown = median(profiled) / median(alone) - 1 [min..max over %d runs]" % (fmt(pbase), RUNS))
 print("# per-call figures: added ns per call = median(traced) - median(untraced) [min..max over %d runs]" % RUNS)
 print("%-*s" % (w0, "metric") + "".join("%-*s" % (w, c) for c in cols))
 for name, f in table:
