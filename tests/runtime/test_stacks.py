@@ -23,11 +23,6 @@ s = Suite("stacks")
 TOL = 0.15
 BURN_SECS = "4s"
 
-# The profile scripts name a go: probe that does nothing, because today a profile probe
-# alone does not symbolize the -c binary (its stacks print as 0xADDR: the symbolizer
-# only knows the binaries of go: probes; case "profile symbolizes" below shows it).
-# Drop WORKAROUND once that case passes.
-WORKAROUND = "go:main.main:entry { } "
 PROFILE = "profile:hz:499 { @[ustack] = count(); }"
 
 STACK = re.compile(r"^@\[\n(.*?)\n\]: (\d+)$", re.S | re.M)
@@ -98,6 +93,7 @@ if s.case("entry"):
                 and st[0][1] == 1, describe(r))
 
 # ---------------------------------------------------------------- profiles of burn
+# the -c binary's frames are named with no go: probe in the script
 if s.case("profile symbolizes"):
     r = s.run(["-c", burn + " -d 1s", "-e", PROFILE], timeout=60)
     hot, cold = shares_gotrace(stacks(r.stdout))
@@ -107,7 +103,7 @@ if s.case("profile symbolizes"):
 ratio = {}
 if s.case("profile ratio"):
     own = os.path.join(s.work, "burn-own.pprof")
-    r = s.run(["-c", "%s -d %s -o %s" % (burn, BURN_SECS, own), "-e", WORKAROUND + PROFILE],
+    r = s.run(["-c", "%s -d %s -o %s" % (burn, BURN_SECS, own), "-e", PROFILE],
               timeout=90)
     sts = stacks(r.stdout)
     hot, cold = shares_gotrace(sts)
@@ -142,7 +138,7 @@ if s.case("pprof client"):
     if os.path.exists(pb):
         os.unlink(pb)
     r = s.run(["-f", "pprof", "-o", pb, "-c", "%s -d %s -o %s" % (burn, BURN_SECS, own), "-e",
-               WORKAROUND + PROFILE], timeout=90)
+               PROFILE], timeout=90)
     tr, cum = pprof_cum(pb)
     gt = share(cum.get("main.hot", 0), cum.get("main.cold", 0))
     ownsh, pr = own_share(own)
@@ -164,7 +160,7 @@ if s.case("folded"):
     if os.path.exists(fo):
         os.unlink(fo)
     r = s.run(["-f", "folded", "-o", fo, "-c", "%s -d 2s" % burn, "-e",
-               WORKAROUND + "profile:hz:499 { @[ustack] = count(); @total = count(); }"],
+               "profile:hz:499 { @[ustack] = count(); @total = count(); }"],
               timeout=60)
     lines = open(fo).read().splitlines() if os.path.exists(fo) else []
     line_re = re.compile(r"^([^; ][^;]*(;[^; ][^;]*)*) (\d+)$")
