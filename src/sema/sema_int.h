@@ -213,6 +213,8 @@ int sema_check_stack(struct sema *s, struct ast_node *e, const struct builtin *b
 int sema_check_sym(struct sema *s, struct ast_node *e, const struct builtin *b);
 int sema_check_uaddr(struct sema *s, struct ast_node *e, const struct builtin *b);
 void sema_stack_finish(struct sema *s, struct gt_plan *plan);
+/* "ustack(127)", "kstack(perf, 5)": a stack type in messages. */
+void sema_stack_name(struct sema *s, const struct gt_type *t, char *buf, size_t len);
 
 /* sema_macros.c */
 int sema_macros_directive(struct sema *s, struct ast_node *d);

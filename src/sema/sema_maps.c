@@ -222,9 +222,12 @@ int sema_map_use(struct sema *s, struct ast_node *e, struct sema_map **out)
 			if (t->kind == TY_STACK && (m->keys[i].kind != TY_STACK ||
 						    t->stack_map != m->keys[i].stack_map ||
 						    t->stack_mode != m->keys[i].stack_mode)) {
-				diag_error(s->src, keys->v[i]->loc, "key %d of @%s is a different stack "
-					   "(ustack / kstack, mode or depth) than before", i + 1,
-					   e->u.map.name);
+				char now[48], before[48];
+				sema_stack_name(s, t, now, sizeof(now));
+				sema_stack_name(s, &m->keys[i], before, sizeof(before));
+				diag_error(s->src, keys->v[i]->loc, "key %d of @%s is %s here but %s at "
+					   "line %d", i + 1, e->u.map.name, now, before,
+					   m->first_use.line);
 				return -EINVAL;
 			}
 			if (t->kind == TY_STR && t->size > m->keys[i].size)

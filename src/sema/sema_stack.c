@@ -4,6 +4,7 @@
 #include "sema/sema_int.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "binfo/binfo.h"
@@ -107,6 +108,17 @@ int sema_check_uaddr(struct sema *s, struct ast_node *e, const struct builtin *b
 	sema_node_of(s, e)->const_val = (int64_t)addr;
 	e->ty = &sema_ty_u64;
 	return 0;
+}
+
+void sema_stack_name(struct sema *s, const struct gt_type *t, char *buf, size_t len)
+{
+	if (t->kind != TY_STACK) {
+		snprintf(buf, len, "not a stack");
+		return;
+	}
+	const struct plan_stackmap *m = &s->stackmaps.v[t->stack_map];
+	snprintf(buf, len, "%s(%s%d)", m->kernel ? "kstack" : "ustack",
+		 t->stack_mode == PLAN_STACK_PERF ? "perf, " : "", m->depth);
 }
 
 void sema_stack_finish(struct sema *s, struct gt_plan *plan)
