@@ -117,6 +117,9 @@ echo "# bench/run.sh: raw outputs in $OUT"
 # Snapshot the binaries: src/ is edited (and rebuilt) concurrently.
 GOTRACE_BIN=$OUT/gotrace
 cp "$GOTRACE_SRC" "$GOTRACE_BIN" || die "cannot copy $GOTRACE_SRC"
+# its code generator module (loaded on a cache miss) beside it, and a cache of its own
+cp "$(dirname "$GOTRACE_SRC")/gotrace-cg.so" "$OUT/" || die "no gotrace-cg.so beside $GOTRACE_SRC"
+export XDG_CACHE_HOME=$OUT/cache
 STALE=
 if [[ $GOTRACE_SRC == "$REPO"/* ]]; then
   STALE=$(find "$REPO/src" "$REPO/runtime-bpf" "$REPO/CMakeLists.txt" -newer "$GOTRACE_SRC" -type f 2>/dev/null | head -3 | tr '\n' ' ')
@@ -371,17 +374,23 @@ def run(cmd, tag):
         t0 = time.monotonic_ns()
         p = subprocess.Popen(cmd, stdout=o, stderr=e, stdin=subprocess.DEVNULL)
         timer = threading.Timer(120, kill, (p,)); timer.start()
-        rc = p.wait()
+        _, status, ru = os.wait4(p.pid, 0)  # its own peak RSS (ru_maxrss, KB)
         t1 = time.monotonic_ns()
+        p.returncode = rc = os.waitstatus_to_exitcode(status)
         timer.cancel()
     if timed_out: rc = "timeout (120 s)"
     why = "" if rc == 0 else "exit status %s: %s" % (rc, first_err(se))
+    run.maxrss_mb = ru.ru_maxrss / 1024
     return t0, t1, so, se, why
 progs = {
     "gotrace": [gt, "-e", 'go:main.work:entry { printf("E %llu\\n", nsecs); }', "-c", loop + " 1"],
     "bpftrace": [bt, "-e", 'uprobe:%s:main.work { printf("E %%llu\\n", nsecs); }' % loop, "-c", loop + " 1"],
 }
-tools = ["gotrace"] + (["bpftrace"] if bt else [])
+# gotrace warm (the compiled-program cache has the one-liner: primed once below) and
+# cold (--no-cache: LLVM runs, as on a first run)
+progs["gotrace-cold"] = [gt, "--no-cache"] + progs["gotrace"][1:]
+tools = ["gotrace", "gotrace-cold"] + (["bpftrace"] if bt else [])
+run(progs["gotrace"][:1] + ["-o", os.devnull] + progs["gotrace"][1:], "startup.prime")
 for r in range(1, runs + 1):
     for t in tools:
         ev = os.path.join(out, "startup.%s.r%d.events" % (t, r))
@@ -392,13 +401,16 @@ for r in range(1, runs + 1):
             why = "%d events, expected 1" % len(evs)
         if not why and "calls=1" not in open(so).read():
             why = "loop output missing"
+        tool, cold = ("gotrace", "_cold") if t == "gotrace-cold" else (t, "")
         if why:
-            rec("startup_first_event", t, r, "FAILED", "", why); rec("startup_total", t, r, "FAILED", "", why)
+            rec("startup_first_event" + cold, tool, r, "FAILED", "", why)
+            rec("startup_total" + cold, tool, r, "FAILED", "", why)
             print("# startup.%s.r%d FAILED: %s" % (t, r, why)); continue
         first = (int(evs[0][1]) - t0) / 1e6
         total = (t1 - t0) / 1e6
-        rec("startup_first_event", t, r, "ok", "%.1f" % first, "")
-        rec("startup_total", t, r, "ok", "%.1f" % total, "")
+        rec("startup_first_event" + cold, tool, r, "ok", "%.1f" % first, "")
+        rec("startup_total" + cold, tool, r, "ok", "%.1f" % total, "")
+        rec("startup_rss" + cold, tool, r, "ok", "%.1f" % run.maxrss_mb, "")
     if um:   # floor: attach one uprobe_multi link, run loop 1, detach
         t0, t1, so, se, why = run([um, loop, "main.work", loop, "1"], "startup.floor.r%d" % r)
         txt = open(so).read()
@@ -574,6 +586,9 @@ table = [
     ("  same by hand, str(arg0, arg1), ns/call", lambda t: "-" if t == "floor" else cost_str("rulestr", t)),
     ("start-up: launch -> first event, ms",     lambda t: plain("startup_first_event", t)),
     ("start-up: one-liner -c 'loop 1', ms",     lambda t: plain("startup_total", t)),
+    ("  gotrace --no-cache (cold), ms",         lambda t: plain("startup_total_cold", t)),
+    ("  peak RSS, MB (gotrace: cache hit)",     lambda t: plain("startup_rss", t)),
+    ("  gotrace --no-cache peak RSS, MB",       lambda t: plain("startup_rss_cold", t)),
     ("start-up: same, hyperfine median, ms",    lambda t: plain("startup_hyperfine", t)),
     ("compile only: --dry-run, ms (*)",         lambda t: plain("dryrun", t)),
     ("floor: uprobe_multi attach, ms",          lambda t: plain("attach_ms", t)),

@@ -6,9 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "binfo/binfo.h"
+#include "cache/cache.h"
 #include "codegen/cg.h"
 #include "common/arena.h"
 #include "common/diag.h"
@@ -33,7 +35,7 @@ struct options {
 	const char *list;        /* -l [PATTERN] */
 	bool list_mode;
 	pid_t pid;
-	bool json, verbose, quiet, dry_run, unsafe, parse_only;
+	bool json, verbose, quiet, dry_run, unsafe, parse_only, no_cache;
 	enum rt_profile_format profile; /* -f folded, -f pprof */
 	int helper_checks; /* -k, -kk */
 	bool dump_ast, dump_types, dump_sites, dump_ir, dump_bpf, dump_jit;
@@ -72,6 +74,7 @@ static void usage(FILE *out)
 	      "  --include FILE      the macros of a C header (errno.h: EPERM ...)\n"
 	      "  -I DIR              where #include and --include look for headers\n"
 	      "  --dry-run           compile and load (verifier), attach nothing\n"
+	      "  --no-cache          compile even if ~/.cache/gotrace has this program\n"
 	      "  --unsafe            allow unsafe actions\n"
 	      "  --exclude PATTERN   leave matching functions out of go: wildcards and\n"
 	      "                      --funcgraph (repeatable)\n"
@@ -136,10 +139,11 @@ static int parse_args(int argc, char **argv, struct options *o)
 {
 	enum { OPT_DRY_RUN = 256, OPT_UNSAFE, OPT_PARSE_ONLY, OPT_FUNCGRAPH, OPT_DRILLDOWN,
 	       OPT_ARGS, OPT_NO_COLOR, OPT_NO_WARNINGS, OPT_INFO, OPT_INCLUDE,
-	       OPT_EXCLUDE };
+	       OPT_EXCLUDE, OPT_NO_CACHE };
 	static const struct option longopts[] = {
 		{"binary", required_argument, NULL, 'b'},
 		{"dry-run", no_argument, NULL, OPT_DRY_RUN},
+		{"no-cache", no_argument, NULL, OPT_NO_CACHE},
 		{"unsafe", no_argument, NULL, OPT_UNSAFE},
 		{"parse-only", no_argument, NULL, OPT_PARSE_ONLY},
 		{"funcgraph", required_argument, NULL, OPT_FUNCGRAPH},
@@ -212,6 +216,9 @@ again:
 			break;
 		case OPT_DRY_RUN:
 			o->dry_run = true;
+			break;
+		case OPT_NO_CACHE:
+			o->no_cache = true;
 			break;
 		case OPT_UNSAFE:
 			o->unsafe = true;
@@ -426,6 +433,37 @@ static int str_len_from_env(void)
 	return (int)v;
 }
 
+/* Everything that changes the compiled object: gotrace itself, the kernel and its
+ * features, the options sema took, the targets, the script (cache.c compares it all). */
+static void cache_key_of(struct cache_key *k, const struct options *o,
+			 const struct sema_options *so, const struct sema_result *sr,
+			 const char *text)
+{
+	struct utsname u;
+	const char *why, *env;
+	char exe[PATH_MAX];
+	cache_key_add(k, "gotrace", "%s", GT_VERSION);
+	if (realpath("/proc/self/exe", exe))
+		cache_key_file(k, "exe", exe);
+	if (!uname(&u))
+		cache_key_add(k, "kernel", "%s %s", u.release, u.version);
+	cache_key_file(k, "btf", "/sys/kernel/btf/vmlinux");
+	cache_key_add(k, "attach", "%d", (int)rt_attach_path(&why));
+	env = getenv("GT_HIDE_FEATURES");
+	cache_key_add(k, "hide", "%s", env ? env : "");
+	cache_key_add(k, "options", "strlen=%d k=%d unsafe=%d funcgraph=%d", so->str_len,
+		      so->helper_checks, so->unsafe, so->funcgraph);
+	for (int i = 0; i < so->nposargs; i++)
+		cache_key_add(k, "arg", "%s", so->posargs[i]);
+	for (int i = 0; i < so->nexcludes; i++)
+		cache_key_add(k, "exclude", "%s", so->excludes[i]);
+	for (int i = 0; i < sr->ntargets; i++)
+		cache_key_file(k, "target", binfo_path(sr->targets[i]));
+	cache_key_add(k, "target0", "%s", so->default_target ? so->default_target : "");
+	(void)o;
+	cache_key_add(k, "script", "%s", text);
+}
+
 int main(int argc, char **argv)
 {
 	struct options o = {0};
@@ -530,14 +568,31 @@ int main(int argc, char **argv)
 		sema_dump_types(stdout, prog);
 	uint64_t t2 = now_ns();
 
+	/* the compiled object of an identical run, when the cache has it: no LLVM */
+	bool cacheable = !o.no_cache && !o.dump_ir && !o.dump_bpf && !o.includes.n &&
+			 !strstr(text, "#include");
+	struct cache_key ck = {0};
+	bool hit = false;
+	if (cacheable) {
+		cache_key_of(&ck, &o, &so, &sr, text);
+		hit = !cache_lookup(&ck, &plan.obj, &plan.obj_size);
+	}
 	struct cg_options co = {.dump_ir = o.dump_ir, .dump_bpf = o.dump_bpf, .verbose = o.verbose};
-	if (cg_generate(&src, &sr, &plan, &co))
+	if (!hit && cg_load_generate(&src, &sr, &plan, &co)) {
+		cache_key_free(&ck);
 		goto out;
+	}
+	if (cacheable && !hit)
+		cache_store(&ck, plan.obj, plan.obj_size);
+	cache_key_free(&ck);
 	uint64_t t3 = now_ns();
+	if (o.verbose)
+		diag_print(DIAG_INFO, "cache: %s", !cacheable ? "not used" : hit ? "hit, LLVM not run"
+								   : "miss, the object stored");
 	if (o.verbose)
 		diag_print(DIAG_INFO,
 			   "%d site(s), %d program(s), %d event kind(s); parse %.2f ms, sema %.2f ms, "
-			   "codegen %.2f ms, object %zu bytes",
+			   "codegen (or cache) %.2f ms, object %zu bytes",
 			   plan.nsites, plan.nprogs, plan.nevents, (t1 - t0) / 1e6, (t2 - t1) / 1e6,
 			   (t3 - t2) / 1e6, plan.obj_size);
 	fflush(stdout);

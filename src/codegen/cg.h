@@ -15,8 +15,14 @@ struct cg_options {
 	const char *src_name;
 };
 
-/* Returns 0 and fills plan->obj / obj_size, or a negative errno after a message. */
+/* Returns 0 and fills plan->obj / obj_size, or a negative errno after a message.
+ * Defined in the code generator module (gotrace-cg.so), which links LLVM. */
 int cg_generate(const struct diag_src *src, struct sema_result *sr, struct gt_plan *plan,
 		const struct cg_options *opts);
+
+/* The tool's side (cg_load.c): cg_generate of the module, loaded on first use from
+ * GT_CODEGEN, else next to the executable (the build tree), else ../lib/gotrace. */
+int cg_load_generate(const struct diag_src *src, struct sema_result *sr, struct gt_plan *plan,
+		     const struct cg_options *opts);
 
 #endif

@@ -14,6 +14,7 @@ void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Growable vector of pointers or plain values: VEC(T) v = {0}; vec_push(&v, x). */
 #define VEC(T)                                                                                     \

@@ -1,0 +1,25 @@
+/* cache: compiled BPF objects by a key of everything that changes them (cache.c). */
+#ifndef GT_CACHE_H
+#define GT_CACHE_H
+
+#include <stddef.h>
+
+#include "common/util.h"
+
+struct cache_key {
+	struct strbuf text; /* "name=value" lines */
+};
+
+/* One line of the key; a file's identity (path, size, mtime, inode). */
+void cache_key_add(struct cache_key *k, const char *name, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void cache_key_file(struct cache_key *k, const char *name, const char *path);
+void cache_key_free(struct cache_key *k);
+
+/* The object stored under K (malloc'd): 0, or -ENOENT on a miss (none, another key,
+ * or an entry that is truncated or damaged). */
+int cache_lookup(const struct cache_key *k, void **obj, size_t *size);
+/* Stores OBJ under K, whole or not at all: 0 or a negative errno. */
+int cache_store(const struct cache_key *k, const void *obj, size_t size);
+
+#endif
