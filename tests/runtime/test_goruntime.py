@@ -73,8 +73,9 @@ if s.case("duration"):
     s.check("Slow:return duration is the call's own time.Since (>= 50 ms) for all "
             "12 calls", r.returncode == 0 and durations_match(us, slow_times(r)), describe(r))
     r = s.run(["-c", b + " 2", "-e",
-               'go:main.Fast:return { printf("%d %d %d\\n", retval, depth, duration < 1000000); }'])
+               'go:main.Fast:return { printf("%d %d %d\\n", retval, depth, duration < 10000000); }'])
     lines = r.stdout.splitlines()
+    # Fast takes microseconds; under 10 ms even on a loaded machine
     s.check("retval and depth in :return",
             r.returncode == 0 and len(lines) == 12 and
             Counter(l.split()[2] for l in lines) == Counter({"1": 12}) and
@@ -139,11 +140,12 @@ if s.case("panic"):
     s.check("the traced program's output is unchanged", own == want, describe(r))
     ds = [l for l in lines if l.startswith("D=")]
     s.check("Recoverer's duration is right after the panic",
-            len(ds) == 3 and all(20 <= int(d[2:].split()[0]) <= 24 for d in ds) and
+            # 20 ms of sleep after the recover; a loaded machine (CI under ASan) adds some
+            len(ds) == 3 and all(20 <= int(d[2:].split()[0]) <= 30 for d in ds) and
             all(d.endswith("depth=1") for d in ds), describe(r))
     ps = [l for l in lines if l.startswith("P=")]
     s.check("later calls are paired normally", ps == ["P=5"] * 3 or
-            (len(ps) == 3 and all(5 <= int(p[2:]) <= 7 for p in ps)), describe(r))
+            (len(ps) == 3 and all(5 <= int(p[2:]) <= 10 for p in ps)), describe(r))
     m = re.search(r"abandoned frames: (\d+)", r.stderr)
     s.check("-v reports the abandoned frames", m is not None and int(m.group(1)) == 6,
             r.stderr)
