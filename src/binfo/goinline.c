@@ -52,29 +52,17 @@ static int32_t ix_at(const inl_runs *runs, uint64_t pc)
 	return -1;
 }
 
-/* Entry IX of the inline tree at go:func.* + FD: its name and its parent's index.
- * inlinedCall: 1.18/1.19 {parent i16, funcID u8, _ u8, file, line, func_, parentPc}
- * (20 bytes); 1.20+ {funcID u8, _ [3]u8, nameOff, parentPc, startLine} (16 bytes), the
- * parent being the entry at parentPc. */
+/* Entry IX of F's inline tree (at go:func.* + FD): its name and its parent's index (from
+ * 1.20 on, the entry whose run holds parentPc). */
 static bool inl_entry(struct binfo *bi, const struct pcln *p, uint32_t fd, int32_t ix,
 		      uint64_t entry, const inl_runs *runs, const char **name, int32_t *parent)
 {
-	uint64_t esize = p->go120 ? 16 : 20;
-	const uint8_t *e = binfo__bytes_at(bi, p->gofunc + fd + (uint64_t)ix * esize, esize);
-	int32_t nameoff, ppc;
-	int16_t par;
-	if (!e)
+	int32_t ppc;
+	if (!pcln_inl_entry(bi, p, fd, ix, name, &ppc, parent))
 		return false;
-	memcpy(&nameoff, e + (p->go120 ? 4 : 12), 4);
-	*name = nameoff >= 0 ? pcln_name(p, (uint32_t)nameoff) : NULL;
-	if (p->go120) {
-		memcpy(&ppc, e + 8, 4);
+	if (p->go120)
 		*parent = ppc >= 0 ? ix_at(runs, entry + (uint64_t)ppc) : -1;
-	} else {
-		memcpy(&par, e, 2);
-		*parent = par;
-	}
-	return *name != NULL;
+	return true;
 }
 
 static bool name_matches(const char *pattern, bool glob, const char *name)
@@ -88,12 +76,7 @@ static void func_copies(struct binfo *bi, const struct pcln *p, const struct pfu
 			inl_copies *out)
 {
 	uint32_t tab, fd;
-	if (f->npcdata <= PCDATA_INLTREEINDEX || f->nfuncdata <= FUNCDATA_INLTREE)
-		return;
-	uint64_t base = f->off + pcln_func_tables(p);
-	if (!pcln_u32(p, base + 4 * PCDATA_INLTREEINDEX, &tab) || !tab ||
-	    !pcln_u32(p, base + 4 * (uint64_t)f->npcdata + 4 * FUNCDATA_INLTREE, &fd) ||
-	    fd == UINT32_MAX || !decode_runs(p, tab, f->entry, runs))
+	if (!pcln_inl_tree(p, f, &tab, &fd) || !decode_runs(p, tab, f->entry, runs))
 		return;
 	int32_t n = 0;
 	for (int i = 0; i < runs->n; i++)

@@ -271,30 +271,48 @@ const char *pcln_name(const struct pcln *p, uint32_t nameoff)
 	return pc_str(p, p->funcname + nameoff);
 }
 
+bool pcln_inl_tree(const struct pcln *p, const struct pfunc *f, uint32_t *tab, uint32_t *fd)
+{
+	if (f->npcdata <= PCDATA_INLTREEINDEX || f->nfuncdata <= FUNCDATA_INLTREE)
+		return false;
+	uint64_t base = f->off + pcln_func_tables(p);
+	return pcln_u32(p, base + 4 * PCDATA_INLTREEINDEX, tab) && *tab &&
+	       pcln_u32(p, base + 4 * (uint64_t)f->npcdata + 4 * FUNCDATA_INLTREE, fd) &&
+	       *fd != UINT32_MAX;
+}
+
+bool pcln_inl_entry(struct binfo *bi, const struct pcln *p, uint32_t fd, int32_t ix,
+		    const char **name, int32_t *parent_pc, int32_t *parent)
+{
+	/* inlinedCall: 1.18/1.19 {parent i16, funcID u8, _ u8, file, line, func_, parentPc}
+	 * (20 bytes); 1.20+ {funcID u8, _ [3]u8, nameOff, parentPc, startLine} (16 bytes) */
+	uint64_t esize = p->go120 ? 16 : 20;
+	const uint8_t *e = binfo__bytes_at(bi, p->gofunc + fd + (uint64_t)ix * esize, esize);
+	int32_t nameoff;
+	int16_t par = -2;
+	if (!e)
+		return false;
+	memcpy(&nameoff, e + (p->go120 ? 4 : 12), 4);
+	memcpy(parent_pc, e + (p->go120 ? 8 : 16), 4);
+	if (!p->go120)
+		memcpy(&par, e, 2);
+	*parent = par;
+	*name = nameoff >= 0 ? pcln_name(p, (uint32_t)nameoff) : NULL;
+	return *name != NULL;
+}
+
 /* Name of the innermost inlined call at PC in F, or NULL when PC is not in one. */
 static const char *pcln_inlined(struct binfo *bi, const struct pcln *p, const struct pfunc *f,
 				uint64_t pc)
 {
 	uint32_t tab, fd;
-	int32_t ix;
-	if (!p->gofunc || p->go116 || f->npcdata <= PCDATA_INLTREEINDEX || f->nfuncdata <= FUNCDATA_INLTREE)
+	int32_t ix, ppc, par;
+	const char *name;
+	if (!p->gofunc || p->go116 || !pcln_inl_tree(p, f, &tab, &fd) ||
+	    !pcvalue(p, tab, f->entry, pc, &ix) || ix < 0 ||
+	    !pcln_inl_entry(bi, p, fd, ix, &name, &ppc, &par))
 		return NULL;
-	uint64_t base = f->off + pcln_func_tables(p);
-	if (!pcln_u32(p, base + 4 * PCDATA_INLTREEINDEX, &tab) || !tab ||
-	    !pcln_u32(p, base + 4 * (uint64_t)f->npcdata + 4 * FUNCDATA_INLTREE, &fd) ||
-	    fd == UINT32_MAX)
-		return NULL;
-	if (!pcvalue(p, tab, f->entry, pc, &ix) || ix < 0)
-		return NULL;
-	/* inlinedCall: 1.18/1.19 {parent i16, funcID u8, _ u8, file, line, func_, parentPc}
-	 * (20 bytes); 1.20+ {funcID u8, _ [3]u8, nameOff, parentPc, startLine} (16 bytes) */
-	uint64_t esize = p->go120 ? 16 : 20, noff = p->go120 ? 4 : 12;
-	const uint8_t *e = binfo__bytes_at(bi, p->gofunc + fd + (uint64_t)ix * esize, esize);
-	if (!e)
-		return NULL;
-	int32_t name;
-	memcpy(&name, e + noff, 4);
-	return name >= 0 ? pcln_name(p, (uint32_t)name) : NULL;
+	return name;
 }
 
 bool pcln_fileline(const struct pcln *p, const struct pfunc *f, uint64_t pc, const char **file,

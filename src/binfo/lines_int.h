@@ -46,6 +46,14 @@ bool pcln_func_index(const struct pcln *p, uint64_t i, struct pfunc *f);
 /* Offset in d of the pcdata / funcdata offsets that follow F's fixed fields. */
 uint64_t pcln_func_tables(const struct pcln *p);
 const char *pcln_name(const struct pcln *p, uint32_t nameoff);
+/* F's inline tree: the pc-value table of tree indexes at pctab + *TAB, the tree at
+ * go:func.* + *FD; false when F has none. */
+bool pcln_inl_tree(const struct pcln *p, const struct pfunc *f, uint32_t *tab, uint32_t *fd);
+/* Entry IX of that tree: the inlined function's name, the call site's offset from F's
+ * entry (parentPc, whose tree index is the parent's), and before Go 1.20 the parent's
+ * index as stored (-1: none; -2 from 1.20 on, where parentPc says it). */
+bool pcln_inl_entry(struct binfo *bi, const struct pcln *p, uint32_t fd, int32_t ix,
+		    const char **name, int32_t *parent_pc, int32_t *parent);
 /* The _func holding PC. */
 bool pcln_func(const struct pcln *p, uint64_t pc, struct pfunc *f);
 /* The value of the pc-value table at pctab+OFF for TARGET in a function at ENTRY. */
