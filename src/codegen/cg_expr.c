@@ -178,7 +178,7 @@ void cg_str_into(struct cg *g, struct ast_node *e, LLVMValueRef dst, int size)
 				LLVMConstInt(g->i8, 0, false), cg_const(g, (uint64_t)(size - n)), 1);
 }
 
-static LLVMValueRef gep8(struct cg *g, LLVMValueRef p, int off)
+LLVMValueRef cg_gep8(struct cg *g, LLVMValueRef p, int off)
 {
 	LLVMValueRef idx = cg_const(g, (uint64_t)off);
 	return LLVMBuildGEP2(g->b, g->i8, p, &idx, 1, "");
@@ -209,7 +209,7 @@ static void tuple_copy(struct cg *g, LLVMValueRef dst, const struct gt_type *dt,
 {
 	for (int i = 0; i < dt->nfields; i++) {
 		const struct gt_type *df = dt->fields[i], *sf = st->fields[i];
-		LLVMValueRef dp = gep8(g, dst, dt->offsets[i]), sp = gep8(g, src, st->offsets[i]);
+		LLVMValueRef dp = cg_gep8(g, dst, dt->offsets[i]), sp = cg_gep8(g, src, st->offsets[i]);
 		switch (df->kind) {
 		case TY_TUPLE:
 			tuple_copy(g, dp, df, sp, sf);
@@ -548,7 +548,7 @@ static LLVMValueRef cg_call(struct cg *g, struct ast_node *e)
 		store_int(g, buf, cg_const(g, (uint64_t)n), 8);
 		for (int i = 0; i < n; i++)
 			LLVMBuildStore(g->b, LLVMConstInt(g->i8, (unsigned char)sn->const_str[i], false),
-				       gep8(g, buf, 8 + i));
+				       cg_gep8(g, buf, 8 + i));
 		return buf;
 	}
 	case BI_NTOP: { /* u64 family, then 16 address bytes; inet_ntop(3) in user space */
@@ -557,7 +557,7 @@ static LLVMValueRef cg_call(struct cg *g, struct ast_node *e)
 		LLVMBuildMemSet(g->b, buf, LLVMConstInt(g->i8, 0, false), cg_const(g, 24), 8);
 		if (e->u.call.args.n == 1) { /* an IPv4 address in an integer, as it lies in memory */
 			store_int(g, buf, cg_const(g, 2 /* AF_INET */), 8);
-			store_int(g, gep8(g, buf, 8), cg_expr(g, a[0]), 4);
+			store_int(g, cg_gep8(g, buf, 8), cg_expr(g, a[0]), 4);
 			return buf;
 		}
 		store_int(g, buf, cg_expr(g, a[0]), 8);
@@ -565,11 +565,11 @@ static LLVMValueRef cg_call(struct cg *g, struct ast_node *e)
 		LLVMValueRef src = cg_expr(g, a[1]);
 		if (t->kind == TY_BUF || t->kind == TY_STR) {
 			int off = t->kind == TY_BUF ? 8 : 0, n = t->size - off;
-			LLVMBuildMemCpy(g->b, gep8(g, buf, 8), 1, gep8(g, src, off), 1,
+			LLVMBuildMemCpy(g->b, cg_gep8(g, buf, 8), 1, cg_gep8(g, src, off), 1,
 					cg_const(g, (uint64_t)(n < 16 ? n : 16)));
 		} else { /* an address in memory */
 			bool user = sema_user_mem(a[1]) || g->pp->kind == PLAN_PROG_UPROBE;
-			LLVMValueRef args[4] = {gep8(g, buf, 8), LLVMConstInt(g->i32, 16, false), src,
+			LLVMValueRef args[4] = {cg_gep8(g, buf, 8), LLVMConstInt(g->i32, 16, false), src,
 						LLVMConstInt(g->i32, user, false)};
 			cg_runtime_call(g, "gt_read_raw", args, 4);
 		}
@@ -584,7 +584,7 @@ static LLVMValueRef cg_call(struct cg *g, struct ast_node *e)
 			int n = a[0]->ty->size < cap ? a[0]->ty->size : cap;
 			LLVMBuildMemSet(g->b, buf, LLVMConstInt(g->i8, 0, false),
 					cg_const(g, (uint64_t)e->ty->size), 8);
-			LLVMBuildMemCpy(g->b, gep8(g, buf, 8), 1, cg_expr(g, a[0]), 1,
+			LLVMBuildMemCpy(g->b, cg_gep8(g, buf, 8), 1, cg_expr(g, a[0]), 1,
 					cg_const(g, (uint64_t)n));
 			LLVMValueRef len = e->u.call.args.n == 2 && a[1]->kind != AST_INT
 						   ? cg_expr(g, a[1])
@@ -740,7 +740,7 @@ LLVMValueRef cg_expr(struct cg *g, struct ast_node *e)
 		if (e->u.field.expr->ty && e->u.field.expr->ty->kind == TY_TUPLE) {
 			/* $t.N: a pointer into the tuple, or the integer there */
 			const struct gt_type *tt = e->u.field.expr->ty;
-			LLVMValueRef p = gep8(g, cg_expr(g, e->u.field.expr),
+			LLVMValueRef p = cg_gep8(g, cg_expr(g, e->u.field.expr),
 					      tt->offsets[sn->const_val]);
 			if (e->ty->kind == TY_STR || e->ty->kind == TY_TUPLE)
 				return p;
@@ -771,7 +771,7 @@ LLVMValueRef cg_expr(struct cg *g, struct ast_node *e)
 		for (int i = 0; i < e->u.tuple.items.n; i++) {
 			struct ast_node *it = e->u.tuple.items.v[i];
 			const struct gt_type *ft = e->ty->fields[i];
-			LLVMValueRef dst = gep8(g, buf, e->ty->offsets[i]);
+			LLVMValueRef dst = cg_gep8(g, buf, e->ty->offsets[i]);
 			if (ft->kind == TY_TUPLE)
 				cg_tuple_into(g, it, dst, ft);
 			else if (ft->kind == TY_STR || ft->kind == TY_BUF || ft->kind == TY_INET ||

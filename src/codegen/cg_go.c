@@ -127,17 +127,6 @@ LLVMValueRef cg_go_len(struct cg *g, struct ast_node *call, bool cap)
 	return src_word(g, &s, cap ? 16 : 8, 8, true); /* string {ptr, len}; slice + cap */
 }
 
-static LLVMValueRef at(struct cg *g, LLVMValueRef p, int off)
-{
-	LLVMValueRef idx = cg_const(g, (uint64_t)off);
-	return LLVMBuildGEP2(g->b, g->i8, p, &idx, 1, "");
-}
-
-static void put64(struct cg *g, LLVMValueRef p, int off, LLVMValueRef v)
-{
-	LLVMSetAlignment(LLVMBuildStore(g->b, v, at(g, p, off)), 8);
-}
-
 static void text(struct cg *g, LLVMValueRef dst, int size, LLVMValueRef ptr, LLVMValueRef len)
 {
 	LLVMValueRef args[4] = {dst, LLVMConstInt(g->i32, (uint64_t)size, false), ptr, len};
@@ -147,7 +136,7 @@ static void text(struct cg *g, LLVMValueRef dst, int size, LLVMValueRef ptr, LLV
 /* Captures part A of a value from S into DST (the parent's start). */
 static void capture(struct cg *g, const struct plan_arg *a, const struct gosrc *s, LLVMValueRef dst)
 {
-	LLVMValueRef p = at(g, dst, a->offset);
+	LLVMValueRef p = cg_gep8(g, dst, a->offset);
 	int64_t off = a->go_off;
 	switch (a->go) {
 	case PG_INT:
@@ -157,7 +146,7 @@ static void capture(struct cg *g, const struct plan_arg *a, const struct gosrc *
 	case PG_ADDR:
 	case PG_PTR: {
 		LLVMValueRef v = src_word(g, s, off, a->go_size, a->go == PG_INT);
-		put64(g, p, 0, v);
+		cg_store64(g, p, 0, v);
 		if (a->go == PG_PTR && a->nfields) { /* &{...}: nil reads fail, as zeros */
 			struct gosrc to = {.addr = v};
 			capture(g, &a->fields[0], &to, p);
@@ -168,8 +157,8 @@ static void capture(struct cg *g, const struct plan_arg *a, const struct gosrc *
 		break;
 	case PG_STRING: {
 		LLVMValueRef len = src_word(g, s, off + 8, 8, true);
-		put64(g, p, 0, len);
-		text(g, at(g, p, 8), a->size - 8, src_word(g, s, off, 8, false), len);
+		cg_store64(g, p, 0, len);
+		text(g, cg_gep8(g, p, 8), a->size - 8, src_word(g, s, off, 8, false), len);
 		break;
 	}
 	case PG_STRUCT:
@@ -183,20 +172,20 @@ static void capture(struct cg *g, const struct plan_arg *a, const struct gosrc *
 		for (int i = 0; i < a->go_max; i++) {
 			struct gosrc in = *s;
 			in.off += off + (int64_t)i * a->go_stride;
-			capture(g, &a->fields[0], &in, at(g, p, i * a->fields[0].size));
+			capture(g, &a->fields[0], &in, cg_gep8(g, p, i * a->fields[0].size));
 		}
 		break;
 	case PG_SLICE: {
 		LLVMValueRef data = src_word(g, s, off, 8, false), len = src_word(g, s, off + 8, 8, true);
-		put64(g, p, 0, len);
-		put64(g, p, 8, src_word(g, s, off + 16, 8, true));
+		cg_store64(g, p, 0, len);
+		cg_store64(g, p, 8, src_word(g, s, off + 16, 8, true));
 		for (int i = 0; i < a->go_max; i++) {
 			/* past len: address 0, whose reads give zeros (no branch per element) */
 			LLVMValueRef in = LLVMBuildICmp(g->b, LLVMIntSLT, cg_const(g, (uint64_t)i), len, "");
 			LLVMValueRef ea = LLVMBuildAdd(g->b, data,
 						       cg_const(g, (uint64_t)i * (uint64_t)a->go_stride), "");
 			struct gosrc el = {.addr = LLVMBuildSelect(g->b, in, ea, cg_const(g, 0), "")};
-			capture(g, &a->fields[0], &el, at(g, p, 16 + i * a->fields[0].size));
+			capture(g, &a->fields[0], &el, cg_gep8(g, p, 16 + i * a->fields[0].size));
 		}
 		break;
 	}
@@ -209,13 +198,13 @@ static void capture(struct cg *g, const struct plan_arg *a, const struct gosrc *
 		if (a->go_rebase) /* nil stays nil */
 			ty = LLVMBuildSelect(g->b, LLVMBuildICmp(g->b, LLVMIntEQ, ty, cg_const(g, 0), ""),
 					     ty, LLVMBuildSub(g->b, ty, cg_site_bias(g), ""), "");
-		put64(g, p, 0, ty);
-		put64(g, p, 8, data);
+		cg_store64(g, p, 0, ty);
+		cg_store64(g, p, 8, data);
 		LLVMValueRef h0 = read_mem(g, data, 8, false);
 		LLVMValueRef h1 = read_mem(g, LLVMBuildAdd(g->b, data, cg_const(g, 8), ""), 8, true);
-		put64(g, p, 16, h0);
-		put64(g, p, 24, h1);
-		text(g, at(g, p, 32), a->size - 32, h0, h1);
+		cg_store64(g, p, 16, h0);
+		cg_store64(g, p, 24, h1);
+		text(g, cg_gep8(g, p, 32), a->size - 32, h0, h1);
 		break;
 	}
 	}

@@ -107,6 +107,9 @@ LLVMValueRef cg_cond(struct cg *g, struct ast_node *e); /* i1 */
 LLVMValueRef cg_narrow(struct cg *g, LLVMValueRef v, int size, bool is_signed);
 
 LLVMValueRef cg_load_reg(struct cg *g, int off); /* u64 at OFF of struct pt_regs */
+LLVMValueRef cg_gep8(struct cg *g, LLVMValueRef p, int off); /* P + OFF bytes */
+/* Stores i64 V at P + OFF (8-aligned: records, keys and buffers are). */
+void cg_store64(struct cg *g, LLVMValueRef p, int off, LLVMValueRef v);
 
 /* cg_go.c: Go values named through args / rets */
 LLVMValueRef cg_go_value(struct cg *g, struct ast_node *e); /* an integer or a pointer */

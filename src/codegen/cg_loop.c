@@ -17,12 +17,6 @@ static LLVMValueRef field(struct cg *g, LLVMTypeRef cty, LLVMValueRef cx, int i)
 	return LLVMBuildStructGEP2(g->b, cty, cx, (unsigned)i, "");
 }
 
-static LLVMValueRef gep8(struct cg *g, LLVMValueRef p, int off)
-{
-	LLVMValueRef idx = cg_const(g, (uint64_t)off);
-	return LLVMBuildGEP2(g->b, g->i8, p, &idx, 1, "");
-}
-
 /* A key or value from its map layout SA at SRC + SOFF into type DT at DST + DOFF:
  * tuples field by field (their strings may differ in size), never more than either
  * side holds. */
@@ -37,7 +31,7 @@ static void copy(struct cg *g, LLVMValueRef dst, int doff, const struct gt_type 
 	}
 	int n = dt->size < sa->size ? dt->size : sa->size;
 	if (n > 0)
-		LLVMBuildMemCpy(g->b, gep8(g, dst, doff), 1, gep8(g, src, soff), 1,
+		LLVMBuildMemCpy(g->b, cg_gep8(g, dst, doff), 1, cg_gep8(g, src, soff), 1,
 				cg_const(g, (uint64_t)n));
 }
 
@@ -66,7 +60,7 @@ static void fill_pair(struct cg *g, struct ast_node *st, LLVMValueRef kv, const 
 					LLVMConstInt(g->i32, (uint64_t)how[m->kind], false),
 					LLVMBuildTrunc(g->b, cg_config(g, 2 /* ncpus */), g->i32, "")};
 		LLVMValueRef v = cg_runtime_call(g, "gt_agg_read", args, 4);
-		LLVMSetAlignment(LLVMBuildStore(g->b, v, gep8(g, kv, voff)), 8);
+		LLVMSetAlignment(LLVMBuildStore(g->b, v, cg_gep8(g, kv, voff)), 8);
 		return;
 	}
 	if (m->kind == PLAN_MAP_VALUE) {

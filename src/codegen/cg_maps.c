@@ -27,18 +27,6 @@ void cg_define_script_maps(struct cg *g)
 						      (unsigned)plan->stackmaps[i].depth * 8);
 }
 
-static LLVMValueRef gep(struct cg *g, LLVMValueRef p, int off)
-{
-	LLVMValueRef idx = cg_const(g, (uint64_t)off);
-	return LLVMBuildGEP2(g->b, g->i8, p, &idx, 1, "");
-}
-
-static void store64(struct cg *g, LLVMValueRef p, int off, LLVMValueRef v)
-{
-	LLVMValueRef st = LLVMBuildStore(g->b, v, gep(g, p, off));
-	LLVMSetAlignment(st, 8);
-}
-
 /* The key of @m[k...] in a zeroed stack buffer (the bucket slot, if any, is last). */
 static LLVMValueRef build_key(struct cg *g, struct ast_node *mn, const struct plan_map *m)
 {
@@ -50,9 +38,9 @@ static LLVMValueRef build_key(struct cg *g, struct ast_node *mn, const struct pl
 		const struct plan_arg *f = &m->keys[i];
 		if (f->kind == PLAN_ARG_STR || f->kind == PLAN_ARG_BUF || f->kind == PLAN_ARG_INET ||
 		    f->kind == PLAN_ARG_STACK || f->kind == PLAN_ARG_SYM)
-			cg_str_into(g, keys->v[i], gep(g, key, f->offset), f->size);
+			cg_str_into(g, keys->v[i], cg_gep8(g, key, f->offset), f->size);
 		else
-			store64(g, key, f->offset, cg_expr(g, keys->v[i]));
+			cg_store64(g, key, f->offset, cg_expr(g, keys->v[i]));
 	}
 	return key;
 }
@@ -95,7 +83,7 @@ static LLVMValueRef load_at_or_zero(struct cg *g, LLVMValueRef map, LLVMValueRef
 	LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "map.read");
 	LLVMBuildCondBr(g->b, LLVMBuildIsNull(g->b, p, ""), done, have);
 	LLVMPositionBuilderAtEnd(g->b, have);
-	LLVMValueRef v = LLVMBuildLoad2(g->b, g->i64, gep(g, p, off), "");
+	LLVMValueRef v = LLVMBuildLoad2(g->b, g->i64, cg_gep8(g, p, off), "");
 	LLVMSetAlignment(v, 8);
 	LLVMBuildStore(g->b, v, res);
 	LLVMBuildBr(g->b, done);
@@ -139,7 +127,7 @@ static void aggregate(struct cg *g, int id, const struct plan_map *m, struct ast
 					      cg_const(g, (uint64_t)m->lhist_step)};
 			b = cg_runtime_call(g, "gt_lhist_bucket", la, 4);
 		}
-		store64(g, key, m->key_size - 8, b);
+		cg_store64(g, key, m->key_size - 8, b);
 		LLVMValueRef a[5] = {g->maps[id], key, cg_const(g, 1), full, mid};
 		cg_runtime_call(g, "gt_agg_add", a, 5);
 		break;
@@ -189,7 +177,7 @@ void cg_map_assign(struct cg *g, struct ast_node *st)
 		else if (m->kind == PLAN_MAP_VALUE && mn->ty->kind != TY_BUF &&
 			 mn->ty->kind != TY_INET && mn->ty->kind != TY_STACK &&
 			 mn->ty->kind != TY_SYM)
-			store64(g, val, 0, cg_expr(g, rhs)); /* strftime, strerror: 8 bytes */
+			cg_store64(g, val, 0, cg_expr(g, rhs)); /* strftime, strerror: 8 bytes */
 		else
 			cg_str_into(g, rhs, val,
 				    rhs->ty->size < m->value_size ? rhs->ty->size : m->value_size);
@@ -280,7 +268,7 @@ void cg_map_delete(struct cg *g, struct ast_node *call)
 	LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntULT, cur, cg_const(g, nb), ""), body,
 			done);
 	LLVMPositionBuilderAtEnd(g->b, body);
-	store64(g, key, m->key_size - 8, cur);
+	cg_store64(g, key, m->key_size - 8, cur);
 	cg_helper(g, BPF_FUNC_map_delete_elem, g->i64, args, 2);
 	LLVMBuildStore(g->b, LLVMBuildAdd(g->b, cur, cg_const(g, 1), ""), i);
 	LLVMBuildBr(g->b, cond);

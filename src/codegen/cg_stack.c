@@ -10,12 +10,6 @@
 
 #include <asm/ptrace.h>
 
-static void put64(struct cg *g, LLVMValueRef p, int off, LLVMValueRef v)
-{
-	LLVMValueRef idx = cg_const(g, (uint64_t)off);
-	LLVMSetAlignment(LLVMBuildStore(g->b, v, LLVMBuildGEP2(g->b, g->i8, p, &idx, 1, "")), 1);
-}
-
 void cg_stack_into(struct cg *g, struct ast_node *e, LLVMValueRef dst)
 {
 	const struct gt_type *t = e->ty;
@@ -23,20 +17,20 @@ void cg_stack_into(struct cg *g, struct ast_node *e, LLVMValueRef dst)
 	LLVMValueRef args[3] = {g->ctx_arg, g->stackmaps[t->stack_map],
 				cg_const(g, kernel ? 0 : BPF_F_USER_STACK)};
 	LLVMValueRef id = cg_helper(g, BPF_FUNC_get_stackid, g->i64, args, 3);
-	put64(g, dst, 0, id);
+	cg_store64(g, dst, 0, id);
 	/* the process names a user stack; a kernel stack is the same in every process */
 	LLVMValueRef pid = cg_const(g, 0);
 	if (!kernel)
 		pid = LLVMBuildLShr(g->b, cg_helper(g, BPF_FUNC_get_current_pid_tgid, g->i64, NULL, 0),
 				    cg_const(g, 32), "");
-	put64(g, dst, 8, pid);
+	cg_store64(g, dst, 8, pid);
 	LLVMValueRef caller = cg_const(g, 0);
 	if (!kernel && g->pp->kind == PLAN_PROG_UPROBE && g->sp->point == GO_ENTRY) {
 		LLVMValueRef a[2] = {cg_load_reg(g, offsetof(struct pt_regs, rsp)),
 				     LLVMConstInt(g->i32, 8, false)};
 		caller = cg_runtime_call(g, "gt_read_uint", a, 2);
 	}
-	put64(g, dst, 16, caller);
+	cg_store64(g, dst, 16, caller);
 }
 
 void cg_sym_into(struct cg *g, struct ast_node *e, LLVMValueRef dst)
@@ -50,8 +44,8 @@ void cg_sym_into(struct cg *g, struct ast_node *e, LLVMValueRef dst)
 	} else {
 		addr = cg_expr(g, e->u.call.args.v[0]);
 	}
-	put64(g, dst, 0, addr);
-	put64(g, dst, 8, LLVMBuildLShr(g->b, cg_helper(g, BPF_FUNC_get_current_pid_tgid, g->i64,
+	cg_store64(g, dst, 0, addr);
+	cg_store64(g, dst, 8, LLVMBuildLShr(g->b, cg_helper(g, BPF_FUNC_get_current_pid_tgid, g->i64,
 						       NULL, 0),
 				       cg_const(g, 32), ""));
 }

@@ -12,8 +12,7 @@ static LLVMBasicBlockRef new_bb(struct cg *g, const char *name)
 	return LLVMAppendBasicBlockInContext(g->ctx, g->fn, name);
 }
 
-/* Stores an i64 at p + off. */
-static void store_at(struct cg *g, LLVMValueRef p, int off, LLVMValueRef v)
+void cg_store64(struct cg *g, LLVMValueRef p, int off, LLVMValueRef v)
 {
 	LLVMValueRef idx = LLVMConstInt(g->i64, (uint64_t)off, false);
 	LLVMValueRef q = LLVMBuildGEP2(g->b, g->i8, p, &idx, 1, "");
@@ -45,7 +44,7 @@ static LLVMValueRef record_begin(struct cg *g, int event, LLVMBasicBlockRef *don
 	LLVMBuildBr(g->b, *done);
 
 	LLVMPositionBuilderAtEnd(g->b, ok);
-	store_at(g, rec, 0, cg_const(g, (uint64_t)event));
+	cg_store64(g, rec, 0, cg_const(g, (uint64_t)event));
 	return rec;
 }
 
@@ -82,7 +81,7 @@ static void cg_event(struct cg *g, struct ast_node *call, int first)
 			else
 				cg_str_into(g, e, dst, a->size);
 		} else {
-			store_at(g, rec, a->offset, cg_expr(g, e));
+			cg_store64(g, rec, a->offset, cg_expr(g, e));
 		}
 	}
 	record_submit(g, rec, done);
@@ -98,7 +97,7 @@ void cg_helper_check(struct cg *g, const struct ast_node *at, LLVMValueRef faile
 	LLVMPositionBuilderAtEnd(g->b, report);
 	LLVMBasicBlockRef done;
 	LLVMValueRef rec = record_begin(g, sn->err_event - 1, &done);
-	store_at(g, rec, 8, rc);
+	cg_store64(g, rec, 8, rc);
 	record_submit(g, rec, done);
 	LLVMBuildBr(g->b, on);
 	LLVMPositionBuilderAtEnd(g->b, on);
