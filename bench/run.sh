@@ -191,6 +191,19 @@ first_err() { grep -v -E 'RLIMIT_MEMLOCK|^libbpf: elf: skipping' "$1" 2>/dev/nul
 # record METRIC TOOL ROUND STATUS VALUE INFO WHY   (INFO: key=value words)
 record() { printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$5" "$6" "${7:-}" >>"$RUNS_TSV"; }
 
+# report_run METRIC TOOL ROUND TAG NS INFO WHY: records a run's ns_per_call, or that it
+# FAILED and why, and says so on stdout.
+report_run() {
+  local metric=$1 tool=$2 r=$3 tag=$4 ns=$5 info=$6 why=$7
+  if [ -n "$why" ]; then
+    record "$metric" "$tool" "$r" FAILED "${ns:-}" "$info" "$why"
+    printf '# %-28s FAILED: %s\n' "$tag" "$why"
+  else
+    record "$metric" "$tool" "$r" ok "$ns" "$info" ""
+    printf '# %-28s ns_per_call=%s %s\n' "$tag" "$ns" "$info"
+  fi
+}
+
 # one_run METRIC TOOL ROUND : runs the loop (N calls) under TOOL, checks it,
 # records ns_per_call. METRIC: base | printf_null | printf_file | empty | count
 # (| floor: the uprobe_multi counter).
@@ -267,13 +280,7 @@ one_run() {
     local hits; hits=$(kv hits "$so"); info+="hits=$hits "
     [ "$hits" != "$N" ] && why="hits=${hits:-none}, expected $N"
   fi
-  if [ -n "$why" ]; then
-    record "$metric" "$tool" "$r" FAILED "${ns:-}" "$info" "$why"
-    printf '# %-28s FAILED: %s\n' "$tag" "$why"
-  else
-    record "$metric" "$tool" "$r" ok "$ns" "$info" ""
-    printf '# %-28s ns_per_call=%s %s\n' "$tag" "$ns" "$info"
-  fi
+  report_run "$metric" "$tool" "$r" "$tag" "$ns" "$info" "$why"
 }
 
 # prof_run METRIC TOOL ROUND HZ : the loop for PROF_DUR seconds (-dur), profiled by TOOL
@@ -301,13 +308,7 @@ prof_run() {
     [ -z "$why" ] && [ "$got" -lt $((hz * PROF_DUR / 2)) ] && why="$got samples, expected ~$((hz * PROF_DUR))"
     [ "$KEEP_RAW" != 1 ] && [ -f "$ev" ] && { head -40 "$ev" >"$ev.kept"; mv "$ev.kept" "$ev"; }
   fi
-  if [ -n "$why" ]; then
-    record "$metric" "$tool" "$r" FAILED "${ns:-}" "$info" "$why"
-    printf '# %-28s FAILED: %s\n' "$tag" "$why"
-  else
-    record "$metric" "$tool" "$r" ok "$ns" "$info" ""
-    printf '# %-28s ns_per_call=%s %s\n' "$tag" "$ns" "$info"
-  fi
+  report_run "$metric" "$tool" "$r" "$tag" "$ns" "$info" "$why"
 }
 
 # count() needs maps: run that row for gotrace only when its compiler accepts it.

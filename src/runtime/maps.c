@@ -78,13 +78,6 @@ struct snap {
 
 /* ---- small helpers ---------------------------------------------------------------- */
 
-static uint64_t rd64(const uint8_t *p)
-{
-	uint64_t v;
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
 static bool is_percpu_type(enum bpf_map_type t)
 {
 	return t == BPF_MAP_TYPE_PERCPU_HASH || t == BPF_MAP_TYPE_PERCPU_ARRAY ||
@@ -212,7 +205,7 @@ static void combine(const struct rt_map *m, const uint8_t *v, struct row *r)
 	case PLAN_MAP_COUNT:
 	case PLAN_MAP_SUM:
 		for (int c = 0; c < m->nvals; c++)
-			r->num += rd64(v + (size_t)c * m->stride);
+			r->num += rt_rd64(v + (size_t)c * m->stride);
 		break;
 	case PLAN_MAP_VALUE: /* never per CPU */
 		r->tuple = v;
@@ -232,9 +225,9 @@ static void combine(const struct rt_map *m, const uint8_t *v, struct row *r)
 		uint64_t best = 0;
 		for (int c = 0; c < m->nvals; c++) {
 			const uint8_t *p = v + (size_t)c * m->stride;
-			if (!rd64(p + 8))
+			if (!rt_rd64(p + 8))
 				continue;
-			uint64_t x = rd64(p);
+			uint64_t x = rt_rd64(p);
 			bool better;
 			if (pm->value_signed)
 				better = pm->kind == PLAN_MAP_MIN ? (int64_t)x < (int64_t)best
@@ -252,8 +245,8 @@ static void combine(const struct rt_map *m, const uint8_t *v, struct row *r)
 	case PLAN_MAP_STATS: {
 		uint64_t cnt = 0, tot = 0;
 		for (int c = 0; c < m->nvals; c++) {
-			cnt += rd64(v + (size_t)c * m->stride);
-			tot += rd64(v + (size_t)c * m->stride + 8);
+			cnt += rt_rd64(v + (size_t)c * m->stride);
+			tot += rt_rd64(v + (size_t)c * m->stride + 8);
 		}
 		r->count = (int64_t)cnt;
 		r->total = (int64_t)tot;
@@ -459,7 +452,7 @@ static int cmp_keys(const struct order_ctx *c, const uint8_t *a, const uint8_t *
 		int r = 0;
 		switch (f->kind) {
 		case PLAN_ARG_INT: {
-			uint64_t x = rd64(pa), y = rd64(pb);
+			uint64_t x = rt_rd64(pa), y = rt_rd64(pb);
 			r = x < y ? -1 : x > y;
 			break;
 		}
@@ -468,8 +461,8 @@ static int cmp_keys(const struct order_ctx *c, const uint8_t *a, const uint8_t *
 			break;
 		case PLAN_ARG_SITE_FUNC:
 		case PLAN_ARG_SITE_PROBE: {
-			const char *x = site_name(c->ms, f->kind, rd64(pa));
-			const char *y = site_name(c->ms, f->kind, rd64(pb));
+			const char *x = site_name(c->ms, f->kind, rt_rd64(pa));
+			const char *y = site_name(c->ms, f->kind, rt_rd64(pb));
 			r = strcmp(x ? x : "", y ? y : "");
 			break;
 		}
@@ -477,7 +470,7 @@ static int cmp_keys(const struct order_ctx *c, const uint8_t *a, const uint8_t *
 		case PLAN_ARG_STRERROR:
 		case PLAN_ARG_USERNAME:
 		case PLAN_ARG_CGROUP_PATH: {
-			uint64_t x = rd64(pa), y = rd64(pb);
+			uint64_t x = rt_rd64(pa), y = rt_rd64(pb);
 			r = x < y ? -1 : x > y;
 			break;
 		}
@@ -543,9 +536,9 @@ static void key_field(struct strbuf *sb, const struct rt_maps *ms, const struct 
 	switch (f->kind) {
 	case PLAN_ARG_INT:
 		if (f->is_signed)
-			strbuf_printf(sb, "%" PRId64, (int64_t)rd64(p));
+			strbuf_printf(sb, "%" PRId64, (int64_t)rt_rd64(p));
 		else
-			strbuf_printf(sb, "%" PRIu64, rd64(p));
+			strbuf_printf(sb, "%" PRIu64, rt_rd64(p));
 		break;
 	case PLAN_ARG_STR: {
 		size_t n = strnlen((const char *)p, (size_t)f->size);
@@ -557,9 +550,9 @@ static void key_field(struct strbuf *sb, const struct rt_maps *ms, const struct 
 	}
 	case PLAN_ARG_SITE_FUNC:
 	case PLAN_ARG_SITE_PROBE: {
-		const char *name = site_name(ms, f->kind, rd64(p));
+		const char *name = site_name(ms, f->kind, rt_rd64(p));
 		if (!name)
-			strbuf_printf(sb, "%" PRIu64, rd64(p) & 0xffffffffu);
+			strbuf_printf(sb, "%" PRIu64, rt_rd64(p) & 0xffffffffu);
 		else if (json)
 			strbuf_json_escape(sb, name, strlen(name));
 		else
@@ -859,9 +852,9 @@ static size_t build_rows(const struct rt_maps *ms, const struct rt_map *m, const
 				n++;
 			}
 			struct row *r = &rows[n - 1];
-			uint64_t bucket = rd64(k + m->prefix_size), cnt = 0;
+			uint64_t bucket = rt_rd64(k + m->prefix_size), cnt = 0;
 			for (int c = 0; c < m->nvals; c++)
-				cnt += rd64(s->vals + i * vs + (size_t)c * m->stride);
+				cnt += rt_rd64(s->vals + i * vs + (size_t)c * m->stride);
 			if (bucket < (uint64_t)m->nbuckets)
 				r->buckets[bucket] += cnt;
 			r->sum += cnt;

@@ -11,6 +11,14 @@
 
 struct strbuf;
 
+/* The u64 at P of a record, key or value (memcpy: any alignment, UBSan-clean). */
+static inline uint64_t rt_rd64(const uint8_t *p)
+{
+	uint64_t v;
+	__builtin_memcpy(&v, p, sizeof(v));
+	return v;
+}
+
 /* How printf's %r (and print) show a buffer: printable bytes as they are and the rest as
  * \xNN; %rx every byte as \xNN; %rh hex bytes separated by spaces. */
 enum rt_buf_mode { RT_BUF_PRINTABLE, RT_BUF_ESCAPED, RT_BUF_HEX };

@@ -380,17 +380,19 @@ int rt_run(struct gt_plan *plan, const struct rt_options *opts)
 		diag_print(DIAG_INFO, "tracing (started in %.1f ms)",
 			   (double)(now_ns() - t_start) / 1e6);
 
+	/* A PIE's load address for naming stacks: learned once, while the process runs
+	 * (the symbolizer says when nothing is left to learn). */
+	bool primed = !opts->sym || !opts->sym->prime;
 	/* Not released after exit() in BEGIN or a signal: the command never runs. */
 	if (!rt_stop_signal && !rt_output__exit_seen(s.output)) {
 		err = rt_child__release(&s);
 		if (err)
 			goto cleanup;
-		/* a PIE command's load address, read as soon as it has exec'd: a short-lived
-		 * one may be gone before the loop below looks (its stacks are named with it) */
-		for (int i = 0; opts->child_argv && opts->sym && opts->sym->prime && i < 100 &&
-				!opts->sym->prime(opts->sym->ctx, (int)s.pid);
-		     i++)
-			poll(NULL, 0, 1);
+		/* as soon as the command has exec'd: a short-lived one may be gone before
+		 * the loop below looks */
+		for (int i = 0; opts->child_argv && !primed && i < 100; i++)
+			if (!(primed = opts->sym->prime(opts->sym->ctx, (int)s.pid)))
+				poll(NULL, 0, 1);
 	}
 
 	bool idle = begin_end_only(&s, plan);
@@ -405,8 +407,8 @@ int rt_run(struct gt_plan *plan, const struct rt_options *opts)
 		} else {
 			poll(NULL, 0, RT_POLL_MS);
 		}
-		if (opts->sym && opts->sym->prime && s.pid)
-			opts->sym->prime(opts->sym->ctx, (int)s.pid); /* a PIE's bias, while it runs */
+		if (!primed && s.pid)
+			primed = opts->sym->prime(opts->sym->ctx, (int)s.pid);
 		if (rt_print_maps && s.maps) {
 			/* as bpftrace: every map now, in the dump's format, and the trace goes on */
 			rt_print_maps = 0;

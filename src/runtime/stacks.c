@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "common/util.h"
+#include "runtime/rt_value.h"
 
 #define STACK_FRAMES_MAX 127
 #define INLINE_MAX 16
@@ -43,17 +44,10 @@ void rt_stacks__free(void)
 	memset(&st, 0, sizeof(st));
 }
 
-static uint64_t rd64(const uint8_t *p)
-{
-	uint64_t v;
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
 int rt_stack_addrs(const struct plan_arg *a, const uint8_t *p, uint64_t *out, int max)
 {
-	int64_t id = (int64_t)rd64(p);
-	uint64_t caller = rd64(p + 16);
+	int64_t id = (int64_t)rt_rd64(p);
+	uint64_t caller = rt_rd64(p + 16);
 	if (!st.plan || a->stack_map < 0 || a->stack_map >= st.plan->nstackmaps || id < 0 ||
 	    st.fds[a->stack_map] < 0)
 		return 0;
@@ -81,7 +75,7 @@ int rt_stack_frames(const struct plan_arg *a, const uint8_t *p, uint64_t addr, i
 		return 0;
 	if (kernel)
 		return st.sym->kernel(st.sym->ctx, addr, out);
-	return st.sym->user(st.sym->ctx, (int)rd64(p + 8), addr, index > 0, out, max);
+	return st.sym->user(st.sym->ctx, (int)rt_rd64(p + 8), addr, index > 0, out, max);
 }
 
 static void put_frame(struct strbuf *sb, const struct rt_frame *f, uint64_t addr, bool perf,
@@ -131,13 +125,13 @@ void rt_stack_format(struct strbuf *sb, const struct plan_arg *a, const uint8_t 
 
 void rt_sym_format(struct strbuf *sb, const struct plan_arg *a, const uint8_t *p)
 {
-	uint64_t addr = rd64(p);
+	uint64_t addr = rt_rd64(p);
 	struct rt_frame fr[INLINE_MAX];
 	int n = 0;
 	if (st.sym && a->stack_mode == PLAN_SYM_KERNEL)
 		n = st.sym->kernel(st.sym->ctx, addr, fr);
 	else if (st.sym)
-		n = st.sym->user(st.sym->ctx, (int)rd64(p + 8), addr, a->stack_mode == PLAN_SYM_CALLER,
+		n = st.sym->user(st.sym->ctx, (int)rt_rd64(p + 8), addr, a->stack_mode == PLAN_SYM_CALLER,
 				 fr, INLINE_MAX);
 	if (n <= 0) {
 		strbuf_printf(sb, "0x%" PRIx64, addr);

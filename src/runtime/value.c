@@ -12,13 +12,6 @@
 #include "common/util.h"
 #include "runtime/rt_stacks.h"
 
-static uint64_t rd64(const uint8_t *p)
-{
-	uint64_t v;
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
 /* An integer of SIZE bytes (tuple fields keep their width), sign-extended if signed. */
 static uint64_t rd_int(const uint8_t *p, int size, bool is_signed)
 {
@@ -94,14 +87,14 @@ void rt_value_format(struct strbuf *sb, const struct gt_plan *plan, const struct
 	case PLAN_ARG_BUF: {
 		struct strbuf t = {0};
 		if (a->kind == PLAN_ARG_STRFTIME) {
-			format_strftime(&t, a->literal ? a->literal : "", rd64(p));
+			format_strftime(&t, a->literal ? a->literal : "", rt_rd64(p));
 		} else if (a->kind == PLAN_ARG_STRERROR) {
-			strbuf_puts(&t, strerror((int)rd64(p)));
+			strbuf_puts(&t, strerror((int)rt_rd64(p)));
 		} else if (a->kind == PLAN_ARG_CGROUP_PATH) {
-			rt_cgroup_path(&t, rd64(p));
+			rt_cgroup_path(&t, rt_rd64(p));
 		} else if (a->kind == PLAN_ARG_INET) {
 			char ip[INET6_ADDRSTRLEN];
-			int af = (int)rd64(p);
+			int af = (int)rt_rd64(p);
 			if (inet_ntop(af, p + 8, ip, sizeof(ip)))
 				strbuf_puts(&t, ip);
 			else
@@ -109,13 +102,13 @@ void rt_value_format(struct strbuf *sb, const struct gt_plan *plan, const struct
 		} else if (a->kind == PLAN_ARG_USERNAME) {
 			struct passwd pw, *res = NULL;
 			char pbuf[1024];
-			uid_t uid = (uid_t)rd64(p);
+			uid_t uid = (uid_t)rt_rd64(p);
 			if (!getpwuid_r(uid, &pw, pbuf, sizeof(pbuf), &res) && res)
 				strbuf_puts(&t, pw.pw_name);
 			else
 				strbuf_printf(&t, "%u", (unsigned)uid);
 		} else {
-			uint64_t len = rd64(p);
+			uint64_t len = rt_rd64(p);
 			size_t cap = a->size > 8 ? (size_t)a->size - 8 : 0;
 			rt_buf_format(&t, p + 8, len < cap ? (size_t)len : cap, RT_BUF_PRINTABLE);
 		}
@@ -135,7 +128,7 @@ void rt_value_format(struct strbuf *sb, const struct gt_plan *plan, const struct
 	case PLAN_ARG_SITE_FUNC:
 	case PLAN_ARG_SITE_PROBE: {
 		/* low 32 bits: a raw cookie (site id | flags << 32) names the same site */
-		uint64_t id = rd64(p) & 0xffffffffu;
+		uint64_t id = rt_rd64(p) & 0xffffffffu;
 		const char *t = a->literal;
 		if (!t && id < (uint64_t)plan->nsites)
 			t = a->kind == PLAN_ARG_SITE_FUNC ? plan->sites[id].func

@@ -13,13 +13,6 @@
 
 #include "common/util.h"
 
-static uint64_t rd64(const uint8_t *p)
-{
-	uint64_t v;
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
 static uint64_t narrow(uint64_t v, int size, bool is_signed)
 {
 	int sh = size > 0 && size < 8 ? 64 - 8 * size : 0;
@@ -84,7 +77,7 @@ static void go_format(struct strbuf *sb, const struct gt_plan *plan, const struc
 		      const uint8_t *base)
 {
 	const uint8_t *p = base + a->offset;
-	uint64_t v = a->go == PG_NOREAD ? 0 : rd64(p);
+	uint64_t v = a->go == PG_NOREAD ? 0 : rt_rd64(p);
 	switch (a->go) {
 	case PG_INT:
 		strbuf_printf(sb, "%" PRId64, (int64_t)narrow(v, a->go_size, true));
@@ -148,7 +141,7 @@ static void go_format(struct strbuf *sb, const struct gt_plan *plan, const struc
 		break;
 	}
 	case PG_IFACE: {
-		uint64_t data = rd64(p + 8), h0 = rd64(p + 16), h1 = rd64(p + 24);
+		uint64_t data = rt_rd64(p + 8), h0 = rt_rd64(p + 16), h1 = rt_rd64(p + 24);
 		const struct plan_gotype *t = v ? gotype_at(plan, v) : NULL;
 		if (!v) {
 			strbuf_puts(sb, "<nil>");
@@ -203,7 +196,7 @@ void rt_go_type(struct strbuf *sb, const struct gt_plan *plan, const struct plan
 		strbuf_puts(sb, a->literal ? a->literal : "?");
 		return;
 	}
-	uint64_t ty = rd64(base + a->offset);
+	uint64_t ty = rt_rd64(base + a->offset);
 	const struct plan_gotype *t = ty ? gotype_at(plan, ty) : NULL;
 	if (t)
 		strbuf_puts(sb, t->name);

@@ -342,7 +342,7 @@ int sema_reg_offset(const char *name)
 }
 
 /* Regs of Go's register ABI for arg0..arg8, and of the C ABI for plain uprobes. */
-static const char *const go_arg_regs[] = {"ax", "bx", "cx", "di", "si", "r8", "r9", "r10", "r11"};
+const char *const sema_go_arg_regs[9] = {"ax", "bx", "cx", "di", "si", "r8", "r9", "r10", "r11"};
 static const char *const c_arg_regs[] = {"di", "si", "dx", "cx", "r8", "r9"};
 
 const char *sema_closest(struct sema *s, const char *name, const char *const *cands, int n,
@@ -483,7 +483,7 @@ int sema_check_argn(struct sema *s, struct ast_node *e, const struct builtin *b)
 		return -EINVAL;
 	}
 	/* Go's integer parameters are mostly int: signed, so `arg1 < 0` works */
-	sn->regs_off = sema_reg_offset(go_arg_regs[n]);
+	sn->regs_off = sema_reg_offset(sema_go_arg_regs[n]);
 	e->ty = &sema_ty_i64;
 	return 0;
 }

@@ -11,9 +11,6 @@
 #include "binfo/binfo.h"
 #include "binfo/gotypes.h"
 
-/* Go's integer argument registers in ABI order, as pt_regs names. */
-static const char *const go_regs[] = {"ax", "bx", "cx", "di", "si", "r8", "r9", "r10", "r11"};
-
 struct binfo_godwarf *sema_godwarf(struct sema *s, struct binfo *bi)
 {
 	for (int i = 0; i < s->godwarf.n; i++)
@@ -238,7 +235,7 @@ static int param_ref(struct sema *s, struct ast_node *e, const struct binfo_gopa
 		for (int i = 0; i < p->npieces; i++) {
 			const struct binfo_gopiece *pc = &p->pieces[i];
 			w[i] = (struct sema_goword){(int)pc->offset, (int)pc->size,
-						    pc->ireg >= 0 ? sema_reg_offset(go_regs[pc->ireg]) : -1};
+						    pc->ireg >= 0 ? sema_reg_offset(sema_go_arg_regs[pc->ireg]) : -1};
 		}
 		r->where = GW_REGS;
 		r->regs = w;

@@ -116,6 +116,8 @@ void sema_helper_event(struct sema *s, struct ast_node *at, int level, const cha
 void sema_finish_events(struct sema *s);
 
 /* sema_expr.c: shared by the checkers */
+/* Go's integer argument registers in ABI order (RAX RBX ...), as pt_regs names. */
+extern const char *const sema_go_arg_regs[9];
 extern struct gt_type sema_ty_void, sema_ty_i64, sema_ty_u64;
 struct gt_type *sema_type_new(struct sema *s, enum gt_type_kind k, int size, bool is_signed);
 bool sema_is_int(const struct ast_node *e);
