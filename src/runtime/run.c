@@ -419,8 +419,11 @@ int rt_run(struct gt_plan *plan, const struct rt_options *opts)
 		report_lost(&s);
 		if (rt_target__gone(&s))
 			break;
-		if (n > 0 && !rt_stop_signal && !rt_output__exit_seen(s.output))
-			poll(NULL, 0, RT_BATCH_MS); /* a signal interrupts it */
+		if (n > 0 && !rt_stop_signal && !rt_output__exit_seen(s.output)) {
+			/* a signal interrupts it; so does the traced process's exit */
+			struct pollfd pf = {.fd = s.pidfd, .events = POLLIN};
+			poll(&pf, s.pidfd >= 0 ? 1 : 0, RT_BATCH_MS);
+		}
 	}
 	if (opts->verbose) {
 		const char *why = rt_stop_signal           ? strsignal(rt_stop_signal)
