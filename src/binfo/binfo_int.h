@@ -36,6 +36,8 @@ struct binfo {
 	uint32_t name_mask;
 	int32_t *same_next;
 	char *renamed; /* names this binfo made (ABI0 wrappers of a stripped binary) */
+	/* binfo_entry_addr's answers by funcs index: entry - addr + 1 (0 = not yet) */
+	uint32_t *entry_memo;
 
 	/* Opened on first use: cs with instruction details (prologue operands), cs_fast
 	 * without (linear sweeps over whole functions, several times faster). */
@@ -45,6 +47,10 @@ struct binfo {
 
 /* Pointer to LEN file bytes at virtual address VADDR, or NULL when not all in the file. */
 const uint8_t *binfo__bytes_at(const struct binfo *bi, uint64_t vaddr, uint64_t len);
+
+/* The length of the x86-64 instruction at P (N bytes there), and whether it is a RET
+ * (c3 or c2 iw); 0 when this decoder is not sure: ask capstone (x86len.c). */
+int binfo_x86_insn_len(const uint8_t *p, size_t n, bool *is_ret);
 
 /* An unsigned / signed LEB128 (Go's uvarint, DWARF's ULEB128 / SLEB128) at *P,
  * advancing *P; false when it runs past END. */

@@ -109,7 +109,28 @@ static bool morestack_returns(struct binfo *bi, const struct binfo_func *f, uint
 	return ok;
 }
 
+static int entry_addr(struct binfo *bi, const struct binfo_func *f, uint64_t *addr);
+
+/* Asked several times a function (its :entry site, each site's flags, the hidden
+ * tracking programs): the answer is kept by function. */
 int binfo_entry_addr(struct binfo *bi, const struct binfo_func *f, uint64_t *addr)
+{
+	uintptr_t k = ((uintptr_t)f - (uintptr_t)bi->funcs) / sizeof(*f);
+	bool ours = (uintptr_t)f >= (uintptr_t)bi->funcs && k < (uintptr_t)bi->nfuncs;
+	if (ours && bi->entry_memo && bi->entry_memo[k]) {
+		*addr = f->addr + bi->entry_memo[k] - 1;
+		return 0;
+	}
+	int err = entry_addr(bi, f, addr);
+	if (!err && ours && *addr - f->addr < UINT32_MAX) {
+		if (!bi->entry_memo)
+			bi->entry_memo = xcalloc((size_t)bi->nfuncs, sizeof(*bi->entry_memo));
+		bi->entry_memo[k] = (uint32_t)(*addr - f->addr + 1);
+	}
+	return err;
+}
+
+static int entry_addr(struct binfo *bi, const struct binfo_func *f, uint64_t *addr)
 {
 	const uint8_t *code;
 	size_t len;
@@ -167,53 +188,64 @@ int binfo_entry_addr(struct binfo *bi, const struct binfo_func *f, uint64_t *add
 	return 0;
 }
 
+/* Linear sweep of F up to ADDR (F's end when 0): Go puts no data in .text. The hand
+ * decoder first; capstone for a function it is not sure of. RETs go to RETS when given.
+ * True when the sweep decoded every instruction on the way (and landed on ADDR). */
+static bool sweep(struct binfo *bi, const struct binfo_func *f, uint64_t addr, void *rets)
+{
+	VEC(uint64_t) *v = rets;
+	size_t len;
+	const uint8_t *code = func_bytes(bi, f, f->size, &len), *p = code;
+	if (!code)
+		return false;
+	uint64_t end = addr ? addr : f->addr + len, pc = f->addr;
+	int nret = v ? v->n : 0;
+	while (pc < end) {
+		bool ret;
+		int n = binfo_x86_insn_len(p, len - (size_t)(p - code), &ret);
+		if (n <= 0)
+			break;
+		if (ret && v)
+			vec_push(v, pc);
+		pc += (uint64_t)n;
+		p += n;
+	}
+	if (pc >= end)
+		return pc == end;
+	if (v)
+		v->n = nret; /* start over with capstone */
+	if (open_cs(&bi->cs_fast, &bi->cs_fast_ok, false) < 0)
+		return false;
+	p = code;
+	size_t left = len;
+	pc = f->addr;
+	cs_insn *in = cs_malloc(bi->cs_fast);
+	while (pc < end && cs_disasm_iter(bi->cs_fast, &p, &left, &pc, in))
+		if (in->id == X86_INS_RET && v)
+			vec_push(v, in->address);
+	cs_free(in, 1);
+	return pc == end;
+}
+
 bool binfo_is_insn_boundary(struct binfo *bi, const struct binfo_func *f, uint64_t addr)
 {
-	const uint8_t *code;
-	size_t len;
-	bool found = false;
-
 	if (addr == f->addr)
 		return true;
 	if (addr < f->addr || addr - f->addr >= f->size)
 		return false;
-	if (open_cs(&bi->cs_fast, &bi->cs_fast_ok, false) < 0)
-		return false;
-	code = func_bytes(bi, f, f->size, &len);
-	if (!code)
-		return false;
-	uint64_t pc = f->addr;
-	cs_insn *in = cs_malloc(bi->cs_fast);
-	/* Linear sweep: Go puts no data in .text; stop at the first undecodable byte. */
-	while (pc < addr && cs_disasm_iter(bi->cs_fast, &code, &len, &pc, in))
-		;
-	found = pc == addr;
-	cs_free(in, 1);
-	return found;
+	return sweep(bi, f, addr, NULL);
 }
 
 int binfo_ret_addrs(struct binfo *bi, const struct binfo_func *f, uint64_t **out)
 {
 	VEC(uint64_t) v = {0};
-	const uint8_t *code;
-	size_t len;
-	int err;
 
 	*out = NULL;
-	if ((err = open_cs(&bi->cs_fast, &bi->cs_fast_ok, false)) < 0)
-		return err;
 	if (f->size == 0)
 		return 0;
-	code = func_bytes(bi, f, f->size, &len);
-	if (!code)
+	if (!binfo__bytes_at(bi, f->addr, f->size))
 		return -ENOENT;
-	uint64_t pc = f->addr;
-	cs_insn *in = cs_malloc(bi->cs_fast);
-	while (cs_disasm_iter(bi->cs_fast, &code, &len, &pc, in))
-		if (in->id == X86_INS_RET)
-			vec_push(&v, in->address);
-	cs_free(in, 1);
-	if (len != 0) {
+	if (!sweep(bi, f, 0, &v)) {
 		/* An undecodable instruction: RETs after it would be missed silently. */
 		vec_free(&v);
 		return -EILSEQ;

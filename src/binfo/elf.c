@@ -661,5 +661,6 @@ void binfo__close(struct binfo *bi)
 	free(bi->name_tab);
 	free(bi->same_next);
 	free(bi->renamed);
+	free(bi->entry_memo);
 	free(bi);
 }

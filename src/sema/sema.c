@@ -1,6 +1,8 @@
 /* sema: the driver over clauses; see sema.h. */
 #include "sema/sema_int.h"
 
+#include "common/pairset.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +10,7 @@
 #include <bpf/btf.h>
 
 #include "binfo/binfo.h"
+#include "common/pairset.h"
 #include "sema/tracepoint.h"
 
 /* memcpy into the arena that tolerates empty vectors (their storage is NULL). */
@@ -62,27 +65,26 @@ static int check_clause(struct sema *s, struct ast_node *clause, int ci)
 static int count_probes(struct sema *s)
 {
 	int n = 0;
+	struct pairset seen = {0};
 	for (int i = 0; i < s->sprogs.n; i++) {
 		const struct sema_prog *sp = &s->sprogs.v[i];
 		const struct plan_prog *pp = &s->progs.v[sp->plan_prog];
 		if (sp->hidden)
 			continue;
+		pairset__clear(&seen);
 		for (int j = pp->site_begin; j < pp->site_begin + pp->site_count; j++) {
 			const struct sema_site_info *in = &s->site_info.v[j];
-			bool seen = false;
-			for (int k = pp->site_begin; k < j && in->f && !seen; k++)
-				seen = s->site_info.v[k].f == in->f &&
-				       s->site_info.v[k].point == in->point;
-			n += !seen;
+			n += !in->f || pairset__add(&seen, (uint64_t)(uintptr_t)in->f, in->point);
 		}
 	}
+	pairset__free(&seen);
 	return n;
 }
 
 int sema_check(struct arena *a, const struct diag_src *src, struct ast_node *program,
 	       const struct sema_options *opts, struct gt_plan *plan, struct sema_result *out)
 {
-	struct sema s = {.arena = a, .src = src, .opts = opts};
+	struct sema s = {.arena = a, .src = src, .opts = opts, .group_sites_of = -1};
 	int err = 0;
 	struct ast_list *cl = &program->u.program.clauses;
 	err |= sema_macros_includes(&s);
@@ -124,6 +126,7 @@ int sema_check(struct arena *a, const struct diag_src *src, struct ast_node *pro
 	free(s.target_paths);
 	vec_free(&s.sites);
 	vec_free(&s.site_info);
+	pairset__free(&s.group_sites);
 	vec_free(&s.progs);
 	vec_free(&s.events);
 	vec_free(&s.event_types);

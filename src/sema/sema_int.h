@@ -2,6 +2,7 @@
 #ifndef GT_SEMA_INT_H
 #define GT_SEMA_INT_H
 
+#include "common/pairset.h"
 #include "common/util.h"
 #include "sema/sema.h"
 
@@ -75,6 +76,9 @@ struct sema {
 	const char **target_paths;
 	int ntargets;
 	int group_site_begin;
+	/* (target, file offset) of the sites since group_sites_of (add_site's dedup) */
+	struct pairset group_sites;
+	int group_sites_of;
 	unsigned clause_kinds;  /* 1 << plan_prog_kind of the clause being checked */
 	unsigned clause_points; /* 1 << go_point of its go probes */
 	const char *clause_stack_abi; /* Go version of a target older than the register

@@ -51,9 +51,15 @@ static struct sema_site_info *add_site(struct sema *s, struct binfo *bi,
 					const char *probe, uint64_t vaddr, uint64_t off,
 					uint32_t flags)
 {
-	for (int i = s->group_site_begin; i < s->sites.n; i++)
-		if (s->sites.v[i].file_off == off && !strcmp(s->sites.v[i].target, binfo_path(bi)))
-			return NULL; /* the same site twice in one clause would fire twice */
+	if (s->group_sites_of != s->group_site_begin) { /* a new group began */
+		pairset__clear(&s->group_sites);
+		s->group_sites_of = s->group_site_begin;
+		for (int i = s->group_site_begin; i < s->sites.n; i++)
+			pairset__add(&s->group_sites, (uint64_t)(uintptr_t)s->site_info.v[i].bi,
+				     s->sites.v[i].file_off);
+	}
+	if (!pairset__add(&s->group_sites, (uint64_t)(uintptr_t)bi, off))
+		return NULL; /* the same site twice in one clause would fire twice */
 	struct plan_site site = {
 		.target = binfo_path(bi),
 		.func = f->name,

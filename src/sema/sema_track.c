@@ -9,20 +9,18 @@
 #include <string.h>
 
 #include "binfo/binfo.h"
+#include "common/pairset.h"
 
 struct tracked {
 	struct binfo *bi;
 	const struct binfo_func *f;
 };
 
-static bool has_site(struct sema *s, int nuser, const struct tracked *t, enum go_point point)
+/* A function is one binfo_func wherever it is named, so (f, point) identifies a probe
+ * point across targets. */
+static uint64_t key_of(const struct binfo_func *f)
 {
-	for (int i = 0; i < nuser; i++) {
-		const struct sema_site_info *in = &s->site_info.v[i];
-		if (in->f == t->f && in->bi == t->bi && in->point == point)
-			return true;
-	}
-	return false;
+	return (uint64_t)(uintptr_t)f;
 }
 
 static int check_goruntime(struct binfo *bi)
@@ -43,13 +41,14 @@ static int check_goruntime(struct binfo *bi)
 }
 
 /* Hidden programs for one target: push, mark returns, free on goroutine exit. */
-static int add_hidden(struct sema *s, struct binfo *bi, struct tracked *r, int nr, int nuser)
+static int add_hidden(struct sema *s, struct binfo *bi, struct tracked *r, int nr,
+		      const struct pairset *user)
 {
 	static const struct gt_loc noloc;
 	int err = 0;
 	s->group_site_begin = s->sites.n;
 	for (int i = 0; i < nr && !err; i++)
-		if (r[i].bi == bi && !has_site(s, nuser, &r[i], GO_ENTRY))
+		if (r[i].bi == bi && !pairset__has(user, key_of(r[i].f), GO_ENTRY))
 			err = sema_add_func_sites(s, bi, r[i].f, GO_ENTRY, 0, noloc, true);
 	for (int i = s->group_site_begin; i < s->sites.n; i++)
 		s->sites.v[i].cookie_flags |= GT_SITE_TRACK;
@@ -58,7 +57,7 @@ static int add_hidden(struct sema *s, struct binfo *bi, struct tracked *r, int n
 
 	s->group_site_begin = s->sites.n;
 	for (int i = 0; i < nr && !err; i++)
-		if (r[i].bi == bi && !has_site(s, nuser, &r[i], GO_RETURN))
+		if (r[i].bi == bi && !pairset__has(user, key_of(r[i].f), GO_RETURN))
 			err = sema_add_func_sites(s, bi, r[i].f, GO_RETURN, 0, noloc, true);
 	if (s->sites.n > s->group_site_begin)
 		sema_close_group(s, NULL, PLAN_PROG_UPROBE, bi, GO_RETURN, HIDDEN_RETURN,
@@ -81,37 +80,32 @@ static int add_hidden(struct sema *s, struct binfo *bi, struct tracked *r, int n
 int sema_finish_tracking(struct sema *s)
 {
 	VEC(struct tracked) r = {0};
+	struct pairset user = {0}, seen = {0}, targets = {0};
 	int nuser = s->sites.n, err = 0;
 	for (int i = 0; i < nuser; i++) {
 		const struct sema_site_info *in = &s->site_info.v[i];
 		if (!in->bi)
 			continue;
+		pairset__add(&user, key_of(in->f), in->point);
 		if (in->point != GO_RETURN && !(s->uses_depth && in->point == GO_ENTRY))
 			continue;
-		bool dup = false;
-		for (int j = 0; j < r.n && !dup; j++)
-			dup = r.v[j].f == in->f && r.v[j].bi == in->bi;
-		if (!dup) {
+		if (pairset__add(&seen, key_of(in->f), 0)) {
 			struct tracked t = {in->bi, in->f};
 			vec_push(&r, t);
 		}
 	}
 	for (int i = 0; i < nuser; i++) {
 		const struct sema_site_info *in = &s->site_info.v[i];
-		if (!in->bi || in->point != GO_ENTRY)
-			continue;
-		for (int j = 0; j < r.n; j++)
-			if (r.v[j].f == in->f && r.v[j].bi == in->bi)
-				s->sites.v[i].cookie_flags |= GT_SITE_TRACK;
+		if (in->bi && in->point == GO_ENTRY && pairset__has(&seen, key_of(in->f), 0))
+			s->sites.v[i].cookie_flags |= GT_SITE_TRACK;
 	}
 	/* one set of hidden programs per target that has tracked functions */
-	for (int i = 0; i < r.n && !err; i++) {
-		bool first = true;
-		for (int j = 0; j < i; j++)
-			first &= r.v[j].bi != r.v[i].bi;
-		if (first)
-			err = add_hidden(s, r.v[i].bi, r.v, r.n, nuser);
-	}
+	for (int i = 0; i < r.n && !err; i++)
+		if (pairset__add(&targets, (uint64_t)(uintptr_t)r.v[i].bi, 0))
+			err = add_hidden(s, r.v[i].bi, r.v, r.n, &user);
+	pairset__free(&user);
+	pairset__free(&seen);
+	pairset__free(&targets);
 	for (int i = 0; i < s->sprogs.n && !err; i++) {
 		struct sema_prog *sp = &s->sprogs.v[i];
 		if (sp->bi && (sp->needs_goruntime || sp->hidden || r.n))

@@ -723,6 +723,61 @@ static void check_speed(const char *path, bool goruntime)
 	CHECK(t1 - t0 < 500000000ull, "open took %.1f ms", (double)(t1 - t0) / 1e6);
 }
 
+/* ---- the hand x86-64 length decoder (x86len.c) against capstone ---- */
+
+/* Every function of PATH swept by both: the same instruction lengths and RETs wherever
+ * the hand decoder answers; it may pass a function to capstone (answer 0), rarely. */
+static void check_x86len(const char *path, bool go)
+{
+	struct binfo *bi = NULL;
+	csh cs;
+	if ((go ? binfo__open(path, &bi) : binfo__open_elf(path, &bi)) != 0) {
+		CHECK(false, "open %s", path);
+		return;
+	}
+	CHECK(cs_open(CS_ARCH_X86, CS_MODE_64, &cs) == CS_ERR_OK, "cs_open");
+	cs_insn *in = cs_malloc(cs);
+	long insns = 0, funcs = 0, unsure = 0, bad = 0;
+	for (int i = 0; i < bi->nfuncs; i++) {
+		const struct binfo_func *f = &bi->funcs[i];
+		const uint8_t *code = f->size ? binfo__bytes_at(bi, f->addr, f->size) : NULL;
+		if (!code)
+			continue;
+		funcs++;
+		const uint8_t *p = code;
+		size_t left = f->size;
+		uint64_t pc = f->addr;
+		while (cs_disasm_iter(cs, &p, &left, &pc, in)) {
+			bool ret;
+			size_t at = (size_t)(in->address - f->addr);
+			int n = binfo_x86_insn_len(code + at, f->size - at, &ret);
+			insns++;
+			if (n == 0) {
+				if (getenv("BINFO_TEST_X86_SHOW"))
+					printf("    left to capstone: %s+%zu %s %s\n", f->name, at,
+					       in->mnemonic, in->op_str);
+				unsure++;
+				break;
+			}
+			if (n != in->size || ret != (in->id == X86_INS_RET)) {
+				if (bad++ < 10)
+					CHECK(false, "%s: %s+%zu %s %s: length %d ret %d, capstone %u %d",
+					      path, f->name, at, in->mnemonic, in->op_str, n, ret,
+					      in->size, in->id == X86_INS_RET);
+				break;
+			}
+		}
+	}
+	cs_free(in, 1);
+	cs_close(&cs);
+	printf("  %s: %ld functions, %ld instructions, %ld left to capstone, %ld differ\n",
+	       path, funcs, insns, unsure, bad);
+	CHECK(bad == 0, "%s: %ld instructions decoded differently", path, bad);
+	CHECK(funcs > 100 && unsure * 100 < funcs, "%s: %ld of %ld functions left to capstone",
+	      path, unsure, funcs);
+	binfo__close(bi);
+}
+
 /* ---- Go runtime layout (binfo_goruntime) and the kernel's fsbase offset ---- */
 
 struct rt_layout {
@@ -1171,6 +1226,23 @@ int main(int argc, char **argv)
 	check_goruntime_all(plain, pie, cgo, gover);
 	printf("kernel fsbase offset\n");
 	check_fsbase();
+	printf("x86-64 lengths: the hand decoder against capstone\n");
+	check_x86len(plain, true);
+	check_x86len(cgo, true);
+	check_x86len("/proc/self/exe", false); /* C code from gcc -O2 */
+	char tool[PATH_MAX];
+	FILE *gt = popen("go env GOTOOLDIR", "r");
+	if (gt && fgets(tool, sizeof(tool) - 16, gt)) {
+		tool[strcspn(tool, "\n")] = 0;
+		strcat(tool, "/compile"); /* the Go compiler: a large Go program */
+		check_x86len(tool, true);
+	}
+	if (gt)
+		pclose(gt);
+	if (access("/usr/local/bin/docker", R_OK) == 0) /* Go 1.24 where the image has it */
+		check_x86len("/usr/local/bin/docker", true);
+	if (getenv("BINFO_TEST_X86"))
+		check_x86len(getenv("BINFO_TEST_X86"), true);
 	printf("speed\n");
 	check_speed(plain, false); /* binfo_goruntime(plain) was timed above */
 	if (getenv("BINFO_TEST_BIG")) /* e.g. a 40 MB Go binary with symbols */
