@@ -43,9 +43,13 @@
 #        BPFTRACE_MAX_PROBES=2100 bpftrace -e 'uprobe:MANY:main.fn* { @c = count(); }' -c 'many 3'
 #      the last two ONCE each: both detach their 2,000 perf-event uprobes one at
 #      a time (~0.1 s each here), ~4 min a run; @c must be 6000.
-#   Floor column: the anchor's extras/uprobe_multi_attach.c (one uprobe_multi
-#   link, a one-instruction counter program), compiled with gcc, when ANCHOR
-#   names the bench anchor's directory.
+#   5. 70,000 sites (BIG=0 skips it): --dry-run of :entry + :return on each of
+#      35,000 generated functions (bench/gen_many.py), cache hit and --no-cache,
+#      and of the docker CLI's github.com/docker/cli/* (69,501 sites) when
+#      DOCKER=/usr/local/bin/docker exists; wall time and peak RSS.
+#   Floor column: bench/floor.c (one uprobe_multi link on the function, a
+#   four-instruction counter program, the child released after the attach as
+#   gotrace's -c does), compiled with gcc -lelf.
 #
 # Each tool runs the loop itself through -c. Every run is checked (exit
 # status, calls=N, event count, arg values, hits); a figure with any failed
@@ -60,12 +64,11 @@
 #   QUICK=1               N=100000 STARTUP_RUNS=5
 #   GOTRACE=<repo>/build/gotrace   (copied to the scratch dir before use)
 #   BPFTRACE=bpftrace     set BPFTRACE= (empty) to skip bpftrace
-#   FLOOR=1               0 to skip the uprobe_multi floor column (needs ANCHOR)
+#   FLOOR=1               0 to skip the uprobe_multi floor column (bench/floor.c)
 #   MANY=1                0 to skip section 4; MANY_SITES=2000 functions
+#   BIG=1                 0 to skip section 5; BIG_FUNCS=35000; DOCKER=/usr/local/bin/docker
 #   PROF_DUR=3            seconds of each profiled loop run (section 2c)
 #   HYPERFINE=1           also time the -c one-liners with hyperfine if present
-#   ANCHOR=DIR            the bench anchor: extras/uprobe_multi_attach.c for the
-#                         floor column (none: no floor column)
 #   LOOP_SRC=<repo>/tests/go/loop/main.go   the Go loop
 #   BENCH_ROOT=/tmp/gotrace-bench      scratch; each run in $BENCH_ROOT/<stamp>
 #   MIN_HIT_NS=100        a traced run adding less than this per call counts as
@@ -84,7 +87,6 @@ GOTRACE_SRC=${GOTRACE:-$REPO/build/gotrace}
 BPFTRACE=${BPFTRACE-bpftrace}
 FLOOR=${FLOOR:-1}
 HYPERFINE=${HYPERFINE:-1}
-ANCHOR=${ANCHOR:-}
 LOOP_SRC=${LOOP_SRC:-$REPO/tests/go/loop/main.go}
 MANY=${MANY:-1}
 MANY_SITES=${MANY_SITES:-2000}
@@ -101,7 +103,6 @@ die() { echo "run.sh: $*" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || die "must run as root (BPF)"
 [ -x "$GOTRACE_SRC" ] || die "no gotrace binary at $GOTRACE_SRC (build it: cmake -S . -B build && cmake --build build)"
 [ -f "$LOOP_SRC" ] || die "no $LOOP_SRC (set LOOP_SRC=)"
-[ -n "$ANCHOR" ] || FLOOR=0
 command -v go >/dev/null || die "go not found"
 command -v python3 >/dev/null || die "python3 not found"
 if [ -n "$BPFTRACE" ] && ! command -v "$BPFTRACE" >/dev/null; then
@@ -132,8 +133,8 @@ LOOP=$OUT/loop
 go build -o "$LOOP" "$LOOP_SRC" >"$OUT/build.log" 2>&1 || { cat "$OUT/build.log"; die "go build of loop.go failed"; }
 UMULTI=
 if [ "$FLOOR" = 1 ]; then
-  if command -v gcc >/dev/null && gcc -O2 -o "$OUT/uprobe_multi_attach" "$ANCHOR/extras/uprobe_multi_attach.c" >>"$OUT/build.log" 2>&1; then
-    UMULTI=$OUT/uprobe_multi_attach
+  if command -v gcc >/dev/null && gcc -O2 -o "$OUT/floor" "$HERE/floor.c" -lelf >>"$OUT/build.log" 2>&1; then
+    UMULTI=$OUT/floor
   else
     echo "run.sh: cannot build the uprobe_multi floor (see $OUT/build.log); column skipped" >&2
   fi
@@ -494,6 +495,67 @@ if [ "$MANY" = 1 ]; then
     -e "uprobe:$OUT/many:main.fn* { @c = count(); }" -c "$OUT/many 3"
 fi
 
+# ---------------------------------------------------------------- 5
+# 70,000 sites: --dry-run (parse; sema with the prologue and RET scans; codegen, or the
+# cache; the verifier) of :entry + :return on each of BIG_FUNCS generated functions,
+# and on the docker CLI's github.com/docker/cli/* (69,501 sites) when DOCKER names a
+# docker binary (default /usr/local/bin/docker, if there). Cache hit and --no-cache.
+# bpftrace 0.17 makes one program per probe (BPFTRACE_MAX_PROBES, default 512): no row.
+big_run() {   # big_run TAG METRIC ROUND MIN_SITES CMD...
+  local tag=$1 metric=$2 r=$3 want=$4; shift 4
+  local so=$OUT/$tag.stdout se=$OUT/$tag.stderr res why="" sites
+  printf '%s\n' "$*" >"$OUT/$tag.cmd"
+  # wall ms and peak RSS from wait4, as in section 3
+  res=$(python3 -c '
+import os, sys, time, resource
+t0 = time.monotonic_ns()
+p = os.fork()
+if p == 0:
+    fo = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    fe = os.open(sys.argv[2], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    os.dup2(fo, 1); os.dup2(fe, 2)
+    try: os.execvp(sys.argv[3], sys.argv[3:])
+    finally: os._exit(127)
+_, st, ru = os.wait4(p, 0)
+print("%.1f %.1f %d" % ((time.monotonic_ns() - t0) / 1e6, ru.ru_maxrss / 1024,
+                         os.waitstatus_to_exitcode(st)))' "$so" "$se" "$@")
+  set -- $res
+  sites=$(sed -n 's/^gotrace: \([0-9]*\) site(s).*/\1/p' "$se")
+  if [ "$3" != 0 ]; then why="exit status $3: $(first_err "$se")"
+  elif [ -z "$sites" ] || [ "$sites" -lt "$want" ]; then why="${sites:-no} sites, expected >= $want"
+  fi
+  if [ -n "$why" ]; then
+    record "$metric" gotrace "$r" FAILED "" "" "$why"; printf '# %-28s FAILED: %s\n' "$tag" "$why"; return
+  fi
+  record "$metric" gotrace "$r" ok "$1" "sites=$sites" ""
+  record "${metric}_rss" gotrace "$r" ok "$2" "" ""
+  printf '# %-28s sites=%s wall_ms=%s rss_mb=%s\n' "$tag" "$sites" "$1" "$2"
+}
+BIG=${BIG:-1}
+BIG_FUNCS=${BIG_FUNCS:-35000}
+DOCKER=${DOCKER-/usr/local/bin/docker}
+if [ "$BIG" = 1 ]; then
+  echo "# $((2 * BIG_FUNCS)) sites: --dry-run of :entry + :return (and the docker CLI's cli/*)"
+  python3 "$HERE/gen_many.py" "$OUT/big.go" "$BIG_FUNCS" &&
+    go build -o "$OUT/big" "$OUT/big.go" >>"$OUT/build.log" 2>&1 || die "go build of big.go failed"
+  PROG_GT_BIG='go:main.fn*:entry { @e[probe] = count(); } go:main.fn*:return { @r[probe] = count(); }'
+  PROG_GT_DOCKER='go:"github.com/docker/cli/*":entry { @e[probe] = count(); } go:"github.com/docker/cli/*":return { @r[probe] = count(); }'
+  "$GOTRACE_BIN" --dry-run -b "$OUT/big" -e "$PROG_GT_BIG" >/dev/null 2>&1  # primes the cache
+  [ -x "$DOCKER" ] && "$GOTRACE_BIN" --dry-run -b "$DOCKER" -e "$PROG_GT_DOCKER" >/dev/null 2>&1
+  for ((r = 1; r <= RUNS; r++)); do
+    big_run "big.gotrace.r$r" big_dryrun "$r" $((2 * BIG_FUNCS)) \
+      "$GOTRACE_BIN" -v --dry-run -b "$OUT/big" -e "$PROG_GT_BIG"
+    big_run "big-cold.gotrace.r$r" big_dryrun_cold "$r" $((2 * BIG_FUNCS)) \
+      "$GOTRACE_BIN" -v --no-cache --dry-run -b "$OUT/big" -e "$PROG_GT_BIG"
+    if [ -x "$DOCKER" ]; then
+      big_run "docker.gotrace.r$r" docker_dryrun "$r" 60000 \
+        "$GOTRACE_BIN" -v --dry-run -b "$DOCKER" -e "$PROG_GT_DOCKER"
+      big_run "docker-cold.gotrace.r$r" docker_dryrun_cold "$r" 60000 \
+        "$GOTRACE_BIN" -v --no-cache --dry-run -b "$DOCKER" -e "$PROG_GT_DOCKER"
+    fi
+  done
+fi
+
 # ---------------------------------------------------------------- table
 python3 - "$RUNS_TSV" "$N" "$RUNS" "$MIN_HIT_NS" "$OUT/env.txt" "${TOOLS[@]}" <<'PY' | tee "$OUT/summary.txt"
 import sys, statistics
@@ -597,6 +659,12 @@ table = [
     ("  gotrace: attach / detach, ms",          lambda t: pair("many_attach", "many_detach", t)),
     ("  GT_NO_UPROBE_MULTI=1, s (once)",        lambda t: plain("many_perf", t)),
     ("  same: attach / detach, ms",             lambda t: pair("many_perf_attach", "many_perf_detach", t)),
+    ("70,000 sites --dry-run, ms (***)",        lambda t: plain("big_dryrun", t)),
+    ("  --no-cache, ms",                        lambda t: plain("big_dryrun_cold", t)),
+    ("  peak RSS, MB / --no-cache",             lambda t: pair("big_dryrun_rss", "big_dryrun_cold_rss", t)),
+    ("docker cli/* 69,501 sites --dry-run, ms", lambda t: plain("docker_dryrun", t)),
+    ("  --no-cache, ms",                        lambda t: plain("docker_dryrun_cold", t)),
+    ("  peak RSS, MB / --no-cache",             lambda t: pair("docker_dryrun_rss", "docker_dryrun_cold_rss", t)),
 ]
 w0, w = 42, 22
 print()
@@ -617,6 +685,10 @@ if any(r[0] == "dryrun" for r in rows):
 if any(r[0] == "many" for r in rows):
     print("(**) gotrace: one uprobe_multi link; GT_NO_UPROBE_MULTI=1: one perf-event uprobe a site,"
           " as bpftrace (run once: it detaches them one at a time)")
+if any(r[0] == "big_dryrun" for r in rows):
+    print("(***) %s sites: :entry + :return on every generated function (bench/gen_many.py);"
+          " bpftrace 0.17 makes one program per probe (BPFTRACE_MAX_PROBES)" %
+          {info(r).get("sites") for r in rows if r[0] == "big_dryrun"}.pop())
 if notes:
     print("\nFAILED details:")
     for n in dict.fromkeys(notes): print("  " + n)
