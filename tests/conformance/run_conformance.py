@@ -134,6 +134,28 @@ def diff(a, b, la, lb):
     return "".join(difflib.unified_diff(a.splitlines(True), b.splitlines(True), la, lb))
 
 
+def cache_hit_problems(gotrace, gextra, gt_file, pos, timeout, first, outfile, unordered):
+    """The same case again, served by the cache the first run filled: the same bytes."""
+    rc, out, err, _ = run_tool([gotrace, "-v", *gextra, gt_file, *pos], timeout)
+    if outfile:
+        try:
+            with open(outfile) as f:
+                out = f.read()
+        except OSError as e:
+            return ["cache hit: no output file: %s" % e]
+    if rc != 0:
+        return ["cache hit: gotrace exited %s\n%s" % (rc, err)]
+    if "cache: hit" not in err and "cache: not used" not in err:
+        return ["the second run was not served by the cache:\n" + err]
+    if unordered:
+        first = "".join(sorted(first.splitlines(True)))
+        out = "".join(sorted(out.splitlines(True)))
+    if out != first:
+        return ["a cache hit printed something else than the miss:\n" +
+                diff(first, out, "miss", "hit")]
+    return []
+
+
 def main():
     s = Suite("conformance")
     if shutil.which(_BPFTRACE) is None:
@@ -145,6 +167,12 @@ def main():
     target = s.go_build("conftarget", src_dir=os.path.join(TESTS, "go", "conformance_target"))
     work = os.path.join(s.work, "conformance")
     os.makedirs(work, exist_ok=True)
+
+    # gotrace's compiled-program cache, fresh: each case's first run compiles and
+    # stores, a second run must print byte for byte the same from the cache
+    cache = os.path.join(work, "cache")
+    shutil.rmtree(cache, ignore_errors=True)
+    os.environ["XDG_CACHE_HOME"] = cache
 
     t_all = time.time()
     t_bt = t_gt = 0.0
@@ -282,6 +310,10 @@ def main():
             if bt_norm is not None and bt_norm == expect:
                 print("note: %s: bpftrace now prints the expected gotrace output; "
                       "is the expect-difference still needed?" % name)
+        if not problems:
+            problems += cache_hit_problems(s.gotrace, gextra, gt_file, pos, timeout, gout,
+                                           outfiles["gotrace"] if uses_out else None,
+                                           unordered)
         s.check(title, not problems, "\n".join(problems))
 
     print("time: total %.1fs (bpftrace %.1fs, gotrace %.1fs)"
