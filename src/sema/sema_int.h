@@ -27,6 +27,7 @@ struct go_probe {
 	const char *path, *func, *where;
 	enum go_point point;
 	uint64_t off;
+	bool optional; /* written with a trailing '?': matching nothing skips it */
 };
 
 struct sema_map {

@@ -121,6 +121,12 @@ static int parse_go_probe(struct sema *s, struct ast_node *p, struct go_probe *g
 	const char *path = NULL;
 	memset(gp, 0, sizeof(*gp));
 	gp->node = p;
+	/* go:F:entry? -- optional, as SystemTap writes it: the point names end in no '?' */
+	size_t last = n > 0 ? strlen(parts[n - 1]) : 0;
+	if (last > 1 && parts[n - 1][last - 1] == '?') {
+		gp->optional = true;
+		parts[n - 1] = arena_strndup(s->arena, parts[n - 1], last - 1);
+	}
 	if (n == 3) {
 		path = parts[0];
 		gp->func = parts[1];
@@ -419,6 +425,13 @@ static int add_go_sites(struct sema *s, struct go_probe *gp)
 	}
 	nc = kept;
 	int err = 0, before = s->sites.n;
+	if (nf <= 0 && nc <= 0 && gp->optional) {
+		diag_warning(s->src, gp->node->loc, "optional probe skipped: no function %s '%s' "
+			     "in %s", wild ? "matches" : "named", gp->func, gp->path);
+		free(fs);
+		free(cs);
+		return 0;
+	}
 	if (nf <= 0 && nc <= 0) {
 		if (excluded)
 			diag_error(s->src, gp->node->loc, "--exclude leaves none of the %d "
@@ -817,8 +830,10 @@ int sema_expand_probes(struct sema *s, struct ast_node *clause, int ci)
 				err = -EINVAL;
 		}
 		static const char *const names[] = {"entry", "return", "offset"};
-		sema_close_group(s, clause, PLAN_PROG_UPROBE, gps[i].bi, gps[i].point, HIDDEN_NONE,
-				 arena_printf(s->arena, "c%d_%s", ci, names[gps[i].point]));
+		if (s->sites.n > s->group_site_begin) /* optional probes may leave none */
+			sema_close_group(s, clause, PLAN_PROG_UPROBE, gps[i].bi, gps[i].point,
+					 HIDDEN_NONE, arena_printf(s->arena, "c%d_%s", ci,
+								   names[gps[i].point]));
 	}
 	return err;
 }
