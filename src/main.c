@@ -83,7 +83,9 @@ static void usage(FILE *out)
 	      "  --args SPEC         call-graph mode: arguments to show, go-ftrace syntax\n"
 	      "  --no-color          call-graph mode: no colours on a terminal\n"
 	      "  -h, --help          this help\n"
-	      "  -V, --version       version\n",
+	      "  -V, --version       version\n"
+	      "\n"
+	      "Probes, builtins, output formats, environment: see gotrace(8).\n",
 	      out);
 }
 
