@@ -26,7 +26,7 @@ typedef int (*cg_generate_fn)(const struct diag_src *, struct sema_result *, str
 			      const struct cg_options *);
 
 /* The module's path: GT_CODEGEN, else beside the executable, else ../lib/gotrace. */
-static void module_path(char *out, size_t len)
+void cg_load_module_path(char *out, size_t len)
 {
 	const char *env = getenv("GT_CODEGEN");
 	char exe[PATH_MAX];
@@ -50,7 +50,7 @@ int cg_load_generate(const struct diag_src *src, struct sema_result *sr, struct 
 	static cg_generate_fn fn;
 	if (!fn) {
 		char path[PATH_MAX + 32];
-		module_path(path, sizeof(path));
+		cg_load_module_path(path, sizeof(path));
 		void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 		fn = h ? (cg_generate_fn)dlsym(h, "cg_generate") : NULL;
 		if (!fn) {

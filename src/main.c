@@ -447,6 +447,8 @@ static void cache_key_of(struct cache_key *k, const struct options *o,
 	cache_key_add(k, "gotrace", "%s", GT_VERSION);
 	if (realpath("/proc/self/exe", exe))
 		cache_key_file(k, "exe", exe);
+	cg_load_module_path(exe, sizeof(exe)); /* the code generator is built apart */
+	cache_key_file(k, "codegen", exe);
 	if (!uname(&u))
 		cache_key_add(k, "kernel", "%s %s", u.release, u.version);
 	cache_key_file(k, "btf", "/sys/kernel/btf/vmlinux");

@@ -22,6 +22,8 @@ int cg_generate(const struct diag_src *src, struct sema_result *sr, struct gt_pl
 
 /* The tool's side (cg_load.c): cg_generate of the module, loaded on first use from
  * GT_CODEGEN, else next to the executable (the build tree), else ../lib/gotrace. */
+/* Where cg_load_generate finds the module (its identity is part of the cache key). */
+void cg_load_module_path(char *out, size_t len);
 int cg_load_generate(const struct diag_src *src, struct sema_result *sr, struct gt_plan *plan,
 		     const struct cg_options *opts);
 

@@ -1,9 +1,10 @@
 /* cg_stack: ustack / kstack as a 24-byte value: the id bpf_get_stackid gives the stack
  * in its stack-trace map, the process (user space names user stacks with its mappings),
- * and at a go: :entry probe the return address on top of the stack. That probe fires
- * after the stack check but before the function pushes its frame pointer, so the
- * kernel's frame-pointer walk goes from the function straight to its caller's caller:
- * user space puts the caller back after the first frame. */
+ * and at a go: :entry or :return probe the return address on top of the stack. An entry
+ * probe fires after the stack check but before the function pushes its frame pointer,
+ * a return probe on a RET after it popped it, so the kernel's frame-pointer walk goes
+ * from the function straight to its caller's caller: user space puts the caller back
+ * after the first frame. */
 #include "codegen/cg_int.h"
 
 #include <stddef.h>
@@ -25,7 +26,8 @@ void cg_stack_into(struct cg *g, struct ast_node *e, LLVMValueRef dst)
 				    cg_const(g, 32), "");
 	cg_store64(g, dst, 8, pid);
 	LLVMValueRef caller = cg_const(g, 0);
-	if (!kernel && g->pp->kind == PLAN_PROG_UPROBE && g->sp->point == GO_ENTRY) {
+	if (!kernel && g->pp->kind == PLAN_PROG_UPROBE &&
+	    (g->sp->point == GO_ENTRY || g->sp->point == GO_RETURN)) {
 		LLVMValueRef a[2] = {cg_load_reg(g, offsetof(struct pt_regs, rsp)),
 				     LLVMConstInt(g->i32, 8, false)};
 		caller = cg_runtime_call(g, "gt_read_uint", a, 2);

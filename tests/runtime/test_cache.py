@@ -64,6 +64,15 @@ if s.case("hit"):
     r = s.run(["-v", "-c", b, "-e", PROG, "7"])
     s.gotrace = save
     s.check("another gotrace binary misses", state(r) == "miss", describe(r))
+    # the code generator module alone rebuilt (the executable the same): GT_CODEGEN
+    cg2 = os.path.join(s.work, "gotrace-cg.so")
+    os.utime(cg2, (2, 2))
+    s.env["GT_CODEGEN"] = cg2
+    r = s.run(["-v", "-c", b, "-e", PROG, "7"])
+    r2 = s.run(["-v", "-c", b, "-e", PROG, "7"])
+    del s.env["GT_CODEGEN"]
+    s.check("another code generator module misses, then hits", state(r) == "miss" and
+            state(r2) == "hit", describe(r) + describe(r2))
 
     # damaged entries: rebuilt, never trusted
     r = s.run(["-v", "-c", b, "-e", PROG, "7"])

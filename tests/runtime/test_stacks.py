@@ -92,6 +92,18 @@ if s.case("entry"):
                 r.returncode == 0 and got[:5] == want and got[-1:] == ["runtime.goexit"]
                 and st[0][1] == 1, describe(r))
 
+# the same at its RET: the frame pointer is popped there, as it is not yet pushed at entry
+if s.case("return"):
+    want = ["main.add3", "main.add2", "main.add1", "main.add", "main.doSomething"]
+    b = s.go_build("funcgraph")
+    r = s.run(["-c", "%s -rounds 1 -unit 5" % b, "-e",
+               "go:main.add3:return { @[ustack] = count(); }"])
+    st = stacks(r.stdout)
+    got = names(st[0][0]) if len(st) == 1 else []
+    s.check("ustack at go:main.add3:return is add3, add2, add1, add, doSomething ... "
+            "runtime.goexit", r.returncode == 0 and got[:5] == want and
+            got[-1:] == ["runtime.goexit"] and st[0][1] == 1, describe(r))
+
 # ---------------------------------------------------------------- profiles of burn
 # the -c binary's frames are named with no go: probe in the script
 if s.case("profile symbolizes"):
