@@ -331,7 +331,8 @@ int sema_go_field(struct sema *s, struct ast_node *e, bool result)
 {
 	const char *name = e->u.field.name;
 	struct ast_node *base = e->u.field.expr;
-	if (base->kind == AST_IDENT) { /* args.NAME, rets.NAME */
+	const struct builtin *root = base->kind == AST_IDENT ? sema_resolve(s, base) : NULL;
+	if (root && (root->id == BI_ARGS || root->id == BI_RETS)) { /* args.NAME, rets.NAME */
 		const struct binfo_goparam *p =
 		    clause_param(s, e, result ? "rets" : "args", name, result);
 		if (!p || param_ref(s, e, p))

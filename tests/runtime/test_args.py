@@ -22,7 +22,7 @@ go:main.(*Student).String:entry {
   printf("T Student %v\n", *args.s);
 }
 go:main.Move:entry { printf("T Move %d %d %d\n", args.p.X, args.p.Y, args.dx); printf("T MoveP %v\n", args.p); }
-go:main.Move:return { printf("T Moved %d %d %v\n", rets.q.X, rets.q.Y, rets.moved); }
+go:main.Move:return { printf("T Moved %d %d %v\n", retval.X, rets.q.Y, rets.moved); }
 go:main.Pack:entry {
   printf("T Pack %d %d %d %v %v\n", args.s.A, args.s.B, args.s.C, args.s.D, args.flag);
   printf("T PackS %v\n", args.s);
