@@ -383,6 +383,9 @@ static LLVMValueRef cg_ident(struct cg *g, struct ast_node *e)
 					     : LLVMBuildAnd(g->b, v, cg_const(g, 0xffffffff), "");
 	}
 	case BI_NSECS:
+		/* a call-graph record's time: the reading its call's frame is timed with */
+		if (sn->probe_now)
+			return cg_now(g);
 		return cg_helper(g, BPF_FUNC_ktime_get_ns, g->i64, NULL, 0);
 	case BI_RAND:
 		return LLVMBuildZExt(g->b, cg_helper(g, BPF_FUNC_get_prandom_u32, g->i32, NULL, 0),

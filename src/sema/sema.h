@@ -129,6 +129,8 @@ struct sema_node {
 	struct sema_goref *go; /* a Go value (args.x, rets.y, retval and what they reach) */
 	bool raw_site;  /* BI_FUNC of a call-graph event: this very site (its RET's line),
 			   not the first site of the function's name */
+	bool probe_now; /* BI_NSECS of a call-graph event: the probe's own clock reading, the
+			   one its call's frame and duration are measured with (cg_now) */
 };
 
 /* Whether expression E points into (or is in) user memory (sema_node.user_mem). */

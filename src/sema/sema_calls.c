@@ -184,6 +184,7 @@ static int check_fg_event(struct sema *s, struct ast_node *e, enum plan_event_ki
 		if (sema_check_expr(s, id))
 			return -EINVAL;
 		sema_node_of(s, id)->raw_site = fields[i] == BI_FUNC;
+		sema_node_of(s, id)->probe_now = fields[i] == BI_NSECS;
 		ast_list_push(s->arena, &list, id);
 	}
 	for (int i = kind == PLAN_EV_FG_ENTRY ? 1 : 0; i < old->n; i++)
