@@ -58,6 +58,10 @@ int binfo_entry_addr(struct binfo *bi, const struct binfo_func *f, uint64_t *add
 
 /* True when ADDR is the start of an instruction of F (capstone, linear sweep). */
 bool binfo_is_insn_boundary(struct binfo *bi, const struct binfo_func *f, uint64_t addr);
+/* Whether F never sets %rbp to a frame of its own (a Go function without a frame, a
+ * leaf): anywhere in it
+ * the return address is on top of the stack. False when F does not decode. */
+bool binfo_frameless(struct binfo *bi, const struct binfo_func *f);
 
 /* False where the kernel refuses a uprobe: a trap instruction (int3, int N). */
 bool binfo_can_probe(const struct binfo *bi, uint64_t addr);

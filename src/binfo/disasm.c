@@ -236,6 +236,28 @@ bool binfo_is_insn_boundary(struct binfo *bi, const struct binfo_func *f, uint64
 	return sweep(bi, f, addr, NULL);
 }
 
+bool binfo_frameless(struct binfo *bi, const struct binfo_func *f)
+{
+	size_t len;
+	const uint8_t *code = func_bytes(bi, f, f->size, &len), *p = code;
+	if (!code)
+		return false;
+	while ((size_t)(p - code) < len) {
+		bool ret;
+		int n = binfo_x86_insn_len(p, len - (size_t)(p - code), &ret);
+		if (n <= 0)
+			return false;
+		/* push %rbp; mov %rsp,%rbp; lea D(%rsp),%rbp (Go's frames: the last after
+		 * sub $N,%rsp; mov %rbp,N-8(%rsp)) */
+		if ((n == 1 && p[0] == 0x55) || (n == 3 && !memcmp(p, "\x48\x89\xe5", 3)) ||
+		    (n >= 5 && p[0] == 0x48 && p[1] == 0x8d && (p[2] == 0x6c || p[2] == 0xac) &&
+		     p[3] == 0x24))
+			return false;
+		p += n;
+	}
+	return true;
+}
+
 int binfo_ret_addrs(struct binfo *bi, const struct binfo_func *f, uint64_t **out)
 {
 	VEC(uint64_t) v = {0};

@@ -24,7 +24,7 @@ void cg_define_script_maps(struct cg *g)
 	for (int i = 0; i < plan->nstackmaps; i++)
 		g->stackmaps[i] = cg_define_map_sized(g, plan->stackmaps[i].bpf_name,
 						      BPF_MAP_TYPE_STACK_TRACE, CG_STACK_ENTRIES, 4,
-						      (unsigned)plan->stackmaps[i].depth * 8);
+						      (unsigned)plan->stackmaps[i].kdepth * 8);
 }
 
 /* The key of @m[k...] in a zeroed stack buffer (the bucket slot, if any, is last). */

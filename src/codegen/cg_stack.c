@@ -1,15 +1,26 @@
 /* cg_stack: ustack / kstack as a 24-byte value: the id bpf_get_stackid gives the stack
  * in its stack-trace map, the process (user space names user stacks with its mappings),
- * and at a go: :entry or :return probe the return address on top of the stack. An entry
- * probe fires after the stack check but before the function pushes its frame pointer,
- * a return probe on a RET after it popped it, so the kernel's frame-pointer walk goes
- * from the function straight to its caller's caller: user space puts the caller back
- * after the first frame. */
+ * and, where the site's cookie says it is there, the return address on top of the stack.
+ * An entry probe fires after the stack check but before the function pushes its frame
+ * pointer, a return probe on a RET after it popped it, and a function without a frame
+ * never pushes one, so the kernel's frame-pointer walk goes from the function straight
+ * to its caller's caller: user space puts the caller back after the first frame. */
 #include "codegen/cg_int.h"
 
 #include <stddef.h>
 
 #include <asm/ptrace.h>
+
+/* The return address on top of the stack where the site says it is there (sema: an
+ * entry, a RET, a function without a frame), else 0. */
+static LLVMValueRef caller_at_sp(struct cg *g)
+{
+	LLVMValueRef a[2] = {cg_load_reg(g, offsetof(struct pt_regs, rsp)),
+			     LLVMConstInt(g->i32, 8, false)};
+	LLVMValueRef ra = cg_runtime_call(g, "gt_read_uint", a, 2);
+	LLVMValueRef at = LLVMBuildAnd(g->b, cg_cookie(g), cg_const(g, GT_COOKIE_CALLER_AT_SP), "");
+	return LLVMBuildSelect(g->b, LLVMBuildIsNotNull(g->b, at, ""), ra, cg_const(g, 0), "");
+}
 
 void cg_stack_into(struct cg *g, struct ast_node *e, LLVMValueRef dst)
 {
@@ -26,12 +37,8 @@ void cg_stack_into(struct cg *g, struct ast_node *e, LLVMValueRef dst)
 				    cg_const(g, 32), "");
 	cg_store64(g, dst, 8, pid);
 	LLVMValueRef caller = cg_const(g, 0);
-	if (!kernel && g->pp->kind == PLAN_PROG_UPROBE &&
-	    (g->sp->point == GO_ENTRY || g->sp->point == GO_RETURN)) {
-		LLVMValueRef a[2] = {cg_load_reg(g, offsetof(struct pt_regs, rsp)),
-				     LLVMConstInt(g->i32, 8, false)};
-		caller = cg_runtime_call(g, "gt_read_uint", a, 2);
-	}
+	if (!kernel && g->pp->kind == PLAN_PROG_UPROBE)
+		caller = caller_at_sp(g);
 	cg_store64(g, dst, 16, caller);
 }
 
@@ -40,9 +47,7 @@ void cg_sym_into(struct cg *g, struct ast_node *e, LLVMValueRef dst)
 	const struct sema_node *sn = e->sema;
 	LLVMValueRef addr;
 	if (sn->builtin == BI_CALLER) { /* at a go: entry or RET: the return address */
-		LLVMValueRef a[2] = {cg_load_reg(g, offsetof(struct pt_regs, rsp)),
-				     LLVMConstInt(g->i32, 8, false)};
-		addr = cg_runtime_call(g, "gt_read_uint", a, 2);
+		addr = caller_at_sp(g);
 	} else {
 		addr = cg_expr(g, e->u.call.args.v[0]);
 	}

@@ -24,6 +24,10 @@ struct gt_target {
 #define GT_SITE_R14_IS_G 0x1u /* ABIInternal code: R14 holds g at this site */
 #define GT_SITE_TRACK 0x2u    /* keep the goroutine's call stack at this entry */
 #define GT_SITE_RET_AT_ENTRY 0x4u /* the function is one RET: its calls push no frame */
+/* the return address is on top of the stack (an entry, a RET, anywhere in a function
+ * without a frame): the frame-pointer walk skips the caller, user space puts it back */
+#define GT_SITE_CALLER_AT_SP 0x8u
+#define GT_COOKIE_CALLER_AT_SP ((__u64)GT_SITE_CALLER_AT_SP << GT_COOKIE_FLAGS_SHIFT)
 #define GT_COOKIE_R14_IS_G ((__u64)GT_SITE_R14_IS_G << GT_COOKIE_FLAGS_SHIFT)
 #define GT_COOKIE_TRACK ((__u64)GT_SITE_TRACK << GT_COOKIE_FLAGS_SHIFT)
 

@@ -103,7 +103,10 @@ enum plan_stack_mode { PLAN_STACK_BPFTRACE, PLAN_STACK_PERF };
 struct plan_stackmap {
 	const char *bpf_name;
 	bool kernel;
-	int depth; /* frames kept (value: depth u64 addresses) */
+	int depth;  /* frames a stack of this map prints */
+	/* frames the kernel keeps (value: kdepth u64 addresses): depth - 1 where user space
+	 * puts back the caller that a go: entry or RET walk skips, else depth */
+	int kdepth;
 };
 
 /* What a PLAN_ARG_GO capture holds. Offsets of its parts are from the capture's start;

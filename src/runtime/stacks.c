@@ -52,11 +52,12 @@ int rt_stack_addrs(const struct plan_arg *a, const uint8_t *p, uint64_t *out, in
 	    st.fds[a->stack_map] < 0)
 		return 0;
 	int depth = st.plan->stackmaps[a->stack_map].depth;
-	uint64_t *v = xcalloc((size_t)depth, sizeof(*v));
+	int kdepth = st.plan->stackmaps[a->stack_map].kdepth;
+	uint64_t *v = xcalloc((size_t)kdepth, sizeof(*v));
 	uint32_t key = (uint32_t)id;
 	int n = 0;
 	if (!bpf_map_lookup_elem(st.fds[a->stack_map], &key, v)) {
-		for (int i = 0; i < depth && v[i] && n < max && n < depth; i++) {
+		for (int i = 0; i < kdepth && v[i] && n < max && n < depth; i++) {
 			out[n++] = v[i];
 			if (i == 0 && caller && n < max && n < depth) /* not pushed at a go: entry */
 				out[n++] = caller;

@@ -225,6 +225,8 @@ int sema_add_func_sites(struct sema *s, struct binfo *bi, const struct binfo_fun
 	}
 	const char *probe = arena_printf(s->arena, "go:%s:%s", f->name, where);
 	uint32_t flags = site_flags(bi, f);
+	if (point != GO_OFFSET || binfo_frameless(bi, f))
+		flags |= GT_SITE_CALLER_AT_SP; /* before the frame is pushed, or after it is popped */
 	for (int i = 0; i < n && !err; i++) {
 		uint64_t foff;
 		if (!binfo_can_probe(bi, addrs[i])) {
@@ -267,7 +269,8 @@ static struct sema_site_info *add_point_site(struct sema *s, struct binfo *bi,
 				     (unsigned long long)(addr - f->addr));
 		return NULL;
 	}
-	return add_site(s, bi, f, GO_OFFSET, probe, addr, foff, site_flags(bi, f));
+	return add_site(s, bi, f, GO_OFFSET, probe, addr, foff,
+			site_flags(bi, f) | (binfo_frameless(bi, f) ? GT_SITE_CALLER_AT_SP : 0));
 }
 
 /* go:[PATH:]FILE.go:LINE: the line's start in every function its code is in (DWARF). */

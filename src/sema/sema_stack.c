@@ -13,13 +13,24 @@
 
 static int stack_map(struct sema *s, bool kernel, int depth)
 {
+	/* At go: :entry and :return sites codegen adds the caller the kernel's walk misses:
+	 * the kernel then keeps one frame less, or stacks that differ only past the last
+	 * printed frame would be separate keys. */
+	unsigned entret = (1u << GO_ENTRY) | (1u << GO_RETURN);
+	bool plus_caller = !kernel && depth > 1 && s->clause_points &&
+			   !(s->clause_points & ~entret) &&
+			   s->clause_kinds == (1u << PLAN_PROG_UPROBE);
+	int kdepth = plus_caller ? depth - 1 : depth;
 	for (int i = 0; i < s->stackmaps.n; i++)
-		if (s->stackmaps.v[i].kernel == kernel && s->stackmaps.v[i].depth == depth)
+		if (s->stackmaps.v[i].kernel == kernel && s->stackmaps.v[i].depth == depth &&
+		    s->stackmaps.v[i].kdepth == kdepth)
 			return i;
 	struct plan_stackmap m = {
-		.bpf_name = arena_printf(s->arena, "gt_%cstack_%d", kernel ? 'k' : 'u', depth),
+		.bpf_name = arena_printf(s->arena, "gt_%cstack_%d%s", kernel ? 'k' : 'u', depth,
+					 plus_caller ? "_c" : ""),
 		.kernel = kernel,
 		.depth = depth,
+		.kdepth = kdepth,
 	};
 	vec_push(&s->stackmaps, m);
 	return s->stackmaps.n - 1;

@@ -104,6 +104,31 @@ if s.case("return"):
             "runtime.goexit", r.returncode == 0 and got[:5] == want and
             got[-1:] == ["runtime.goexit"] and st[0][1] == 1, describe(r))
 
+# ustack(2) at an entry: the kernel keeps one frame and the caller is put back, so calls
+# that differ only in the grandparent (took is called by add1, add2 and add3) are one key
+if s.case("cut"):
+    b = s.go_build("funcgraph")
+    r = s.run(["-c", "%s -rounds 2 -unit 1" % b, "-e",
+               "go:time.Since:entry { @[ustack(2)] = count(); }"])
+    st = stacks(r.stdout)
+    s.check("ustack(2) at go:time.Since:entry is one key, [time.Since, main.took]: 6",
+            r.returncode == 0 and len(st) == 1 and names(st[0][0]) == ["time.Since", "main.took"]
+            and st[0][1] == 6, describe(r))
+
+# at the start of an inlined copy: in main.work, which has no frame of its own, the
+# return address is on top of the stack (the caller is put back); in main.main, which
+# has one, the frame-pointer walk is right as it is (nothing put back)
+if s.case("inlined"):
+    b = s.go_build("golines")
+    r = s.run(["-c", b, "-e", "go:main.small:entry { @[ustack(4)] = count(); }"])
+    got = sorted((tuple(names(f)), n) for f, n in stacks(r.stdout))
+    # 4 addresses; the first is two frames, small inlined into its caller
+    want = [(("main.small (inlined)", "main.main", "runtime.main", "runtime.goexit"), 1),
+            (("main.small (inlined)", "main.work", "main.main", "runtime.main",
+              "runtime.goexit"), 15)]
+    s.check("ustack at inlined copies of main.small: in frameless main.work and in main.main",
+            r.returncode == 0 and got == want, "%s\n%s" % (got, describe(r)))
+
 # ---------------------------------------------------------------- profiles of burn
 # the -c binary's frames are named with no go: probe in the script
 if s.case("profile symbolizes"):
