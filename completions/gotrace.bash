@@ -1,10 +1,12 @@
 # bash completion for gotrace(8)                                  -*- shell-script -*-
 #
-# Completes options, the values of -f, -d and -B, files, commands and PIDs, and, in a
-# word starting with go: (also quoted: -e 'go:main.ad<TAB>), the Go functions of the
-# target named by -b BIN, -c 'CMD ...' (its first word) or -p PID (/proc/PID/exe), as
-# `gotrace -l 'go:PREFIX*' -b BIN` lists them; after go:FUNC: the :entry and :return
-# probes. Nothing here prints errors: a missing target or gotrace completes nothing.
+# Completes options, the values of -f (the formats gotrace itself lists), -d and -B,
+# files, commands and PIDs, and, in a word starting with go: (also quoted: -e
+# 'go:main.ad<TAB>), the Go functions of the target named by -b BIN, -c 'CMD ...' (its
+# first word) or -p PID (/proc/PID/exe), as `gotrace -l 'go:PREFIX*' -b BIN` lists them;
+# after go:FUNC: (or when one function is left) its :entry and :return probes. Nothing
+# here prints errors: a missing target or gotrace completes nothing. In a quoted word
+# readline closes the quote after a complete probe name, as it does for any completion.
 # Installed as share/bash-completion/completions/gotrace; or source it from ~/.bashrc.
 
 # The shell words of the command line: bash splits COMP_WORDS at every character of
@@ -94,6 +96,16 @@ _gotrace_funcs()
         sed -e 's/^go://' -e 's/ (inlined)$//' -e 's/\([^.]\)(.*$/\1/'
 }
 
+# The output formats, as gotrace's error for an unknown one lists them.
+_gotrace_formats()
+{
+    local line f
+    line=$("$1" -f '?' 2>&1 </dev/null | sed -n "s/^Valid formats: //p")
+    read -r -a f <<<"${line//[\',]/ }"
+    ((${#f[@]})) || f=(text json folded pprof)
+    printf '%s\n' "${f[@]}"
+}
+
 # Candidates for a go: probe word $2 (no quotes), full words, one a line.
 _gotrace_go()
 {
@@ -167,7 +179,7 @@ _gotrace()
         nospace=1
     else
         case $prev in
-        -f) cands=(text json folded pprof) ;;
+        -f) mapfile -t cands < <(_gotrace_formats "$gt") ;;
         -d) cands=(ast types sites ir bpf jit) ;;
         -B) cands=(full line none) ;;
         -p) mapfile -t cands < <(cd /proc 2>/dev/null && compgen -G '[0-9]*') ;;
