@@ -54,7 +54,7 @@ static void usage(FILE *out)
 	      "    gotrace -l [PATTERN] [-b BINARY | -c CMD | -p PID]\n"
 	      "    gotrace --funcgraph PATTERN [--funcgraph PATTERN...] [--drilldown FUNC]\n"
 	      "            [--args 'FUNC(NAME=RULE:TYPE, ...)'...] [--no-color]\n"
-	      "            (-c CMD | -p PID | BINARY)\n"
+	      "            [-f json|chrome] [-o FILE] (-c CMD | -p PID | BINARY)\n"
 	      "\n"
 	      "OPTIONS:\n"
 	      "  -e PROGRAM          program text\n"
@@ -63,6 +63,8 @@ static void usage(FILE *out)
 	      "  -b, --binary PATH   default target binary for go: probes\n"
 	      "  -l [PATTERN]        list Go functions matching PATTERN\n"
 	      "  -f FORMAT           text, json; folded, pprof: maps keyed by stacks as a profile\n"
+	      "                      chrome: --funcgraph's calls as a trace for Perfetto and\n"
+	      "                      chrome://tracing (Trace Event Format JSON)\n"
 	      "  -o FILE             write output to FILE\n"
 	      "  -d ast|types|sites|ir|bpf|jit  dump a stage and continue\n"
 	      "  -v                  verbose\n"
@@ -194,15 +196,20 @@ again:
 			o->list_mode = true;
 			break;
 		case 'f':
+			o->fg.chrome = !strcmp(optarg, "chrome"); /* the last -f wins over it */
 			if (!strcmp(optarg, "json"))
 				o->json = true;
 			else if (!strcmp(optarg, "folded"))
 				o->profile = RT_PROFILE_FOLDED;
 			else if (!strcmp(optarg, "pprof"))
 				o->profile = RT_PROFILE_PPROF;
-			else if (strcmp(optarg, "text")) {
+			else if (o->fg.chrome) {
+				o->json = false;
+				o->profile = RT_PROFILE_NONE;
+			} else if (strcmp(optarg, "text")) {
 				diag_fatal("Invalid output format \"%s\"", optarg);
-				diag_print(DIAG_PLAIN, "Valid formats: 'text', 'json', 'folded', 'pprof'");
+				diag_print(DIAG_PLAIN,
+					   "Valid formats: 'text', 'json', 'folded', 'pprof', 'chrome'");
 				return -EINVAL;
 			}
 			break;
@@ -316,6 +323,10 @@ again:
 		o->fg.verbose = o->verbose;
 	} else if (o->fg.drilldown || o->fg.args.n || o->fg.no_color) {
 		diag_fatal("--drilldown, --args and --no-color need --funcgraph");
+		return -EINVAL;
+	} else if (o->fg.chrome) {
+		diag_fatal("-f chrome writes the calls of --funcgraph: "
+			   "give it --funcgraph PATTERN");
 		return -EINVAL;
 	}
 	if (!o->program && !o->fg.patterns.n) {

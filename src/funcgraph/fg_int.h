@@ -5,13 +5,15 @@
 #include <stdio.h>
 
 #include "binfo/binfo.h"
+#include "common/pairset.h"
 #include "funcgraph/funcgraph.h"
 #include "runtime/rt.h"
 
 /* Record layout of the generated program (see funcgraph.c):
  *   FG_ENTRY  args: goid, depth, nsecs, site, return address, ip (the probed address,
- *             reg("ip"), whose difference to the site's vaddr is a PIE's load bias),
- *             then the --args values; the format is "%u" (for ip) + the args' text.
+ *             reg("ip"), whose difference to the site's vaddr is a PIE's load bias), pid,
+ *             then the --args values; the format is "%u%u" (for ip and pid) + the args'
+ *             text.
  *   FG_RETURN args: goid, depth, nsecs, site, duration. */
 enum {
 	FG_ARG_GOID,
@@ -21,9 +23,11 @@ enum {
 	FG_ARG_RETADDR, /* FG_ENTRY */
 	FG_ARG_DURATION = FG_ARG_RETADDR, /* FG_RETURN */
 	FG_ARG_IP,
+	FG_ARG_PID,
 	FG_ARG_USER, /* first --args value */
 };
-#define FG_FMT_SKIP 1 /* conversions before the --args text: ip */
+#define FG_FMT_SKIP 2 /* conversions before the --args text: ip, pid */
+#define FG_MAX_NODES 100000 /* calls kept per tree; later ones are counted only */
 
 struct fg_tree_opts {
 	struct binfo *bi;
@@ -31,6 +35,7 @@ struct fg_tree_opts {
 	int nspecs;
 	const char *drilldown; /* only trees rooted here, or NULL */
 	bool no_color;
+	bool chrome; /* -f chrome: Trace Event Format (fg_chrome.c) */
 };
 
 struct fg_consumer;
@@ -41,5 +46,40 @@ void fg_consumer_free(struct fg_consumer *c);
 void fg_consumer_record(void *ctx, struct rt_output *o, int event_id, const void *rec,
 			size_t size);
 void fg_consumer_finish(void *ctx, struct rt_output *o);
+
+/* ---- fg_chrome.c: -f chrome, a trace for Perfetto and chrome://tracing ---- */
+
+struct fg_chrome {
+	uint64_t origin_ns;  /* CLOCK_MONOTONIC of ts 0 */
+	int64_t wall_off;    /* CLOCK_REALTIME - CLOCK_MONOTONIC, ns */
+	const char *process; /* the process tracks' name */
+	struct pairset named; /* tracks named so far: (pid, goid), (pid | 1 << 63, 0) */
+	uint64_t events;      /* written */
+	bool started;         /* the document's head is written */
+};
+
+/* One call: the complete event of a traced call. */
+struct fg_chrome_call {
+	int64_t pid, goid;
+	const char *func;
+	uint64_t entry_ns, dur_ns; /* CLOCK_MONOTONIC */
+	/* "args" of the event, each left out when NULL: */
+	const char *args;        /* the --args values as the text shows them */
+	const char *caller;      /* the calling function */
+	const char *call_site;   /* FILE:LINE of the call, or the return address */
+	const char *returned_at; /* FILE:LINE of the RET that returned */
+	const char *mark;        /* "panic: no return", "unfinished" */
+};
+
+void fg_chrome_init(struct fg_chrome *ch, uint64_t origin_ns, int64_t wall_off,
+		    const char *process);
+void fg_chrome_free(struct fg_chrome *ch);
+/* Each appends to OUT, the consumer's one output buffer. */
+void fg_chrome_call(struct fg_chrome *ch, struct strbuf *out, const struct fg_chrome_call *call);
+/* An instant event: CALLS of the goroutine's tree at NS were not kept (FG_MAX_NODES). */
+void fg_chrome_dropped(struct fg_chrome *ch, struct strbuf *out, int64_t pid, int64_t goid,
+		       uint64_t ns, uint64_t calls);
+/* The end of the document (the whole of it when no call was written). */
+void fg_chrome_end(struct fg_chrome *ch, struct strbuf *out);
 
 #endif

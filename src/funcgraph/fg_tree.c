@@ -16,7 +16,8 @@
  * position). A call whose RET never fires (a panic unwound it) is found out when an
  * outer frame returns, or when a call at its depth or above enters: it is closed then
  * and marked `(panic: no return)`. Trees still open at the end are printed with their
- * open calls marked `(unfinished)`. */
+ * open calls marked `(unfinished)`. -f json prints a tree's calls as JSON lines, -f
+ * chrome as a trace's events (fg_chrome.c). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -29,7 +30,6 @@
 #include "runtime/rt_value.h"
 
 #define FG_HASH 1024         /* goroutine -> open tree buckets */
-#define FG_MAX_NODES 100000 /* calls kept per tree; later ones are counted only */
 #define FG_DUR_WIDTH 9       /* "602.078ms" */
 
 enum fg_end { FG_OPEN, FG_RETURNED, FG_PANIC, FG_UNFINISHED };
@@ -66,7 +66,11 @@ struct fg_consumer {
 	uint64_t seq, printed;
 	uint64_t untracked, bad, dropped;
 	int color; /* -1: not decided yet */
-	struct strbuf out, text;
+	struct fg_chrome chrome; /* -f chrome */
+	/* GT_FUNCGRAPH_TEXT=FILE: the text trees too, written there, of a run in another
+	 * format (the tests compare the two on the same calls) */
+	FILE *text_copy;
+	struct strbuf out, text; /* out: what is written next, the only thing written */
 };
 
 /* ---- records ---- */
@@ -79,12 +83,19 @@ static uint64_t field(const struct plan_event *ev, const uint8_t *rec, int i)
 	return v;
 }
 
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+	return s ? s + 1 : path;
+}
+
 static bool plan_usable(const struct gt_plan *plan)
 {
 	for (int i = 0; i < plan->nevents; i++) {
 		const struct plan_event *ev = &plan->events[i];
 		if (ev->kind == PLAN_EV_FG_ENTRY &&
-		    (ev->nargs < FG_ARG_USER || ev->args[FG_ARG_IP].kind != PLAN_ARG_INT))
+		    (ev->nargs < FG_ARG_USER || ev->args[FG_ARG_IP].kind != PLAN_ARG_INT ||
+		     ev->args[FG_ARG_PID].kind != PLAN_ARG_INT))
 			return false;
 		if (ev->kind == PLAN_EV_FG_RETURN && ev->nargs < FG_ARG_DURATION + 1)
 			return false;
@@ -106,6 +117,12 @@ struct fg_consumer *fg_consumer_new(const struct fg_tree_opts *o, const struct g
 		      ((int64_t)rt.tv_nsec - (int64_t)mono.tv_nsec);
 	if (!c->plan_ok)
 		diag_fatal("internal error: the call-graph events do not have the expected layout");
+	if (o->chrome)
+		fg_chrome_init(&c->chrome, now_ns(), c->wall_off, base_name(binfo_path(o->bi)));
+	const char *copy = getenv("GT_FUNCGRAPH_TEXT");
+	if (copy && *copy && !(c->text_copy = fopen(copy, "w")))
+		diag_print(DIAG_WARNING, "GT_FUNCGRAPH_TEXT: cannot open %s: %s", copy,
+			   strerror(errno));
 	return c;
 }
 
@@ -190,12 +207,6 @@ static struct binfo_lines *lines(struct fg_consumer *c)
 				   binfo_path(c->o.bi));
 	}
 	return c->lines;
-}
-
-static const char *base_name(const char *path)
-{
-	const char *s = strrchr(path, '/');
-	return s ? s + 1 : path;
 }
 
 /* "FILE:LINE" of PC (basename) into BUF, and the function at PC; false when unknown. */
@@ -388,25 +399,81 @@ static void print_json(struct fg_consumer *c, const struct fg_tree *t)
 			      c->printed, t->goid, t->dropped);
 }
 
+/* -f chrome: a complete event per call. A call that did not return lasts until it was
+ * found out (or until the end): the interval its marked line shows. */
+static void print_chrome(struct fg_consumer *c, struct rt_output *o, const struct fg_tree *t)
+{
+	static const char *const marks[] = {[FG_PANIC] = "panic: no return",
+					    [FG_UNFINISHED] = "unfinished"};
+	int64_t pid = 0;
+	for (int i = 0; i < t->nodes.n; i++) {
+		const struct fg_node *nd = &t->nodes.v[i];
+		const struct plan_event *ev = &c->plan->events[nd->event_id];
+		char call[512], ret[512];
+		const char *fn, *args = args_text(c, o, nd);
+		bool returned = nd->end == FG_RETURNED;
+		pid = (int64_t)field(ev, nd->rec, FG_ARG_PID);
+		struct fg_chrome_call cc = {
+			.pid = pid,
+			.goid = t->goid,
+			.func = c->plan->sites[nd->site].func,
+			.entry_ns = nd->entry_ns,
+			.dur_ns = returned ? nd->duration : nd->end_ns - nd->entry_ns,
+			.args = *args ? args : NULL,
+			.mark = returned ? NULL : marks[nd->end],
+		};
+		if (nd->end_ns < nd->entry_ns && !returned)
+			cc.dur_ns = 0;
+		if (site_text(c, nd->caller_pc ? nd->caller_pc - 1 : 0, call, sizeof(call),
+			      &cc.caller))
+			cc.call_site = call;
+		else if (nd->caller_pc) { /* no line table: the return address */
+			snprintf(call, sizeof(call), "0x%" PRIx64, nd->caller_pc);
+			cc.call_site = call;
+		}
+		if (returned &&
+		    site_text(c, c->plan->sites[nd->ret_site].vaddr, ret, sizeof(ret), &fn))
+			cc.returned_at = ret;
+		fg_chrome_call(&c->chrome, &c->out, &cc);
+	}
+	if (t->dropped && t->nodes.n)
+		fg_chrome_dropped(&c->chrome, &c->out, pid, t->goid, t->nodes.v[0].entry_ns,
+				  t->dropped);
+}
+
+/* The one place output is written: what OUT has gathered, to F. */
+static void write_out(struct fg_consumer *c, FILE *f)
+{
+	fwrite(c->out.buf ? c->out.buf : "", 1, c->out.len, f);
+	c->out.len = 0;
+}
+
 /* Prints T (open calls marked unfinished at NOW) and frees it. */
 static void emit_tree(struct fg_consumer *c, struct rt_output *o, struct fg_tree *t, uint64_t now)
 {
 	FILE *f = rt_output_file(o);
 	if (c->color < 0)
-		c->color = !c->o.no_color && !rt_output_json(o) && isatty(fileno(f));
+		c->color = !c->o.no_color && !c->o.chrome && !rt_output_json(o) &&
+			   isatty(fileno(f));
 	for (int i = 0; i < t->open.n; i++) {
 		struct fg_node *nd = &t->nodes.v[t->open.v[i]];
 		nd->end = FG_UNFINISHED;
 		nd->end_ns = now;
 	}
 	c->out.len = 0;
-	if (rt_output_json(o))
+	if (c->o.chrome)
+		print_chrome(c, o, t);
+	else if (rt_output_json(o))
 		print_json(c, t);
 	else
 		print_text(c, o, t);
+	write_out(c, f);
+	if (c->text_copy && (c->o.chrome || rt_output_json(o))) {
+		print_text(c, o, t);
+		write_out(c, c->text_copy);
+	}
 	c->printed++;
 	c->dropped += t->dropped;
-	fwrite(c->out.buf ? c->out.buf : "", 1, c->out.len, f);
 	unlink_tree(c, t);
 	free_tree(t);
 }
@@ -543,6 +610,11 @@ void fg_consumer_finish(void *ctx, struct rt_output *o)
 		}
 	}
 	vec_free(&left);
+	if (c->o.chrome && writable) {
+		c->out.len = 0;
+		fg_chrome_end(&c->chrome, &c->out);
+		write_out(c, rt_output_file(o));
+	}
 	if (c->untracked)
 		diag_print(DIAG_WARNING,
 			   "%" PRIu64 " calls were not tracked (goroutine state map full) and are "
@@ -566,6 +638,9 @@ void fg_consumer_free(struct fg_consumer *c)
 			free_tree(t);
 		}
 	binfo_lines__close(c->lines);
+	fg_chrome_free(&c->chrome);
+	if (c->text_copy)
+		fclose(c->text_copy);
 	strbuf_free(&c->out);
 	strbuf_free(&c->text);
 	free(c);

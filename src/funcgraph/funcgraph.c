@@ -1,14 +1,16 @@
 /* funcgraph: the --funcgraph front end. The patterns, --drilldown and --args become a
  * program of the language, compiled by the normal pipeline in call-graph mode:
  *
- *   go:"main.add":entry, go:"main.add1":entry { fgentry("%u", reg("ip")); }
+ *   go:"main.add":entry, go:"main.add1":entry { fgentry("%u%u", reg("ip"), pid); }
  *   go:"main.(*Student).String":entry
- *   { fgentry("%us.name=%s, s.age=%ld", reg("ip"), arg(*+0(%ax)):c64, arg(+16(%ax)):s64); }
+ *   { fgentry("%u%us.name=%s, s.age=%ld", reg("ip"), pid, arg(*+0(%ax)):c64,
+ *             arg(+16(%ax)):s64); }
  *   go:"main.add":return, go:"main.add1":return, ... { fgreturn(); }
  *
  * fgentry()/fgreturn() put the goroutine id, its traced-call depth, the time and the
  * site (and at entry the return address) ahead of their own arguments; reg("ip") lets
- * the consumer take a PIE's load bias out of the return address. */
+ * the consumer take a PIE's load bias out of the return address, and pid names the
+ * process (-f chrome). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -253,11 +255,11 @@ static int write_program(struct funcgraph *fg, const struct funcset *set)
 			vec_push(&plain, f);
 			continue;
 		}
-		strbuf_printf(&sb, "go:\"%s\":entry\n{ fgentry(\"%%u", f->name);
+		strbuf_printf(&sb, "go:\"%s\":entry\n{ fgentry(\"%%u%%u", f->name);
 		for (int k = 0; k < a->nargs; k++)
 			strbuf_printf(&sb, "%s%s=%s", k ? ", " : "", a->args[k].name,
 				      fg_arg_conv(a->args[k].type));
-		strbuf_puts(&sb, "\", reg(\"ip\")");
+		strbuf_puts(&sb, "\", reg(\"ip\"), pid");
 		for (int k = 0; k < a->nargs; k++)
 			if (a->args[k].rule)
 				strbuf_printf(&sb, ", arg(%s):%s", a->args[k].rule, a->args[k].type);
@@ -267,7 +269,7 @@ static int write_program(struct funcgraph *fg, const struct funcset *set)
 	}
 	if (plain.n) {
 		probe_list(&sb, plain.v, plain.n, "entry");
-		strbuf_puts(&sb, "{ fgentry(\"%u\", reg(\"ip\")); }\n");
+		strbuf_puts(&sb, "{ fgentry(\"%u%u\", reg(\"ip\"), pid); }\n");
 	}
 	if (rets.n) {
 		probe_list(&sb, rets.v, rets.n, "return");
@@ -314,6 +316,7 @@ struct funcgraph *funcgraph_new(const struct fg_options *o, const char *target)
 		.nspecs = fg->nspecs,
 		.drilldown = o->drilldown,
 		.no_color = o->no_color,
+		.chrome = o->chrome,
 	};
 	return fg;
 }

@@ -22,6 +22,7 @@ struct fg_options {
 	VEC(const char *) excludes; /* --exclude PATTERN: left out of the wildcards */
 	const char *drilldown;      /* --drilldown FUNC */
 	bool no_color;              /* --no-color */
+	bool chrome;                /* -f chrome: Trace Event Format JSON for Perfetto */
 	bool verbose;               /* -v: show the generated program */
 };
 

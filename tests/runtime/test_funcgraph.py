@@ -8,9 +8,11 @@ plus (*Student).String):
   3. --drilldown: only trees rooted at the function;
   4. a panic in add3 recovered in add: the abandoned calls closed and marked, the later
      trees right, the program's own output unchanged;
-and -f json, a PIE, a build without DWARF (.gopclntab lines), -p, trees left open at
-Ctrl-C, colour only on a terminal."""
+and -f json, -f chrome (the same calls as the text, as a trace for Perfetto), a PIE, a
+build without DWARF (.gopclntab lines), -p, trees left open at Ctrl-C, colour only on a
+terminal."""
 
+import decimal
 import json
 import os
 import pty
@@ -383,6 +385,169 @@ if s.case("json"):
                                            for a, b_ in zip(t, t[1:])) for t in trees.values()),
             trees)
 
+# -f chrome: the same calls as the text, as a trace for Perfetto and chrome://tracing.
+# GOMAXPROCS=1: a goroutine's id then does not depend on which P made it (each P takes
+# ids in batches), so two runs of the program give its goroutines the same ids. The
+# durations of two runs differ, though: GT_FUNCGRAPH_TEXT=FILE has the chrome run write
+# its text trees too, to compare the two formats on the very same calls.
+def chrome_run(prog, extra, fmt, text_copy=None):
+    out = os.path.join(s.work, "funcgraph." + ("json" if fmt else "out"))
+    for f in (out, text_copy):
+        if f and os.path.exists(f):
+            os.unlink(f)
+    env = dict(s.env)
+    s.env["GOMAXPROCS"] = "1"
+    if text_copy:
+        s.env["GT_FUNCGRAPH_TEXT"] = text_copy
+    try:
+        r = s.run(["--funcgraph", "main.add*", *extra, *(["-f", fmt] if fmt else []),
+                   "-o", out, "-c", " ".join([b] + prog)], timeout=90)
+    finally:
+        s.env = env
+    return r, open(out).read() if os.path.exists(out) else ""
+
+
+def preorder(n):
+    yield n
+    for c in n.children:
+        yield from preorder(c)
+
+
+def ns(x):
+    """A JSON number of microseconds (parsed as Decimal) -> integer nanoseconds."""
+    return int(x * 1000)
+
+
+def text_tolerance_ns(dur):
+    """Half the last digit the text printed a duration with: 15.368ms -> 500 ns."""
+    dur = dur.strip()
+    unit = next(u for u in ("us", "ms", "s") if dur.endswith(u))
+    decimals = len(dur[:-len(unit)].partition(".")[2])
+    return 0.5 * 10 ** -decimals * {"us": 1e3, "ms": 1e6, "s": 1e9}[unit]
+
+
+if s.case("chrome"):
+    prog = ["-rounds", "2", "-unit", "5", "-g", "3", "-panic", "1"]
+    extra = ["--funcgraph", "main.(*Student).String", "--args", STUDENT_ARGS,
+             "--args", "main.add(a, b)"]
+    rt, text = chrome_run(prog, extra, None)
+    trees, other, errors = parse_trees(text)
+    copy = os.path.join(s.work, "funcgraph.copy")
+    rc, doc = chrome_run(prog, extra, "chrome", copy)
+    same, _, copy_errors = parse_trees(open(copy).read() if os.path.exists(copy) else "")
+    errors += ["GT_FUNCGRAPH_TEXT: " + e for e in copy_errors]
+    try:
+        trace = json.loads(doc, parse_float=decimal.Decimal)
+        events = trace["traceEvents"]
+    except (ValueError, KeyError, TypeError) as e:
+        trace, events = None, []
+        errors.append("not a trace: %s" % e)
+    s.check("chrome: the text run and the chrome run work; the file is one JSON document",
+            rt.returncode == 0 and rc.returncode == 0 and not errors and trace is not None
+            and trace.get("displayTimeUnit") == "ns" and len(trees) == 12 and len(same) == 12,
+            "\n".join(errors) + describe(rt) + describe(rc) + doc[:3000])
+    xs = [e for e in events if e.get("ph") == "X"]
+    calls = [n for t in trees for n in preorder(t)]
+    count = lambda names: {f: names.count(f) for f in set(names)}
+    s.check("chrome: one complete event per call of the text, per function",
+            len(xs) == len(calls) and count([e["name"] for e in xs]) ==
+            count([n.func for n in calls]),
+            "%s\n%s" % (count([e["name"] for e in xs]), count([n.func for n in calls])))
+    s.check("chrome: every event in cat go, of one process, with a ts and a dur",
+            all(e.get("cat") == "go" and e.get("pid") == xs[0]["pid"] and
+                isinstance(e.get("ts"), decimal.Decimal) and isinstance(e.get("dur"),
+                                                                        decimal.Decimal)
+                and e["dur"] >= 0 for e in xs) and xs, xs[:3])
+    meta = [e for e in events if e.get("ph") == "M"]
+    tids = sorted({e["tid"] for e in xs})
+    names = {e["tid"]: e["args"]["name"] for e in meta if e["name"] == "thread_name"}
+    procs = [e for e in meta if e["name"] == "process_name"]
+    s.check("chrome: each goroutine's track and the process named",
+            names == {t: "goroutine %d" % t for t in tids} and len(procs) == 1 and
+            procs[0]["pid"] == xs[0]["pid"] and procs[0]["args"]["name"] == "funcgraph",
+            "%s %s" % (names, procs))
+    goids = sorted({int(n.goid) for n in calls})
+    s.check("chrome: the tids are the goids the text shows", tids == goids and len(tids) == 3,
+            "chrome tids %s, text goids %s" % (tids, goids))
+    bad = []
+    by_tid = {}
+    for e in xs:
+        by_tid.setdefault(e["tid"], []).append((ns(e["ts"]), ns(e["ts"]) + ns(e["dur"]), e))
+    for tid, iv in by_tid.items():
+        for i, (a0, a1, ea) in enumerate(iv):
+            for b0, b1, eb in iv[i + 1:]:
+                if not (a1 <= b0 or b1 <= a0 or (a0 <= b0 and b1 <= a1) or
+                        (b0 <= a0 and a1 <= b1)):
+                    bad.append("tid %s: %s [%d, %d] and %s [%d, %d] overlap"
+                               % (tid, ea["name"], a0, a1, eb["name"], b0, b1))
+    s.check("chrome: the events of a goroutine nest (disjoint or one inside the other)",
+            not bad and len(by_tid) == 3, "\n".join(bad[:20]))
+    # call by call, per goroutine: the text's preorder is the events' order by (ts, -dur)
+    def compare(text_calls, durations):
+        bad = []
+        for tid, iv in by_tid.items():
+            evs = [e for _, _, e in sorted(iv, key=lambda x: (x[0], -(x[1] - x[0])))]
+            txt = [n for n in text_calls if int(n.goid) == tid]
+            if len(evs) != len(txt):
+                bad.append("goid %s: %d events, %d calls" % (tid, len(evs), len(txt)))
+                continue
+            for e, n in zip(evs, txt):
+                a = e.get("args", {})
+                want = {"caller": n.caller,
+                        "call_site": "%s:%d" % n.site if n.site else None,
+                        "returned_at": "%s:%d" % n.ret if n.ret else None,
+                        "args": n.args or None, "end": n.mark}
+                got = {k: a.get(k) for k in want}
+                if e["name"] != n.func or got != want:
+                    bad.append("goid %s: %s %s, text %s %s"
+                               % (tid, e["name"], got, n.func, want))
+                elif durations and n.mark is None:
+                    dur = n.close_line[LINE.match(n.close_line).start(3):][:9]
+                    diff = abs(ns(e["dur"]) - parse_duration(dur) * 1e6)
+                    if diff > text_tolerance_ns(dur) + 1:
+                        bad.append("goid %s: %s dur %s us, the text %s (%d ns apart)"
+                                   % (tid, n.func, e["dur"], dur.strip(), diff))
+        return bad
+    marked = sum(1 for n in calls if n.mark)
+    bad = compare(calls, False)
+    s.check("chrome: call by call, the text run's function, arguments, call site, return "
+            "line and marks (%d marked)" % marked, not bad and marked == 9, "\n".join(bad[:30]))
+    same_calls = [n for t in same for n in preorder(t)]
+    bad = compare(same_calls, True)
+    s.check("chrome: call by call, the durations of its own run's text, within the text's "
+            "rounding (%d calls)" % len(same_calls), not bad and len(same_calls) == len(xs),
+            "\n".join(bad[:30]))
+    # no call at all: still a trace
+    out = os.path.join(s.work, "empty.json")
+    r = s.run(["--funcgraph", "main.add3", "-f", "chrome", "-o", out, "-c", b + " -rounds 0"])
+    try:
+        empty = json.load(open(out))
+    except (OSError, ValueError) as e:
+        empty = str(e)
+    s.check("chrome: a run without calls writes an empty trace",
+            r.returncode == 0 and isinstance(empty, dict) and empty.get("traceEvents") == [],
+            "%r\n%s" % (empty, describe(r)))
+    # Ctrl-C with calls in progress: the trace is still whole, the open calls marked
+    out = os.path.join(s.work, "unfinished.json")
+    p = s.start(["--funcgraph", "main.add*", "-f", "chrome", "-o", out, "-c",
+                 b + " -rounds 1 -unit 1000"])
+    time.sleep(2.5)
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=30)
+    try:
+        xs = [e for e in json.load(open(out), parse_float=decimal.Decimal)["traceEvents"]
+              if e["ph"] == "X"]
+    except (OSError, ValueError, KeyError) as e:
+        xs = [str(e)]
+    ok = (p.returncode == 0 and [e.get("name") for e in xs] == ["main.add", "main.add1",
+                                                                 "main.add2"] and
+          all(e["args"].get("end") == "unfinished" for e in xs) and
+          xs[0]["ts"] <= xs[1]["ts"] <= xs[2]["ts"] and
+          xs[0]["ts"] + xs[0]["dur"] == xs[1]["ts"] + xs[1]["dur"] > xs[2]["ts"] + 1000)
+    s.check("chrome: Ctrl-C: the trace is whole, the open calls marked unfinished", ok,
+            "%s\n%s" % (xs, err))
+
+
 # file:line through .gopclntab (no DWARF) and in a PIE
 if s.case("builds"):
     for label, kw in (("no DWARF (-ldflags=-w)", dict(suffix="-nodwarf", flags=["-ldflags=-w"])),
@@ -460,7 +625,8 @@ if s.case("options"):
                "--drilldown", "main.add1", "--dry-run", "-v", b])
     s.check("options: BINARY target, --args and --drilldown functions traced, rules as written",
             r.returncode == 0 and
-            'fgentry("%us.name=%s, s.age=%ld", reg("ip"), arg(*+0(%ax)):c64, arg(+16(%ax)):s64)'
+            'fgentry("%u%us.name=%s, s.age=%ld", reg("ip"), pid, arg(*+0(%ax)):c64, '
+            'arg(+16(%ax)):s64)'
             in r.stderr and 'go:"main.add1":entry' in r.stderr and
             'go:"main.(*Student).String":return' in r.stderr, describe(r))
     for args, msg in (
