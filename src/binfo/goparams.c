@@ -406,6 +406,16 @@ static bool read_param(struct binfo_godwarf *gd, Dwarf_Die die, struct binfo_gop
 	return ok;
 }
 
+/* Go 1.19 lists a result twice in a function with a defer (two ~r0 entries, the same
+ * line and type); Go names are unique, so a repeated name is that copy. */
+static bool seen_param(const struct binfo_goparam *ps, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(ps[i].name, ps[n].name))
+			return true;
+	return false;
+}
+
 static const struct binfo_gofunc *read_func(struct binfo_godwarf *gd, const char *name,
 					    Dwarf_Off off)
 {
@@ -419,7 +429,7 @@ static const struct binfo_gofunc *read_func(struct binfo_godwarf *gd, const char
 		for (; cur && !d->failed && n < 256; cur = dw_next_sibling(d, cur)) {
 			if (dw_tag(d, cur) == DW_TAG_formal_parameter) {
 				memset(&ps[n], 0, sizeof(ps[n]));
-				if (read_param(gd, cur, &ps[n]))
+				if (read_param(gd, cur, &ps[n]) && !seen_param(ps, n))
 					n++;
 			}
 		}

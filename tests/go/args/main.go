@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync"
 )
 
 type Point struct {
@@ -110,6 +111,21 @@ func Mixed(f float64, n int) int {
 	return n
 }
 
+var (
+	mu     sync.Mutex
+	locked int
+)
+
+// Locked's result is listed twice in Go 1.19's DWARF (a function with a defer).
+//
+//go:noinline
+func Locked(n int) int {
+	mu.Lock()
+	defer mu.Unlock()
+	locked += n
+	return locked
+}
+
 func main() {
 	n := 1
 	if len(os.Args) > 1 {
@@ -133,6 +149,7 @@ func main() {
 		fmt.Println("Check", Check(1))
 		Many(1, 2, 3, 4, 5, 6, 7, 8, "nine", 10)
 		Mixed(1.5, 7)
+		Locked(k)
 		ch := make(chan int, 4)
 		ch <- 1
 		ch <- 2
