@@ -1,7 +1,7 @@
 """tools/*.gt on the workshop app (examples/workshop, built at test time): each tool runs
 under -c and its output must show what its header promises; then every tool compiles
 (--dry-run) against the docker CLI (Go 1.24, DWARF) where the machine has it, and the
-tools that need no Go types against a stripped Go 1.26 program from npm."""
+tools that need no Go types against stripped Go 1.26 and 1.27 programs from npm."""
 import os
 import re
 
@@ -110,16 +110,20 @@ if s.case("docker") and os.access(DOCKER, os.X_OK):
         s.check("tools/%s.gt compiles for docker (Go 1.24, DWARF)" % name,
                 r.returncode == 0, describe(r))
 
-# ... and those that need no Go types against a stripped Go 1.26 program
+# ... and those that need no Go types against stripped Go 1.26 and 1.27 programs
 if s.case("stripped"):
-    esb = s.npm_program("@esbuild/linux-x64@0.28.2", "package/bin/esbuild")
-    for name in ALL:
-        if name in NEEDS_DWARF:
-            continue
-        r = s.run(["--dry-run", "-b", esb, os.path.join(TOOLS, name + ".gt")] +
-                  (["main.*"] if name == "funclat" else []))
-        s.check("tools/%s.gt compiles for a stripped Go 1.26 esbuild" % name,
-                r.returncode == 0, describe(r))
+    for what, spec, member in (("Go 1.26 esbuild", "@esbuild/linux-x64@0.28.2",
+                                "package/bin/esbuild"),
+                               ("Go 1.27 lefthook", "lefthook-linux-x64@2.2.2",
+                                "package/bin/lefthook")):
+        b = s.npm_program(spec, member)
+        for name in ALL:
+            if name in NEEDS_DWARF:
+                continue
+            r = s.run(["--dry-run", "-b", b, os.path.join(TOOLS, name + ".gt")] +
+                      (["main.*"] if name == "funclat" else []))
+            s.check("tools/%s.gt compiles for a stripped %s" % (name, what),
+                    r.returncode == 0, describe(r))
 
 left = bpf_leftovers()
 s.check("nothing left attached", not left, left)
