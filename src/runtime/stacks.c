@@ -59,7 +59,9 @@ int rt_stack_addrs(const struct plan_arg *a, const uint8_t *p, uint64_t *out, in
 	if (!bpf_map_lookup_elem(st.fds[a->stack_map], &key, v)) {
 		for (int i = 0; i < kdepth && v[i] && n < max && n < depth; i++) {
 			out[n++] = v[i];
-			if (i == 0 && caller && n < max && n < depth) /* not pushed at a go: entry */
+			/* the caller the walk skipped: the site's return address on top of the
+			 * stack (entries, RETs, functions without a frame; cg_stack.c) */
+			if (i == 0 && caller && n < max && n < depth)
 				out[n++] = caller;
 		}
 	}

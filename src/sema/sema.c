@@ -1,8 +1,6 @@
 /* sema: the driver over clauses; see sema.h. */
 #include "sema/sema_int.h"
 
-#include "common/pairset.h"
-
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,7 +8,6 @@
 #include <bpf/btf.h>
 
 #include "binfo/binfo.h"
-#include "common/pairset.h"
 #include "sema/tracepoint.h"
 
 /* memcpy into the arena that tolerates empty vectors (their storage is NULL). */
@@ -84,7 +81,7 @@ static int count_probes(struct sema *s)
 int sema_check(struct arena *a, const struct diag_src *src, struct ast_node *program,
 	       const struct sema_options *opts, struct gt_plan *plan, struct sema_result *out)
 {
-	struct sema s = {.arena = a, .src = src, .opts = opts, .group_sites_of = -1};
+	struct sema s = {.arena = a, .src = src, .opts = opts};
 	int err = 0;
 	struct ast_list *cl = &program->u.program.clauses;
 	err |= sema_macros_includes(&s);

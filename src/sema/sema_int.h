@@ -76,10 +76,8 @@ struct sema {
 	struct binfo **targets;
 	const char **target_paths;
 	int ntargets;
-	int group_site_begin;
-	/* (target, file offset) of the sites since group_sites_of (add_site's dedup) */
-	struct pairset group_sites;
-	int group_sites_of;
+	int group_site_begin;      /* sema_open_group: where the open program's sites begin */
+	struct pairset group_sites; /* (target, file offset) of those sites (add_site's dedup) */
 	unsigned clause_kinds;  /* 1 << plan_prog_kind of the clause being checked */
 	unsigned clause_points; /* 1 << go_point of its go probes */
 	const char *clause_stack_abi; /* Go version of a target older than the register
@@ -110,6 +108,8 @@ struct binfo *sema_target_elf(struct sema *s, const char *path, struct gt_loc lo
 int sema_expand_probes(struct sema *s, struct ast_node *clause, int ci);
 int sema_add_func_sites(struct sema *s, struct binfo *bi, const struct binfo_func *f,
 			enum go_point point, uint64_t off, struct gt_loc loc, bool quiet);
+/* Starts the sites of one program (sema_close_group ends it). */
+void sema_open_group(struct sema *s);
 void sema_close_group(struct sema *s, struct ast_node *clause, int kind, struct binfo *bi,
 		      enum go_point point, enum sema_hidden hidden, const char *name);
 int sema_finish_tracking(struct sema *s);

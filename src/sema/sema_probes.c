@@ -51,13 +51,6 @@ static struct sema_site_info *add_site(struct sema *s, struct binfo *bi,
 					const char *probe, uint64_t vaddr, uint64_t off,
 					uint32_t flags)
 {
-	if (s->group_sites_of != s->group_site_begin) { /* a new group began */
-		pairset__clear(&s->group_sites);
-		s->group_sites_of = s->group_site_begin;
-		for (int i = s->group_site_begin; i < s->sites.n; i++)
-			pairset__add(&s->group_sites, (uint64_t)(uintptr_t)s->site_info.v[i].bi,
-				     s->sites.v[i].file_off);
-	}
 	if (!pairset__add(&s->group_sites, (uint64_t)(uintptr_t)bi, off))
 		return NULL; /* the same site twice in one clause would fire twice */
 	struct plan_site site = {
@@ -491,7 +484,7 @@ static const char *probe_name(struct sema *s, const struct provider *pv, struct 
 static struct plan_prog *pseudo_site_prog(struct sema *s, struct ast_node *clause, int prog_kind,
 					  const char *probe, const char *kind, int ci)
 {
-	s->group_site_begin = s->sites.n;
+	sema_open_group(s);
 	struct plan_site site = {.target = "", .func = "", .probe = probe};
 	struct sema_site_info info = {0};
 	vec_push(&s->sites, site);
@@ -580,7 +573,7 @@ static int expand_uprobe(struct sema *s, struct ast_node *clause, struct ast_nod
 		diag_error(s->src, p->loc, "cannot place a probe in %s", sym);
 		return -EINVAL;
 	}
-	s->group_site_begin = s->sites.n;
+	sema_open_group(s);
 	add_site(s, bi, f, ret ? UP_RETURN : UP_ENTRY, probe_name(s, pv, p), addr, foff, 0);
 	s->sites.v[s->sites.n - 1].sole = true;
 	sema_close_group(s, clause, PLAN_PROG_UPROBE, bi, ret ? UP_RETURN : UP_ENTRY, HIDDEN_NONE,
@@ -690,7 +683,13 @@ static int expand_tracepoint(struct sema *s, struct ast_node *clause, struct ast
 	return 0;
 }
 
-/* One program over the sites added since group_site_begin. */
+void sema_open_group(struct sema *s)
+{
+	s->group_site_begin = s->sites.n;
+	pairset__clear(&s->group_sites);
+}
+
+/* One program over the sites added since sema_open_group. */
 void sema_close_group(struct sema *s, struct ast_node *clause, int kind, struct binfo *bi,
 		      enum go_point point, enum sema_hidden hidden, const char *name)
 {
@@ -772,7 +771,7 @@ int sema_expand_probes(struct sema *s, struct ast_node *clause, int ci)
 	for (int k = PLAN_PROG_BEGIN; k <= PLAN_PROG_END; k++) {
 		if (!(s->clause_kinds & (1u << k)))
 			continue;
-		s->group_site_begin = s->sites.n;
+		sema_open_group(s);
 		/* A pseudo-site gives `probe` a name in BEGIN/END. */
 		const char *name = k == PLAN_PROG_BEGIN ? "BEGIN" : "END";
 		struct plan_site site = {.target = "", .func = name, .probe = name};
@@ -824,7 +823,7 @@ int sema_expand_probes(struct sema *s, struct ast_node *clause, int ci)
 	for (int i = 0; i < ngp; i++) {
 		if (used[i])
 			continue;
-		s->group_site_begin = s->sites.n;
+		sema_open_group(s);
 		for (int j = i; j < ngp; j++) {
 			if (used[j] || gps[j].bi != gps[i].bi || gps[j].point != gps[i].point)
 				continue;

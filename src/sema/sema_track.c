@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "binfo/binfo.h"
-#include "common/pairset.h"
 
 struct tracked {
 	struct binfo *bi;
@@ -46,7 +45,7 @@ static int add_hidden(struct sema *s, struct binfo *bi, struct tracked *r, int n
 {
 	static const struct gt_loc noloc;
 	int err = 0;
-	s->group_site_begin = s->sites.n;
+	sema_open_group(s);
 	for (int i = 0; i < nr && !err; i++)
 		if (r[i].bi == bi && !pairset__has(user, key_of(r[i].f), GO_ENTRY))
 			err = sema_add_func_sites(s, bi, r[i].f, GO_ENTRY, 0, noloc, true);
@@ -55,7 +54,7 @@ static int add_hidden(struct sema *s, struct binfo *bi, struct tracked *r, int n
 	if (s->sites.n > s->group_site_begin)
 		sema_close_group(s, NULL, PLAN_PROG_UPROBE, bi, GO_ENTRY, HIDDEN_ENTER, "track_entry");
 
-	s->group_site_begin = s->sites.n;
+	sema_open_group(s);
 	for (int i = 0; i < nr && !err; i++)
 		if (r[i].bi == bi && !pairset__has(user, key_of(r[i].f), GO_RETURN))
 			err = sema_add_func_sites(s, bi, r[i].f, GO_RETURN, 0, noloc, true);
@@ -69,7 +68,7 @@ static int add_hidden(struct sema *s, struct binfo *bi, struct tracked *r, int n
 			   binfo_path(bi));
 		return -ENOENT;
 	}
-	s->group_site_begin = s->sites.n;
+	sema_open_group(s);
 	err = err ? err : sema_add_func_sites(s, bi, exit1, GO_ENTRY, 0, noloc, true);
 	if (s->sites.n > s->group_site_begin)
 		sema_close_group(s, NULL, PLAN_PROG_UPROBE, bi, GO_ENTRY, HIDDEN_GOEXIT,
