@@ -38,6 +38,8 @@ struct binfo {
 	char *renamed; /* names this binfo made (ABI0 wrappers of a stripped binary) */
 	/* binfo_entry_addr's answers by funcs index: entry - addr + 1 (0 = not yet) */
 	uint32_t *entry_memo;
+	/* binfo_frameless's by funcs index: 1 has a frame, 2 has none (0 = not yet) */
+	uint8_t *frameless_memo;
 
 	/* Opened on first use: cs with instruction details (prologue operands), cs_fast
 	 * without (linear sweeps over whole functions, several times faster). */

@@ -111,12 +111,21 @@ static bool morestack_returns(struct binfo *bi, const struct binfo_func *f, uint
 
 static int entry_addr(struct binfo *bi, const struct binfo_func *f, uint64_t *addr);
 
+/* F's index in bi->funcs, where answers about it are kept; -1 for a function of no
+ * table (made by a caller). */
+static long func_index(const struct binfo *bi, const struct binfo_func *f)
+{
+	uintptr_t k = ((uintptr_t)f - (uintptr_t)bi->funcs) / sizeof(*f);
+	bool ours = (uintptr_t)f >= (uintptr_t)bi->funcs && k < (uintptr_t)bi->nfuncs;
+	return ours ? (long)k : -1;
+}
+
 /* Asked several times a function (its :entry site, each site's flags, the hidden
  * tracking programs): the answer is kept by function. */
 int binfo_entry_addr(struct binfo *bi, const struct binfo_func *f, uint64_t *addr)
 {
-	uintptr_t k = ((uintptr_t)f - (uintptr_t)bi->funcs) / sizeof(*f);
-	bool ours = (uintptr_t)f >= (uintptr_t)bi->funcs && k < (uintptr_t)bi->nfuncs;
+	long k = func_index(bi, f);
+	bool ours = k >= 0;
 	if (ours && bi->entry_memo && bi->entry_memo[k]) {
 		*addr = f->addr + bi->entry_memo[k] - 1;
 		return 0;
@@ -236,7 +245,22 @@ bool binfo_is_insn_boundary(struct binfo *bi, const struct binfo_func *f, uint64
 	return sweep(bi, f, addr, NULL);
 }
 
+static bool frameless(struct binfo *bi, const struct binfo_func *f);
+
+/* Asked at every inlined copy and line site of a function: kept by function. */
 bool binfo_frameless(struct binfo *bi, const struct binfo_func *f)
+{
+	long k = func_index(bi, f);
+	if (k < 0)
+		return frameless(bi, f);
+	if (!bi->frameless_memo)
+		bi->frameless_memo = xcalloc((size_t)bi->nfuncs, 1);
+	if (!bi->frameless_memo[k])
+		bi->frameless_memo[k] = frameless(bi, f) ? 2 : 1;
+	return bi->frameless_memo[k] == 2;
+}
+
+static bool frameless(struct binfo *bi, const struct binfo_func *f)
 {
 	size_t len;
 	const uint8_t *code = func_bytes(bi, f, f->size, &len), *p = code;

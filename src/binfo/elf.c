@@ -662,5 +662,6 @@ void binfo__close(struct binfo *bi)
 	free(bi->same_next);
 	free(bi->renamed);
 	free(bi->entry_memo);
+	free(bi->frameless_memo);
 	free(bi);
 }
