@@ -16,7 +16,7 @@ import shutil
 import subprocess
 from collections import Counter
 
-from gtlib import Suite, bpf_leftovers, describe
+from gtlib import TESTS, Suite, bpf_leftovers, describe
 
 s = Suite("stacks")
 
@@ -233,6 +233,90 @@ if s.case("kstack"):
                 and all(fr[-1].startswith("entry_SYSCALL_64") for fr, _ in g),
                 "gotrace: %s\nbpftrace: %s\n%s\nbpftrace stderr: %s"
                 % (g, w, describe(r), b.stderr[-500:]))
+
+# ---------------------------------------------------------------- symbols, like bpftrace
+# usym() of the probe's IP and of the return address at [SP], ksym(kaddr()), uaddr() of a
+# data symbol: printed as bpftrace 0.17 prints them for the same uprobe script. As a map
+# key gotrace names usym() where 0.17 prints the raw address (it symbolizes after the
+# process has exited): that key is checked by name.
+if s.case("symbols"):
+    bt = shutil.which("bpftrace")
+    b = s.go_build("funcgraph")
+    prog = ('uprobe:%s:main.add3 { printf("S %%s|%%s|%%s|%%x\\n", usym(reg("ip")), '
+            'usym(*(uint64 *)reg("sp")), ksym(kaddr("vfs_read")), uaddr("runtime.buildVersion")); '
+            '@[usym(reg("ip"))] = count(); }' % b)
+    cmd = "%s -rounds 2 -unit 1" % b
+    r = s.run(["-c", cmd, "-e", prog])
+    got = [l for l in r.stdout.splitlines() if l.startswith("S ")]
+    if not bt:
+        s.check("usym/ksym/uaddr like bpftrace (bpftrace not installed)", False)
+    else:
+        w = subprocess.run([bt, "-c", cmd, "-e", prog], capture_output=True, text=True,
+                           timeout=60)
+        # 0.17 names a printf's usym() only while the process lives: its lines printed
+        # after the exit hold raw addresses (S 0x48c980|...), left out here
+        want = [l for l in w.stdout.splitlines() if l.startswith("S ") and
+                not l.startswith("S 0x")]
+        nm = subprocess.run(["go", "tool", "nm", b], capture_output=True, text=True, env=s.env)
+        bv = [l.split()[0].lstrip("0") for l in nm.stdout.splitlines()
+              if l.endswith(" runtime.buildVersion")]
+        line = "S main.add3|main.add2|vfs_read|%s" % (bv[0] if bv else "?")
+        s.check("usym(reg(\"ip\")), usym([SP]), ksym(kaddr()), uaddr() print as bpftrace's: %s"
+                % line, r.returncode == 0 and w.returncode == 0 and got == [line, line]
+                and want and set(want) == {line},
+                "gotrace: %s\nbpftrace: %s\n%s\nbpftrace stderr: %s"
+                % (got, want, describe(r), w.stderr[-500:]))
+    s.check("@[usym(reg(\"ip\"))] is named after the process exited: @[main.add3]: 2",
+            "@[main.add3]: 2\n" in r.stdout, describe(r))
+
+# caller: the calling function and the call's line, as the source marks it (@call:add3)
+if s.case("caller"):
+    b = s.go_build("funcgraph")
+    src = open(os.path.join(TESTS, "go", "funcgraph", "main.go")).read().split("\n")
+    line = next(i + 1 for i, l in enumerate(src) if "// @call:add3" in l)
+    r = s.run(["-c", "%s -rounds 3 -unit 1" % b, "-e", "go:main.add3:entry { @[caller] = count(); }"])
+    calls = r.stderr.count("took add3 ")
+    s.check("caller at go:main.add3:entry is main.add2 main.go:%d, once per call (%d)"
+            % (line, calls), r.returncode == 0 and calls == 3
+            and "@[main.add2 main.go:%d]: 3\n" % line in r.stdout, describe(r))
+
+# a stack with goid and comm in its key, in the three formats: the same keys and counts
+if s.case("tuple keys"):
+    b = s.go_build("funcgraph")
+    prog = "go:main.add3:entry { @[ustack(3), goid, comm] = count(); }"
+    cmd = "%s -rounds 2 -g 3 -unit 1" % b
+    r = s.run(["-c", cmd, "-e", prog])
+    text = Counter()
+    for m in re.finditer(r"^@\[\n((?:    .*\n){3}), (\d+), (\w+)\]: (\d+)$", r.stdout, re.M):
+        text[(tuple(names(m.group(1).rstrip("\n").split("\n"))[::-1]), m.group(2),
+              m.group(3))] += int(m.group(4))
+    fo = os.path.join(s.work, "tuple.folded")
+    f = s.run(["-f", "folded", "-o", fo, "-c", cmd, "-e", prog])
+    folded = Counter()
+    for l in (open(fo).read().splitlines() if os.path.exists(fo) else []):
+        fr, n = l.rsplit(" ", 1)
+        parts = fr.split(";")
+        folded[(tuple(parts[2:]), parts[0][5:], parts[1][5:])] += int(n)
+    pb = os.path.join(s.work, "tuple.pb.gz")
+    p = s.run(["-f", "pprof", "-o", pb, "-c", cmd, "-e", prog])
+    tg = subprocess.run(["go", "tool", "pprof", "-tags", pb], capture_output=True, text=True,
+                        env=s.env)
+    chain = ("main.add1", "main.add2", "main.add3")
+    goids = lambda c: Counter({k[1]: v for k, v in c.items()})
+    s.check("ustack(3), goid, comm as a key: 3 goroutines x 2 calls each, in the text",
+            r.returncode == 0 and len(text) == 3 and all(k[0] == chain and k[2] == "funcgraph"
+                                                        and v == 2 for k, v in text.items()),
+            "%s\n%s" % (text, describe(r)))
+    s.check("-f folded: goid=N;comm=NAME;root;...;leaf COUNT, the same shape of keys",
+            f.returncode == 0 and len(folded) == 3 and all(
+                k[0] == chain and k[2] == "funcgraph" and v == 2 for k, v in folded.items())
+            and sorted(goids(folded).values()) == [2, 2, 2], "%s\n%s" % (folded, describe(f)))
+    labels = re.findall(r"^\s*2\.0 \(33\.33%\): \d+$", tg.stdout, re.M)
+    s.check("-f pprof: go tool pprof -tags lists 3 goid labels of 2 samples each and comm",
+            p.returncode == 0 and tg.returncode == 0 and "goid:" in tg.stdout
+            and "comm:" in tg.stdout and "funcgraph" in tg.stdout
+            and len(labels) == 3,
+            tg.stdout + tg.stderr + describe(p))
 
 left = bpf_leftovers()
 s.check("nothing left attached", not left, left)
