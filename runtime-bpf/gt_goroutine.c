@@ -1,4 +1,4 @@
-/* Goroutine identity and per-goroutine call stacks. */
+/* Goroutine identity and per-goroutine call stacks; the site an event is at. */
 #include "gt_runtime.h"
 
 #include <linux/bpf.h>
@@ -62,6 +62,32 @@ static __always_inline __u64 read_u64(__u64 addr)
 	__u64 v = 0;
 	bpf_probe_read_user(&v, sizeof(v), (const void *)addr);
 	return v;
+}
+
+/* The sites of tracefs uprobe events (GT_LINK_BY_IP): user space sets max_entries to the
+ * number of sites before loading when it attaches that way. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__type(key, struct gt_site_key);
+	__type(value, __u64);
+} gt_sites SEC(".maps");
+
+__u64 gt_site_cookie(void *ctx)
+{
+	__u64 c = bpf_get_attach_cookie(ctx);
+	if (!(c & GT_LINK_BY_IP))
+		return c; /* uprobe_multi, or a perf-event uprobe of one site */
+	__u64 task = bpf_get_current_task(), mm = 0, start = 0;
+	bpf_probe_read_kernel(&mm, sizeof(mm), (const void *)(task + GT_LINK_MM_OFF(c)));
+	bpf_probe_read_kernel(&start, sizeof(start), (const void *)(mm + GT_LINK_START_CODE_OFF(c)));
+	/* x86-64 struct pt_regs: ip at 128, the probed instruction's address at a uprobe */
+	struct gt_site_key k = {reg_at(ctx, 128) - start, GT_LINK_SLOT(c)};
+	__u64 *v = bpf_map_lookup_elem(&gt_sites, &k);
+	if (v)
+		return *v;
+	stat_inc(GT_STAT_NO_SITE);
+	return GT_SITE_UNKNOWN;
 }
 
 __u64 gt_current_g(void *ctx, const struct gt_target *t, __u64 cookie)

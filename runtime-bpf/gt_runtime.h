@@ -33,6 +33,8 @@ __u64 gt_read_uint(__u64 addr, __u32 size);
 __u64 gt_read_kuint(__u64 addr, __u32 size);
 
 /* The current g (0 when it cannot be read). */
+/* The uprobe site's cookie: the link's, or gt_sites' by address (GT_LINK_BY_IP). */
+__u64 gt_site_cookie(void *ctx);
 __u64 gt_current_g(void *ctx, const struct gt_target *t, __u64 cookie);
 /* The current goroutine's id; on g0/gsignal the id of m.curg; -1 when unknown. */
 __s64 gt_goid(void *ctx, const struct gt_target *t, __u64 cookie);

@@ -101,10 +101,28 @@ static LLVMValueRef at_entry(struct cg *g, enum bpf_func_id helper, bool with_ct
 	return v;
 }
 
+/* A uprobe program's site: gt_site_cookie() reads the link's cookie, or looks the site
+ * up by address when one tracefs event holds many sites (GT_LINK_BY_IP). */
 LLVMValueRef cg_cookie(struct cg *g)
 {
-	if (!g->cookie)
+	if (g->cookie)
+		return g->cookie;
+	if (g->pp->kind != PLAN_PROG_UPROBE) {
 		g->cookie = at_entry(g, BPF_FUNC_get_attach_cookie, true);
+		return g->cookie;
+	}
+	/* after the allocas already made (cg_alloca puts new ones first): the call is
+	 * inlined, which splits the block, and an alloca past the split is dynamic */
+	LLVMBasicBlockRef cur = LLVMGetInsertBlock(g->b);
+	LLVMValueRef at = LLVMGetFirstInstruction(g->alloca_bb);
+	while (at && LLVMIsAAllocaInst(at))
+		at = LLVMGetNextInstruction(at);
+	if (at)
+		LLVMPositionBuilderBefore(g->b, at);
+	else
+		LLVMPositionBuilderAtEnd(g->b, g->alloca_bb);
+	g->cookie = cg_runtime_call(g, "gt_site_cookie", &g->ctx_arg, 1);
+	LLVMPositionBuilderAtEnd(g->b, cur);
 	return g->cookie;
 }
 

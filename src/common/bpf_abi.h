@@ -31,6 +31,25 @@ struct gt_target {
 #define GT_COOKIE_R14_IS_G ((__u64)GT_SITE_R14_IS_G << GT_COOKIE_FLAGS_SHIFT)
 #define GT_COOKIE_TRACK ((__u64)GT_SITE_TRACK << GT_COOKIE_FLAGS_SHIFT)
 
+/* The link cookie of a tracefs uprobe event that holds many sites (runtime/attach_tracefs.c,
+ * kernels without uprobe_multi): GT_LINK_BY_IP, the program's slot in bits 0-15,
+ * offsetof(task_struct, mm) in bits 16-31 and offsetof(mm_struct, start_code) in bits
+ * 32-47. The program then finds its site's cookie in map gt_sites by the probed address
+ * relative to the process's first code address (the key's rel: vaddr - lowest executable
+ * PT_LOAD vaddr, which is ip - mm->start_code in any process running the binary). Site
+ * cookies never have bit 63 set. */
+#define GT_LINK_BY_IP (1ull << 63)
+#define GT_LINK_SLOT(c) ((c) & 0xffffull)
+#define GT_LINK_MM_OFF(c) (((c) >> 16) & 0xffffull)
+#define GT_LINK_START_CODE_OFF(c) (((c) >> 32) & 0xffffull)
+#define GT_MAP_SITES "gt_sites"
+struct gt_site_key {
+	__u64 rel;
+	__u64 slot;
+};
+/* the site id of an event whose address gt_sites does not hold */
+#define GT_SITE_UNKNOWN GT_COOKIE_SITE_MASK
+
 /* Counters in map gt_stats (user space reports them with -v). */
 #define GT_MAP_STATS "gt_stats"
 enum gt_stat {
@@ -39,6 +58,7 @@ enum gt_stat {
 	GT_STAT_STATE_FULL,      /* goroutine state or frame map full */
 	GT_STAT_NO_G,            /* g could not be read */
 	GT_STAT_GOEXIT,          /* goroutines whose state was freed at exit */
+	GT_STAT_NO_SITE,         /* events at an address gt_sites does not hold */
 	GT_STAT_COUNT,
 };
 

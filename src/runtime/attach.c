@@ -143,7 +143,11 @@ static int attach_prog(struct rt_session *s, int pi, int prog_fd)
 			cookies[cnt] = (uint64_t)si | (uint64_t)sites[si].cookie_flags << 32;
 			cnt++;
 		}
-		if (s->path == RT_ATTACH_PERF) {
+		if (s->path == RT_ATTACH_TRACEFS && !pp->uprobe_return) {
+			err = rt_tracefs_attach_sites(s, pi, prog_fd, target, offsets, cookies, cnt);
+			continue; /* reported there */
+		}
+		if (s->path != RT_ATTACH_MULTI) {
 			err = rt_perf_attach_sites(s, prog_fd, target, offsets, cookies, cnt,
 						   pp->uprobe_return);
 			continue; /* reported there */
@@ -209,6 +213,13 @@ static void report_refused(struct rt_session *s)
 			   ps->probe ? ps->probe : ps->func, (unsigned long long)ps->vaddr, ps->target,
 			   attach_strerror(-s->refused.v[i].err));
 	}
+}
+
+static const char *rt_path_links(enum rt_attach_path p)
+{
+	return p == RT_ATTACH_PERF ? "perf-event uprobes"
+	       : p == RT_ATTACH_TRACEFS ? "tracefs uprobe events"
+					: "uprobe_multi links";
 }
 
 static int perf_open(struct perf_event_attr *attr, int cpu)
@@ -329,7 +340,7 @@ int rt_session__attach(struct rt_session *s)
 	s->path = rt_attach_path(&why);
 	if (s->opts->verbose && nusites)
 		diag_print(DIAG_INFO, "attach path: %s", why);
-	if (s->path == RT_ATTACH_PERF && nusites) {
+	if (s->path != RT_ATTACH_MULTI && nusites) {
 		err = rt_perf_reserve_fds(max_links);
 		if (err)
 			return err;
@@ -350,7 +361,7 @@ int rt_session__attach(struct rt_session *s)
 	if (s->opts->verbose)
 		diag_print(DIAG_INFO, "attached %d sites with %d %s in %.1f ms", s->nattached_sites,
 			   s->nuprobe_links,
-			   s->path == RT_ATTACH_PERF ? "perf-event uprobes" : "uprobe_multi links",
+			   rt_path_links(s->path),
 			   (double)(now_ns() - t0) / 1e6);
 	return 0;
 }
@@ -413,6 +424,7 @@ void rt_session__detach(struct rt_session *s)
 {
 	vec_free(&s->refused);
 	if (!s->nlinks) {
+		rt_tracefs_remove_events(s);
 		free(s->links);
 		s->links = NULL;
 		return;
@@ -435,10 +447,11 @@ void rt_session__detach(struct rt_session *s)
 				   s->nuprobe_links - 1, each * (s->nuprobe_links - 1), each * 1e3);
 	}
 	rt_close_fds(s->links, s->nlinks);
+	rt_tracefs_remove_events(s);
 	if (s->opts->verbose)
 		diag_print(DIAG_INFO, "detached %d %s in %.1f ms",
-			   s->path == RT_ATTACH_PERF ? s->nuprobe_links : nlinks,
-			   s->path == RT_ATTACH_PERF ? "perf-event uprobes" : "links",
+			   s->path == RT_ATTACH_MULTI ? nlinks : s->nuprobe_links,
+			   s->path == RT_ATTACH_MULTI ? "links" : rt_path_links(s->path),
 			   (double)(now_ns() - t0) / 1e6);
 	free(s->links);
 	s->links = NULL;

@@ -158,6 +158,7 @@ static void hide_features(struct rt_features *f)
 	} names[] = {
 		{"uprobe_multi", offsetof(struct rt_features, uprobe_multi)},
 		{"perf_uprobe_cookie", offsetof(struct rt_features, perf_uprobe_cookie)},
+		{"tracefs", offsetof(struct rt_features, tracefs)},
 		{"ringbuf", offsetof(struct rt_features, ringbuf)},
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
@@ -168,24 +169,36 @@ static void hide_features(struct rt_features *f)
 	}
 }
 
+static bool env_on(const char *name)
+{
+	const char *v = getenv(name);
+	return v && *v && strcmp(v, "0");
+}
+
 enum rt_attach_path rt_attach_path(const char **why)
 {
 	const struct rt_features *f = rt_features_probe(RT_FEAT_MULTI);
-	const char *no_multi = getenv("GT_NO_UPROBE_MULTI");
-	bool forced = no_multi && *no_multi && strcmp(no_multi, "0");
+	bool forced = env_on("GT_NO_UPROBE_MULTI");
 	enum rt_attach_path path = RT_ATTACH_MULTI;
 	const char *w = "uprobe_multi: one link per program, all its sites at once";
 	if (!f->uprobe_multi || forced) {
 		/* only now: the cookie probe costs a perf uprobe's destruction (~0.1 s) */
 		f = rt_features_probe(RT_FEAT_PERF);
-		path = RT_ATTACH_PERF;
-		if (f->uprobe_type >= 0 && f->perf_uprobe_cookie)
-			w = forced ? "perf-event uprobes: one per site (GT_NO_UPROBE_MULTI=1)"
-				   : "perf-event uprobes: one per site (no uprobe_multi: kernel "
-				     "before 6.6)";
-		else
+		bool tracefs = f->tracefs;
+		path = tracefs ? RT_ATTACH_TRACEFS : RT_ATTACH_PERF;
+		if (!f->perf_uprobe_cookie || (!tracefs && f->uprobe_type < 0))
 			path = RT_ATTACH_NONE;
-		if (path == RT_ATTACH_NONE)
+		if (path == RT_ATTACH_TRACEFS)
+			w = forced ? "tracefs uprobe events: one per program, all its sites "
+				     "(GT_NO_UPROBE_MULTI=1)"
+				   : "tracefs uprobe events: one per program, all its sites (no "
+				     "uprobe_multi: kernel before 6.6)";
+		else if (path == RT_ATTACH_PERF)
+			w = forced ? "perf-event uprobes: one per site (GT_NO_UPROBE_MULTI=1, "
+				     "no tracefs)"
+				   : "perf-event uprobes: one per site (no uprobe_multi: kernel "
+				     "before 6.6; no tracefs)";
+		else
 			w = f->uprobe_type < 0
 				    ? "none: this kernel has no uprobes (CONFIG_UPROBE_EVENTS)"
 				    : "none: no BPF cookies on perf-event uprobes (kernel before 5.15) "
@@ -244,6 +257,7 @@ const struct rt_features *rt_features_probe(unsigned what)
 		f.uprobe_pmu = pmu_exists("uprobe");
 		read_uprobe_pmu(&f);
 		f.perf_uprobe_cookie = probe_perf_uprobe_cookie(&f);
+		f.tracefs = rt_tracefs_usable();
 	}
 	if (what & RT_FEAT_RINGBUF)
 		f.ringbuf = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) == 1;

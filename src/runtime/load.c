@@ -254,6 +254,10 @@ int rt_session__load(struct rt_session *s)
 	err = configure_programs(s);
 	if (err)
 		return err;
+	/* tracefs events find each event's site by address (attach_tracefs.c) */
+	struct bpf_map *sites = bpf_object__find_map_by_name(s->obj, GT_MAP_SITES);
+	if (sites && s->plan->nsites > 0 && rt_attach_path(NULL) == RT_ATTACH_TRACEFS)
+		bpf_map__set_max_entries(sites, (uint32_t)s->plan->nsites);
 	err = bpf_object__load(s->obj);
 	if (err) {
 		report_load_failure(s, err);

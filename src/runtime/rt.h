@@ -77,12 +77,14 @@ struct rt_options {
 };
 
 /* What the running kernel allows, probed once (features.c). GT_HIDE_FEATURES=a,b (names
- * as in --info: uprobe_multi, perf_uprobe_cookie, ringbuf) makes it report them absent:
+ * as in --info: uprobe_multi, perf_uprobe_cookie, tracefs, ringbuf) makes it report them
+ * absent:
  * how the tests reach the paths of older kernels on a new one. */
 struct rt_features {
 	bool uprobe_multi;   /* BPF_TRACE_UPROBE_MULTI links (kernel 6.6) */
 	bool uprobe_pmu;     /* perf_event_open uprobes */
 	bool perf_uprobe_cookie; /* BPF_PERF_EVENT links with a cookie on a uprobe (5.15) */
+	bool tracefs;        /* tracefs's uprobe_events is writable (mounted, root) */
 	int uprobe_type;     /* the uprobe PMU's perf type, -1 when absent */
 	int uprobe_ret_bit;  /* its retprobe bit in attr.config (format/retprobe) */
 	bool kprobe_pmu;
@@ -99,9 +101,11 @@ enum rt_attach_path {
 	RT_ATTACH_NONE,         /* neither path works here */
 	RT_ATTACH_MULTI,        /* one uprobe_multi link per program and target */
 	RT_ATTACH_PERF,         /* one perf-event uprobe per site, with a BPF cookie */
+	RT_ATTACH_TRACEFS,      /* one tracefs uprobe event per program and target */
 };
 /* The path, and why in words for --info and -v (static text). GT_NO_UPROBE_MULTI=1
- * chooses the perf-event path where uprobe_multi exists. */
+ * chooses what kernels before 6.6 get where uprobe_multi exists: tracefs events, or
+ * perf-event uprobes where tracefs is not mounted (GT_HIDE_FEATURES=tracefs). */
 enum rt_attach_path rt_attach_path(const char **why);
 /* What the plan needs that this kernel lacks, as ONE error naming the minimum kernel:
  * 0, or -ENOTSUP after the error is printed. */

@@ -51,6 +51,8 @@ struct rt_session {
 	int first_uprobe_link; /* index in links of the first of them */
 	int nattached_sites;
 	VEC(struct rt_refused) refused; /* sites the kernel refused, left out */
+	VEC(char *) tracefs_events; /* attach_tracefs.c: GROUP/NAME, removed after detach */
+	int tracefs_seq;            /* events made so far (names them) */
 
 	/* child.c: -c child and -p target */
 	pid_t pid;          /* effective pid filter, 0 = any process */
@@ -118,6 +120,16 @@ int rt_perf_link_create(int prog_fd, int pfd, uint64_t cookie);
  * (rt_session__refuse_site). 0 or a negative errno, reported. */
 int rt_perf_attach_sites(struct rt_session *s, int prog_fd, const char *path,
 			 const uint64_t *offsets, const uint64_t *cookies, uint32_t cnt, bool ret);
+/* attach_tracefs.c */
+/* Whether tracefs's uprobe_events can be written (mounted, root). */
+bool rt_tracefs_usable(void);
+/* Attaches CNT sites of program PI (one target) as one tracefs uprobe event, or as
+ * perf-event uprobes where the target is not an executable; refused sites are recorded.
+ * 0 or a negative errno, reported. */
+int rt_tracefs_attach_sites(struct rt_session *s, int pi, int prog_fd, const char *path,
+			    const uint64_t *offsets, const uint64_t *cookies, uint32_t cnt);
+/* Removes the events attach made (after their perf events are closed). */
+void rt_tracefs_remove_events(struct rt_session *s);
 /* Raises RLIMIT_NOFILE for NFDS more descriptors: 0, or -EMFILE reported. */
 int rt_perf_reserve_fds(size_t nfds);
 

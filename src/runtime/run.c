@@ -139,6 +139,7 @@ static const char *const rt_go_stat_names[GT_STAT_COUNT] = {
 	[GT_STAT_STATE_FULL] = "goroutine state map full",
 	[GT_STAT_NO_G] = "g unreadable",
 	[GT_STAT_GOEXIT] = "goroutine states freed",
+	[GT_STAT_NO_SITE] = "events at unknown sites",
 };
 
 static long map_count_entries(const struct bpf_map *m)

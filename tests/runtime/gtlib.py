@@ -193,7 +193,31 @@ def _orphan_progs():
         if by and all(comm == "gotrace" for _, comm in by):
             continue  # a live gotrace (another run) owns it
         left.append("prog %s %s held by %s" % (p.get("id"), p.get("name"), sorted(by) or "nobody"))
-    return left
+    return left + _orphan_uprobe_events()
+
+
+def _orphan_uprobe_events():
+    """tracefs uprobe events gotrace made (gotrace_PID/...) whose gotrace is gone."""
+    left = set()
+    for d in ("/sys/kernel/tracing", "/sys/kernel/debug/tracing"):
+        try:
+            with open(os.path.join(d, "uprobe_events")) as f:
+                lines = f.read().splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            m = re.match(r"^\w:(gotrace_(\d+)/\S+) ", line)
+            if not m:
+                continue
+            try:
+                with open("/proc/%s/comm" % m.group(2)) as f:
+                    if f.read().strip() == "gotrace":
+                        continue  # a live gotrace (another run) owns it
+            except OSError:
+                pass
+            left.add("uprobe event %s" % m.group(1))
+        break
+    return sorted(left)
 
 
 BANNER = re.compile(r'^(Attaching \d+ probes?\.\.\.|\{"type": "attached_probes", '

@@ -1,7 +1,8 @@
-"""How go: probes attach: the uprobe_multi path and the perf-event fallback
-(GT_NO_UPROBE_MULTI=1, what kernels before 6.6 get), the kernel minimum, sites the
-kernel refuses inside a wildcard (skipped with one warning) or named alone (fatal), and
-2,000 sites attached, hit and detached on both paths."""
+"""How go: probes attach: the uprobe_multi path and what kernels before 6.6 get
+(GT_NO_UPROBE_MULTI=1): one tracefs uprobe event per program, or one perf-event uprobe a
+site where tracefs is not there (GT_HIDE_FEATURES=tracefs); the kernel minimum, sites
+the kernel refuses inside a wildcard (skipped with one warning) or named alone (fatal),
+and 2,000 sites attached, hit and detached on each path."""
 
 import json
 import os
@@ -13,9 +14,10 @@ import sys
 from gtlib import REPO, Suite, bpf_leftovers, collect, describe, wait_for_line
 
 s = Suite("attach")
-PERF = {"GT_NO_UPROBE_MULTI": "1"}
+TRACEFS = {"GT_NO_UPROBE_MULTI": "1"}
+PERF = {"GT_NO_UPROBE_MULTI": "1", "GT_HIDE_FEATURES": "tracefs"}
 MULTI = {"GT_NO_UPROBE_MULTI": "0"}
-PATHS = (("uprobe_multi", MULTI), ("perf-event", PERF))
+PATHS = (("uprobe_multi", MULTI), ("tracefs", TRACEFS), ("perf-event", PERF))
 
 
 def run(args, env, timeout=120, **kw):
@@ -52,15 +54,25 @@ if s.case("info"):
     s.check("--info: uprobe_multi where the kernel has it",
             r.returncode == 0 and "Attach path of go: probes\n  uprobe_multi: one link per "
             "program" in r.stdout and "perf_uprobe_cookie: yes" in r.stdout, describe(r))
+    r = run(["--info"], TRACEFS)
+    s.check("--info: GT_NO_UPROBE_MULTI=1 chooses tracefs uprobe events and says so",
+            r.returncode == 0 and "Attach path of go: probes\n  tracefs uprobe events: one per "
+            "program, all its sites (GT_NO_UPROBE_MULTI=1)\n" in r.stdout
+            and "tracefs uprobe_events: yes" in r.stdout, describe(r))
     r = run(["--info"], PERF)
-    s.check("--info: GT_NO_UPROBE_MULTI=1 chooses perf-event uprobes and says so",
+    s.check("--info: without tracefs, perf-event uprobes, and says so",
             r.returncode == 0 and "Attach path of go: probes\n  perf-event uprobes: one per "
-            "site (GT_NO_UPROBE_MULTI=1)\n" in r.stdout, describe(r))
+            "site (GT_NO_UPROBE_MULTI=1, no tracefs)\n" in r.stdout
+            and "tracefs uprobe_events: no" in r.stdout, describe(r))
     r = run(["--info"], {"GT_HIDE_FEATURES": "uprobe_multi"})
-    s.check("--info: without uprobe_multi, perf-event uprobes (kernel before 6.6)",
+    s.check("--info: without uprobe_multi, tracefs uprobe events (kernel before 6.6)",
             r.returncode == 0 and "uprobe_multi: no" in r.stdout and
-            "perf-event uprobes: one per site (no uprobe_multi: kernel before 6.6)" in r.stdout,
-            describe(r))
+            "tracefs uprobe events: one per program, all its sites (no uprobe_multi: kernel "
+            "before 6.6)" in r.stdout, describe(r))
+    r = run(["--info"], {"GT_HIDE_FEATURES": "uprobe_multi,tracefs"})
+    s.check("--info: without uprobe_multi and tracefs, perf-event uprobes",
+            r.returncode == 0 and "perf-event uprobes: one per site (no uprobe_multi: kernel "
+            "before 6.6; no tracefs)" in r.stdout, describe(r))
 
 # Below the minimum: one error naming what is missing and the kernel, nothing attached.
 if s.case("minimum"):
@@ -84,29 +96,33 @@ if s.case("minimum"):
     s.check("without any uprobe path, a script without uprobes still runs",
             r.returncode == 0 and r.stdout == "ok\n", describe(r))
 
-# The perf-event path is visible to `bpftool perf show` while the trace runs.
+# Both paths of older kernels are visible to `bpftool perf show` while the trace runs: a
+# perf-event uprobe a site, or one tracefs event a program (bpftool shows its first site).
 if s.case("bpftool"):
     spin = s.go_build("spin")
-    saved = s.env
-    s.env = dict(saved, **PERF)
-    tr = s.start(["-c", spin + " 30", "-e", 'BEGIN { printf("READY\\n"); } '
-                  'go:main.Tick:entry, go:main.main:entry { @c = count(); }'])
-    s.env = saved
-    lines = wait_for_line(tr, "READY", 20)
-    shown = subprocess.run(["bpftool", "-j", "perf", "show"], capture_output=True, text=True)
-    tr.send_signal(2)
-    out, err = collect(tr, 60)
-    try:
-        mine = [e for e in json.loads(shown.stdout or "[]") if e.get("pid") == tr.pid]
-    except ValueError:
-        mine = []
-    s.check("bpftool perf show lists one uprobe a site, on the target",
-            len(mine) == 2 and all(e.get("fd_type") == "uprobe" and
-                                   e.get("filename") == spin for e in mine) and
-            len({e.get("offset") for e in mine}) == 2,
-            "bpftool: %s\n%s%s%s" % (shown.stdout, "".join(lines), out, err))
-    s.check("bpftool: the trace stops cleanly on SIGINT", tr.returncode == 0,
-            "status %s\n%s" % (tr.returncode, err))
+    for name, env, n in (("perf-event", PERF, 2), ("tracefs", TRACEFS, 1)):
+        saved = s.env
+        s.env = dict(saved, **env)
+        tr = s.start(["-c", spin + " 30", "-e", 'BEGIN { printf("READY\\n"); } '
+                      'go:main.Tick:entry, go:main.main:entry { @c = count(); }'])
+        s.env = saved
+        lines = wait_for_line(tr, "READY", 20)
+        shown = subprocess.run(["bpftool", "-j", "perf", "show"], capture_output=True,
+                               text=True)
+        tr.send_signal(2)
+        out, err = collect(tr, 60)
+        try:
+            mine = [e for e in json.loads(shown.stdout or "[]") if e.get("pid") == tr.pid]
+        except ValueError:
+            mine = []
+        s.check("%s: bpftool perf show lists %d uprobe%s on the target" % (name, n, "s" * (n > 1)),
+                len(mine) == n and all(e.get("fd_type") == "uprobe" and
+                                       e.get("filename") == spin for e in mine) and
+                len({e.get("offset") for e in mine}) == n,
+                "bpftool: %s\n%s%s%s" % (shown.stdout, "".join(lines), out, err))
+        s.check("%s: the trace stops cleanly on SIGINT, nothing left" % name,
+                tr.returncode == 0 and not bpf_leftovers(),
+                "status %s\n%s%s" % (tr.returncode, err, bpf_leftovers()))
 
 # A function whose first instruction uprobes refuse (LOCK prefix): a wildcard leaves it
 # out with one warning; named alone, it is an error.
@@ -156,17 +172,17 @@ if s.case("many"):
         subprocess.run([sys.executable, os.path.join(REPO, "bench", "gen_many.py"), gen, "2000"],
                        check=True)
     many = s.go_build("many", src_dir=src)
-    # The sanitizer build (GT_ATTACH_PERF_FEW=1) takes 100 of them on the perf-event path:
-    # its user-space code is the same, and the kernel detaches each in ~0.1 s (3 min)
-    few = os.environ.get("GT_ATTACH_PERF_FEW") == "1"
+    # On the perf-event path 100 of them (the kernel detaches each in ~0.1 s: 2,000 would
+    # take 3.5 min); 2,000 on the others
     for name, env in PATHS:
-        n = 100 if few and env is PERF else 2000
+        n = 100 if env is PERF else 2000
         want = "".join("@f[main.fn%04d]: 3\n" % i for i in range(n))
         r = run(["-v", "-c", many + " 3", "-e",
                  'go:main.fn%s*:entry { @c = count(); @f[func] = count(); }'
                  % ("00" if n == 100 else "")], env, timeout=900)
         f = "".join(sorted(l + "\n" for l in r.stdout.splitlines() if l.startswith("@f[")))
-        unit = "perf-event uprobes" if env is PERF else "uprobe_multi links"
+        unit = {"perf-event": "perf-event uprobes", "tracefs": "tracefs uprobe events",
+                "uprobe_multi": "uprobe_multi links"}[name]
         s.check("%s: %d sites attach" % (name, n),
                 re.search(r"attached %d sites with %s %s" % (n, n if env is PERF else 1, unit),
                           r.stderr) is not None, describe(r)[-3000:])
@@ -194,13 +210,15 @@ if s.case("docker"):
                     skip.match(r.stderr.strip()) is not None, describe(r)[-3000:])
         # every function of docker as perf-event uprobes would take about an hour to
         # detach (the kernel removes them one at a time): the atomics package only
-        r = run(["-c", docker + " --version", "-e",
-                 "go:internal/runtime/atomic.*:entry { @c = count(); }"], PERF, timeout=300)
-        s.check("docker on the perf-event path: the refused atomics are skipped",
-                r.returncode == 0 and "Docker version" in r.stdout and "@c: " in r.stdout and
-                r.stderr.startswith("gotrace: warning: skipped 4 of 48 sites (the kernel "
-                                    "cannot probe their instruction): go:internal/runtime/"
-                                    "atomic.(*Uint8).And:entry, "), describe(r)[-3000:])
+        for name, env in (("perf-event", PERF), ("tracefs", TRACEFS)):
+            r = run(["-c", docker + " --version", "-e",
+                     "go:internal/runtime/atomic.*:entry { @c = count(); }"], env, timeout=300)
+            s.check("docker on the %s path: the refused atomics are skipped" % name,
+                    r.returncode == 0 and "Docker version" in r.stdout and "@c: " in r.stdout
+                    and r.stderr.startswith("gotrace: warning: skipped 4 of 48 sites (the "
+                                            "kernel cannot probe their instruction): go:"
+                                            "internal/runtime/atomic.(*Uint8).And:entry, "),
+                    describe(r)[-3000:])
         s.check("docker: nothing left attached", not bpf_leftovers(), bpf_leftovers())
 
 s.finish()
