@@ -38,8 +38,10 @@
 #      program (bench/gen_many.py) with 2,000 noinline functions, each called
 #      3 times, under
 #        gotrace -v -e 'go:main.fn*:entry { @c = count(); }' -c 'many 3'
-#      through uprobe_multi (RUNS times) and with GT_NO_UPROBE_MULTI=1 (one
-#      perf-event uprobe a site, what kernels before 6.6 get), and
+#      through uprobe_multi and with GT_NO_UPROBE_MULTI=1 (what kernels before 6.6
+#      get: one tracefs uprobe event over the 2,000 sites), RUNS times each; with
+#      GT_NO_UPROBE_MULTI=1 GT_HIDE_FEATURES=tracefs (one perf-event uprobe a site,
+#      where tracefs is missing; PERSITE=0 skips it), and
 #        BPFTRACE_MAX_PROBES=2100 bpftrace -e 'uprobe:MANY:main.fn* { @c = count(); }' -c 'many 3'
 #      the last two ONCE each: both detach their 2,000 perf-event uprobes one at
 #      a time (~0.1 s each here), ~4 min a run; @c must be 6000.
@@ -65,7 +67,7 @@
 #   GOTRACE=<repo>/build/gotrace   (copied to the scratch dir before use)
 #   BPFTRACE=bpftrace     set BPFTRACE= (empty) to skip bpftrace
 #   FLOOR=1               0 to skip the uprobe_multi floor column (bench/floor.c)
-#   MANY=1                0 to skip section 4; MANY_SITES=2000 functions
+#   MANY=1                0 to skip section 4; MANY_SITES=2000 functions; PERSITE=1
 #   BIG=1                 0 to skip section 5; BIG_FUNCS=35000; DOCKER=/usr/local/bin/docker
 #   PROF_DUR=3            seconds of each profiled loop run (section 2c)
 #   HYPERFINE=1           also time the -c one-liners with hyperfine if present
@@ -488,7 +490,12 @@ if [ "$MANY" = 1 ]; then
     many_run "many.gotrace.r$r" many gotrace "$r" env GT_NO_UPROBE_MULTI=0 \
       "$GOTRACE_BIN" -v -e "$PROG_GT_MANY" -c "$OUT/many 3"
   done
-  many_run many.gotrace-perf.r1 many_perf gotrace 1 env GT_NO_UPROBE_MULTI=1 \
+  for ((r = 1; r <= RUNS; r++)); do
+    many_run "many.gotrace-tracefs.r$r" many_tracefs gotrace "$r" env GT_NO_UPROBE_MULTI=1 \
+      "$GOTRACE_BIN" -v -e "$PROG_GT_MANY" -c "$OUT/many 3"
+  done
+  [ "${PERSITE:-1}" = 1 ] && many_run many.gotrace-perf.r1 many_perf gotrace 1 \
+    env GT_NO_UPROBE_MULTI=1 GT_HIDE_FEATURES=tracefs \
     "$GOTRACE_BIN" -v -e "$PROG_GT_MANY" -c "$OUT/many 3"
   [ -n "$BPFTRACE" ] && many_run many.bpftrace.r1 many bpftrace 1 \
     env BPFTRACE_MAX_PROBES=$((MANY_SITES + 100)) "$BPFTRACE" \
@@ -657,7 +664,9 @@ table = [
     ("floor: uprobe_multi attach, ms",          lambda t: plain("attach_ms", t)),
     ("2,000 sites: attach+run+detach, s (**)",   lambda t: plain("many", t)),
     ("  gotrace: attach / detach, ms",          lambda t: pair("many_attach", "many_detach", t)),
-    ("  GT_NO_UPROBE_MULTI=1, s (once)",        lambda t: plain("many_perf", t)),
+    ("  GT_NO_UPROBE_MULTI=1 (tracefs), s",    lambda t: plain("many_tracefs", t)),
+    ("  same: attach / detach, ms",             lambda t: pair("many_tracefs_attach", "many_tracefs_detach", t)),
+    ("  perf-event uprobe a site, s (once)",    lambda t: plain("many_perf", t)),
     ("  same: attach / detach, ms",             lambda t: pair("many_perf_attach", "many_perf_detach", t)),
     ("70,000 sites --dry-run, ms (***)",        lambda t: plain("big_dryrun", t)),
     ("  --no-cache, ms",                        lambda t: plain("big_dryrun_cold", t)),
@@ -683,8 +692,9 @@ if any(r[0] == "dryrun" for r in rows):
     print("(*) gotrace --dry-run: compile + load through the verifier, nothing attached" +
           ("; bpftrace 0.17 has no such mode: --emit-elf (compile only, no verifier)" if "bpftrace" in tools else ""))
 if any(r[0] == "many" for r in rows):
-    print("(**) gotrace: one uprobe_multi link; GT_NO_UPROBE_MULTI=1: one perf-event uprobe a site,"
-          " as bpftrace (run once: it detaches them one at a time)")
+    print("(**) gotrace: one uprobe_multi link; GT_NO_UPROBE_MULTI=1: one tracefs uprobe event of"
+          " 2,000 sites; GT_HIDE_FEATURES=tracefs too: one perf-event uprobe a site, as bpftrace"
+          " (both run once: the kernel detaches them one at a time)")
 if any(r[0] == "big_dryrun" for r in rows):
     print("(***) %s sites: :entry + :return on every generated function (bench/gen_many.py);"
           " bpftrace 0.17 makes one program per probe (BPFTRACE_MAX_PROBES)" %

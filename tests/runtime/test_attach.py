@@ -124,6 +124,29 @@ if s.case("bpftool"):
                 tr.returncode == 0 and not bpf_leftovers(),
                 "status %s\n%s%s" % (tr.returncode, err, bpf_leftovers()))
 
+# A gotrace killed with SIGKILL cannot remove its tracefs events; the next gotrace on
+# that path removes them (their pid is gone), and leaves other live gotraces' alone.
+if s.case("stale"):
+    spin = s.go_build("spin")
+    saved = s.env
+    s.env = dict(saved, **TRACEFS)
+    tr = s.start(["-c", spin + " 30", "-e", 'BEGIN { printf("READY\\n"); } '
+                  'go:main.Tick:entry { @c = count(); }'])
+    s.env = saved
+    wait_for_line(tr, "READY", 20)
+    tr.kill()
+    collect(tr, 20)
+    subprocess.run(["pkill", "-f", spin + " 30"])
+    mine = "gotrace_%d/" % tr.pid
+    events = "/sys/kernel/tracing/uprobe_events"
+    before = [l for l in open(events).read().splitlines() if mine in l]
+    pair = s.go_build("pair")
+    r = run(["-c", pair + " 2", "-e", 'go:main.Add:entry { @c = count(); }'], TRACEFS)
+    after = [l for l in open(events).read().splitlines() if mine in l]
+    s.check("the events of a killed gotrace stay (%d) until the next one removes them"
+            % len(before), len(before) == 1 and after == [] and r.returncode == 0
+            and "@c: 2" in r.stdout, "before %s\nafter %s\n%s" % (before, after, describe(r)))
+
 # A function whose first instruction uprobes refuse (LOCK prefix): a wildcard leaves it
 # out with one warning; named alone, it is an error.
 if s.case("refused"):
