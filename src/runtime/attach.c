@@ -340,11 +340,6 @@ int rt_session__attach(struct rt_session *s)
 	s->path = rt_attach_path(&why);
 	if (s->opts->verbose && nusites)
 		diag_print(DIAG_INFO, "attach path: %s", why);
-	if (s->path != RT_ATTACH_MULTI && nusites) {
-		err = rt_perf_reserve_fds(max_links);
-		if (err)
-			return err;
-	}
 	for (int i = 0; i < plan->nprogs; i++) {
 		const struct plan_prog *pp = &plan->progs[i];
 		int fd = bpf_program__fd(s->progs[i]);

@@ -73,7 +73,7 @@ int rt_perf_attach_sites(struct rt_session *s, int prog_fd, const char *path,
 			 const uint64_t *offsets, const uint64_t *cookies, uint32_t cnt, bool ret)
 {
 	const struct rt_features *f = rt_features_probe(RT_FEAT_PERF);
-	int err = 0;
+	int err = rt_perf_reserve_fds((size_t)s->nlinks + 2 * (size_t)cnt);
 	for (uint32_t i = 0; i < cnt && !err; i++) {
 		int pfd = rt_perf_uprobe_open(f, path, offsets[i], s->pid, ret), fd = pfd;
 		if (pfd >= 0) {
