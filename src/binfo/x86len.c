@@ -211,3 +211,35 @@ int binfo_x86_insn_len(const uint8_t *p, size_t n, bool *is_ret)
 	i += imm;
 	return (size_t)i <= n ? i : 0;
 }
+
+/* The kernel's uprobe decoder (arch/x86/kernel/uprobes.c, uprobe_init_insn) refuses an
+ * instruction with a LOCK or an ES/CS/SS/DS prefix, MOV to SS / POP SS (they mask
+ * exceptions for the next instruction) and opcodes outside its table, HLT among them;
+ * uprobes refuse INT3 (a trap already): ENOTSUPP. Only what is certain is here (the rest
+ * of the table is the kernel's to apply). Knowing it spares the attach paths their
+ * bisection for these sites (Go's atomics start with LOCK, cgo's __stack_chk_fail with
+ * HLT). */
+bool binfo_x86_uprobe_refuses(const uint8_t *p, size_t n)
+{
+	size_t i = 0;
+	for (; i < n; i++) {
+		switch (p[i]) {
+		case 0xf0: case 0x26: case 0x2e: case 0x36: case 0x3e:
+			return true;
+		case 0xf2: case 0xf3: case 0x64: case 0x65: case 0x66: case 0x67:
+			continue;
+		}
+		break;
+	}
+	if (i < n && (p[i] & 0xf0) == 0x40)
+		i++; /* REX */
+	if (i < n && (p[i] == 0x17 || p[i] == 0xf4 || p[i] == 0xcc))
+		return true;
+	return i + 1 < n && p[i] == 0x8e && ((p[i + 1] >> 3) & 7) == 2;
+}
+
+bool binfo_uprobe_refuses(const struct binfo *bi, uint64_t vaddr)
+{
+	const uint8_t *p = binfo__bytes_at(bi, vaddr, 15);
+	return p && binfo_x86_uprobe_refuses(p, 15);
+}

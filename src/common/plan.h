@@ -47,6 +47,8 @@ struct plan_site {
 	uint64_t file_off;    /* file offset of the probed instruction */
 	uint32_t cookie_flags; /* GT_SITE_* (common/bpf_abi.h): the cookie's high bits */
 	bool sole; /* the probe named this one function: a refusal is fatal, not skipped */
+	bool kernel_refuses; /* its instruction is one uprobes refuse (binfo_uprobe_refuses):
+				not tried, refused as ENOTSUPP */
 };
 
 

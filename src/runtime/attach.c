@@ -138,11 +138,19 @@ static int attach_prog(struct rt_session *s, int pi, int prog_fd)
 			if (done[b] || strcmp(sites[si].target, target))
 				continue;
 			done[b] = true;
+			if (sites[si].kernel_refuses) { /* known without asking the kernel */
+				err = rt_session__refuse_site(s, si, -RT_ENOTSUPP);
+				if (err)
+					break;
+				continue;
+			}
 			offsets[cnt] = sites[si].file_off;
 			/* bpf_get_attach_cookie(): plan.sites index | site flags << 32 */
 			cookies[cnt] = (uint64_t)si | (uint64_t)sites[si].cookie_flags << 32;
 			cnt++;
 		}
+		if (err || !cnt)
+			continue;
 		if (s->path == RT_ATTACH_TRACEFS && !pp->uprobe_return) {
 			err = rt_tracefs_attach_sites(s, pi, prog_fd, target, offsets, cookies, cnt);
 			continue; /* reported there */

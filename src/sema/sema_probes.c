@@ -60,6 +60,7 @@ static struct sema_site_info *add_site(struct sema *s, struct binfo *bi,
 		.vaddr = vaddr,
 		.file_off = off,
 		.cookie_flags = flags,
+		.kernel_refuses = binfo_uprobe_refuses(bi, vaddr),
 	};
 	struct sema_site_info info = {.bi = bi, .f = f, .point = point};
 	vec_push(&s->sites, site);

@@ -723,6 +723,38 @@ static void check_speed(const char *path, bool goruntime)
 	CHECK(t1 - t0 < 500000000ull, "open took %.1f ms", (double)(t1 - t0) / 1e6);
 }
 
+/* ---- instructions the kernel's uprobes refuse (x86len.c), as the kernel's rule reads:
+ * LOCK or ES/CS/SS/DS among the prefixes, MOV to SS, POP SS; the locked target's
+ * main.lkLocked (LOCK INCQ) is refused by the kernel itself in test_attach ---- */
+static void check_uprobe_refuses(void)
+{
+	static const struct {
+		const char *what;
+		uint8_t b[15];
+		bool refused;
+	} cases[] = {
+		{"lock incq (%rax)", {0xf0, 0x48, 0xff, 0x00}, true},
+		{"lock xaddl", {0xf0, 0x0f, 0xc1, 0x0b}, true},
+		{"lock cmpxchg with REX.W", {0xf0, 0x48, 0x0f, 0xb1, 0x0a}, true},
+		{"66 lock cmpxchg", {0x66, 0xf0, 0x0f, 0xb1, 0x0a}, true},
+		{"cs nopw (padding)", {0x2e, 0x66, 0x0f, 0x1f, 0x84, 0, 0, 0, 0, 0}, true},
+		{"ds prefix", {0x3e, 0xff, 0xe0}, true},
+		{"mov %eax,%ss", {0x8e, 0xd0}, true},
+		{"pop %ss", {0x17}, true},
+		{"hlt (cgo's __stack_chk_fail)", {0xf4, 0xc3}, true},
+		{"int3", {0xcc}, true},
+		{"mov %fs:0xfffffffffffffff8,%r14 (Go's g)", {0x64, 0x4c, 0x8b, 0x34, 0x25, 0xf8, 0xff, 0xff, 0xff}, false},
+		{"cmp 0x10(%r14),%rsp (Go's prologue)", {0x49, 0x3b, 0x66, 0x10}, false},
+		{"rep stos", {0xf3, 0x48, 0xab}, false},
+		{"mov %eax,%ds is not SS", {0x8e, 0xd8}, false},
+		{"ret", {0xc3}, false},
+		{"push %rbp", {0x55}, false},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		CHECK(binfo_x86_uprobe_refuses(cases[i].b, sizeof(cases[i].b)) == cases[i].refused,
+		      "uprobe refusal of %s: want %d", cases[i].what, cases[i].refused);
+}
+
 /* ---- the hand x86-64 length decoder (x86len.c) against capstone ---- */
 
 /* Every function of PATH swept by both: the same instruction lengths and RETs wherever
@@ -1227,6 +1259,7 @@ int main(int argc, char **argv)
 	printf("kernel fsbase offset\n");
 	check_fsbase();
 	printf("x86-64 lengths: the hand decoder against capstone\n");
+	check_uprobe_refuses();
 	check_x86len(plain, true);
 	check_x86len(cgo, true);
 	check_x86len("/proc/self/exe", false); /* C code from gcc -O2 */
