@@ -113,8 +113,8 @@ static const struct mdef check_maps[] = {
 };
 
 static struct plan_site sites[] = {
-	{"/bin/t", "main.add", "go:main.add:entry", 0, 0, 0, false},
-	{"/bin/t", "main.sub", "go:main.sub:entry", 0, 0, 0, false},
+	{"/bin/t", "main.add", "go:main.add:entry", 0, 0, 0, false, false},
+	{"/bin/t", "main.sub", "go:main.sub:entry", 0, 0, 0, false, false},
 };
 
 static void build_plan(struct gt_plan *plan, const struct mdef *defs, int n)
