@@ -21,7 +21,7 @@
 #define PLAN_MAP_LOST "gt_lost"     /* BPF_MAP_TYPE_ARRAY, 1 x u64: ring buffer reserve failures */
 #define PLAN_MAP_CONFIG "gt_config" /* BPF_MAP_TYPE_ARRAY, 1 x struct plan_config, set by runtime */
 #define PLAN_MAP_FULL "gt_mapfull" /* BPF_MAP_TYPE_ARRAY, nmaps x u64: updates refused (full) */
-#define PLAN_RINGBUF_SIZE (1u << 22)
+#define PLAN_RINGBUF_SIZE (1u << 22) /* in the object; the runtime sizes it by CPUs (load.c) */
 
 /* Values the runtime writes into gt_config before anything is attached. */
 struct plan_config {

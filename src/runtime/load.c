@@ -254,6 +254,18 @@ int rt_session__load(struct rt_session *s)
 	err = configure_programs(s);
 	if (err)
 		return err;
+	/* The ring buffer's room grows with the CPUs that fill it: 512 KiB each (1 MiB at
+	 * least, 16 MiB at most; a power of 2). The consumer drains it every 5 ms at most; a
+	 * CPU hitting uprobes (~10 us each) writes ~500 records in that time. Zeroing and
+	 * mapping 4 MiB cost ~1 ms of a warm one-liner's ~45 ms on 2 CPUs. */
+	struct bpf_map *events = bpf_object__find_map_by_name(s->obj, PLAN_MAP_EVENTS);
+	if (events) {
+		int ncpu = libbpf_num_possible_cpus();
+		uint32_t size = 1u << 20;
+		while (size < (1u << 24) && ncpu > 0 && size < (uint32_t)ncpu * (512u << 10))
+			size <<= 1;
+		bpf_map__set_max_entries(events, size);
+	}
 	/* tracefs events find each event's site by address (attach_tracefs.c) */
 	struct bpf_map *sites = bpf_object__find_map_by_name(s->obj, GT_MAP_SITES);
 	if (sites && s->plan->nsites > 0 && rt_attach_path(NULL) == RT_ATTACH_TRACEFS)

@@ -334,6 +334,15 @@ int rt_run(struct gt_plan *plan, const struct rt_options *opts)
 	rt_output__set_maps(s.output, s.maps);
 	rt_output__set_src(s.output, opts->src);
 
+	signals_install(&sigsave);
+
+	if (opts->child_argv) {
+		err = rt_child__spawn(&s);
+		if (err)
+			goto cleanup;
+	}
+	/* mapped after the fork: the child would copy the mapping's page tables and drop
+	 * them again at its execve */
 	if (s.events_fd >= 0) {
 		s.rb = ring_buffer__new(s.events_fd, rt_output__handle, s.output, NULL);
 		if (!s.rb) {
@@ -341,13 +350,6 @@ int rt_run(struct gt_plan *plan, const struct rt_options *opts)
 				   strerror(errno));
 			goto cleanup;
 		}
-	}
-	signals_install(&sigsave);
-
-	if (opts->child_argv) {
-		err = rt_child__spawn(&s);
-		if (err)
-			goto cleanup;
 	}
 	plan->filter_pid = (int)s.pid;
 	err = write_config(&s);
