@@ -62,8 +62,9 @@
 #   N=400000              calls of main.work per traced run (QUICK: 100000);
 #                         a uprobe hit costs 11-16 us on this VM, so 400000
 #                         calls with a printf take 5-13 s per run
-#   STARTUP_RUNS=10       runs per start-up figure (QUICK: 5)
-#   QUICK=1               N=100000 STARTUP_RUNS=5
+#   STARTUP_RUNS=30       runs per start-up figure (QUICK: 15); the kernel's grace
+#                         periods move a run by tens of ms: fewer runs, unstable medians
+#   QUICK=1               N=100000 STARTUP_RUNS=15
 #   GOTRACE=<repo>/build/gotrace   (copied to the scratch dir before use)
 #   BPFTRACE=bpftrace     set BPFTRACE= (empty) to skip bpftrace
 #   FLOOR=1               0 to skip the uprobe_multi floor column (bench/floor.c)
@@ -81,10 +82,10 @@ set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/.." && pwd)
 QUICK=${QUICK:-0}
-if [ "$QUICK" = 1 ]; then N=${N:-100000}; STARTUP_RUNS=${STARTUP_RUNS:-5}; fi
+if [ "$QUICK" = 1 ]; then N=${N:-100000}; STARTUP_RUNS=${STARTUP_RUNS:-15}; fi
 RUNS=${RUNS:-3}
 N=${N:-400000}
-STARTUP_RUNS=${STARTUP_RUNS:-10}
+STARTUP_RUNS=${STARTUP_RUNS:-30}
 GOTRACE_SRC=${GOTRACE:-$REPO/build/gotrace}
 BPFTRACE=${BPFTRACE-bpftrace}
 FLOOR=${FLOOR:-1}
