@@ -1,7 +1,7 @@
 /* features: what this kernel lets gotrace do, found by trying it (never by version
  * numbers alone): probe types and the attach path of go: probes. The attach code and
  * --info (src/info.c) ask rt_features_get(); a run probes only what it needs
- * (rt_features_probe): the perf-event path's probe costs ~0.1 s. */
+ * (rt_features_probe). */
 #include "runtime/rt_priv.h"
 
 #include <bpf/bpf.h>
@@ -114,36 +114,16 @@ static void read_uprobe_pmu(struct rt_features *f)
 	}
 }
 
-/* A BPF_PERF_EVENT link with a cookie on a uprobe (kernel 5.15). The uprobe sits on an
- * anonymous memfd that nothing maps, so no breakpoint is ever written. */
+/* BPF cookies on perf-event uprobes (kernel 5.15): asked of the verifier, whether a
+ * kprobe-type program may call bpf_get_attach_cookie, which came in the same release as
+ * BPF_PERF_EVENT links and their cookie. Making a real uprobe perf event and linking it
+ * told the same for ~0.1 s: its destruction waits for grace periods, and every run off
+ * the uprobe_multi path paid it. */
 static bool probe_perf_uprobe_cookie(const struct rt_features *f)
 {
-	bool ok = false;
-	int prog = -1, mfd = -1, pfd = -1;
-	if (f->uprobe_type < 0)
+	if (f->uprobe_type < 0 && !f->tracefs)
 		return false;
-	prog = load_trivial(BPF_PROG_TYPE_KPROBE, 0);
-	mfd = memfd_create("gt_probe", MFD_CLOEXEC);
-	if (prog < 0 || mfd < 0 || ftruncate(mfd, 4096))
-		goto out;
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", mfd);
-	pfd = rt_perf_uprobe_open(f, path, 16, -1, false);
-	if (pfd < 0)
-		goto out;
-	int link = rt_perf_link_create(prog, pfd, 1);
-	if (link >= 0) {
-		ok = true;
-		close(link);
-	}
-out:
-	if (pfd >= 0)
-		close(pfd);
-	if (mfd >= 0)
-		close(mfd);
-	if (prog >= 0)
-		close(prog);
-	return ok;
+	return libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_get_attach_cookie, NULL) == 1;
 }
 
 /* GT_HIDE_FEATURES: a comma-separated list of features to report absent. */
@@ -182,7 +162,7 @@ enum rt_attach_path rt_attach_path(const char **why)
 	enum rt_attach_path path = RT_ATTACH_MULTI;
 	const char *w = "uprobe_multi: one link per program, all its sites at once";
 	if (!f->uprobe_multi || forced) {
-		/* only now: the cookie probe costs a perf uprobe's destruction (~0.1 s) */
+		/* only now: what the other paths need */
 		f = rt_features_probe(RT_FEAT_PERF);
 		bool tracefs = f->tracefs;
 		path = tracefs ? RT_ATTACH_TRACEFS : RT_ATTACH_PERF;
@@ -256,8 +236,8 @@ const struct rt_features *rt_features_probe(unsigned what)
 	if (what & RT_FEAT_PERF) {
 		f.uprobe_pmu = pmu_exists("uprobe");
 		read_uprobe_pmu(&f);
-		f.perf_uprobe_cookie = probe_perf_uprobe_cookie(&f);
 		f.tracefs = rt_tracefs_usable();
+		f.perf_uprobe_cookie = probe_perf_uprobe_cookie(&f);
 	}
 	if (what & RT_FEAT_RINGBUF)
 		f.ringbuf = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) == 1;
