@@ -4,7 +4,9 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "common/diag.h"
 
@@ -304,4 +306,26 @@ uint32_t str_hash(const char *s)
 	for (; *s; s++)
 		h = (h ^ (uint8_t)*s) * 16777619u;
 	return h;
+}
+
+bool env_flag(const char *name)
+{
+	const char *v = getenv(name);
+	return v && *v && strcmp(v, "0");
+}
+
+const char *tracefs_root(bool mount_it)
+{
+	static const char *const dirs[] = {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"};
+	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++) {
+		char probe[256];
+		snprintf(probe, sizeof(probe), "%s/events", dirs[i]);
+		if (access(probe, R_OK) == 0)
+			return dirs[i];
+	}
+	/* tracefs is not always mounted on this machine kind: mount it like bpftrace users do */
+	if (mount_it && mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL) == 0 &&
+	    access("/sys/kernel/tracing/events", R_OK) == 0)
+		return "/sys/kernel/tracing";
+	return NULL;
 }

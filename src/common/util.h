@@ -77,5 +77,12 @@ uint32_t str_hash(const char *s);
 
 /* GT_NAME, or bpftrace's BPFTRACE_NAME for the same setting (NULL when neither). */
 const char *gt_getenv(const char *name);
+/* Whether the environment variable NAME is set to something other than "" or "0". */
+bool env_flag(const char *name);
+
+/* Where tracefs is (/sys/kernel/tracing, else /sys/kernel/debug/tracing: the one whose
+ * events/ can be read); MOUNT: mount it on /sys/kernel/tracing when neither is. NULL
+ * when it is not there. */
+const char *tracefs_root(bool mount);
 
 #endif

@@ -128,8 +128,7 @@ static int attach_prog(struct rt_session *s, int pi, int prog_fd)
 	bool *done = xcalloc((size_t)pp->site_count, sizeof(*done));
 	int refused0 = s->refused.n, err = 0;
 	/* GT_ASK_KERNEL=1: try the sites sema knows are refused too (tests: the bisection) */
-	const char *ask = getenv("GT_ASK_KERNEL");
-	bool ask_kernel = ask && *ask && strcmp(ask, "0");
+	bool ask_kernel = env_flag("GT_ASK_KERNEL");
 
 	for (int a = 0; a < pp->site_count && !err; a++) {
 		if (done[a])

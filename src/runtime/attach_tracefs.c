@@ -37,20 +37,19 @@
  * 18 events of 2,048; each event costs a grace period to remove (~0.1 s). */
 #define RT_TRACEFS_CHUNK 2048
 
-static const char *const tracefs_dirs[] = {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"};
-
+/* tracefs, when its uprobe_events can be written. It is not mounted from here: without
+ * it, go: probes take one perf-event uprobe a site. */
 static const char *tracefs_dir(void)
 {
 	static const char *dir;
 	static bool looked;
 	if (!looked) {
 		looked = true;
-		for (size_t i = 0; i < ARRAY_SIZE(tracefs_dirs) && !dir; i++) {
-			char p[128];
-			snprintf(p, sizeof(p), "%s/uprobe_events", tracefs_dirs[i]);
-			if (!access(p, W_OK))
-				dir = tracefs_dirs[i];
-		}
+		const char *root = tracefs_root(false);
+		char p[128];
+		snprintf(p, sizeof(p), "%s/uprobe_events", root ? root : "");
+		if (root && !access(p, W_OK))
+			dir = root;
 	}
 	return dir;
 }

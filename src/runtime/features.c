@@ -149,24 +149,17 @@ static void hide_features(struct rt_features *f)
 	}
 }
 
-static bool env_on(const char *name)
-{
-	const char *v = getenv(name);
-	return v && *v && strcmp(v, "0");
-}
-
 enum rt_attach_path rt_attach_path(const char **why)
 {
 	const struct rt_features *f = rt_features_probe(RT_FEAT_MULTI);
-	bool forced = env_on("GT_NO_UPROBE_MULTI");
+	bool forced = env_flag("GT_NO_UPROBE_MULTI");
 	enum rt_attach_path path = RT_ATTACH_MULTI;
 	const char *w = "uprobe_multi: one link per program, all its sites at once";
 	if (!f->uprobe_multi || forced) {
 		/* only now: what the other paths need */
 		f = rt_features_probe(RT_FEAT_PERF);
-		bool tracefs = f->tracefs;
-		path = tracefs ? RT_ATTACH_TRACEFS : RT_ATTACH_PERF;
-		if (!f->perf_uprobe_cookie || (!tracefs && f->uprobe_type < 0))
+		path = f->tracefs ? RT_ATTACH_TRACEFS : RT_ATTACH_PERF;
+		if (!f->perf_uprobe_cookie || (!f->tracefs && f->uprobe_type < 0))
 			path = RT_ATTACH_NONE;
 		if (path == RT_ATTACH_TRACEFS)
 			w = forced ? "tracefs uprobe events: one per program, all its sites "

@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -12,18 +11,7 @@
 
 const char *tp_tracefs(void)
 {
-	static const char *const dirs[] = {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"};
-	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++) {
-		char probe[256];
-		snprintf(probe, sizeof(probe), "%s/events", dirs[i]);
-		if (access(probe, R_OK) == 0)
-			return dirs[i];
-	}
-	/* tracefs is not always mounted on this machine kind: mount it like bpftrace users do */
-	if (mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL) == 0 &&
-	    access("/sys/kernel/tracing/events", R_OK) == 0)
-		return "/sys/kernel/tracing";
-	return NULL;
+	return tracefs_root(true);
 }
 
 /* "field:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;" */
