@@ -53,8 +53,14 @@ const uint8_t *binfo__bytes_at(const struct binfo *bi, uint64_t vaddr, uint64_t 
 /* The length of the x86-64 instruction at P (N bytes there), and whether it is a RET
  * (c3 or c2 iw); 0 when this decoder is not sure: ask capstone (x86len.c). */
 int binfo_x86_insn_len(const uint8_t *p, size_t n, bool *is_ret);
-/* binfo_uprobe_refuses on the bytes at P (N of them). */
-bool binfo_x86_uprobe_refuses(const uint8_t *p, size_t n);
+/* What the kernel's uprobes make of the instruction at P (N bytes there): behind
+ * binfo_can_probe (not a trap) and binfo_uprobe_refuses (a trap, or refused). */
+enum binfo_uprobe_verdict {
+	BINFO_UPROBE_OK,
+	BINFO_UPROBE_TRAP,    /* INT3 or INT N: sema leaves it out with its own warning */
+	BINFO_UPROBE_REFUSED, /* the kernel's decoder says ENOTSUPP */
+};
+enum binfo_uprobe_verdict binfo_x86_uprobe_verdict(const uint8_t *p, size_t n);
 
 /* An unsigned / signed LEB128 (Go's uvarint, DWARF's ULEB128 / SLEB128) at *P,
  * advancing *P; false when it runs past END. */

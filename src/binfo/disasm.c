@@ -305,10 +305,3 @@ bool binfo_is_ret(const struct binfo *bi, uint64_t addr)
 	const uint8_t *p = binfo__bytes_at(bi, addr, 1);
 	return p && *p == 0xc3;
 }
-
-bool binfo_can_probe(const struct binfo *bi, uint64_t addr)
-{
-	/* uprobes refuse trap instructions: int3 (0xcc) and int N (0xcd) */
-	const uint8_t *p = binfo__bytes_at(bi, addr, 1);
-	return p && *p != 0xcc && *p != 0xcd;
-}

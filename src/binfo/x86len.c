@@ -212,20 +212,22 @@ int binfo_x86_insn_len(const uint8_t *p, size_t n, bool *is_ret)
 	return (size_t)i <= n ? i : 0;
 }
 
-/* The kernel's uprobe decoder (arch/x86/kernel/uprobes.c, uprobe_init_insn) refuses an
+/* What the kernel's uprobes make of the instruction at P. They refuse a trap (INT3 or
+ * INT N first). Their decoder (arch/x86/kernel/uprobes.c, uprobe_init_insn) refuses an
  * instruction with a LOCK or an ES/CS/SS/DS prefix, MOV to SS / POP SS (they mask
- * exceptions for the next instruction) and opcodes outside its table, HLT among them;
- * uprobes refuse INT3 (a trap already): ENOTSUPP. Only what is certain is here (the rest
- * of the table is the kernel's to apply). Knowing it spares the attach paths their
- * bisection for these sites (Go's atomics start with LOCK, cgo's __stack_chk_fail with
- * HLT). */
-bool binfo_x86_uprobe_refuses(const uint8_t *p, size_t n)
+ * exceptions for the next instruction) and opcodes outside its table, HLT among them:
+ * ENOTSUPP. Only what is certain is here (the rest of the table is the kernel's to
+ * apply). Knowing it spares the attach paths their bisection for these sites (Go's
+ * atomics start with LOCK, cgo's __stack_chk_fail with HLT). */
+enum binfo_uprobe_verdict binfo_x86_uprobe_verdict(const uint8_t *p, size_t n)
 {
+	if (n && (p[0] == 0xcc || p[0] == 0xcd))
+		return BINFO_UPROBE_TRAP;
 	size_t i = 0;
 	for (; i < n; i++) {
 		switch (p[i]) {
 		case 0xf0: case 0x26: case 0x2e: case 0x36: case 0x3e:
-			return true;
+			return BINFO_UPROBE_REFUSED;
 		case 0xf2: case 0xf3: case 0x64: case 0x65: case 0x66: case 0x67:
 			continue;
 		}
@@ -233,13 +235,30 @@ bool binfo_x86_uprobe_refuses(const uint8_t *p, size_t n)
 	}
 	if (i < n && (p[i] & 0xf0) == 0x40)
 		i++; /* REX */
-	if (i < n && (p[i] == 0x17 || p[i] == 0xf4 || p[i] == 0xcc))
-		return true;
-	return i + 1 < n && p[i] == 0x8e && ((p[i + 1] >> 3) & 7) == 2;
+	if ((i < n && (p[i] == 0x17 || p[i] == 0xf4 || p[i] == 0xcc)) ||
+	    (i + 1 < n && p[i] == 0x8e && ((p[i + 1] >> 3) & 7) == 2))
+		return BINFO_UPROBE_REFUSED;
+	return BINFO_UPROBE_OK;
+}
+
+/* The verdict on the instruction at VADDR (its first byte alone at the end of the
+ * file's bytes); -1 when not even that is in the file. */
+static int verdict_at(const struct binfo *bi, uint64_t vaddr)
+{
+	const uint8_t *p = binfo__bytes_at(bi, vaddr, 15);
+	if (p)
+		return (int)binfo_x86_uprobe_verdict(p, 15);
+	p = binfo__bytes_at(bi, vaddr, 1);
+	return p ? (int)binfo_x86_uprobe_verdict(p, 1) : -1;
+}
+
+bool binfo_can_probe(const struct binfo *bi, uint64_t addr)
+{
+	int v = verdict_at(bi, addr);
+	return v >= 0 && v != BINFO_UPROBE_TRAP;
 }
 
 bool binfo_uprobe_refuses(const struct binfo *bi, uint64_t vaddr)
 {
-	const uint8_t *p = binfo__bytes_at(bi, vaddr, 15);
-	return p && binfo_x86_uprobe_refuses(p, 15);
+	return verdict_at(bi, vaddr) > BINFO_UPROBE_OK;
 }

@@ -751,7 +751,8 @@ static void check_uprobe_refuses(void)
 		{"push %rbp", {0x55}, false},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-		CHECK(binfo_x86_uprobe_refuses(cases[i].b, sizeof(cases[i].b)) == cases[i].refused,
+		CHECK((binfo_x86_uprobe_verdict(cases[i].b, sizeof(cases[i].b)) != BINFO_UPROBE_OK) ==
+			      cases[i].refused,
 		      "uprobe refusal of %s: want %d", cases[i].what, cases[i].refused);
 }
 
