@@ -16,13 +16,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <bpf/btf.h>
 #include <libdwarf/dwarf.h>
 #include <libdwarf/libdwarf.h>
 
 #include "binfo/dw.h"
 
 #include "binfo/binfo_int.h"
+#include "common/kbtf.h"
 
 /* ---- Go version ---- */
 
@@ -415,59 +415,13 @@ int binfo_goruntime(struct binfo *bi, struct binfo_goruntime *out)
 	return rc;
 }
 
-/* Bit offset of member NAME in the struct/union TYPE_ID, looking through anonymous
- * struct/union members (randomized task_struct layouts wrap fields in them). */
-static bool btf_member_bits(const struct btf *btf, __u32 type_id, const char *name, __u32 *type_out,
-                            uint64_t *bits, int depth)
-{
-	int id = btf__resolve_type(btf, type_id);
-	const struct btf_type *t = id < 0 ? NULL : btf__type_by_id(btf, (__u32)id);
-	if (!t || depth > 8 || (!btf_is_struct(t) && !btf_is_union(t)))
-		return false;
-	const struct btf_member *m = btf_members(t);
-	for (__u16 i = 0; i < btf_vlen(t); i++, m++) {
-		const char *mname = btf__name_by_offset(btf, m->name_off);
-		uint64_t off = btf_member_bit_offset(t, i);
-		if (mname && strcmp(mname, name) == 0) {
-			*type_out = m->type;
-			*bits = off;
-			return true;
-		}
-		if ((!mname || !*mname) &&
-		    btf_member_bits(btf, m->type, name, type_out, bits, depth + 1)) {
-			*bits += off;
-			return true;
-		}
-	}
-	return false;
-}
-
 int binfo_kernel_fsbase_offset(void)
 {
 	static int cached;
-	struct btf *btf;
-	__u32 thread_type, fsbase_type;
-	uint64_t thread_bits, fsbase_bits;
-	int err = -ENOENT;
-
 	if (cached > 0)
 		return cached;
-	errno = 0;
-	btf = btf__load_vmlinux_btf();
-	if (!btf || (unsigned long)btf >= (unsigned long)-4095L) {
-		err = btf ? (int)(long)btf : (errno ? -errno : -ENOENT);
-		return err;
-	}
-	__s32 task = btf__find_by_name_kind(btf, "task_struct", BTF_KIND_STRUCT);
-	if (task > 0 &&
-	    btf_member_bits(btf, (__u32)task, "thread", &thread_type, &thread_bits, 0) &&
-	    btf_member_bits(btf, thread_type, "fsbase", &fsbase_type, &fsbase_bits, 0)) {
-		uint64_t bits = thread_bits + fsbase_bits;
-		if (bits % 8 == 0 && bits / 8 <= INT32_MAX)
-			err = cached = (int)(bits / 8);
-		else
-			err = -EINVAL;
-	}
-	btf__free(btf);
-	return err;
+	long off = kbtf_offsetof("task_struct", "thread.fsbase");
+	if (off <= 0)
+		return off < 0 ? (int)off : -EINVAL;
+	return cached = (int)off;
 }

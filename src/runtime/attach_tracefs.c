@@ -14,7 +14,6 @@
  * (attach_perf.c). Events are gotrace_PID/pN_K; those of a gotrace that died are removed
  * when the next one starts. */
 #include <bpf/bpf.h>
-#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -28,6 +27,7 @@
 #include <unistd.h>
 
 #include "common/diag.h"
+#include "common/kbtf.h"
 #include "common/util.h"
 #include "runtime/rt_priv.h"
 
@@ -59,53 +59,17 @@ bool rt_tracefs_usable(void)
 	return tracefs_dir() != NULL;
 }
 
-/* The bit offset of member NAME in struct ID, looking into anonymous members (mm_struct
- * keeps its fields in one): 0 and *BITS, or -1. */
-static int btf_member_off(const struct btf *btf, __u32 id, const char *name, __u64 *bits)
-{
-	const struct btf_type *t = btf__type_by_id(btf, id);
-	if (!t || (!btf_is_struct(t) && !btf_is_union(t)))
-		return -1;
-	const struct btf_member *m = btf_members(t);
-	for (__u16 i = 0; i < btf_vlen(t); i++, m++) {
-		__u64 off = btf_member_bit_offset(t, i);
-		if (m->name_off == 0) {
-			int inner = btf__resolve_type(btf, m->type);
-			if (inner > 0 && !btf_member_off(btf, (__u32)inner, name, bits)) {
-				*bits += off;
-				return 0;
-			}
-		} else if (!strcmp(btf__name_by_offset(btf, m->name_off), name)) {
-			*bits = off;
-			return 0;
-		}
-	}
-	return -1;
-}
-
 /* offsetof(task_struct, mm) and offsetof(mm_struct, start_code) from the kernel's BTF,
  * each below 64 KiB to fit the link cookie: 0, or -ENOENT. */
 static int kernel_offsets(uint64_t *mm_off, uint64_t *start_off)
 {
-	static int err = 1;
-	static uint64_t mm, start;
-	if (err > 0) {
-		struct btf *btf = btf__load_vmlinux_btf();
-		__s32 task = btf ? btf__find_by_name_kind(btf, "task_struct", BTF_KIND_STRUCT) : -1;
-		__s32 mms = btf ? btf__find_by_name_kind(btf, "mm_struct", BTF_KIND_STRUCT) : -1;
-		__u64 b1 = 0, b2 = 0;
-		err = task > 0 && mms > 0 && !btf_member_off(btf, (__u32)task, "mm", &b1) &&
-				      !btf_member_off(btf, (__u32)mms, "start_code", &b2) &&
-				      b1 % 8 == 0 && b2 % 8 == 0 && b1 / 8 < 0x10000 && b2 / 8 < 0x10000
-			      ? 0
-			      : -ENOENT;
-		mm = b1 / 8;
-		start = b2 / 8;
-		btf__free(btf);
-	}
-	*mm_off = mm;
-	*start_off = start;
-	return err;
+	long mm = kbtf_offsetof("task_struct", "mm");
+	long start = kbtf_offsetof("mm_struct", "start_code");
+	if (mm < 0 || start < 0 || mm >= 0x10000 || start >= 0x10000)
+		return -ENOENT;
+	*mm_off = (uint64_t)mm;
+	*start_off = (uint64_t)start;
+	return 0;
 }
 
 /* Whether PATH is an executable (ET_EXEC, or ET_DYN flagged DF_1_PIE) and the lowest
