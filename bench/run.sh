@@ -131,9 +131,10 @@ fi
 
 # ---------------------------------------------------------------- build
 export GOCACHE=${GOCACHE:-$BENCH_ROOT/gocache} GOPATH=${GOPATH:-$BENCH_ROOT/gopath}
-export CGO_ENABLED=0 GOFLAGS='' GO111MODULE=auto
+export CGO_ENABLED=0 GOFLAGS='' GO111MODULE=auto GOTOOLCHAIN=local
+GO=$("$REPO/scripts/find-go.sh") || die "no go command"
 LOOP=$OUT/loop
-go build -o "$LOOP" "$LOOP_SRC" >"$OUT/build.log" 2>&1 || { cat "$OUT/build.log"; die "go build of loop.go failed"; }
+"$GO" build -o "$LOOP" "$LOOP_SRC" >"$OUT/build.log" 2>&1 || { cat "$OUT/build.log"; die "go build of loop.go failed"; }
 UMULTI=
 if [ "$FLOOR" = 1 ]; then
   if command -v gcc >/dev/null && gcc -O2 -o "$OUT/floor" "$HERE/floor.c" -lelf >>"$OUT/build.log" 2>&1; then
@@ -485,7 +486,7 @@ many_run() {   # many_run TAG METRIC TOOL ROUND CMD... (env assignments first, v
 if [ "$MANY" = 1 ]; then
   echo "# $MANY_SITES sites: attach, run, detach (perf-event uprobes and bpftrace: once each)"
   python3 "$HERE/gen_many.py" "$OUT/many.go" "$MANY_SITES" &&
-    go build -o "$OUT/many" "$OUT/many.go" >>"$OUT/build.log" 2>&1 || die "go build of many.go failed"
+    "$GO" build -o "$OUT/many" "$OUT/many.go" >>"$OUT/build.log" 2>&1 || die "go build of many.go failed"
   PROG_GT_MANY='go:main.fn*:entry { @c = count(); }'
   for ((r = 1; r <= RUNS; r++)); do
     many_run "many.gotrace.r$r" many gotrace "$r" env GT_NO_UPROBE_MULTI=0 \
@@ -545,7 +546,7 @@ DOCKER=${DOCKER-/usr/local/bin/docker}
 if [ "$BIG" = 1 ]; then
   echo "# $((2 * BIG_FUNCS)) sites: --dry-run of :entry + :return (and the docker CLI's cli/*)"
   python3 "$HERE/gen_many.py" "$OUT/big.go" "$BIG_FUNCS" &&
-    go build -o "$OUT/big" "$OUT/big.go" >>"$OUT/build.log" 2>&1 || die "go build of big.go failed"
+    "$GO" build -o "$OUT/big" "$OUT/big.go" >>"$OUT/build.log" 2>&1 || die "go build of big.go failed"
   PROG_GT_BIG='go:main.fn*:entry { @e[probe] = count(); } go:main.fn*:return { @r[probe] = count(); }'
   PROG_GT_DOCKER='go:"github.com/docker/cli/*":entry { @e[probe] = count(); } go:"github.com/docker/cli/*":return { @r[probe] = count(); }'
   "$GOTRACE_BIN" --dry-run -b "$OUT/big" -e "$PROG_GT_BIG" >/dev/null 2>&1  # primes the cache

@@ -95,6 +95,9 @@ def diff(what, expected, actual):
     return "\n".join("    " + l for l in lines)
 
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gotool  # noqa: E402  (which go builds the targets)
+
 GO_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "go")
 
 
@@ -109,7 +112,8 @@ def go_target(name, work, stripped=False):
     env = dict(os.environ, CGO_ENABLED="0")
     env.setdefault("GOCACHE", os.path.join(work, "gocache"))
     flags = ["-ldflags=-s -w"] if stripped else []
-    r = subprocess.run(["go", "build", *flags, "-o", out, "main.go"], cwd=src, env=env,
+    env["GOTOOLCHAIN"] = "local"
+    r = subprocess.run([gotool.go(), "build", *flags, "-o", out, "main.go"], cwd=src, env=env,
                        capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError(f"go build {name}: {r.stderr}")

@@ -60,8 +60,11 @@ int rt_stack_addrs(const struct plan_arg *a, const uint8_t *p, uint64_t *out, in
 		for (int i = 0; i < kdepth && v[i] && n < max && n < depth; i++) {
 			out[n++] = v[i];
 			/* the caller the walk skipped: the site's return address on top of the
-			 * stack (entries, RETs, functions without a frame; cg_stack.c) */
-			if (i == 0 && caller && n < max && n < depth)
+			 * stack (entries, RETs, functions without a frame; cg_stack.c). Linux
+			 * 6.11+ puts it there itself when the probed instruction is `push %rbp`,
+			 * as Go 1.21+'s prologue has at an entry site: then it is v[1]. */
+			if (i == 0 && caller && n < max && n < depth &&
+			    !(kdepth > 1 && v[1] == caller))
 				out[n++] = caller;
 		}
 	}

@@ -16,6 +16,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 TESTS = os.path.dirname(HERE)
 REPO = os.path.dirname(TESTS)
+sys.path.insert(0, TESTS)
+import gotool  # noqa: E402  (tests/gotool.py: which go builds the targets)
 
 
 class Suite:
@@ -37,6 +39,11 @@ class Suite:
         self.env.setdefault("GOPATH", os.path.join(self.work, "gopath"))
         self.env["GOFLAGS"] = "-mod=mod"
         self.env["GO111MODULE"] = "auto"
+        # targets build with one chosen go ($GT_GO, else the newest found), never a
+        # toolchain the go command would switch to on its own
+        self.go = gotool.go()
+        self.env["GOTOOLCHAIN"] = "local"
+        self.env["PATH"] = os.path.dirname(self.go) + os.pathsep + self.env.get("PATH", "")
         self.require_bpf()
 
     def require_bpf(self):
@@ -67,7 +74,7 @@ class Suite:
             return out
         env = dict(self.env)
         env["CGO_ENABLED"] = "1" if cgo else "0"
-        cmd = ["go", "build", *flags, "-o", out, *files]
+        cmd = [self.go, "build", *flags, "-o", out, *files]
         r = subprocess.run(cmd, cwd=src, env=env, capture_output=True, text=True)
         if r.returncode != 0:
             raise RuntimeError("go build failed for %s: %s" % (name, r.stderr))

@@ -37,7 +37,7 @@ def go_build_dir(name, src):
     newest = max(os.path.getmtime(os.path.join(src, f)) for f in os.listdir(src))
     if not os.path.exists(out) or os.path.getmtime(out) < newest:
         env = dict(s.env, CGO_ENABLED="0", GO111MODULE="off")
-        r = subprocess.run(["go", "build", "-o", out, "."], cwd=src, env=env,
+        r = subprocess.run([s.go, "build", "-o", out, "."], cwd=src, env=env,
                            capture_output=True, text=True)
         if r.returncode != 0:
             raise RuntimeError("go build failed for %s: %s" % (name, r.stderr))

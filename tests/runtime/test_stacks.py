@@ -47,7 +47,7 @@ def shares_gotrace(sts):
 
 def pprof_cum(path, binary=None):
     """{function: cum} from go tool pprof -top (its rc and text too)."""
-    cmd = ["go", "tool", "pprof", "-top", "-nodecount=50"] + ([binary] if binary else []) + [path]
+    cmd = [s.go, "tool", "pprof", "-top", "-nodecount=50"] + ([binary] if binary else []) + [path]
     r = subprocess.run(cmd, capture_output=True, text=True, env=s.env)
     cum = {}
     for line in r.stdout.splitlines():
@@ -186,7 +186,7 @@ if s.case("pprof client"):
     if "gotrace" in ratio:
         s.check("-f pprof: hot share %.3f vs the text run's %.3f within %d %%"
                 % (gt, ratio["gotrace"], TOL * 100), agree(gt, ratio["gotrace"]))
-    tt = subprocess.run(["go", "tool", "pprof", "-traces", pb], capture_output=True, text=True,
+    tt = subprocess.run([s.go, "tool", "pprof", "-traces", pb], capture_output=True, text=True,
                         env=s.env)
     s.check("-f pprof: go tool pprof -traces shows main.mix (inline) above main.hot",
             tt.returncode == 0 and re.search(r"main\.mix \(inline\)\n\s+main\.hot\n", tt.stdout),
@@ -257,7 +257,7 @@ if s.case("symbols"):
         # after the exit hold raw addresses (S 0x48c980|...), left out here
         want = [l for l in w.stdout.splitlines() if l.startswith("S ") and
                 not l.startswith("S 0x")]
-        nm = subprocess.run(["go", "tool", "nm", b], capture_output=True, text=True, env=s.env)
+        nm = subprocess.run([s.go, "tool", "nm", b], capture_output=True, text=True, env=s.env)
         bv = [l.split()[0].lstrip("0") for l in nm.stdout.splitlines()
               if l.endswith(" runtime.buildVersion")]
         line = "S main.add3|main.add2|vfs_read|%s" % (bv[0] if bv else "?")
@@ -299,7 +299,7 @@ if s.case("tuple keys"):
         folded[(tuple(parts[2:]), parts[0][5:], parts[1][5:])] += int(n)
     pb = os.path.join(s.work, "tuple.pb.gz")
     p = s.run(["-f", "pprof", "-o", pb, "-c", cmd, "-e", prog])
-    tg = subprocess.run(["go", "tool", "pprof", "-tags", pb], capture_output=True, text=True,
+    tg = subprocess.run([s.go, "tool", "pprof", "-tags", pb], capture_output=True, text=True,
                         env=s.env)
     chain = ("main.add1", "main.add2", "main.add3")
     goids = lambda c: Counter({k[1]: v for k, v in c.items()})

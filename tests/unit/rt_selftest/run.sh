@@ -20,7 +20,7 @@ mkdir -p "$out"
 for p in probes bad; do
 	clang-16 -target bpf -O2 -g -c "$here/$p.bpf.c" -I/usr/include/x86_64-linux-gnu -o "$out/$p.bpf.o"
 done
-(cd "$here" && GOFLAGS=-mod=mod GO111MODULE=off go build -o "$out/target" target.go)
+(cd "$here" && GOFLAGS=-mod=mod GO111MODULE=off GOTOOLCHAIN=local "$("$src/../scripts/find-go.sh")" build -o "$out/target" target.go)
 # shellcheck disable=SC2086
 cc -std=gnu11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
 	$san -I"$src" -o "$out/rt_selftest" "$here/rt_selftest.c" \
