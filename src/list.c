@@ -135,7 +135,16 @@ int list_probes(const char *pattern, const char *target, bool verbose)
 			diag_fatal("-l %s needs a target: -b BINARY, -c CMD or -p PID", pattern);
 			return -EINVAL;
 		}
-		return list_go(colon + 1, target, verbose);
+		/* go:"NAME" as a script quotes it (methods, generic instances) */
+		const char *fn = colon + 1;
+		size_t n = strlen(fn);
+		if (n >= 2 && fn[0] == '"' && fn[n - 1] == '"') {
+			char *unq = xasprintf("%.*s", (int)(n - 2), fn + 1);
+			int rc = list_go(unq, target, verbose);
+			free(unq);
+			return rc;
+		}
+		return list_go(fn, target, verbose);
 	}
 	if (pv) {
 		diag_fatal("-l: %s probes cannot be listed%s", pv->name,

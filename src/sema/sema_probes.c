@@ -234,6 +234,8 @@ int sema_add_func_sites(struct sema *s, struct binfo *bi, const struct binfo_fun
 		err = binfo_vaddr_to_offset(bi, addrs[i], &foff);
 		if (err)
 			diag_error(s->src, loc, "cannot place a probe in %s", f->name);
+		else if (point == GO_ENTRY && binfo_kernel_adds_caller(bi, addrs[i]))
+			add_site(s, bi, f, point, probe, addrs[i], foff, flags & ~GT_SITE_CALLER_AT_SP);
 		else
 			add_site(s, bi, f, point, probe, addrs[i], foff, flags);
 	}
@@ -285,8 +287,11 @@ static int add_line_sites(struct sema *s, struct go_probe *gp)
 	if (n == -ESRCH)
 		diag_error(s->src, loc, "no source file '%s' in %s", q.file, gp->path);
 	else if (n == -EEXIST)
+		/* in name order: the table's order of files changes with the Go release */
 		diag_error(s->src, loc, "'%s' names more than one source file of %s (%s, %s): "
-			   "give more of its path", q.file, gp->path, q.path, q.other);
+			   "give more of its path", q.file, gp->path,
+			   strcmp(q.path, q.other) < 0 ? q.path : q.other,
+			   strcmp(q.path, q.other) < 0 ? q.other : q.path);
 	else if (n == 0 && q.before && q.after)
 		diag_error(s->src, loc, "%s:%d has no code; the nearest lines with code are %d "
 			   "and %d", q.file, q.line, q.before, q.after);

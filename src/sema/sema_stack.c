@@ -20,6 +20,11 @@ static int stack_map(struct sema *s, bool kernel, int depth)
 	bool plus_caller = !kernel && depth > 1 && s->clause_points &&
 			   !(s->clause_points & ~entret) &&
 			   s->clause_kinds == (1u << PLAN_PROG_UPROBE);
+	/* ... unless the kernel adds it at every site (binfo_kernel_adds_caller) */
+	bool any = false;
+	for (int i = s->clause_site_begin; plus_caller && i < s->sites.n; i++)
+		any |= (s->sites.v[i].cookie_flags & GT_SITE_CALLER_AT_SP) != 0;
+	plus_caller = plus_caller && any;
 	int kdepth = plus_caller ? depth - 1 : depth;
 	for (int i = 0; i < s->stackmaps.n; i++)
 		if (s->stackmaps.v[i].kernel == kernel && s->stackmaps.v[i].depth == depth &&

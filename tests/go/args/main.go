@@ -116,15 +116,20 @@ var (
 	locked int
 )
 
-// Locked's result is listed twice in Go 1.19's DWARF (a function with a defer).
+// Locked's result is listed twice in Go 1.19's DWARF (a function with a defer). It
+// defers a plain function: `defer mu.Unlock()` makes a wrapper that Go 1.19 names
+// Locked.func1 and Go 1.22+ Locked.deferwrap1, placed where each release likes.
 //
 //go:noinline
 func Locked(n int) int {
 	mu.Lock()
-	defer mu.Unlock()
+	defer unlock()
 	locked += n
 	return locked
 }
+
+//go:noinline
+func unlock() { mu.Unlock() }
 
 func main() {
 	n := 1
