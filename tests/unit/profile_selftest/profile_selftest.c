@@ -2,7 +2,9 @@
  *
  *   profile_selftest DIR   writes DIR/test.pb.gz (pprof) and DIR/test.folded, checks the
  *                          folded text and the error returns; exit 0 = pass.
- * run.sh then reads DIR/test.pb.gz with `go tool pprof`, the real client. */
+ *                          DIR/expected.spec says what test.pb.gz holds.
+ * run.sh then reads DIR/test.pb.gz with `go tool pprof`, the real client, and
+ * pprof_check.py compares what it read with expected.spec. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -124,6 +126,79 @@ static void check_errors(void)
 	}
 }
 
+/* A string of the spec: bytes that would break its fields (space, tab, newline, '|',
+ * '=', '%', non-ASCII) as %XX, which pprof_check.py decodes. */
+static void spec_str(FILE *f, const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++)
+		if (*p <= ' ' || *p >= 0x7f || *p == '%' || *p == '|' || *p == '=')
+			fprintf(f, "%%%02X", *p);
+		else
+			fputc(*p, f);
+}
+
+/* DIR/expected.spec: what was written, in the terms pprof_check.py reads back from
+ * `go tool pprof -raw` (one line per sample, mapping, meta), so that the oracle is this
+ * test's input and not the text one pprof release prints:
+ *   meta SAMPLE_TYPE/UNIT PERIOD_TYPE/UNIT PERIOD TIME_NS DURATION_NS
+ *   mapping START LIMIT OFFSET FILE BUILD_ID
+ *   sample VALUE KEY=VALUE|... FRAME|FRAME...  (leaf first; FRAME = ADDR,MAPFILE or
+ *     -,FUNC,FILE,LINE,INL where INL = 1 for a frame inlined into the next; no FUNC:
+ *     ADDR,MAPFILE only) */
+static void write_spec(const char *dir)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/expected.spec", dir);
+	FILE *f = fopen(path, "w");
+	CHECK(f, "%s: %s", path, strerror(errno));
+	if (!f)
+		return;
+	fprintf(f, "meta %s/%s %s/%s %lld %lld %lld\n", meta.sample_type, meta.sample_unit,
+		meta.period_type, meta.period_unit, (long long)meta.period,
+		(long long)meta.time_nanos, (long long)meta.duration_nanos);
+	for (size_t i = 0; i < sizeof(maps) / sizeof(*maps); i++) {
+		fprintf(f, "mapping %#llx %#llx %#llx ", (unsigned long long)maps[i].start,
+			(unsigned long long)maps[i].limit, (unsigned long long)maps[i].offset);
+		spec_str(f, maps[i].file);
+		fputc(' ', f);
+		spec_str(f, maps[i].build_id);
+		fputc('\n', f);
+	}
+	for (int i = 0; i < NSAMPLES; i++) {
+		const struct prof_sample *sm = &samples[i];
+		fprintf(f, "sample %lld ", (long long)sm->value);
+		for (int k = 0; k < sm->nlabels; k++) {
+			const struct prof_label *lb = &sm->labels[k];
+			if (k)
+				fputc('|', f);
+			spec_str(f, lb->key);
+			fputc('=', f);
+			if (lb->is_num)
+				fprintf(f, "%lld", (long long)lb->num);
+			else
+				spec_str(f, lb->str);
+		}
+		fputc(' ', f);
+		for (int k = 0; k < sm->nframes; k++) {
+			const struct prof_frame *fr = &sm->frames[k];
+			fprintf(f, "%s%#llx,", k ? "|" : "", (unsigned long long)fr->addr);
+			if (fr->mapping >= 0)
+				spec_str(f, maps[fr->mapping].file);
+			else
+				fputc('-', f);
+			if (!fr->func)
+				continue;
+			fputc(',', f);
+			spec_str(f, fr->func);
+			fputc(',', f);
+			spec_str(f, fr->file);
+			fprintf(f, ",%d,%d", fr->line, fr->inlined);
+		}
+		fputc('\n', f);
+	}
+	CHECK(fclose(f) == 0, "close %s", path);
+}
+
 /* Enough distinct functions, locations and strings to grow every index several times:
  * BIG samples of leaf f<i%300> (300 PCs), g<i%7>, main.main; run.sh counts them in -raw. */
 #define BIG 1000
@@ -170,6 +245,7 @@ int main(int argc, char **argv)
 		CHECK(err == 0, "prof_write_pprof: %d", err);
 		CHECK(fclose(f) == 0, "close %s", path);
 	}
+	write_spec(argv[1]);
 	check_folded(argv[1]);
 	check_errors();
 	write_big(argv[1]);
