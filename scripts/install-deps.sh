@@ -4,7 +4,7 @@
 set -eu
 pkgs="build-essential cmake pkg-config flex bison libbpf-dev libelf-dev zlib1g-dev \
 libzstd-dev libdwarf-dev libcapstone-dev llvm-16-dev clang-16 libclang-rt-16-dev golang-go \
-bpftool bpftrace python3 groff-base"
+bpftool bpftrace python3 groff-base gdb"
 missing=""
 for p in $pkgs; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
