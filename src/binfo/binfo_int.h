@@ -36,6 +36,7 @@ struct binfo {
 	uint32_t name_mask;
 	int32_t *same_next;
 	char *renamed; /* names this binfo made (ABI0 wrappers of a stripped binary) */
+	char *dotted;  /* .gopclntab names with '·' spelled '.', as in the symbol table */
 	/* binfo_entry_addr's answers by funcs index: entry - addr + 1 (0 = not yet) */
 	uint32_t *entry_memo;
 	/* binfo_frameless's by funcs index: 1 has a frame, 2 has none (0 = not yet) */
@@ -88,12 +89,18 @@ const uint8_t *binfo__section(const struct binfo *bi, const char *name, uint64_t
  * distance to the next function's entry). In address order. Returns 0 with *out
  * malloc'd, or -ENOENT / -EINVAL when the table is absent / malformed. */
 int binfo__pcln_funcs(struct binfo *bi, struct binfo_func **out, int *nout);
+/* Whether NAME is one of the linker's text markers (go:textfipsstart ...): symbols that
+ * bracket a range of text, neither code nor a function to probe. */
+bool binfo__is_text_marker(const char *name);
 
 /* Addend of the R_X86_64_RELATIVE relocation of the word at VADDR, 0 when none: in a
  * PIE the dynamic loader fills pointers such as pclntab's textStart in from these. */
 uint64_t binfo__relative_addend(const struct binfo *bi, uint64_t vaddr);
 /* moduledata.text of the module whose .gopclntab is at PCLNTAB, 0 when not found. */
 uint64_t binfo__moduledata_text(const struct binfo *bi, uint64_t pclntab);
+/* moduledata.gofunc (where the go:func.* symbol is: the base of funcdata offsets) of a
+ * binary without symbols, 0 when unknown; needs the Go version. */
+uint64_t binfo__moduledata_gofunc(const struct binfo *bi, uint64_t pclntab);
 /* Address and length of the Go version string found by scanning the data for a string
  * header (binaries without build info or symbols), 0 when none is found. */
 uint64_t binfo__scan_version(const struct binfo *bi, uint64_t *len);

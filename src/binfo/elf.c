@@ -264,7 +264,7 @@ static void load_symbols(struct binfo *bi, Elf_Scn *scn, struct version_syms *vs
 				vs->str_addr = s->st_value;
 			continue;
 		}
-		if (type != STT_FUNC)
+		if (type != STT_FUNC || binfo__is_text_marker(name))
 			continue;
 		bi->funcs[n].name = name;
 		bi->funcs[n].addr = s->st_value;
@@ -298,6 +298,14 @@ static void sort_funcs(struct binfo *bi)
 	bi->funcs = xrealloc(bi->funcs, (size_t)m * sizeof(*bi->funcs));
 }
 
+bool binfo__is_text_marker(const char *name)
+{
+	/* cmd/link fips140.go: 1-byte symbols around the FIPS 140 module's code (Go 1.24+);
+	 * .gopclntab lists them as functions up to the next entry, the symbols as FUNC */
+	return name[0] == 'g' && (strcmp(name, "go:textfipsstart") == 0 ||
+				  strcmp(name, "go:textfipsend") == 0);
+}
+
 /* A Go binary without .symtab (go build -ldflags=-s, strip): add the functions of
  * .gopclntab to what .dynsym gave (the C functions of a stripped cgo build). */
 static void load_pclntab_funcs(struct binfo *bi)
@@ -306,6 +314,27 @@ static void load_pclntab_funcs(struct binfo *bi)
 	int n;
 	if (binfo__pcln_funcs(bi, &pf, &n) != 0 || n == 0)
 		return;
+	/* The linker writes '·' as '.' into the symbol table ("for ASCII-only tools",
+	 * cmd/link symtab.go); .gopclntab keeps it (type:.eq.runtime.untracedG·7 of Go
+	 * 1.26). Spell it as the symbols do, so that a stripped binary's functions have
+	 * the names its unstripped build has. */
+	size_t len = 0;
+	for (int i = 0; i < n; i++)
+		if (strstr(pf[i].name, "\xc2\xb7"))
+			len += strlen(pf[i].name) + 1;
+	char *q = bi->dotted = len ? xmalloc(len) : NULL;
+	for (int i = 0; q && i < n; i++) {
+		if (!strstr(pf[i].name, "\xc2\xb7"))
+			continue;
+		const char *s = pf[i].name;
+		pf[i].name = q;
+		while (*s)
+			if ((unsigned char)s[0] == 0xc2 && (unsigned char)s[1] == 0xb7)
+				*q++ = '.', s += 2;
+			else
+				*q++ = *s++;
+		*q++ = 0;
+	}
 	bi->funcs = xrealloc(bi->funcs, ((size_t)bi->nfuncs + (size_t)n) * sizeof(*bi->funcs));
 	memcpy(bi->funcs + bi->nfuncs, pf, (size_t)n * sizeof(*pf));
 	bi->nfuncs += n;
@@ -661,6 +690,7 @@ void binfo__close(struct binfo *bi)
 	free(bi->name_tab);
 	free(bi->same_next);
 	free(bi->renamed);
+	free(bi->dotted);
 	free(bi->entry_memo);
 	free(bi->frameless_memo);
 	free(bi);
