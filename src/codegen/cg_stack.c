@@ -12,14 +12,17 @@
 #include <asm/ptrace.h>
 
 /* The return address on top of the stack where the site says it is there (sema: an
- * entry, a RET, a function without a frame), else 0. */
-static LLVMValueRef caller_at_sp(struct cg *g)
+ * entry, a RET, a function without a frame) and, for a stack, the kernel's walk does not
+ * hold it already; else 0. */
+static LLVMValueRef caller_at_sp(struct cg *g, bool for_stack)
 {
 	LLVMValueRef a[2] = {cg_load_reg(g, offsetof(struct pt_regs, rsp)),
 			     LLVMConstInt(g->i32, 8, false)};
 	LLVMValueRef ra = cg_runtime_call(g, "gt_read_uint", a, 2);
-	LLVMValueRef at = LLVMBuildAnd(g->b, cg_cookie(g), cg_const(g, GT_COOKIE_CALLER_AT_SP), "");
-	return LLVMBuildSelect(g->b, LLVMBuildIsNotNull(g->b, at, ""), ra, cg_const(g, 0), "");
+	uint64_t mask = GT_COOKIE_CALLER_AT_SP | (for_stack ? GT_COOKIE_KERNEL_ADDS_CALLER : 0);
+	LLVMValueRef at = LLVMBuildAnd(g->b, cg_cookie(g), cg_const(g, mask), "");
+	LLVMValueRef yes = LLVMBuildICmp(g->b, LLVMIntEQ, at, cg_const(g, GT_COOKIE_CALLER_AT_SP), "");
+	return LLVMBuildSelect(g->b, yes, ra, cg_const(g, 0), "");
 }
 
 void cg_stack_into(struct cg *g, struct ast_node *e, LLVMValueRef dst)
@@ -38,7 +41,7 @@ void cg_stack_into(struct cg *g, struct ast_node *e, LLVMValueRef dst)
 	cg_store64(g, dst, 8, pid);
 	LLVMValueRef caller = cg_const(g, 0);
 	if (!kernel && g->pp->kind == PLAN_PROG_UPROBE)
-		caller = caller_at_sp(g);
+		caller = caller_at_sp(g, true);
 	cg_store64(g, dst, 16, caller);
 }
 
@@ -47,7 +50,7 @@ void cg_sym_into(struct cg *g, struct ast_node *e, LLVMValueRef dst)
 	const struct sema_node *sn = e->sema;
 	LLVMValueRef addr;
 	if (sn->builtin == BI_CALLER) { /* at a go: entry or RET: the return address */
-		addr = caller_at_sp(g);
+		addr = caller_at_sp(g, false);
 	} else {
 		addr = cg_expr(g, e->u.call.args.v[0]);
 	}

@@ -23,7 +23,8 @@ static int stack_map(struct sema *s, bool kernel, int depth)
 	/* ... unless the kernel adds it at every site (binfo_kernel_adds_caller) */
 	bool any = false;
 	for (int i = s->clause_site_begin; plus_caller && i < s->sites.n; i++)
-		any |= (s->sites.v[i].cookie_flags & GT_SITE_CALLER_AT_SP) != 0;
+		any |= (s->sites.v[i].cookie_flags &
+			(GT_SITE_CALLER_AT_SP | GT_SITE_KERNEL_ADDS_CALLER)) == GT_SITE_CALLER_AT_SP;
 	plus_caller = plus_caller && any;
 	int kdepth = plus_caller ? depth - 1 : depth;
 	for (int i = 0; i < s->stackmaps.n; i++)

@@ -193,14 +193,20 @@ if s.case("profile ratio"):
     gt = share(hot, cold)
     ownsh, pr = own_share(own)
     ratio["gotrace"], ratio["own"] = gt, ownsh
+    n_gt, above_gt, chain_gt = hotcold_shares(sts)
+    n_own, above_own, chain_own = hotcold_shares(traces(own))
+    # both sample the burning thread's CPU time, gotrace at 499 Hz and Go at 100 Hz:
+    # gotrace's samples are 4.99 times Go's, within 30 % (the CPU time the run gets on a
+    # busy machine varies; the two counts of one run do not)
     s.check("profile: hot share gotrace %.3f (%d/%d samples) vs the program's own %.3f "
-            "(expected 2/3) within %d %%" % (gt, hot, hot + cold, ownsh, TOL * 100),
-            r.returncode == 0 and pr.returncode == 0 and hot + cold > 500
+            "(expected 2/3) within %d %%; %d samples = %.2f x 4.99 x Go's %d"
+            % (gt, hot, hot + cold, ownsh, TOL * 100, n_gt,
+               n_gt / (4.99 * n_own) if n_own else 0, n_own),
+            r.returncode == 0 and pr.returncode == 0 and n_own > 0
+            and abs(n_gt / (4.99 * n_own) - 1) <= 0.3
             and agree(gt, ownsh), describe(r) + "\n" + pr.stdout + pr.stderr)
     # the inlined helper: its own "(inlined)" line right above the frame that holds it,
     # and the unwinding below it, as often as in the program's own profile of this run
-    n_gt, above_gt, chain_gt = hotcold_shares(sts)
-    n_own, above_own, chain_own = hotcold_shares(traces(own))
     s.check("profile: main.mix (inlined) is the line above main.hot/main.cold in %.3f of "
             "their %d samples, the program's own profile %.3f of %d"
             % (above_gt, n_gt, above_own, n_own),
@@ -309,14 +315,12 @@ if s.case("symbols"):
               if l.endswith(" runtime.buildVersion")]
         line = "S main.add3|main.add2|vfs_read|%s" % (bv[0] if bv else "?")
         # at the first instruction a uprobe fires once per call and again when the call
-        # grows its stack (the prologue runs twice), which differs run to run: each
-        # tool's lines are as many as its own @ count says, at least one per call
-        hits = sum(int(n) for n in re.findall(r"^@\[0x[0-9a-f]+\]: (\d+)$", w.stdout, re.M))
+        # grows its stack (the prologue runs twice), which differs run to run: gotrace's
+        # lines are as many as its own @ count says (next check), at least one per call
         s.check("usym(reg(\"ip\")), usym([SP]), ksym(kaddr()), uaddr() print as bpftrace's: "
-                "%s, once a hit (%d calls; bpftrace %d hits)" % (line, calls, hits),
+                "%s, once a hit (%d calls, %d hits)" % (line, calls, len(got)),
                 r.returncode == 0 and w.returncode == 0 and calls == 2 and len(got) >= calls
-                and got == [line] * len(got) and want and set(want) == {line}
-                and hits >= calls and len(w.stdout.split("\nS ")) - 1 + w.stdout.startswith("S ") == hits,
+                and got == [line] * len(got) and want and set(want) == {line},
                 "gotrace: %s\nbpftrace: %s\n%s\nbpftrace stdout: %s"
                 % (got, want, describe(r), w.stdout[-800:]))
     s.check("@[usym(reg(\"ip\"))] is named after the process exited: @[main.add3]: %d, as "
@@ -365,7 +369,7 @@ if s.case("tuple keys"):
             f.returncode == 0 and len(folded) == 3 and all(
                 k[0] == chain and k[2] == "funcgraph" and v == 2 for k, v in folded.items())
             and sorted(goids(folded).values()) == [2, 2, 2], "%s\n%s" % (folded, describe(f)))
-    labels = re.findall(r"^\s*2\.0 \(33\.33%\): \d+$", tg.stdout, re.M)
+    labels = re.findall(r"^\s*2(?:\.0)? \(33\.33%\): \d+$", tg.stdout, re.M)
     s.check("-f pprof: go tool pprof -tags lists 3 goid labels of 2 samples each and comm",
             p.returncode == 0 and tg.returncode == 0 and "goid:" in tg.stdout
             and "comm:" in tg.stdout and "funcgraph" in tg.stdout
