@@ -98,6 +98,9 @@ bool binfo__is_text_marker(const char *name);
 uint64_t binfo__relative_addend(const struct binfo *bi, uint64_t vaddr);
 /* moduledata.text of the module whose .gopclntab is at PCLNTAB, 0 when not found. */
 uint64_t binfo__moduledata_text(const struct binfo *bi, uint64_t pclntab);
+/* moduledata.gofunc (where the go:func.* symbol is: the base of funcdata offsets) of a
+ * binary without symbols, 0 when unknown; needs the Go version. */
+uint64_t binfo__moduledata_gofunc(const struct binfo *bi, uint64_t pclntab);
 /* Address and length of the Go version string found by scanning the data for a string
  * header (binaries without build info or symbols), 0 when none is found. */
 uint64_t binfo__scan_version(const struct binfo *bi, uint64_t *len);

@@ -94,6 +94,30 @@ uint64_t binfo__moduledata_text(const struct binfo *bi, uint64_t pclntab)
 	return md ? loaded_word(bi, md + 8 * MD_TEXT) : 0;
 }
 
+/* Word index of moduledata.gofunc, by release: 1.20 added covctrs, ecovctrs before it;
+ * 1.27 typedesclen, itaboffset, itabsize (runtime/symtab.go). rodata precedes it. */
+static int gofunc_index(int minor)
+{
+	/* funcdata offsets are from go:func.* since 1.18 */
+	return minor >= 27 ? 43 : minor >= 20 ? 40 : minor >= 18 ? 38 : -1;
+}
+
+uint64_t binfo__moduledata_gofunc(const struct binfo *bi, uint64_t pclntab)
+{
+	int ix = gofunc_index(binfo_go_minor(bi));
+	uint64_t md, size, addr;
+	if (ix < 0 || !(md = find_moduledata(bi, pclntab)) ||
+	    !binfo__section(bi, ".rodata", &size, &addr))
+		return 0;
+	/* a layout this does not know (a release past 1.27 may move the fields again):
+	 * the word before is not moduledata.rodata, and the inline trees stay unread */
+	uint64_t ro = loaded_word(bi, md + 8 * (uint64_t)(ix - 1));
+	if (ro < addr || ro - addr >= size)
+		return 0;
+	uint64_t g = loaded_word(bi, md + 8 * (uint64_t)ix);
+	return g && binfo__bytes_at(bi, g, 8) ? g : 0;
+}
+
 /* "go1.N" or "go1.N.P" at S (LEN bytes, not NUL-terminated), optionally followed by a
  * space and the experiments ("go1.26.5 X:nodwarf5"): its (minor, patch) as one number
  * for ordering, -1 when it is not a release version. */

@@ -448,8 +448,11 @@ static const struct binfo_gofunc *read_func(struct binfo_godwarf *gd, const char
 			v[k++] = ps[i];
 	uint64_t stack = 0;
 	/* A generic function compiled for a shape (main.Map[go.shape.int_0,...]) takes a
-	 * dictionary pointer before its parameters, which DWARF does not list. */
-	place(gd, v, 0, nargs, &stack, strstr(name, "[go.shape.") != NULL);
+	 * dictionary pointer before its parameters, which DWARF does not list before Go
+	 * 1.27; 1.27 lists it, as ".dict" (counted twice, it moved every parameter one
+	 * register on). */
+	bool dict = strstr(name, "[go.shape.") != NULL && !(nargs && !strcmp(v[0].name, ".dict"));
+	place(gd, v, 0, nargs, &stack, dict);
 	place(gd, v, nargs, n, &stack, false);
 	struct binfo_gofunc *f = arena_alloc(gd->a, sizeof(*f));
 	*f = (struct binfo_gofunc){arena_strdup(gd->a, name), n, v};

@@ -157,6 +157,10 @@ bool pcln_open(struct binfo *bi, struct pcln *p)
 	if (p->functab >= p->size || p->nfunc >= (p->size - p->functab) / fte || !p->nfunc)
 		return false;
 	p->gofunc = sym_addr(bi, gofunc, 2);
+	/* stripped: moduledata has it (the inline trees, hence inlined frames in ustack
+	 * and :entry on inlined copies, were missing from stripped binaries) */
+	if (!p->gofunc && bi->go_version)
+		p->gofunc = binfo__moduledata_gofunc(bi, addr);
 	return true;
 }
 

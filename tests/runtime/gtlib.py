@@ -80,6 +80,29 @@ class Suite:
             raise RuntimeError("go build failed for %s: %s" % (name, r.stderr))
         return out
 
+    def go_build_with(self, gocmd, name, tag, files, flags=(), cgo=False):
+        """Builds FILES of tests/go/NAME with the go command GOCMD (a release from
+        tests/gotool.py) into WORK/bin/NAME-TAG. The files are chosen by the caller (Go
+        1.19 compiles a `//go:build go1.23` file named on its command line). The build
+        cache is the toolchain cache's (gotool.cache_dir()/gocache), which CI keeps, so
+        that a rebuild only links. Rebuilt when a source or GOCMD is newer than the
+        binary. Returns the path; raises RuntimeError with go's message."""
+        src = os.path.join(TESTS, "go", name)
+        out = os.path.join(self.work, "bin", "%s-%s" % (name, tag))
+        newest = max(os.path.getmtime(p) for p in
+                     [os.path.join(src, f) for f in files] + [os.path.realpath(gocmd)])
+        if os.path.exists(out) and os.path.getmtime(out) >= newest:
+            return out
+        env = dict(self.env, GOCACHE=os.path.join(gotool.cache_dir(), "gocache"),
+                   CGO_ENABLED="1" if cgo else "0", GOTOOLCHAIN="local")
+        env["PATH"] = os.path.dirname(gocmd) + os.pathsep + env.get("PATH", "")
+        r = subprocess.run([gocmd, "build", *flags, "-o", out + ".tmp", *files], cwd=src,
+                           env=env, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError("%s build %s: %s" % (gocmd, " ".join(flags), r.stderr.strip()))
+        os.rename(out + ".tmp", out)
+        return out
+
     def npm_program(self, spec, member):
         """The program MEMBER of npm package SPEC (`npm pack`: a tarball, nothing
         installed), downloaded once into GT_NPM_CACHE or the work dir; unavailable()
