@@ -148,8 +148,9 @@ def gdb_bt(binary, addr, argv, cwd):
     gdb = shutil.which("gdb")
     if not gdb:
         return None, "gdb is not installed (scripts/install-deps.sh installs it)"
-    r = subprocess.run([gdb, "-nx", "-batch", "-iex", "set auto-load no", "-ex", "break *%#x" % addr, "-ex", "run",
-                        "-ex", "bt", "--args", binary, *argv], cwd=cwd,
+    r = subprocess.run([gdb, "-nx", "-batch", "-iex", "set auto-load no",
+                        "-ex", "break *%#x" % addr, "-ex", "run", "-ex", "bt",
+                        "--args", binary, *argv], cwd=cwd,
                        capture_output=True, text=True, timeout=120)
     frames = []
     for line in r.stdout.splitlines():
@@ -314,9 +315,15 @@ def httpbin(rel, binary):
             return
         goids = []
         for method, target, headers, body in HB_REQUESTS:
-            resp, own = request(port, method, target, headers, body)
+            try:
+                resp, own = request(port, method, target, headers, body)
+            except (OSError, ValueError, http.client.HTTPException) as e:
+                s.check("%s: %s %s answered" % (tag, method, target), False, e)
+                return
             lines = read_until(gt, lambda l: l.startswith("REQ "), 10)
-            got = dict(kv.split("=", 1) for kv in lines[-1].split()[1:]) if lines else {}
+            got = {}
+            if lines and lines[-1].startswith("REQ "):
+                got = dict(kv.split("=", 1) for kv in lines[-1].split()[1:] if "=" in kv)
             u = urllib.parse.urlsplit(resp["url"])
             # r.Header holds no Host; the server's echo lists it among the headers
             want = {"method": resp["method"], "path": urllib.parse.unquote(u.path),
@@ -418,7 +425,8 @@ def cobra_cli(rel, binary):
     bt, log = gdb_bt(binary, addr, argv, work) if addr else (None, "no site address")
     s.check("%s: ustack at validateCmdName is gdb's backtrace (cobra's execute chain, "
             "inlined Execute frames, return addresses)" % tag,
-            same_as_gdb(binary, traced, bt), show("traced:", *traced, "gdb:", *gdb_lines(bt), log[-3000:]))
+            same_as_gdb(binary, traced, bt),
+            show("traced:", *traced, "gdb:", *gdb_lines(bt), log[-3000:]))
 
 
 # -- gojq ----------------------------------------------------------------------------
