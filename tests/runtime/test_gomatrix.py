@@ -5,9 +5,9 @@ gcc is, with cgo (external linking). On each, one gotrace run traces the program
 output is compared with what the program printed of itself: goids (the main goroutine and
 workers, from runtime.Stack's header), values by name (a struct split over registers, a
 string, a slice passed on the stack, an int, a pointer receiver, map lengths, two
-instances of a generic function), results at :return (named, unnamed, retval), ustack at
-an entry (runtime.Callers with inlined calls, range-over-func bodies on 1.23+); and `-l`
-is compared with `go tool nm`. Stripped builds have no DWARF: names are refused with the
+instances of a generic function), results at :return (named, unnamed, retval), a source
+line's hits (DWARF's line table), ustack at an entry (runtime.Callers with inlined calls,
+range-over-func bodies on 1.23+); and `-l` is compared with `go tool nm`. Stripped builds have no DWARF: names are refused with the
 clear error, fetch-rule-free values (goid, retval as RAX, ustack) still checked. The
 module proxy unreachable: skipped, or failed in CI (GT_REQUIRE_BPF=1)."""
 
@@ -51,7 +51,7 @@ else:
     print("note: no gcc: the cgo builds are left out")
 
 CHECKS = ["goid and values by name", "results at :return", "pointer receiver",
-          "map len", "generic instances", "ustack", "-l against go tool nm",
+          "map len", "source line", "generic instances", "ustack", "-l against go tool nm",
           "names refused without DWARF"]
 
 # -- the scripts ----------------------------------------------------------------------------
@@ -63,6 +63,11 @@ go:"main.(*Pair).Describe":entry { printf("D %d p=%v k=%d\n", goid, args.p, args
 go:"main.(*Pair).Describe":return { printf("DR %s\n", retval); }
 go:main.count:entry { printf("M %d\n", len(args.m)); }
 '''
+# a source line (DWARF's line table: version 5 from Go 1.25 on), hit once per element
+LINE = next(i + 1 for i, l in enumerate(open(os.path.join(gotool.TESTS, "go", "matrix",
+                                                          "main.go")))
+            if "the line test_gomatrix probes" in l)
+FULL += 'go:main.go:%d { @lines = count(); }\n' % LINE
 GEN = 'go:"%s":entry { printf("G x=%%v n=%%d\\n", args.x, args.n); }\n'
 # without DWARF: what needs no names (retval is RAX, work's first result)
 BARE = r'''
@@ -170,6 +175,9 @@ def check_matrix(rel, gocmd, build, flags, cgo):
                 same(traced(r.stdout, "D") + traced(r.stdout, "DR"),
                      own(r.stderr, "D") + own(r.stderr, "DR")), d)
         s.check("%s: map len" % pre, same(traced(r.stdout, "M"), own(r.stderr, "M")), d)
+        s.check("%s: source line" % pre, own(r.stderr, "L") and
+                re.search(r"^@lines: %s$" % own(r.stderr, "L")[0].split()[1], r.stdout, re.M),
+                d)
         s.check("%s: generic instances" % pre,
                 len(gens) == 2 and same(traced(r.stdout, "G"), own(r.stderr, "G")),
                 "instances %s\n%s" % (gens, d))

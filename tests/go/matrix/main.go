@@ -25,6 +25,9 @@ type Pair struct {
 
 var out = os.Stderr
 
+// lines: how many times work's loop body ran, as "L N" at the end
+var lines int
+
 // extras: what files built only by some releases (or with cgo) add to main
 var extras []func()
 
@@ -42,7 +45,7 @@ func goid() int {
 //go:noinline
 func work(p Pair, s string, xs []int, n int) (sum int, label string) {
 	for _, x := range xs {
-		sum += x
+		sum += x // the line test_gomatrix probes: it runs len(xs) times a call
 	}
 	sum += n * p.N
 	label = p.Name + "/" + s
@@ -51,6 +54,7 @@ func work(p Pair, s string, xs []int, n int) (sum int, label string) {
 
 func callWork(p Pair, s string, xs []int, n int) {
 	g := goid()
+	lines += len(xs) // the workers run one at a time
 	fmt.Fprintf(out, "W %d p=%+v s=%s xs=%v n=%d\n", g, p, s, xs, n)
 	sum, label := work(p, s, xs, n)
 	fmt.Fprintf(out, "R %d sum=%d label=%s\n", g, sum, label)
@@ -147,4 +151,5 @@ func main() {
 	for _, f := range extras {
 		f()
 	}
+	fmt.Fprintf(out, "L %d\n", lines)
 }
