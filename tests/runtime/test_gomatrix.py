@@ -7,9 +7,10 @@ workers, from runtime.Stack's header), values by name (a struct split over regis
 string, a slice passed on the stack, an int, a pointer receiver, map lengths, two
 instances of a generic function), results at :return (named, unnamed, retval), a source
 line's hits (DWARF's line table), ustack at an entry (runtime.Callers with inlined calls,
-range-over-func bodies on 1.23+); and `-l` is compared with `go tool nm`. Stripped builds have no DWARF: names are refused with the
-clear error, fetch-rule-free values (goid, retval as RAX, ustack) still checked. The
-module proxy unreachable: skipped, or failed in CI (GT_REQUIRE_BPF=1)."""
+range-over-func bodies on 1.23+); and `-l` is compared with `go tool nm`. Stripped builds
+have no DWARF: names are refused with the clear error, what needs no names (goid, retval
+as RAX, ustack, -l) still checked. The module proxy unreachable: skipped, or failed in CI
+(GT_REQUIRE_BPF=1). docs/go-versions.md has the matrix and what differs between releases."""
 
 import collections
 import os
@@ -161,12 +162,11 @@ def check_matrix(rel, gocmd, build, flags, cgo):
 
     # the oracle's own sanity: main's calls on goroutine 1, each worker on another
     ws = [int(l.split()[1]) for l in own(r.stderr, "W")]
-    if not s.check("%s: goid and values by name" % pre,
-                   ok and len(ws) == 5 and ws[:2] == [1, 1] and len(set(ws[2:])) == 3 and
-                   1 not in ws[2:] and
-                   same(traced(r.stdout, "W"), [" ".join(l.split()[:2]) if stripped else l
-                                                for l in own(r.stderr, "W")]), d):
-        return tb
+    s.check("%s: goid and values by name" % pre,
+            ok and len(ws) == 5 and ws[:2] == [1, 1] and len(set(ws[2:])) == 3 and
+            1 not in ws[2:] and
+            same(traced(r.stdout, "W"), [" ".join(l.split()[:2]) if stripped else l
+                                         for l in own(r.stderr, "W")]), d)
     s.check("%s: results at :return" % pre,
             same(traced(r.stdout, "V"), own(r.stderr, "V")) and
             (stripped or same(traced(r.stdout, "R"), own(r.stderr, "R"))), d)
