@@ -143,6 +143,26 @@ bool dw_open(struct dw *d, const char *path)
 		d->fd = -1;
 		return false;
 	}
+	/* libdwarf opens a binary whose only DWARF-like section is .eh_frame (a cgo build
+	 * linked with -s -w): without .debug_info it has no DWARF for our purposes, and
+	 * saying so beats "DWARF does not describe main.work" */
+	Dwarf_Addr addr;
+	Dwarf_Unsigned size = 0;
+	Dwarf_Error e = NULL;
+	if (dwarf_get_section_info_by_name(d->dbg, ".debug_info", &addr, &size, &e) != DW_DLV_OK ||
+	    !size) {
+		if (e)
+			dwarf_dealloc_error(d->dbg, e);
+		e = NULL;
+		if (dwarf_get_section_info_by_name(d->dbg, ".zdebug_info", &addr, &size, &e) !=
+			    DW_DLV_OK ||
+		    !size) {
+			if (e)
+				dwarf_dealloc_error(d->dbg, e);
+			dw_close(d);
+			return false;
+		}
+	}
 	return true;
 }
 
