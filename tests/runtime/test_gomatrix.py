@@ -109,7 +109,7 @@ def same(a, b):
 
 def nm_funcs(gocmd, binary):
     """main.* text symbols of BINARY by the release's own go tool nm; None when it has none."""
-    # the toolchain cache's build cache: releases from 1.24 on build nm at its first use
+    # the toolchain cache's build cache: releases from 1.25 on build nm at its first use
     r = subprocess.run([gocmd, "tool", "nm", binary], capture_output=True, text=True,
                        env=dict(os.environ, GOTOOLCHAIN="local",
                                 GOCACHE=os.path.join(gotool.cache_dir(), "gocache")))
