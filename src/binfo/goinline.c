@@ -24,6 +24,8 @@ typedef VEC(struct binfo_inlined) inl_copies;
 
 /* Decodes the pc-value table at pctab+OFF of a function at ENTRY into runs (as
  * runtime.pcvalue walks it). */
+#define INL_MAX (1 << 20) /* entries of one function's inline tree, at most */
+
 static bool decode_runs(const struct pcln *p, uint32_t off, uint64_t entry, inl_runs *runs)
 {
 	uint64_t pos = p->pctab + off, pc = entry;
@@ -35,7 +37,11 @@ static bool decode_runs(const struct pcln *p, uint32_t off, uint64_t entry, inl_
 			return false;
 		if (uvdelta == 0 && !first)
 			return true;
-		val += (int32_t)(-(uvdelta & 1) ^ (uvdelta >> 1));
+		val = pcln_step(val, uvdelta);
+		/* an inline tree index: -1 (no inlined call) or an entry; a malformed table
+		 * is refused rather than sizing the tree by it (INL_MAX) */
+		if (val < -1 || val >= INL_MAX)
+			return false;
 		if (!pcln_uvarint(p, &pos, &pcdelta))
 			return false;
 		struct inl_run r = {pc, pc + (uint64_t)pcdelta * p->quantum, val};
@@ -82,7 +88,7 @@ static void func_copies(struct binfo *bi, const struct pcln *p, const struct pfu
 	for (int i = 0; i < runs->n; i++)
 		if (runs->v[i].ix >= n)
 			n = runs->v[i].ix + 1;
-	if (!n || n > 1 << 20)
+	if (!n)
 		return;
 	const char **names = xcalloc((size_t)n, sizeof(*names));
 	int32_t *parent = xmalloc((size_t)n * sizeof(*parent));

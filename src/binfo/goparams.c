@@ -278,9 +278,15 @@ static bool piece(struct assign *a, uint64_t off, uint64_t size, bool flt)
 }
 
 /* Register-assigns T at OFF of the value; false when it does not fit (then the whole
- * parameter goes to the stack and the counts are restored by the caller). */
-static bool assign(struct assign *a, const struct binfo_gotype *t, uint64_t off)
+ * parameter goes to the stack and the counts are restored by the caller). read_type
+ * keeps the type graph as DWARF has it, cycles included (a hostile binary's struct that
+ * holds itself, an array of itself): DEPTH bounds the walk, far past any real value
+ * that fits in nine registers. */
+#define ASSIGN_DEPTH_MAX 64
+static bool assign(struct assign *a, const struct binfo_gotype *t, uint64_t off, int depth)
 {
+	if (depth > ASSIGN_DEPTH_MAX)
+		return false;
 	switch (t->kind) {
 	case GK_FLOAT:
 		return piece(a, off, t->size, true);
@@ -295,10 +301,10 @@ static bool assign(struct assign *a, const struct binfo_gotype *t, uint64_t off)
 	case GK_ARRAY:
 		if (t->count == 0)
 			return true;
-		return t->count == 1 && t->elem && assign(a, t->elem, off);
+		return t->count == 1 && t->elem && assign(a, t->elem, off, depth + 1);
 	case GK_STRUCT:
 		for (int i = 0; i < t->nfields; i++)
-			if (!assign(a, t->fields[i].type, off + t->fields[i].offset))
+			if (!assign(a, t->fields[i].type, off + t->fields[i].offset, depth + 1))
 				return false;
 		return true;
 	default:
@@ -326,7 +332,7 @@ static void place(struct binfo_godwarf *gd, struct binfo_goparam *ps, int from, 
 		struct assign save = a;
 		save.np = 0;
 		a.np = 0;
-		if (assign(&a, ps[i].type, 0)) {
+		if (assign(&a, ps[i].type, 0, 0)) {
 			struct binfo_gopiece *p = arena_alloc(gd->a, sizeof(*p) * (size_t)(a.np ? a.np : 1));
 			memcpy(p, a.p, sizeof(*p) * (size_t)a.np);
 			ps[i].pieces = p;

@@ -221,7 +221,7 @@ bool pcvalue(const struct pcln *p, uint32_t off, uint64_t entry, uint64_t target
 			return false;
 		if (uvdelta == 0 && !first)
 			return false;
-		val += (int32_t)(-(uvdelta & 1) ^ (uvdelta >> 1));
+		val = pcln_step(val, uvdelta);
 		if (!pcln_uvarint(p, &pos, &pcdelta))
 			return false;
 		pc += (uint64_t)pcdelta * p->quantum;

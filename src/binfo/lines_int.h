@@ -41,6 +41,12 @@ struct pfunc {
 bool pcln_open(struct binfo *bi, struct pcln *p);
 bool pcln_u32(const struct pcln *p, uint64_t off, uint32_t *v);
 bool pcln_uvarint(const struct pcln *p, uint64_t *off, uint32_t *v);
+/* A pc-value table's next value: VAL plus the zig-zag delta UV, wrapping as Go's int32
+ * does (runtime.step) instead of overflowing: a hostile table may hold any delta. */
+static inline int32_t pcln_step(int32_t val, uint32_t uv)
+{
+	return (int32_t)((uint32_t)val + (-(uv & 1) ^ (uv >> 1)));
+}
 /* The _func of functab entry I (0 .. nfunc - 1). */
 bool pcln_func_index(const struct pcln *p, uint64_t i, struct pfunc *f);
 /* Offset in d of the pcdata / funcdata offsets that follow F's fixed fields. */
