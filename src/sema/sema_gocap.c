@@ -10,11 +10,14 @@
 #include "binfo/gotypes.h"
 
 #define GOCAP_MAX_ELEMS 8  /* slice and array elements printed */
+#define GOCAP_MAX_DEPTH 32 /* levels of a value printed (the type graph may be cyclic) */
+#define GOCAP_MAX_NODES 4096 /* fields and elements laid out for one value */
 #define GOCAP_MAX_BYTES 4096
 
 struct capctx {
 	struct sema *s;
 	int total; /* bytes laid out so far */
+	int nodes; /* layout calls so far: a cyclic type graph must not multiply them */
 	bool pie;  /* the clause's target is a PIE */
 };
 
@@ -63,6 +66,12 @@ static struct plan_arg *layout(struct capctx *c, const struct binfo_gotype *t, i
 	a->kind = PLAN_ARG_GO;
 	a->go_off = go_off;
 	a->go_size = (int)t->size;
+	/* DWARF's type graph may be cyclic (a hostile binary's struct that holds itself):
+	 * past GOCAP_MAX_DEPTH levels, or GOCAP_MAX_NODES parts, nothing more is read */
+	if (depth > GOCAP_MAX_DEPTH || ++c->nodes > GOCAP_MAX_NODES) {
+		leaf(c, a, PG_NOREAD, 0);
+		return a;
+	}
 	switch (t->kind) {
 	case GK_BOOL:
 	case GK_INT:

@@ -51,5 +51,42 @@ if s.case("semantic-c"):
             r.returncode == 2 and "sum" not in r.stderr and "did you mean main.Add" in r.stderr,
             describe(r))
 
+# Hostile DWARF (issue 23): a struct that holds itself, twice over, and an array of itself
+# (made in place from an uncompressed build of tests/go/args). Listing, placing and
+# printing a parameter of that type ends, with no crash, in the time of a plain run.
+if s.case("cyclic types"):
+    import dwarfpatch as dp
+    base = s.go_build("args", suffix="-nozdwarf", flags=["-ldflags=-compressdwarf=false"])
+    data = open(base, "rb").read()
+    ds = dp.dies(data)
+    point = dp.named(ds, 0x13, "main.Point")
+    arr = dp.named(ds, 0x01, "[1]uintptr")
+    members = dp.members_of(ds, point) if point else []
+    variants = {}
+    if point and arr and len(members) >= 2:
+        d = bytearray(data)
+        for m in members[:2]:
+            dp.set_type(d, m[2], point[0])
+        variants["self"] = d
+        d = bytearray(data)
+        dp.set_type(d, arr[2], arr[0])
+        dp.set_type(d, members[0][2], arr[0])
+        variants["array"] = d
+    s.check("cyclic types: main.Point and [1]uintptr found in the DWARF", len(variants) == 2)
+    for name, d in variants.items():
+        f = os.path.join(s.work, "bin", "args-cyclic-" + name)
+        with open(f, "wb") as o:
+            o.write(d)
+        os.chmod(f, 0o755)
+        for args in (["-lv", "go:main.Move", "-b", f],
+                     ["--dry-run", "-b", f, "-e",
+                      'go:main.Move:entry { print(args.p); printf("%d\\n", args.dx); }']):
+            try:
+                r = s.run(args, timeout=30)
+                ok, d_ = r.returncode in (0, 1, 2), describe(r)
+            except subprocess.TimeoutExpired:
+                ok, d_ = False, "timed out after 30 s"
+            s.check("cyclic types (%s): gotrace %s ends without a crash" % (name, args[0]), ok, d_)
+
 s.check("nothing left attached", not bpf_leftovers(), bpf_leftovers())
 s.finish()
