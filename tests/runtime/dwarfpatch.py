@@ -137,3 +137,50 @@ def members_of(ds, struct_die):
         out.append(ds[i])
         i += 1
     return out
+
+
+# ---- .gopclntab (Go 1.20+ layout, magic 0xfffffff1) ----
+
+def _uvarint(n):
+    out = bytearray()
+    while True:
+        b = n & 0x7f
+        n >>= 7
+        out.append(b | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def gopclntab_funcs(data):
+    """{name: (file offset of its _func, npcdata)} of a Go 1.20+ binary's .gopclntab."""
+    off = sections(data)[".gopclntab"][0]
+    if struct.unpack_from("<I", data, off)[0] != 0xfffffff1:
+        raise ValueError("not a Go 1.20+ .gopclntab")
+    nfunc = struct.unpack_from("<Q", data, off + 8)[0]
+    names, pcln = struct.unpack_from("<Q", data, off + 32)[0], struct.unpack_from("<Q", data, off + 64)[0]
+    out = {}
+    for i in range(nfunc):
+        _, foff = struct.unpack_from("<II", data, off + pcln + 8 * i)
+        f = off + pcln + foff
+        nameoff = struct.unpack_from("<i", data, f + 4)[0]
+        s = off + names + nameoff
+        name = data[s:data.index(b"\0", s)].decode(errors="replace")
+        npcdata = struct.unpack_from("<I", data, f + 28)[0]
+        out[name] = (f, npcdata)
+    return out
+
+
+def wrap_inline_index(data, func):
+    """Gives FUNC an inline-tree index table (pcdata 2) whose second value is 2^31-1, so
+    that a reader sizing the tree by the largest index + 1 wraps to INT32_MIN; the table is
+    written over FUNC's pc-sp table (FUNC's frame sizes are garbage after this)."""
+    f, npcdata = gopclntab_funcs(bytes(data))[func]
+    if npcdata < 3:
+        raise ValueError("%s has no inline tree" % func)
+    pcsp = struct.unpack_from("<I", data, f + 16)[0]
+    pctab = sections(bytes(data))[".gopclntab"][0] + struct.unpack_from(
+        "<Q", data, sections(bytes(data))[".gopclntab"][0] + 56)[0]
+    # zig-zag deltas: -1 + (2^31 - 3) = 2^31 - 4 for one pc, + 3: 2^31 - 1, then the end
+    table = _uvarint(0xfffffffa) + _uvarint(1) + _uvarint(6) + _uvarint(1) + b"\0"
+    data[pctab + pcsp:pctab + pcsp + len(table)] = table
+    struct.pack_into("<I", data, f + 44 + 4 * 2, pcsp)  # pcdata[2]: the inline tree's

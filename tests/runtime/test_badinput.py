@@ -88,5 +88,31 @@ if s.case("cyclic types"):
                 ok, d_ = False, "timed out after 30 s"
             s.check("cyclic types (%s): gotrace %s ends without a crash" % (name, args[0]), ok, d_)
 
+# A hostile .gopclntab (issue 23): an inline-tree index table whose index reaches 2^31-1,
+# so that the tree's size (index + 1) wraps; gotrace of 8cb3495 asked for an impossible
+# allocation and aborted ("out of memory").
+if s.case("inline index"):
+    import dwarfpatch as dp
+    d = bytearray(open(s.go_build("golines"), "rb").read())
+    try:
+        dp.wrap_inline_index(d, "main.work")
+    except ValueError as e:  # Go 1.19's .gopclntab (GT_GO): another layout
+        print("note: inline index case left out: %s" % e)
+        d = None
+    if d:
+        f = os.path.join(s.work, "bin", "golines-inline-index")
+        with open(f, "wb") as o:
+            o.write(d)
+        os.chmod(f, 0o755)
+        for args in (["-l", "go:main.*", "-b", f],
+                     ["--dry-run", "-b", f, "-e", "go:main.small:entry { @ = count(); }"]):
+            try:
+                r = s.run(args, timeout=30)
+                ok, d_ = r.returncode in (0, 1, 2), describe(r)
+            except subprocess.TimeoutExpired:
+                ok, d_ = False, "timed out after 30 s"
+            s.check("an inline index of 2^31-1: gotrace %s ends without a crash" % args[0],
+                    ok, d_)
+
 s.check("nothing left attached", not bpf_leftovers(), bpf_leftovers())
 s.finish()
