@@ -234,11 +234,10 @@ int sema_add_func_sites(struct sema *s, struct binfo *bi, const struct binfo_fun
 		err = binfo_vaddr_to_offset(bi, addrs[i], &foff);
 		if (err)
 			diag_error(s->src, loc, "cannot place a probe in %s", f->name);
-		else if (point == GO_ENTRY && binfo_kernel_adds_caller(bi, addrs[i]))
-			add_site(s, bi, f, point, probe, addrs[i], foff,
-				 flags | GT_SITE_KERNEL_ADDS_CALLER);
 		else
-			add_site(s, bi, f, point, probe, addrs[i], foff, flags);
+			add_site(s, bi, f, point, probe, addrs[i], foff,
+				 flags | (point == GO_ENTRY && binfo_kernel_adds_caller(bi, addrs[i])
+						  ? GT_SITE_KERNEL_ADDS_CALLER : 0));
 	}
 	if (addrs != addrs1)
 		free(addrs);
