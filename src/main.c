@@ -14,6 +14,7 @@
 #include "codegen/cg.h"
 #include "common/arena.h"
 #include "common/diag.h"
+#include "common/stopsig.h"
 #include "common/util.h"
 #include "funcgraph/funcgraph.h"
 #include "symbols/symbols.h"
@@ -479,6 +480,16 @@ static void cache_key_of(struct cache_key *k, const struct options *o,
 	cache_key_add(k, "script", "%s", text);
 }
 
+/* A SIGINT or SIGTERM before tracing began: the run ends here, as it would have ended
+ * by that signal later (status 0), with nothing attached. */
+static bool stopped(const struct options *o)
+{
+	int sig = stopsig_pending();
+	if (sig && o->verbose)
+		diag_print(DIAG_INFO, "stopping: %s, before tracing began", strsignal(sig));
+	return sig != 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct options o = {0};
@@ -524,6 +535,10 @@ int main(int argc, char **argv)
 		goto out;
 	}
 
+	/* From here on a Ctrl-C is kept and ends the run at the next stage (rt_run honours
+	 * one that came before it), even in a background job that started with SIGINT
+	 * ignored. -l above keeps the default: it just dies. */
+	stopsig_install(NULL);
 	if (o.fg.patterns.n) {
 		fg = funcgraph_new(&o.fg, target);
 		if (!fg)
@@ -545,7 +560,7 @@ int main(int argc, char **argv)
 		goto out;
 	if (o.dump_ast)
 		ast_dump(stdout, prog);
-	if (o.parse_only) {
+	if (o.parse_only || stopped(&o)) {
 		status = 0;
 		goto out;
 	}
@@ -581,6 +596,10 @@ int main(int argc, char **argv)
 		sema_dump_sites(stdout, &plan);
 	if (o.dump_types)
 		sema_dump_types(stdout, prog);
+	if (stopped(&o)) {
+		status = 0;
+		goto out;
+	}
 	uint64_t t2 = now_ns();
 
 	/* the compiled object of an identical run, when the cache has it: no LLVM */

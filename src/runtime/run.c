@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 
 #include "common/diag.h"
+#include "common/stopsig.h"
 #include "common/util.h"
 #include "runtime/rt_priv.h"
 #include "runtime/rt_profile.h"
@@ -27,49 +28,44 @@
  * on top of the ~17 us uprobe trap, batching ~0.1 us. Output latency stays <= 5 ms. */
 #define RT_BATCH_MS 5
 
-static volatile sig_atomic_t rt_stop_signal;
-static volatile sig_atomic_t rt_print_maps; /* SIGUSR1: print every map, go on */
-
-static void rt_on_signal(int sig)
-{
-	if (sig == SIGUSR1)
-		rt_print_maps = 1;
-	else
-		rt_stop_signal = sig;
-}
-
 struct rt_sigsave {
-	struct sigaction intr, term, usr1, pipe;
+	struct stopsig_save stop;
+	struct sigaction pipe;
 	bool saved;
 };
 
-/* No SA_RESTART: a signal must interrupt epoll_wait so the loop notices it at once. */
+/* The stop signals are common/stopsig's, caught since main began: one that came before
+ * the run is honoured here. */
 static void signals_install(struct rt_sigsave *save)
 {
-	struct sigaction sa = {.sa_handler = rt_on_signal};
 	struct sigaction ign = {.sa_handler = SIG_IGN};
-	sigemptyset(&sa.sa_mask);
 	sigemptyset(&ign.sa_mask);
-	rt_stop_signal = 0;
-	rt_print_maps = 0;
-	sigaction(SIGINT, &sa, &save->intr);
-	sigaction(SIGTERM, &sa, &save->term);
-	sigaction(SIGUSR1, &sa, &save->usr1);
+	stopsig_install(&save->stop);
 	/* A closed pipe on stdout ends the trace through the normal path (detach, END, reap
 	 * the child) instead of killing gotrace with a -c child left running. */
 	sigaction(SIGPIPE, &ign, &save->pipe);
 	save->saved = true;
 }
 
+/* The run took its signal: a later run (rt_selftest makes several) starts afresh. */
 static void signals_restore(struct rt_sigsave *save)
 {
 	if (!save->saved)
 		return;
-	sigaction(SIGINT, &save->intr, NULL);
-	sigaction(SIGTERM, &save->term, NULL);
-	sigaction(SIGUSR1, &save->usr1, NULL);
+	stopsig_restore(&save->stop);
 	sigaction(SIGPIPE, &save->pipe, NULL);
+	stopsig_clear();
 	save->saved = false;
+}
+
+/* A stop before anything was attached ends the run with nothing to print: no banner,
+ * no BEGIN, no END. */
+static bool stopped_early(const struct rt_options *opts)
+{
+	int sig = stopsig_pending();
+	if (sig && opts->verbose)
+		diag_print(DIAG_INFO, "stopping: %s, before tracing began", strsignal(sig));
+	return sig != 0;
 }
 
 static int write_config(struct rt_session *s)
@@ -298,6 +294,7 @@ int rt_run(struct gt_plan *plan, const struct rt_options *opts)
 	int ret = 1, err;
 
 	rt_libbpf_print_init(opts->verbose);
+	signals_install(&sigsave);
 
 	err = open_output(&s);
 	if (err)
@@ -327,14 +324,16 @@ int rt_run(struct gt_plan *plan, const struct rt_options *opts)
 		ret = 0;
 		goto cleanup;
 	}
+	if (stopped_early(opts)) {
+		ret = 0;
+		goto cleanup;
+	}
 	s.maps = rt_maps__new(plan, s.obj, &err);
 	if (!s.maps)
 		goto cleanup;
 	rt_stacks__init(plan, s.obj, opts->sym, opts->verbose);
 	rt_output__set_maps(s.output, s.maps);
 	rt_output__set_src(s.output, opts->src);
-
-	signals_install(&sigsave);
 
 	if (opts->child_argv) {
 		err = rt_child__spawn(&s);
@@ -355,11 +354,14 @@ int rt_run(struct gt_plan *plan, const struct rt_options *opts)
 	err = write_config(&s);
 	if (err)
 		goto cleanup;
-	if (!rt_stop_signal) {
-		err = rt_session__attach(&s);
-		if (err)
-			goto cleanup;
+	/* the last moment a stop leaves nothing to say: the child never ran */
+	if (stopped_early(opts)) {
+		ret = 0;
+		goto cleanup;
 	}
+	err = rt_session__attach(&s);
+	if (err)
+		goto cleanup;
 	if (!opts->quiet && !opts->consumer) {
 		/* bpftrace's banner, before BEGIN's output; -q drops it */
 		if (opts->json)
@@ -370,11 +372,10 @@ int rt_run(struct gt_plan *plan, const struct rt_options *opts)
 				plan->nprobes == 1 ? "" : "s");
 	}
 
-	if (!rt_stop_signal) {
-		err = run_kind(&s, PLAN_PROG_BEGIN);
-		if (err)
-			goto cleanup;
-	}
+	/* attached, BEGIN runs even if a stop came meanwhile: END is paired with it */
+	err = run_kind(&s, PLAN_PROG_BEGIN);
+	if (err)
+		goto cleanup;
 	drain(&s);
 	flush_output(&s, &out_failed);
 	if (out_failed)
@@ -387,7 +388,7 @@ int rt_run(struct gt_plan *plan, const struct rt_options *opts)
 	 * (the symbolizer says when nothing is left to learn). */
 	bool primed = !opts->sym || !opts->sym->prime;
 	/* Not released after exit() in BEGIN or a signal: the command never runs. */
-	if (!rt_stop_signal && !rt_output__exit_seen(s.output)) {
+	if (!stopsig_pending() && !rt_output__exit_seen(s.output)) {
 		err = rt_child__release(&s);
 		if (err)
 			goto cleanup;
@@ -399,7 +400,7 @@ int rt_run(struct gt_plan *plan, const struct rt_options *opts)
 	}
 
 	bool idle = begin_end_only(&s, plan);
-	while (!idle && !rt_stop_signal && !rt_output__exit_seen(s.output)) {
+	while (!idle && !stopsig_pending() && !rt_output__exit_seen(s.output)) {
 		int n = 0;
 		if (s.rb) {
 			n = wait_events(&s, RT_POLL_MS);
@@ -412,9 +413,8 @@ int rt_run(struct gt_plan *plan, const struct rt_options *opts)
 		}
 		if (!primed && s.pid)
 			primed = opts->sym->prime(opts->sym->ctx, (int)s.pid);
-		if (rt_print_maps && s.maps) {
+		if (stopsig_take_usr1() && s.maps) {
 			/* as bpftrace: every map now, in the dump's format, and the trace goes on */
-			rt_print_maps = 0;
 			rt_maps__print_all(s.maps, s.out, opts->json);
 		}
 		if (!flush_output(&s, &out_failed))
@@ -422,14 +422,14 @@ int rt_run(struct gt_plan *plan, const struct rt_options *opts)
 		report_lost(&s);
 		if (rt_target__gone(&s))
 			break;
-		if (n > 0 && !rt_stop_signal && !rt_output__exit_seen(s.output)) {
+		if (n > 0 && !stopsig_pending() && !rt_output__exit_seen(s.output)) {
 			/* a signal interrupts it; so does the traced process's exit */
 			struct pollfd pf = {.fd = s.pidfd, .events = POLLIN};
 			poll(&pf, s.pidfd >= 0 ? 1 : 0, RT_BATCH_MS);
 		}
 	}
 	if (opts->verbose) {
-		const char *why = rt_stop_signal           ? strsignal(rt_stop_signal)
+		const char *why = stopsig_pending()           ? strsignal(stopsig_pending())
 				  : rt_output__exit_seen(s.output) ? "exit()"
 				  : idle ? "only BEGIN and END probes"
 				  : s.child_exited || s.pid         ? "the traced process exited"

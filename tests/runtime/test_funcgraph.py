@@ -30,7 +30,7 @@ SRC = os.path.join(TESTS, "go", "funcgraph", "main.go")
 UNIT = 50
 STUDENT_ARGS = "main.(*Student).String(s.name=*+0(%ax):c64, s.age=+16(%ax):s64)"
 FUNCS = ["main.add", "main.add1", "main.add2", "main.add3", "main.add.func1",
-         "main.(*Student).String"]
+         "main.(*Student).String", "main.serveWork", "main.step"]
 
 
 def markers():
@@ -593,6 +593,46 @@ if s.case("unfinished"):
           and trees[0].children and trees[0].children[0].mark == "unfinished")
     s.check("Ctrl-C: the open tree printed, its calls marked (unfinished)", ok,
             "\n".join(errors) + out + err)
+
+# Ctrl-C on a live server while a request runs (-p, the request begun after the attach):
+# the request's tree whole, its root and the step in progress marked (unfinished), every
+# finished step under it; the server answers the request. Eight cuts at different times.
+if s.case("midrequest"):
+    import threading
+    import urllib.request
+    srv = subprocess.Popen([s.go_build("fgserve")], stdout=subprocess.PIPE, text=True)
+    port = int(srv.stdout.readline().split("=")[1])
+    bad = []
+    for rnd in range(8):
+        tr = s.start(["-v", "--funcgraph", "main.serveWork", "--funcgraph", "main.step",
+                      "-p", str(srv.pid)])
+        started = False
+        for line in tr.stderr:
+            if "tracing (started" in line:
+                started = True
+                break
+        answer = []
+        req = threading.Thread(target=lambda: answer.append(urllib.request.urlopen(
+            "http://127.0.0.1:%d/work?steps=30" % port, timeout=30).read().decode()))
+        req.start()
+        time.sleep(0.2 + 0.05 * rnd)  # 10 to 27 steps of 20 ms done
+        tr.send_signal(signal.SIGINT)
+        out, err = tr.communicate(timeout=30)
+        req.join(30)
+        trees, other, errors = parse_trees(out)
+        t = trees[0] if len(trees) == 1 else None
+        kids = t.children if t else []
+        whole = (started and t is not None and t.func == "main.serveWork" and
+                 t.mark == "unfinished" and len(kids) >= 5 and
+                 all(k.func == "main.step" and k.mark is None and not k.children
+                     for k in kids[:-1]) and kids[-1].mark in (None, "unfinished"))
+        if not whole or errors or tr.returncode != 0 or answer != ["done 30\n"]:
+            bad.append("cut %d: %d trees, status %s, answer %r\n%s%s%s" % (
+                rnd, len(trees), tr.returncode, answer, "\n".join(errors), out, err))
+    srv.kill()
+    srv.wait()
+    s.check("Ctrl-C mid-request on a live server (-p): the tree whole, marked unfinished, "
+            "eight times", not bad and not bpf_leftovers(), "\n".join(bad) + str(bpf_leftovers()))
 
 # colour on a terminal only, and never with --no-color
 if s.case("color"):
