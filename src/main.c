@@ -606,23 +606,35 @@ int main(int argc, char **argv)
 	bool cacheable = !o.no_cache && !o.dump_ir && !o.dump_bpf && !o.includes.n &&
 			 !strstr(text, "#include");
 	struct cache_key ck = {0};
+	struct cache *cache = NULL;
+	char *distrust = NULL; /* why a cache another user could write is not used */
 	bool hit = false;
-	if (cacheable) {
+	if (cacheable && (cache = cache_open(&distrust))) {
 		cache_key_of(&ck, &o, &so, &sr, text);
-		hit = !cache_lookup(&ck, &plan.obj, &plan.obj_size);
+		if (cache_lookup(cache, &ck, &plan.obj, &plan.obj_size, &distrust) == -EPERM) {
+			cache_close(cache);
+			cache = NULL;
+		}
+		hit = plan.obj != NULL;
 	}
 	struct cg_options co = {.dump_ir = o.dump_ir, .dump_bpf = o.dump_bpf, .verbose = o.verbose};
 	if (!hit && cg_load_generate(&src, &sr, &plan, &co)) {
 		cache_key_free(&ck);
+		cache_close(cache);
+		free(distrust);
 		goto out;
 	}
-	if (cacheable && !hit)
-		cache_store(&ck, plan.obj, plan.obj_size);
+	if (cache && !hit)
+		cache_store(cache, &ck, plan.obj, plan.obj_size);
 	cache_key_free(&ck);
+	cache_close(cache);
 	uint64_t t3 = now_ns();
-	if (o.verbose)
+	if (o.verbose && distrust)
+		diag_print(DIAG_INFO, "cache: not used: %s", distrust);
+	else if (o.verbose)
 		diag_print(DIAG_INFO, "cache: %s", !cacheable ? "not used" : hit ? "hit, LLVM not run"
 								   : "miss, the object stored");
+	free(distrust);
 	if (o.verbose)
 		diag_print(DIAG_INFO,
 			   "%d site(s), %d program(s), %d event kind(s); parse %.2f ms, sema %.2f ms, "

@@ -8,7 +8,13 @@
  * collision is a miss, never the wrong object. A short, corrupt or foreign file is a
  * miss and is replaced. Entries are written to a temporary file and renamed into place,
  * so a concurrent run sees a whole entry or none; the directory is kept under
- * CACHE_MAX_BYTES by removing the least recently used entries. */
+ * CACHE_MAX_BYTES by removing the least recently used entries.
+ *
+ * An object from here goes into the kernel as is: the directory is used only when
+ * cachedir.c finds it the effective user's own, and every entry is opened from its fd
+ * without following a symbolic link and read only when it is a regular file of that
+ * user's, writable by no one else, with one link. Anything else: no cache for the run,
+ * nothing read or written, and the reason for -v. */
 #include "cache/cache.h"
 
 #include <dirent.h>
@@ -22,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cache/cachedir.h"
 #include "common/util.h"
 
 #define CACHE_MAX_BYTES (64u << 20)
@@ -63,32 +70,39 @@ void cache_key_free(struct cache_key *k)
 	strbuf_free(&k->text);
 }
 
-/* The cache directory, created if needed; NULL when there is none to use. */
-static char *cache_dir(void)
+struct cache {
+	int dirfd; /* the checked directory (cachedir.c): every entry is opened from it */
+	char *path;
+};
+
+struct cache *cache_open(char **why)
 {
-	const char *x = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-	char *dir;
-	if (x && x[0] == '/')
-		dir = xasprintf("%s/gotrace", x);
-	else if (home && home[0])
-		dir = xasprintf("%s/.cache/gotrace", home);
-	else
+	char *path;
+	*why = NULL;
+	int fd = cachedir_open(&path, why);
+	if (fd < 0)
 		return NULL;
-	char *slash = strrchr(dir, '/');
-	*slash = 0;
-	mkdir(dir, 0755); /* ~/.cache, when new */
-	*slash = '/';
-	if (mkdir(dir, 0700) && errno != EEXIST) {
-		free(dir);
-		return NULL;
-	}
-	return dir;
+	struct cache *c = xcalloc(1, sizeof(*c));
+	c->dirfd = fd;
+	c->path = path;
+	return c;
 }
 
-static char *entry_path(const char *dir, const struct cache_key *k)
+void cache_close(struct cache *c)
+{
+	if (!c)
+		return;
+	close(c->dirfd);
+	free(c->path);
+	free(c);
+}
+
+#define NAME_MAX_LEN 32
+
+static void entry_name(const struct cache_key *k, char name[NAME_MAX_LEN])
 {
 	uint64_t h = fnv64(FNV_BASIS, k->text.buf ? k->text.buf : "", k->text.len);
-	return xasprintf("%s/%016llx.gto", dir, (unsigned long long)h);
+	snprintf(name, NAME_MAX_LEN, "%016llx.gto", (unsigned long long)h);
 }
 
 static uint64_t rd64(const uint8_t *p)
@@ -98,41 +112,56 @@ static uint64_t rd64(const uint8_t *p)
 	return v;
 }
 
-static uint8_t *read_all(const char *path, size_t *size)
+static uint8_t *read_all(int fd, size_t *size)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
 	uint8_t *buf = NULL;
 	size_t n = 0, cap = 0;
 	for (;;) {
 		if (n == cap)
 			buf = xrealloc(buf, cap = cap ? 2 * cap : 65536);
-		size_t r = fread(buf + n, 1, cap - n, f);
-		n += r;
+		ssize_t r = read(fd, buf + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			free(buf);
+			return NULL;
+		}
 		if (r == 0)
 			break;
-	}
-	bool bad = ferror(f);
-	fclose(f);
-	if (bad) {
-		free(buf);
-		return NULL;
+		n += (size_t)r;
 	}
 	*size = n;
 	return buf;
 }
 
-int cache_lookup(const struct cache_key *k, void **obj, size_t *obj_size)
+int cache_lookup(struct cache *c, const struct cache_key *k, void **obj, size_t *obj_size,
+		 char **why)
 {
-	char *dir = cache_dir(), *path;
+	char name[NAME_MAX_LEN];
 	size_t n = 0, klen = k->text.len;
+	uint8_t *b = NULL;
+	struct stat st;
 	int ret = -ENOENT;
 	*obj = NULL;
-	if (!dir)
-		return -ENOENT;
-	path = entry_path(dir, k);
-	uint8_t *b = read_all(path, &n);
+	entry_name(k, name);
+	/* O_NONBLOCK: a fifo is refused below rather than waited on */
+	int fd = openat(c->dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno != ELOOP)
+			return -ENOENT;
+		*why = xasprintf("%s/%s is a symbolic link", c->path, name);
+		return -EPERM;
+	}
+	if (fstat(fd, &st))
+		goto out;
+	char *path = xasprintf("%s/%s", c->path, name);
+	*why = cachedir_distrust_entry(&st, path);
+	free(path);
+	if (*why) {
+		ret = -EPERM;
+		goto out;
+	}
+	b = read_all(fd, &n);
 	/* magic, key length, key, object size, object, checksum: each checked */
 	if (!b || n < 8 + klen + 16 || memcmp(b, CACHE_MAGIC, 4))
 		goto out;
@@ -147,17 +176,16 @@ int cache_lookup(const struct cache_key *k, void **obj, size_t *obj_size)
 	*obj = xmalloc(osz ? osz : 1);
 	memcpy(*obj, b + 8 + klen + 8, osz);
 	*obj_size = osz;
-	utimensat(AT_FDCWD, path, NULL, 0); /* recently used */
+	futimens(fd, NULL); /* recently used */
 	ret = 0;
 out:
 	free(b);
-	free(path);
-	free(dir);
+	close(fd);
 	return ret;
 }
 
 struct entry {
-	char *path;
+	char *name;
 	off_t size;
 	time_t mtime;
 };
@@ -170,24 +198,24 @@ static int by_mtime(const void *a, const void *b)
 
 /* Removes the least recently used entries while the directory holds more than the
  * bound. */
-static void trim(const char *dir)
+static void trim(struct cache *c)
 {
-	DIR *d = opendir(dir);
-	if (!d)
+	int fd = openat(c->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd < 0 ? NULL : fdopendir(fd);
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
 		return;
+	}
 	VEC(struct entry) v = {0};
 	unsigned long long total = 0;
 	for (struct dirent *e; (e = readdir(d));) {
 		size_t len = strlen(e->d_name);
 		struct stat st;
-		if (len < 5 || strcmp(e->d_name + len - 4, ".gto"))
+		if (len < 5 || strcmp(e->d_name + len - 4, ".gto") ||
+		    fstatat(c->dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
 			continue;
-		char *p = xasprintf("%s/%s", dir, e->d_name);
-		if (stat(p, &st)) {
-			free(p);
-			continue;
-		}
-		struct entry en = {p, st.st_size, st.st_mtime};
+		struct entry en = {xstrdup(e->d_name), st.st_size, st.st_mtime};
 		vec_push(&v, en);
 		total += (unsigned long long)st.st_size;
 	}
@@ -195,43 +223,60 @@ static void trim(const char *dir)
 	if (total > CACHE_MAX_BYTES)
 		qsort(v.v, (size_t)v.n, sizeof(*v.v), by_mtime);
 	for (int i = 0; i < v.n; i++) {
-		if (total > CACHE_MAX_BYTES && !unlink(v.v[i].path))
+		if (total > CACHE_MAX_BYTES && !unlinkat(c->dirfd, v.v[i].name, 0))
 			total -= (unsigned long long)v.v[i].size;
-		free(v.v[i].path);
+		free(v.v[i].name);
 	}
 	vec_free(&v);
 }
 
-int cache_store(const struct cache_key *k, const void *obj, size_t size)
+static int write_all(int fd, const void *p, size_t n)
 {
-	char *dir = cache_dir();
-	if (!dir)
-		return -ENOENT;
-	char *path = entry_path(dir, k);
-	char *tmp = xasprintf("%s.%d.tmp", path, (int)getpid());
-	int ret = 0;
+	const uint8_t *b = p;
+	while (n) {
+		ssize_t w = write(fd, b, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -EIO;
+		b += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+int cache_store(struct cache *c, const struct cache_key *k, const void *obj, size_t size)
+{
+	char name[NAME_MAX_LEN], tmp[NAME_MAX_LEN + 24];
+	entry_name(k, name);
+	snprintf(tmp, sizeof(tmp), "%s.%d.tmp", name, (int)getpid());
 	uint32_t kl = (uint32_t)k->text.len;
 	uint64_t osz = size;
+	const char *kt = k->text.buf ? k->text.buf : "";
 	uint64_t h = fnv64(FNV_BASIS, CACHE_MAGIC, 4);
 	h = fnv64(h, &kl, 4);
-	h = fnv64(h, k->text.buf ? k->text.buf : "", kl);
+	h = fnv64(h, kt, kl);
 	h = fnv64(h, &osz, 8);
 	h = fnv64(h, obj, size);
-	FILE *f = fopen(tmp, "wb");
-	if (!f || fwrite(CACHE_MAGIC, 1, 4, f) != 4 || fwrite(&kl, 4, 1, f) != 1 ||
-	    fwrite(k->text.buf ? k->text.buf : "", 1, kl, f) != kl || fwrite(&osz, 8, 1, f) != 1 ||
-	    fwrite(obj, 1, size, f) != size || fwrite(&h, 8, 1, f) != 1)
+	/* a new file of our own, in the checked directory; one left by a killed run with
+	 * our pid is ours too (no one else can write here) and is replaced */
+	int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+	int fd = openat(c->dirfd, tmp, flags, 0600);
+	if (fd < 0 && errno == EEXIST && !unlinkat(c->dirfd, tmp, 0))
+		fd = openat(c->dirfd, tmp, flags, 0600);
+	if (fd < 0)
+		return -errno;
+	int ret = 0;
+	if (write_all(fd, CACHE_MAGIC, 4) || write_all(fd, &kl, 4) || write_all(fd, kt, kl) ||
+	    write_all(fd, &osz, 8) || write_all(fd, obj, size) || write_all(fd, &h, 8))
 		ret = -EIO;
-	if (f && fclose(f))
+	if (close(fd))
 		ret = -EIO;
-	if (!ret && rename(tmp, path))
+	if (!ret && renameat(c->dirfd, tmp, c->dirfd, name))
 		ret = -errno;
 	if (ret)
-		unlink(tmp);
+		unlinkat(c->dirfd, tmp, 0);
 	else
-		trim(dir);
-	free(tmp);
-	free(path);
-	free(dir);
+		trim(c);
 	return ret;
 }

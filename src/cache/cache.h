@@ -16,10 +16,19 @@ void cache_key_add(struct cache_key *k, const char *name, const char *fmt, ...)
 void cache_key_file(struct cache_key *k, const char *name, const char *path);
 void cache_key_free(struct cache_key *k);
 
-/* The object stored under K (malloc'd): 0, or -ENOENT on a miss (none, another key,
- * or an entry that is truncated or damaged). */
-int cache_lookup(const struct cache_key *k, void **obj, size_t *size);
+struct cache;
+
+/* The cache directory, when it is the effective user's own (cache.c, cachedir.c); NULL
+ * and *why (malloc'd) saying why it is not to be used. */
+struct cache *cache_open(char **why);
+void cache_close(struct cache *c);
+
+/* The object stored under K (malloc'd): 0, -ENOENT on a miss (none, another key, or an
+ * entry that is truncated or damaged), or -EPERM and *why (malloc'd) when the entry is
+ * not to be trusted: then the cache is not to be used for this run at all. */
+int cache_lookup(struct cache *c, const struct cache_key *k, void **obj, size_t *size,
+		 char **why);
 /* Stores OBJ under K, whole or not at all: 0 or a negative errno. */
-int cache_store(const struct cache_key *k, const void *obj, size_t size);
+int cache_store(struct cache *c, const struct cache_key *k, const void *obj, size_t size);
 
 #endif

@@ -145,7 +145,9 @@ def cache_hit_problems(gotrace, gextra, gt_file, pos, timeout, first, outfile, u
             return ["cache hit: no output file: %s" % e]
     if rc != 0:
         return ["cache hit: gotrace exited %s\n%s" % (rc, err)]
-    if "cache: hit" not in err and "cache: not used" not in err:
+    # "not used" alone: a case the cache does not keep (#include); "not used: WHY" is a
+    # cache directory refused as another user's (issue 23), which would hide a failure
+    if "cache: hit" not in err and not any(l.endswith("cache: not used") for l in err.splitlines()):
         return ["the second run was not served by the cache:\n" + err]
     if unordered:
         first = "".join(sorted(first.splitlines(True)))
