@@ -8,6 +8,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <linux/bpf.h>
 #include <stdio.h>
@@ -26,15 +27,18 @@
  * not on one call in an otherwise empty window. */
 #define GUARD_WINDOW_NS (200 * 1000 * 1000ull)
 #define GUARD_MIN_CPU_NS (20 * 1000 * 1000ull)
-/* Calls timed with and without the calibration uprobe: ~1.5 ms of traps. */
+/* Calls timed with and without the calibration uprobes: ~3 ms of traps. */
 #define GUARD_CAL_CALLS 101
 /* Probes named in the message, costliest first. */
 #define GUARD_NAMED 3
 
+/* The kinds of probed instruction, as they cost (see calibrate). */
+enum { GUARD_PUSH, GUARD_STEP, GUARD_KINDS };
+
 struct guard_prog {
 	int plan_prog; /* index in plan->progs */
 	int fd;
-	int traps;     /* uprobe traps per run: 1, 2 for a uretprobe, 0 for perf events */
+	double trap_ns; /* the uprobe traps of one run (0: perf events, tracepoints) */
 	uint64_t cnt0, ns0;  /* the statistics when the window opened */
 	uint64_t cnt, ns;    /* and what the window added */
 	double cost_ns;
@@ -43,7 +47,7 @@ struct guard_prog {
 struct guard {
 	double max;       /* percent */
 	int stats_fd;     /* BPF_ENABLE_STATS: counted only while this is open */
-	double trap_ns;   /* one uprobe hit, without its program */
+	double trap_ns[GUARD_KINDS]; /* one uprobe hit, without its program, by kind */
 	const struct gt_plan *plan;
 	struct guard_prog *progs;
 	int nprogs;
@@ -55,52 +59,74 @@ struct guard {
 	uint64_t win_wall, win_cpu;
 };
 
-/* The calibration target: the kind of instruction a Go function starts with (its stack
- * check compares against memory), which uprobes single-step out of line, unlike the
- * push or nop they emulate at a fraction of the cost. */
+/* The calibration targets, one per kind of probed instruction, as they cost very
+ * differently (measured on 6.18: ~7 us of CPU a hit for a push, ~22 us for a cmp, xor
+ * or ret): uprobes emulate a push (and branches, nops), so a hit is one trap; any other
+ * instruction is single-stepped out of line, a second trap. A go: entry site is the push
+ * of the frame pointer after the stack check, except in a frameless function; a :return
+ * site is a RET. */
 #if defined(__x86_64__)
 __asm__(".pushsection .text\n"
 	".p2align 4\n"
-	".globl guard_trap_target\n"
-	".hidden guard_trap_target\n"
-	".type guard_trap_target, @function\n"
-	"guard_trap_target:\n"
+	".globl guard_trap_push\n"
+	".hidden guard_trap_push\n"
+	".type guard_trap_push, @function\n"
+	"guard_trap_push:\n"
+	"\tpush %rbp\n"
+	"\tpop %rbp\n"
+	"\tret\n"
+	".size guard_trap_push, .-guard_trap_push\n"
+	".p2align 4\n"
+	".globl guard_trap_step\n"
+	".hidden guard_trap_step\n"
+	".type guard_trap_step, @function\n"
+	"guard_trap_step:\n"
 	"\tcmp 8(%rsp), %rsp\n"
 	"\tret\n"
-	".size guard_trap_target, .-guard_trap_target\n"
+	".size guard_trap_step, .-guard_trap_step\n"
 	".popsection\n");
-void guard_trap_target(void);
+void guard_trap_push(void);
+void guard_trap_step(void);
 #else
-void guard_trap_target(void);
-__attribute__((noinline)) void guard_trap_target(void)
+void guard_trap_push(void);
+void guard_trap_step(void);
+__attribute__((noinline)) void guard_trap_push(void)
+{
+	__asm__ volatile("" ::: "memory");
+}
+__attribute__((noinline)) void guard_trap_step(void)
 {
 	__asm__ volatile("" ::: "memory");
 }
 #endif
 
-/* Where guard_trap_target is in a file: PATH and its file offset, from our own maps. */
-static int trap_target_file(char *path, size_t n, uint64_t *off)
+static void (*const guard_targets[GUARD_KINDS])(void) = {guard_trap_push, guard_trap_step};
+
+/* Where the targets are in a file: PATH and their file offsets, from our own maps. */
+static int trap_targets_file(char *path, size_t n, uint64_t *offs)
 {
-	uintptr_t addr = (uintptr_t)&guard_trap_target;
 	FILE *f = fopen("/proc/self/maps", "r");
 	char line[4096];
-	int err = -ENOENT;
+	int found = 0;
 	if (!f)
 		return -errno;
-	while (err && fgets(line, sizeof(line), f)) {
+	while (found < GUARD_KINDS && fgets(line, sizeof(line), f)) {
 		unsigned long lo, hi, pgoff;
 		int pos = 0;
 		if (sscanf(line, "%lx-%lx %*s %lx %*s %*s %n", &lo, &hi, &pgoff, &pos) < 3 || !pos)
 			continue;
-		if (addr < lo || addr >= hi || line[pos] != '/')
-			continue;
-		line[strcspn(line, "\n")] = 0;
-		snprintf(path, n, "%s", line + pos);
-		*off = addr - lo + pgoff;
-		err = 0;
+		for (int k = 0; k < GUARD_KINDS; k++) {
+			uintptr_t addr = (uintptr_t)guard_targets[k];
+			if (addr < lo || addr >= hi || line[pos] != '/')
+				continue;
+			line[strcspn(line, "\n")] = 0;
+			snprintf(path, n, "%s", line + pos); /* one text mapping holds both */
+			offs[k] = addr - lo + pgoff;
+			found++;
+		}
 	}
 	fclose(f);
-	return err;
+	return found == GUARD_KINDS ? 0 : -ENOENT;
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -109,22 +135,32 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The median of GUARD_CAL_CALLS timed calls: robust to a preemption or two. */
-static uint64_t median_call_ns(void)
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The median CPU time of GUARD_CAL_CALLS calls of FN: robust to a preemption or two.
+ * CPU, not wall time: it is weighed against the traced process's CPU time (in a VM a
+ * trap also takes wall time that no one is charged for). */
+static uint64_t median_call_ns(void (*fn)(void))
 {
 	uint64_t d[GUARD_CAL_CALLS];
-	void (*volatile fn)(void) = guard_trap_target;
+	void (*volatile call)(void) = fn;
 	for (int i = 0; i < GUARD_CAL_CALLS; i++) {
-		uint64_t t0 = now_ns();
-		fn();
-		d[i] = now_ns() - t0;
+		uint64_t t0 = thread_cpu_ns();
+		call();
+		d[i] = thread_cpu_ns() - t0;
 	}
 	qsort(d, GUARD_CAL_CALLS, sizeof(d[0]), cmp_u64);
 	return d[GUARD_CAL_CALLS / 2];
 }
 
-/* One uprobe hit's cost on this machine: calls of guard_trap_target timed with an empty
- * program on it (attached the way go: probes will be, this process only) and without. */
+/* What a uprobe hit costs on this machine, per kind of instruction: calls of the
+ * targets timed with an empty program on them (attached the way go: probes will be,
+ * for this process only) and without. */
 static int calibrate(struct guard *g)
 {
 	struct bpf_insn insns[] = {
@@ -136,9 +172,9 @@ static int calibrate(struct guard *g)
 		    .expected_attach_type = multi ? (enum bpf_attach_type)RT_ATTACH_UPROBE_MULTI
 						  : (enum bpf_attach_type)0);
 	char path[4096];
-	uint64_t off, cookie = 0;
-	int prog = -1, pfd = -1, link = -1;
-	int err = trap_target_file(path, sizeof(path), &off);
+	uint64_t offs[GUARD_KINDS], cookies[GUARD_KINDS] = {0}, plain[GUARD_KINDS];
+	int prog = -1, fds[2 * GUARD_KINDS], nfds = 0;
+	int err = trap_targets_file(path, sizeof(path), offs);
 	if (err)
 		goto out;
 	prog = bpf_prog_load(BPF_PROG_TYPE_KPROBE, "gt_guard_trap", "GPL", insns,
@@ -147,31 +183,78 @@ static int calibrate(struct guard *g)
 		err = -errno;
 		goto out;
 	}
-	uint64_t plain = median_call_ns();
+	for (int k = 0; k < GUARD_KINDS; k++)
+		plain[k] = median_call_ns(guard_targets[k]);
 	if (multi) {
-		link = rt_uprobe_multi_link_create(prog, path, &off, &cookie, 1, getpid(), false);
+		int fd = rt_uprobe_multi_link_create(prog, path, offs, cookies, GUARD_KINDS,
+						     getpid(), false);
+		if (fd < 0)
+			err = fd;
+		else
+			fds[nfds++] = fd;
 	} else {
 		const struct rt_features *f = rt_features_probe(RT_FEAT_PERF);
-		pfd = f->uprobe_type < 0 ? -ENOTSUP : rt_perf_uprobe_open(f, path, off, getpid(), false);
-		link = pfd < 0 ? pfd : rt_perf_link_create(prog, pfd, 0);
+		for (int k = 0; k < GUARD_KINDS && !err; k++) {
+			int pfd = f->uprobe_type < 0 ? -ENOTSUP
+						     : rt_perf_uprobe_open(f, path, offs[k], getpid(), false);
+			int fd = pfd < 0 ? pfd : rt_perf_link_create(prog, pfd, 0);
+			if (pfd >= 0)
+				fds[nfds++] = pfd;
+			if (fd < 0)
+				err = fd;
+			else
+				fds[nfds++] = fd;
+		}
 	}
-	if (link < 0) {
-		err = link;
-		goto out;
+	for (int k = 0; k < GUARD_KINDS && !err; k++) {
+		uint64_t probed = median_call_ns(guard_targets[k]);
+		g->trap_ns[k] = probed > plain[k] ? (double)(probed - plain[k]) : 0;
 	}
-	uint64_t probed = median_call_ns();
-	g->trap_ns = probed > plain ? (double)(probed - plain) : 0;
 out:
-	if (link >= 0)
-		close(link);
-	if (pfd >= 0)
-		close(pfd);
+	rt_close_fds(fds, nfds);
 	if (prog >= 0)
 		close(prog);
 	if (err)
 		diag_fatal("--max-overhead: cannot measure what a uprobe hit costs here: %s",
 			   strerror(-err));
 	return err;
+}
+
+/* Whether the instruction at OFF of FD is a push uprobes emulate: push %reg (0x50-0x57,
+ * REX.B 0x41 for %r8-%r15). Unreadable: no (the dearer kind). */
+static bool site_is_push(int fd, uint64_t off)
+{
+	uint8_t b[2];
+	if (fd < 0 || pread(fd, b, sizeof(b), (off_t)off) != (ssize_t)sizeof(b))
+		return false;
+	return (b[0] >= 0x50 && b[0] <= 0x57) || (b[0] == 0x41 && b[1] >= 0x50 && b[1] <= 0x57);
+}
+
+/* What one run of uprobe program PP costs in traps: its sites' kinds priced at what
+ * calibrate measured, averaged over its sites (the kernel does not count hits per site);
+ * a uretprobe traps twice, at the entry and at the return. */
+static double prog_trap_ns(const struct guard *g, const struct gt_plan *plan,
+			   const struct plan_prog *pp)
+{
+	double sum = 0;
+	int n = 0, fd = -1;
+	const char *fd_path = NULL;
+	for (int i = pp->site_begin; i < pp->site_begin + pp->site_count; i++) {
+		const struct plan_site *site = &plan->sites[i];
+		if (site->kernel_refuses)
+			continue;
+		if (!fd_path || strcmp(fd_path, site->target)) {
+			if (fd >= 0)
+				close(fd);
+			fd = open(site->target, O_RDONLY | O_CLOEXEC);
+			fd_path = site->target;
+		}
+		sum += g->trap_ns[site_is_push(fd, site->file_off) ? GUARD_PUSH : GUARD_STEP];
+		n++;
+	}
+	if (fd >= 0)
+		close(fd);
+	return (n ? sum / n : g->trap_ns[GUARD_STEP]) * (pp->uprobe_return ? 2 : 1);
 }
 
 static int prog_stats(int fd, uint64_t *cnt, uint64_t *ns)
@@ -206,17 +289,18 @@ int guard__new(struct guard **out, const struct rt_session *s, double max_percen
 	g->progs = xcalloc((size_t)s->plan->nprogs + 1, sizeof(*g->progs));
 	for (int i = 0; i < s->plan->nprogs; i++) {
 		const struct plan_prog *pp = &s->plan->progs[i];
-		if (pp->kind == PLAN_PROG_BEGIN || pp->kind == PLAN_PROG_END)
-			continue; /* run once, by gotrace, not in the traced process */
+		if (pp->kind == PLAN_PROG_BEGIN || pp->kind == PLAN_PROG_END || !s->progs[i])
+			continue; /* BEGIN, END: run once, by gotrace, not in the traced process */
 		struct guard_prog *gp = &g->progs[g->nprogs++];
 		gp->plan_prog = i;
 		gp->fd = bpf_program__fd(s->progs[i]);
-		gp->traps = pp->kind != PLAN_PROG_UPROBE ? 0 : pp->uprobe_return ? 2 : 1;
+		gp->trap_ns = pp->kind == PLAN_PROG_UPROBE ? prog_trap_ns(g, s->plan, pp) : 0;
 	}
 	if (s->opts->verbose)
-		diag_print(DIAG_INFO, "--max-overhead %g%%: a uprobe hit costs %.1f us here "
-			   "(measured), %d program(s) watched",
-			   g->max, g->trap_ns / 1e3, g->nprogs);
+		diag_print(DIAG_INFO, "--max-overhead %g%%: a uprobe hit costs %.1f us of CPU on "
+			   "a push, %.1f us on other instructions (measured), %d program(s) watched",
+			   g->max, g->trap_ns[GUARD_PUSH] / 1e3, g->trap_ns[GUARD_STEP] / 1e3,
+			   g->nprogs);
 	*out = g;
 	return 0;
 fail:
@@ -287,7 +371,7 @@ bool guard__over(struct guard *g)
 			cnt = gp->cnt0, ns = gp->ns0;
 		gp->cnt = cnt - gp->cnt0;
 		gp->ns = ns - gp->ns0;
-		gp->cost_ns = (double)gp->cnt * gp->traps * g->trap_ns + (double)gp->ns;
+		gp->cost_ns = (double)gp->cnt * gp->trap_ns + (double)gp->ns;
 		cost += gp->cost_ns;
 	}
 	g->win_wall = now - g->w_wall;
