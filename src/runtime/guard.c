@@ -55,7 +55,7 @@ struct guard {
 	bool started;
 	uint64_t w_wall, w_cpu; /* the window opened at */
 	/* the last window closed */
-	double overhead;
+	double overhead, cost_ns;
 	uint64_t win_wall, win_cpu;
 };
 
@@ -378,6 +378,7 @@ bool guard__over(struct guard *g)
 	g->win_cpu = cpu - g->w_cpu;
 	/* an estimate: a few traps slower than the calibration's may exceed the whole */
 	g->overhead = cost >= (double)g->win_cpu ? 100.0 : 100.0 * cost / (double)g->win_cpu;
+	g->cost_ns = cost;
 	if (g->overhead > g->max)
 		return true;
 	open_window(g, now, cpu);
@@ -436,12 +437,13 @@ void guard__report(const struct guard *g)
 		      "exceeds --max-overhead %g%%: probes detached",
 		      g->overhead, (double)g->win_wall / 1e6, g->max);
 	for (int i = 0; i < g->nprogs && i < GUARD_NAMED; i++) {
-		double pct = 100.0 * byc[i].cost_ns / (double)g->win_cpu;
+		/* shares of the overhead, so that they add up to it when it is capped at 100 */
+		double pct = g->cost_ns > 0 ? g->overhead * byc[i].cost_ns / g->cost_ns : 0;
 		if (i && pct < 0.05) /* what prints as 0.0% */
 			break;
 		strbuf_puts(&sb, i ? ", " : "; ");
 		put_prog_name(&sb, g->plan, byc[i].plan_prog);
-		strbuf_printf(&sb, " cost %.1f%% (", pct > 100 ? 100.0 : pct);
+		strbuf_printf(&sb, " cost %.1f%% (", pct);
 		put_count(&sb, byc[i].cnt);
 		strbuf_printf(&sb, " hit%s)", byc[i].cnt == 1 ? "" : "s");
 	}
