@@ -198,13 +198,13 @@ _gotrace()
             mapfile -t cands < <(_gotrace_funcs "$gt" "$(_gotrace_target)" "$cur")
             nospace=1
             ;;
-        -e | --args) ;;
+        -e | --args | --max-overhead) ;;
         *)
             if [[ $cur == -* ]]; then
                 cands=(-e -c -p -b -l -f -o -d -v -q -k -kk -B -I -h -V
                     --binary --dry-run --no-cache --unsafe --parse-only --funcgraph
                     --drilldown --args --no-color --no-warnings --info --include
-                    --exclude --help --version)
+                    --exclude --max-overhead --help --version)
             else
                 files=1
             fi

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,7 @@ struct options {
 	const char *list;        /* -l [PATTERN] */
 	bool list_mode;
 	pid_t pid;
+	double max_overhead; /* --max-overhead PERCENT, 0: off */
 	bool json, verbose, quiet, dry_run, unsafe, parse_only, no_cache;
 	enum rt_profile_format profile; /* -f folded, -f pprof */
 	int helper_checks; /* -k, -kk */
@@ -79,6 +81,9 @@ static void usage(FILE *out)
 	      "  --dry-run           compile and load (verifier), attach nothing\n"
 	      "  --no-cache          compile even if ~/.cache/gotrace has this program\n"
 	      "  --unsafe            allow unsafe actions\n"
+	      "  --max-overhead PERCENT\n"
+	      "                      detach the probes once they take more than PERCENT of\n"
+	      "                      the -c/-p process's CPU time; print what they got\n"
 	      "  --exclude PATTERN   leave matching functions out of go: wildcards and\n"
 	      "                      --funcgraph (repeatable)\n"
 	      "  --funcgraph PATTERN per-goroutine call trees of the matching functions\n"
@@ -140,11 +145,27 @@ static int set_buffering(const char *mode)
 	return -EINVAL;
 }
 
+/* --max-overhead PERCENT: a number above 0 and at most 100, decimals allowed. */
+static int parse_percent(const char *s, double *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (end != s && *end == '%')
+		end++;
+	if (!*s || *end || errno || !isfinite(v) || v <= 0 || v > 100) {
+		diag_fatal("--max-overhead needs a percentage above 0 and at most 100, got '%s'", s);
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
 static int parse_args(int argc, char **argv, struct options *o)
 {
 	enum { OPT_DRY_RUN = 256, OPT_UNSAFE, OPT_PARSE_ONLY, OPT_FUNCGRAPH, OPT_DRILLDOWN,
 	       OPT_ARGS, OPT_NO_COLOR, OPT_NO_WARNINGS, OPT_INFO, OPT_INCLUDE,
-	       OPT_EXCLUDE, OPT_NO_CACHE };
+	       OPT_EXCLUDE, OPT_NO_CACHE, OPT_MAX_OVERHEAD };
 	static const struct option longopts[] = {
 		{"binary", required_argument, NULL, 'b'},
 		{"dry-run", no_argument, NULL, OPT_DRY_RUN},
@@ -159,6 +180,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{"info", no_argument, NULL, OPT_INFO},
 		{"include", required_argument, NULL, OPT_INCLUDE},
 		{"exclude", required_argument, NULL, OPT_EXCLUDE},
+		{"max-overhead", required_argument, NULL, OPT_MAX_OVERHEAD},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{0},
@@ -257,6 +279,10 @@ again:
 		case OPT_EXCLUDE:
 			vec_push(&o->fg.excludes, optarg);
 			break;
+		case OPT_MAX_OVERHEAD:
+			if (parse_percent(optarg, &o->max_overhead))
+				return -EINVAL;
+			break;
 		case 'I':
 			vec_push(&o->include_dirs, optarg);
 			break;
@@ -341,6 +367,11 @@ again:
 	o->nposargs = argc - rest;
 	if (o->cmd && o->pid) {
 		diag_fatal("-c and -p cannot be used together");
+		return -EINVAL;
+	}
+	if (o->max_overhead > 0 && !o->cmd && !o->pid) {
+		diag_fatal("--max-overhead weighs the probes against the traced process's CPU "
+			   "time: give it -c CMD or -p PID");
 		return -EINVAL;
 	}
 	return 0;
@@ -659,6 +690,7 @@ int main(int argc, char **argv)
 		.dry_run = o.dry_run,
 		.dump_jit = o.dump_jit,
 		.consumer = fg ? funcgraph_consumer(fg, &plan) : NULL,
+		.max_overhead = o.max_overhead,
 	};
 	plan.filter_pid = o.pid;
 	status = rt_run(&plan, &ro);

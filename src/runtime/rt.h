@@ -74,6 +74,7 @@ struct rt_options {
 		RT_PROFILE_PPROF,  /* -f pprof -o FILE: as a gzipped profile.proto */
 	} profile;
 	const char *profile_path; /* where the profile goes (NULL: the output stream) */
+	double max_overhead;      /* --max-overhead PERCENT (runtime/guard.h), 0: off */
 };
 
 /* What the running kernel allows, probed once (features.c). GT_HIDE_FEATURES=a,b (names
@@ -112,7 +113,9 @@ enum rt_attach_path rt_attach_path(const char **why);
 int rt_features_check(const struct gt_plan *plan, bool attach);
 
 /* Runs the plan to completion. Returns the process exit status: 0 on success,
- * 1 on a runtime failure (load, attach, target vanished). */
+ * 1 on a runtime failure (load, attach, target vanished), RT_EXIT_OVERHEAD when
+ * --max-overhead detached the probes (what was collected is printed). */
+#define RT_EXIT_OVERHEAD 3
 int rt_run(struct gt_plan *plan, const struct rt_options *opts);
 
 #endif

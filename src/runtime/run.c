@@ -17,6 +17,7 @@
 #include "common/diag.h"
 #include "common/stopsig.h"
 #include "common/util.h"
+#include "runtime/guard.h"
 #include "runtime/rt_priv.h"
 #include "runtime/rt_profile.h"
 #include "runtime/rt_stacks.h"
@@ -289,7 +290,8 @@ int rt_run(struct gt_plan *plan, const struct rt_options *opts)
 		.pidfd = -1,
 	};
 	struct rt_sigsave sigsave = {0};
-	bool out_failed = false;
+	struct guard *guard = NULL; /* --max-overhead */
+	bool out_failed = false, over = false;
 	uint64_t t_start = now_ns();
 	int ret = 1, err;
 
@@ -327,6 +329,11 @@ int rt_run(struct gt_plan *plan, const struct rt_options *opts)
 	if (stopped_early(opts)) {
 		ret = 0;
 		goto cleanup;
+	}
+	if (opts->max_overhead > 0) {
+		err = guard__new(&guard, &s, opts->max_overhead);
+		if (err)
+			goto cleanup;
 	}
 	s.maps = rt_maps__new(plan, s.obj, &err);
 	if (!s.maps)
@@ -387,6 +394,8 @@ int rt_run(struct gt_plan *plan, const struct rt_options *opts)
 	/* A PIE's load address for naming stacks: learned once, while the process runs
 	 * (the symbolizer says when nothing is left to learn). */
 	bool primed = !opts->sym || !opts->sym->prime;
+	if (guard)
+		guard__start(guard, &s);
 	/* Not released after exit() in BEGIN or a signal: the command never runs. */
 	if (!stopsig_pending() && !rt_output__exit_seen(s.output)) {
 		err = rt_child__release(&s);
@@ -401,15 +410,17 @@ int rt_run(struct gt_plan *plan, const struct rt_options *opts)
 
 	bool idle = begin_end_only(&s, plan);
 	while (!idle && !stopsig_pending() && !rt_output__exit_seen(s.output)) {
-		int n = 0;
+		int n = 0, wait_ms = RT_POLL_MS;
+		if (guard && guard__timeout_ms(guard) < wait_ms)
+			wait_ms = guard__timeout_ms(guard);
 		if (s.rb) {
-			n = wait_events(&s, RT_POLL_MS);
+			n = wait_events(&s, wait_ms);
 			if (n < 0 && n != -EINTR) {
 				diag_fatal("cannot read the ring buffer: %s", strerror(-n));
 				goto cleanup;
 			}
 		} else {
-			poll(NULL, 0, RT_POLL_MS);
+			poll(NULL, 0, wait_ms);
 		}
 		if (!primed && s.pid)
 			primed = opts->sym->prime(opts->sym->ctx, (int)s.pid);
@@ -422,6 +433,8 @@ int rt_run(struct gt_plan *plan, const struct rt_options *opts)
 		report_lost(&s);
 		if (rt_target__gone(&s))
 			break;
+		if (guard && (over = guard__over(guard)))
+			break;
 		if (n > 0 && !stopsig_pending() && !rt_output__exit_seen(s.output)) {
 			/* a signal interrupts it; so does the traced process's exit */
 			struct pollfd pf = {.fd = s.pidfd, .events = POLLIN};
@@ -429,7 +442,8 @@ int rt_run(struct gt_plan *plan, const struct rt_options *opts)
 		}
 	}
 	if (opts->verbose) {
-		const char *why = stopsig_pending()           ? strsignal(stopsig_pending())
+		const char *why = over ? "--max-overhead"
+				  : stopsig_pending()      ? strsignal(stopsig_pending())
 				  : rt_output__exit_seen(s.output) ? "exit()"
 				  : idle ? "only BEGIN and END probes"
 				  : s.child_exited || s.pid         ? "the traced process exited"
@@ -439,6 +453,8 @@ int rt_run(struct gt_plan *plan, const struct rt_options *opts)
 
 	/* Detach first: END must see the final state, and nothing may fire after it. */
 	rt_session__detach(&s);
+	if (over)
+		guard__report(guard);
 	drain(&s); /* after exit(), only counts and discards */
 	rt_output__set_discard(s.output, false);
 	if (!out_failed) {
@@ -460,7 +476,12 @@ int rt_run(struct gt_plan *plan, const struct rt_options *opts)
 	}
 	flush_output(&s, &out_failed);
 	report_go_stats(&s);
-	ret = out_failed ? 1 : 0;
+	/* --max-overhead: a -c command runs on, untraced, to its end, as -c promises */
+	while (over && s.child && !stopsig_pending() && !rt_target__gone(&s)) {
+		struct pollfd pf = {.fd = s.pidfd, .events = POLLIN};
+		poll(&pf, s.pidfd >= 0 ? 1 : 0, RT_POLL_MS);
+	}
+	ret = out_failed ? 1 : over ? RT_EXIT_OVERHEAD : 0;
 
 cleanup:
 	rt_session__detach(&s); /* no-op when already detached */
@@ -480,6 +501,7 @@ cleanup:
 		rt_maps__free(s.maps); /* before the object that owns the map fds */
 	rt_stacks__free();
 	rt_session__unload(&s);
+	guard__free(guard); /* the BPF statistics off */
 	signals_restore(&sigsave);
 	rt_output__free(s.output);
 	if (s.out_owned) {
