@@ -65,45 +65,46 @@ def ignore_sigint():
 if s.case("early"):
     spin = s.go_build("spin")
     for mode in ("-c", "-p"):
-        for ms in (0, 10, 50, 100, 200):
-            for inherited in ("default", "ignored"):
-                if ms < 50 and inherited == "ignored":
-                    continue
-                name = "SIGINT at %d ms, %s, SIGINT %s" % (ms, mode, inherited)
-                target = None
-                if mode == "-p":
-                    target = subprocess.Popen([spin, "30"], stdout=subprocess.PIPE, text=True)
-                    target.stdout.readline()  # pid=N: it runs
-                    where = ["-p", str(target.pid)]
-                else:
-                    where = ["-c", "%s 29" % spin]
-                tr = s.start(["--no-cache", *where, "-e", SCRIPT],
-                             preexec_fn=ignore_sigint if inherited == "ignored" else None)
-                t0 = time.time()
-                time.sleep(max(0.0, ms / 1000.0 - (time.time() - t0)))
-                tr.send_signal(signal.SIGINT)
-                t_sig = time.time()
-                out, err = collect(tr, 10)
-                took = time.time() - t_sig
-                # the -c child: gone with the run (never started, or ended by it)
-                child = [p for p in os.listdir("/proc") if p.isdigit() and
-                         process_alive(int(p)) and spin in _cmdline(p)
-                         and (target is None or int(p) != target.pid)]
-                unharmed = target is None or process_alive(target.pid)
-                if target is not None:
-                    target.terminate()
-                    target.wait()
-                # stopped before tracing: nothing printed; after: the banner, then END's line
-                # and the map (BEGIN and END always together)
-                whole = out == "" or (out.startswith("Attaching 2 probes...\n") and
-                                      "\nend\n@n: " in out)
-                s.check(name + ": ends within 1 s, status 0, whole output",
-                        (tr.returncode == 0 or (ms == 0 and tr.returncode == -signal.SIGINT
-                                                and out == "")) and
-                        took < 1.0 and whole and not err,
-                        "status %s after %.2f s\n%s\n%s" % (tr.returncode, took, out, err))
-                s.check(name + ": nothing attached, no child left, -p target alive",
-                        not bpf_leftovers() and not child and unharmed,
-                        "%s %s alive=%s" % (bpf_leftovers(), child, unharmed))
+        runs = [(signal.SIGINT, ms, inh) for ms in (0, 10, 50, 100, 200)
+                for inh in ("default", "ignored") if ms >= 50 or inh == "default"]
+        runs += [(signal.SIGTERM, 10, "default"), (signal.SIGTERM, 100, "default")]
+        for sig, ms, inherited in runs:
+            name = "%s at %d ms, %s, SIGINT %s" % (signal.Signals(sig).name, ms, mode,
+                                                   inherited)
+            target = None
+            if mode == "-p":
+                target = subprocess.Popen([spin, "30"], stdout=subprocess.PIPE, text=True)
+                target.stdout.readline()  # pid=N: it runs
+                where = ["-p", str(target.pid)]
+            else:
+                where = ["-c", "%s 29" % spin]
+            tr = s.start(["--no-cache", *where, "-e", SCRIPT],
+                         preexec_fn=ignore_sigint if inherited == "ignored" else None)
+            t0 = time.time()
+            time.sleep(max(0.0, ms / 1000.0 - (time.time() - t0)))
+            tr.send_signal(sig)
+            t_sig = time.time()
+            out, err = collect(tr, 10)
+            took = time.time() - t_sig
+            # the -c child: gone with the run (never started, or ended by it)
+            child = [p for p in os.listdir("/proc") if p.isdigit() and
+                     process_alive(int(p)) and spin in _cmdline(p)
+                     and (target is None or int(p) != target.pid)]
+            unharmed = target is None or process_alive(target.pid)
+            if target is not None:
+                target.terminate()
+                target.wait()
+            # stopped before tracing: nothing printed; after: the banner, then END's line
+            # and the map (BEGIN and END always together)
+            whole = out == "" or (out.startswith("Attaching 2 probes...\n") and
+                                  "\nend\n@n: " in out)
+            s.check(name + ": ends within 1 s, status 0, whole output",
+                    (tr.returncode == 0 or (ms == 0 and tr.returncode == -sig
+                                            and out == "")) and
+                    took < 1.0 and whole and not err,
+                    "status %s after %.2f s\n%s\n%s" % (tr.returncode, took, out, err))
+            s.check(name + ": nothing attached, no child left, -p target alive",
+                    not bpf_leftovers() and not child and unharmed,
+                    "%s %s alive=%s" % (bpf_leftovers(), child, unharmed))
 
 s.finish()
