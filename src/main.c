@@ -533,7 +533,12 @@ int main(int argc, char **argv)
 	struct ast_node *prog = NULL;
 	struct funcgraph *fg = NULL;
 	struct symbols *syms = NULL;
+	struct stopsig_save inherited = {0};
 
+	/* First of all: from here on a Ctrl-C is kept and ends the run at the next stage
+	 * (rt_run honours one that came before it), even in a background job that started
+	 * with SIGINT ignored. */
+	stopsig_install(&inherited);
 	if (parse_args(argc, argv, &o))
 		goto out;
 	if (o.cmd) {
@@ -562,14 +567,16 @@ int main(int argc, char **argv)
 		target = xstrdup(real);
 	}
 	if (o.list_mode) {
+		/* -l has nothing to end cleanly: a Ctrl-C just ends it, as before */
+		stopsig_restore(&inherited);
+		if (stopsig_pending()) {
+			status = 0;
+			goto out;
+		}
 		status = list_probes(o.list, target, o.verbose) ? EXIT_USAGE : 0;
 		goto out;
 	}
 
-	/* From here on a Ctrl-C is kept and ends the run at the next stage (rt_run honours
-	 * one that came before it), even in a background job that started with SIGINT
-	 * ignored. -l above keeps the default: it just dies. */
-	stopsig_install(NULL);
 	if (o.fg.patterns.n) {
 		fg = funcgraph_new(&o.fg, target);
 		if (!fg)

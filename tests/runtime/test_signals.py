@@ -38,7 +38,8 @@ if s.case("usr1"):
 # a signal that came before its run loop and traced on. Times count from the exec. A
 # signal in the first few ms comes before main: an inherited-ignored one is then lost by
 # any program (those cases start at 50 ms), a default one ends gotrace by the signal
-# itself (status -2, accepted at 0 ms only: nothing was started).
+# itself (status -2 or -15, accepted up to 10 ms: nothing was started; on a busy machine
+# the loader alone can take that long).
 SCRIPT = 'go:main.Tick:entry { @n = count(); } END { printf("end\\n"); }'
 
 
@@ -99,7 +100,7 @@ if s.case("early"):
             whole = out == "" or (out.startswith("Attaching 2 probes...\n") and
                                   "\nend\n@n: " in out)
             s.check(name + ": ends within 1 s, status 0, whole output",
-                    (tr.returncode == 0 or (ms == 0 and tr.returncode == -sig
+                    (tr.returncode == 0 or (ms <= 10 and tr.returncode == -sig
                                             and out == "")) and
                     took < 1.0 and whole and not err,
                     "status %s after %.2f s\n%s\n%s" % (tr.returncode, took, out, err))
