@@ -69,4 +69,9 @@ __u64 gt_streq(const char *a, const char *b, __u32 n);
 __u64 gt_strcontains(const char *hay, __u32 hsz, const char *needle, __u32 nsz);
 __u64 gt_bufeq(const char *a, const char *b, __u32 asz, __u32 bsz);
 
+/* A Go map's entries for print(): the key and value addresses of up to m->max of them
+ * into OUT (2 * GT_GOMAP_MAX words, key then value, 0 past those found); returns how
+ * many were found. */
+__u32 gt_go_map_walk(const struct gt_gomap *m, __u64 map, __u64 *out);
+
 #endif

@@ -10,6 +10,7 @@
 
 /* Go's own DWARF attributes (cmd/internal/dwarf) */
 #define DW_AT_go_kind 0x2900
+#define DW_AT_go_key 0x2901
 #define DW_AT_go_elem 0x2902
 #define DW_AT_go_runtime_type 0x2904
 

@@ -212,6 +212,14 @@ static const struct binfo_gotype *read_type(struct binfo_godwarf *gd, Dwarf_Off 
 	if (go_kind && (kind == RK_MAP || kind == RK_CHAN || kind == RK_FUNC)) {
 		t->kind = kind == RK_MAP ? GK_MAP : kind == RK_CHAN ? GK_CHAN : GK_FUNC;
 		t->size = 8;
+		if (t->kind == GK_MAP) { /* for print(): see sema_gocap */
+			if (dw_attr_ref(d, die, DW_AT_go_key, &ref))
+				t->key = read_type(gd, ref, depth + 1);
+			if (dw_attr_ref(d, die, DW_AT_go_elem, &ref))
+				t->elem = read_type(gd, ref, depth + 1);
+			if (dw_type_ref(d, die, &ref))
+				t->hdr = read_type(gd, ref, depth + 1);
+		}
 	} else if (go_kind && kind == RK_IFACE) {
 		t->kind = GK_IFACE;
 		t->size = 16;

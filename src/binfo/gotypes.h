@@ -33,7 +33,11 @@ struct binfo_gotype {
 	const char *name; /* Go's spelling: "int", "*main.Point", "[]string", "error" */
 	uint64_t size, align;
 	bool empty_iface;
-	const struct binfo_gotype *elem; /* PTR (NULL: unsafe.Pointer), SLICE, ARRAY */
+	const struct binfo_gotype *elem; /* PTR (NULL: unsafe.Pointer), SLICE, ARRAY; MAP:
+					    the value type */
+	const struct binfo_gotype *key;  /* MAP */
+	const struct binfo_gotype *hdr;  /* MAP: the linker's *hash<K,V> (Go < 1.24) or
+					    *map<K,V> (swiss), whose parts lay out the walk */
 	uint64_t count;                  /* ARRAY */
 	int nfields;                     /* STRUCT */
 	const struct binfo_gofield *fields;

@@ -5,6 +5,7 @@
 #include "codegen/cg_int.h"
 
 #include <stddef.h>
+#include <string.h>
 
 #include <asm/ptrace.h>
 
@@ -133,6 +134,52 @@ static void text(struct cg *g, LLVMValueRef dst, int size, LLVMValueRef ptr, LLV
 	cg_runtime_call(g, "gt_read_bytes", args, 4);
 }
 
+/* WALK as a private constant (the BPF side reads it, folded at O2). */
+static LLVMValueRef walk_const(struct cg *g, const struct gt_gomap *walk)
+{
+	enum { N = sizeof(*walk) / sizeof(__u32) };
+	_Static_assert(sizeof(struct gt_gomap) == N * sizeof(__u32), "gt_gomap: u32s only");
+	__u32 w[N];
+	LLVMValueRef v[N];
+	memcpy(w, walk, sizeof(w));
+	for (int i = 0; i < N; i++)
+		v[i] = LLVMConstInt(g->i32, w[i], false);
+	LLVMTypeRef ty = LLVMArrayType(g->i32, N);
+	LLVMValueRef gv = LLVMAddGlobal(g->mod, ty, "gt_gomap");
+	LLVMSetInitializer(gv, LLVMConstArray(g->i32, v, N));
+	LLVMSetGlobalConstant(gv, true);
+	LLVMSetLinkage(gv, LLVMPrivateLinkage);
+	return gv;
+}
+
+static void capture(struct cg *g, const struct plan_arg *a, const struct gosrc *s, LLVMValueRef dst);
+
+/* A map: the count, then the entries gt_go_map_walk finds, each key and value copied
+ * from its slot (an entry not found: address 0, zeros). */
+static void capture_map(struct cg *g, const struct plan_arg *a, LLVMValueRef m, LLVMValueRef p)
+{
+	const struct gt_gomap *w = a->go_map;
+	LLVMTypeRef aty = LLVMArrayType(g->i64, 2 * GT_GOMAP_MAX);
+	if (!g->gomap_out) /* one for every walk: the stack is 512 bytes */
+		g->gomap_out = cg_alloca(g, aty, "mapents");
+	LLVMValueRef out = g->gomap_out;
+	LLVMValueRef args[3] = {walk_const(g, w), m, out};
+	LLVMValueRef n = LLVMBuildZExt(g->b, cg_runtime_call(g, "gt_go_map_walk", args, 3), g->i64, "");
+	LLVMValueRef cnt = read_mem(g, LLVMBuildAdd(g->b, m, cg_const(g, w->count_off), ""), 8, true);
+	LLVMValueRef nil = LLVMBuildICmp(g->b, LLVMIntEQ, m, cg_const(g, 0), "");
+	cg_store64(g, p, 0, LLVMBuildSelect(g->b, nil, cg_const(g, 0), cnt, ""));
+	cg_store64(g, p, 8, n);
+	for (int i = 0; i < a->go_max; i++) {
+		LLVMValueRef ent = cg_gep8(g, p, 16 + i * a->go_stride);
+		for (int kv = 0; kv < 2; kv++) {
+			LLVMValueRef idx[2] = {cg_const(g, 0), cg_const(g, (uint64_t)(2 * i + kv))};
+			LLVMValueRef slot = LLVMBuildGEP2(g->b, aty, out, idx, 2, "");
+			struct gosrc at = {.addr = LLVMBuildLoad2(g->b, g->i64, slot, "")};
+			capture(g, &a->fields[kv], &at, ent);
+		}
+	}
+}
+
 /* Captures part A of a value from S into DST (the parent's start). */
 static void capture(struct cg *g, const struct plan_arg *a, const struct gosrc *s, LLVMValueRef dst)
 {
@@ -154,6 +201,9 @@ static void capture(struct cg *g, const struct plan_arg *a, const struct gosrc *
 		break;
 	}
 	case PG_NOREAD:
+		break;
+	case PG_MAP:
+		capture_map(g, a, src_word(g, s, off, 8, false), p);
 		break;
 	case PG_STRING: {
 		LLVMValueRef len = src_word(g, s, off + 8, 8, true);

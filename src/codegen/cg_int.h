@@ -39,6 +39,7 @@ struct cg {
 	LLVMValueRef cookie;    /* i64: site id | flags << 32 (uprobe programs) */
 	LLVMValueRef now;       /* i64: ktime at program start */
 	LLVMValueRef target;    /* constant struct gt_target, or NULL */
+	LLVMValueRef gomap_out; /* alloca of print()'s Go map walks (one for all), or NULL */
 	LLVMValueRef depth;     /* alloca i64, or NULL */
 	LLVMValueRef duration;  /* alloca i64, or NULL */
 	/* buffers of the statement being lowered (strings, tuples, keys): live from their

@@ -180,8 +180,10 @@ void cg_for(struct cg *g, struct ast_node *st)
 	/* the callback is made with the probe's state swapped out, then put back */
 	struct cg outer = *g;
 	LLVMBasicBlockRef at = LLVMGetInsertBlock(g->b);
+	g->gomap_out = NULL; /* the probe's allocas are not the callback's */
 	LLVMValueRef cb = callback(g, st, cty, nslots);
 	g->fn = outer.fn;
+	g->gomap_out = outer.gomap_out;
 	g->di_sp = outer.di_sp;
 	g->alloca_bb = outer.alloca_bb;
 	g->exit_bb = outer.exit_bb;

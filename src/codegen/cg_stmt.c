@@ -359,7 +359,7 @@ void cg_program(struct cg *g, const struct sema_prog *sp)
 		clause = (struct ast_node *)&hidden_clause;
 	g->sp = sp;
 	g->pp = pp;
-	g->cookie = g->now = g->target = g->depth = g->duration = NULL;
+	g->cookie = g->now = g->target = g->depth = g->duration = g->gomap_out = NULL;
 	static const char *const sections[] = {"raw_tp", "raw_tp", "uprobe", "perf_event",
 					       "tracepoint"};
 	const struct cg_param ctx = {g->ptr, g->di_ptr, "ctx"};

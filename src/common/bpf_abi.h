@@ -17,6 +17,28 @@ struct gt_target {
 	__u32 pad;
 };
 
+/* How print() walks a Go map (runtime-bpf/gt_gomap.c), laid out by sema from the
+ * target's DWARF (the linker's hash<K,V> / map<K,V> types): Go's hmap before 1.24
+ * (8-slot buckets, tophash bytes, overflow chains, old buckets while growing), swiss
+ * tables from 1.24 (a directory of tables of 8-slot groups under a control word, or
+ * a single group for a small map). Slot J of a bucket or group at G has its key at
+ * G + key_off + J * key_stride and its value at G + val_off + J * val_stride. */
+#define GT_GOMAP_MAX 8    /* entries a print() copies: more are shown as " ..." */
+#define GT_GOMAP_STEPS 32 /* buckets, groups and tables visited looking for them */
+struct gt_gomap {
+	__u32 swiss;
+	__u32 max;       /* entries wanted, <= GT_GOMAP_MAX */
+	__u32 count_off; /* hmap.count / Map.used */
+	__u32 hdr_b, hdr_flags, hdr_old; /* hmap: B, flags, oldbuckets */
+	__u32 hdr_dir;   /* hmap.buckets / Map.dirPtr */
+	__u32 hdr_dirlen; /* Map.dirLen */
+	__u32 tab_data, tab_mask; /* table.groups.data, table.groups.lengthMask */
+	__u32 grp_size;  /* a bucket's / a group's size */
+	__u32 grp_ctrl;  /* tophash[8] / ctrl */
+	__u32 grp_next;  /* hmap: bucket.overflow */
+	__u32 key_off, key_stride, val_off, val_stride;
+};
+
 /* Uprobe cookie: the low 32 bits are the site id (user space names it), the high 32
  * bits GT_SITE_* flags. */
 #define GT_COOKIE_SITE_MASK 0xffffffffull

@@ -127,6 +127,8 @@ enum plan_go_kind {
 	PG_SLICE,  /* u64 len, u64 cap, then up to go_max elements of fields[0] */
 	PG_IFACE,  /* u64 type descriptor, u64 data word, 16 bytes at data, then text
 		      (size - 32 bytes) of the string header those 16 bytes may be */
+	PG_MAP,    /* u64 count, u64 entries copied, then go_max entries go_stride bytes
+		      apart: the key fields[0] then the value fields[1] (go_map: the walk) */
 };
 
 struct plan_arg {
@@ -143,6 +145,7 @@ struct plan_arg {
 	int go_size, go_max, go_stride; /* GO: scalar width; elements captured, their step */
 	bool go_empty_iface;     /* GO, PG_IFACE: interface{} (type word first), else itab */
 	int stack_map, stack_mode; /* STACK */
+	const struct gt_gomap *go_map; /* GO, PG_MAP: how codegen walks the map */
 	bool go_rebase;          /* GO, PG_IFACE in a PIE: the type's address is stored as
 				    linked (the load bias taken off), as plan.gotypes has it */
 };

@@ -1,7 +1,8 @@
 /* value_go: a Go value captured by print() (PLAN_ARG_GO), printed in the shape of Go's
  * fmt %+v: {X:1 Y:2 Name:origin}, &{...} for a pointer at the top, [1 2 3], true,
  * <nil>; an interface as its dynamic value where the capture holds it (integers,
- * strings, errors.New's text), else (T)(0xADDR). */
+ * strings, errors.New's text), else (T)(0xADDR); a map as map[k:v ...] in the order of
+ * Go's internal/fmtsort, " ..." after the entries copied when the map has more. */
 #include "runtime/rt_value.h"
 
 #include <float.h>
@@ -73,6 +74,111 @@ static void put_text(struct strbuf *sb, const uint8_t *p, int64_t len, int cap)
 	strbuf_putn(sb, (const char *)p, len > 0 ? (size_t)len : 0);
 }
 
+static int cmp_u(uint64_t x, uint64_t y)
+{
+	return x < y ? -1 : x > y;
+}
+
+/* fmtsort's order of two captured values of part A (X and Y: their parents' starts):
+ * numbers by value (NaN first), strings bytewise, false before true, pointers by
+ * address, structs and arrays part by part, nil interfaces first. */
+static int go_cmp(const struct plan_arg *a, const uint8_t *x, const uint8_t *y)
+{
+	const uint8_t *p = x + a->offset, *q = y + a->offset;
+	uint64_t u = a->go == PG_NOREAD ? 0 : rt_rd64(p), v = a->go == PG_NOREAD ? 0 : rt_rd64(q);
+	switch (a->go) {
+	case PG_INT: {
+		int64_t i = (int64_t)narrow(u, a->go_size, true), j = (int64_t)narrow(v, a->go_size, true);
+		return i < j ? -1 : i > j;
+	}
+	case PG_UINT:
+		return cmp_u(narrow(u, a->go_size, false), narrow(v, a->go_size, false));
+	case PG_BOOL:
+		return cmp_u(u & 0xff, v & 0xff);
+	case PG_FLOAT: {
+		double d, e;
+		if (a->go_size == 4) {
+			float f, g;
+			uint32_t w = (uint32_t)u, z = (uint32_t)v;
+			memcpy(&f, &w, sizeof(f));
+			memcpy(&g, &z, sizeof(g));
+			d = f;
+			e = g;
+		} else {
+			memcpy(&d, &u, sizeof(d));
+			memcpy(&e, &v, sizeof(e));
+		}
+		if (isnan(d) || isnan(e))
+			return isnan(d) && !isnan(e) ? -1 : !isnan(d) && isnan(e);
+		return d < e ? -1 : d > e;
+	}
+	case PG_PTR:
+	case PG_ADDR:
+	case PG_MAP:
+		return cmp_u(u, v);
+	case PG_STRING: {
+		int64_t m = a->size - 9;
+		int64_t lu = (int64_t)u < 0 ? 0 : (int64_t)u > m ? m : (int64_t)u;
+		int64_t lv = (int64_t)v < 0 ? 0 : (int64_t)v > m ? m : (int64_t)v;
+		int c = memcmp(p + 8, q + 8, (size_t)(lu < lv ? lu : lv));
+		return c ? (c < 0 ? -1 : 1) : lu < lv ? -1 : lu > lv;
+	}
+	case PG_STRUCT:
+		for (int i = 0; i < a->nfields; i++) {
+			int c = go_cmp(&a->fields[i], p, q);
+			if (c)
+				return c;
+		}
+		return 0;
+	case PG_ARRAY:
+		for (int i = 0; i < a->go_max; i++) {
+			int c = go_cmp(&a->fields[0], p + i * a->fields[0].size, q + i * a->fields[0].size);
+			if (c)
+				return c;
+		}
+		return 0;
+	case PG_IFACE: /* nil first, then by type, then by the words the capture holds */
+		if (!u || !v)
+			return cmp_u(u != 0, v != 0);
+		if (u != v)
+			return cmp_u(u, v);
+		return cmp_u(rt_rd64(p + 16), rt_rd64(q + 16)) ?: cmp_u(rt_rd64(p + 24), rt_rd64(q + 24));
+	case PG_NOREAD:
+	case PG_SLICE:
+		break;
+	}
+	return 0;
+}
+
+static void go_format(struct strbuf *sb, const struct gt_plan *plan, const struct plan_arg *a,
+		      const uint8_t *base);
+
+/* map[k:v k:v]: the entries copied, sorted as fmt sorts them. */
+static void put_map(struct strbuf *sb, const struct gt_plan *plan, const struct plan_arg *a,
+		    const uint8_t *p)
+{
+	int64_t count = (int64_t)rt_rd64(p), n = (int64_t)rt_rd64(p + 8);
+	const uint8_t *ent[GT_GOMAP_MAX];
+	int k = 0;
+	for (int64_t i = 0; i < n && i < a->go_max && k < GT_GOMAP_MAX; i++) {
+		const uint8_t *e = p + 16 + i * a->go_stride;
+		int j = k++;
+		for (; j > 0 && go_cmp(&a->fields[0], ent[j - 1], e) > 0; j--)
+			ent[j] = ent[j - 1];
+		ent[j] = e;
+	}
+	strbuf_puts(sb, "map[");
+	for (int i = 0; i < k; i++) {
+		strbuf_puts(sb, i ? " " : "");
+		go_format(sb, plan, &a->fields[0], ent[i]);
+		strbuf_putc(sb, ':');
+		go_format(sb, plan, &a->fields[1], ent[i]);
+	}
+	if (count > k) /* not fmt's: the entries past those copied */
+		strbuf_puts(sb, k ? " ..." : "...");
+	strbuf_putc(sb, ']');
+}
+
 static void go_format(struct strbuf *sb, const struct gt_plan *plan, const struct plan_arg *a,
 		      const uint8_t *base)
 {
@@ -114,6 +220,9 @@ static void go_format(struct strbuf *sb, const struct gt_plan *plan, const struc
 		break;
 	case PG_NOREAD:
 		strbuf_putc(sb, '?');
+		break;
+	case PG_MAP:
+		put_map(sb, plan, a, p);
 		break;
 	case PG_STRING:
 		put_text(sb, p + 8, (int64_t)v, a->size - 8);

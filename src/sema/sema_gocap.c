@@ -1,6 +1,7 @@
 /* sema_gocap: how print() captures a Go value for Go's %+v shape: a PLAN_ARG_GO tree,
  * every part at an offset from its parent's start, bounded in size (strings GT_STRLEN,
- * slices and arrays a few elements, pointers followed at the top only, as %+v does). */
+ * slices and arrays a few elements, maps GT_GOMAP_MAX entries, pointers followed at the
+ * top only, as %+v does). */
 #include "sema/sema_int.h"
 
 #include <stdlib.h>
@@ -13,12 +14,17 @@
 #define GOCAP_MAX_DEPTH 32 /* levels of a value printed (the type graph may be cyclic) */
 #define GOCAP_MAX_NODES 4096 /* fields and elements laid out for one value */
 #define GOCAP_MAX_BYTES 4096
+#define GOCAP_MAX_MAPS 4 /* maps walked in one value (each walk is BPF code of its own) */
+#define GOCAP_MAX_KV 128 /* Go keeps bigger keys and values out of the bucket (indirect) */
 
 struct capctx {
 	struct sema *s;
 	int total; /* bytes laid out so far */
 	int nodes; /* layout calls so far: a cyclic type graph must not multiply them */
 	bool pie;  /* the clause's target is a PIE */
+	int maps;  /* maps walked so far */
+	int in_elems; /* > 0: laying out an element of a slice, array or map, copied many
+			 times: no map walk in there (printed as ?) */
 };
 
 static struct plan_arg *layout(struct capctx *c, const struct binfo_gotype *t, int64_t go_off,
@@ -48,7 +54,9 @@ static void leaf(struct capctx *c, struct plan_arg *a, enum plan_go_kind k, int 
 static void elements(struct capctx *c, struct plan_arg *a, const struct binfo_gotype *el,
 		     int max, int header, int depth)
 {
+	c->in_elems++;
 	a->fields = layout(c, el, 0, depth + 1, false);
+	c->in_elems--;
 	a->nfields = 1;
 	int each = a->fields->size;
 	while (max > 0 && !room(c, each * max))
@@ -56,6 +64,126 @@ static void elements(struct capctx *c, struct plan_arg *a, const struct binfo_go
 	a->go_max = each ? max : 0;
 	a->go_stride = (int)el->size;
 	a->size = header + each * a->go_max;
+}
+
+static const struct binfo_gofield *field_of(const struct binfo_gotype *t, const char *name)
+{
+	for (int i = 0; t && t->kind == GK_STRUCT && i < t->nfields; i++)
+		if (!strcmp(t->fields[i].name, name))
+			return &t->fields[i];
+	return NULL;
+}
+
+/* The struct a pointer-typed field F points to, or NULL. */
+static const struct binfo_gotype *pointee(const struct binfo_gofield *f)
+{
+	const struct binfo_gotype *t = f && f->type->kind == GK_PTR ? f->type->elem : NULL;
+	return t && t->kind == GK_STRUCT ? t : NULL;
+}
+
+/* The walk of map type T from the linker's types behind its header (docs: struct
+ * gt_gomap), its key and value types in *KT and *VT: false when they are not as
+ * expected (a release whose layout is unknown). */
+static bool map_walk(const struct binfo_gotype *t, struct gt_gomap *w,
+		     const struct binfo_gotype **kt, const struct binfo_gotype **vt)
+{
+	const struct binfo_gotype *h = t->hdr && t->hdr->kind == GK_PTR ? t->hdr->elem : NULL;
+	const struct binfo_gofield *f;
+	*w = (struct gt_gomap){0};
+	if (!h || h->kind != GK_STRUCT)
+		return false;
+	if ((f = field_of(h, "buckets"))) { /* hmap */
+		const struct binfo_gotype *b = pointee(f);
+		const struct binfo_gofield *cnt = field_of(h, "count"), *B = field_of(h, "B"),
+					   *fl = field_of(h, "flags"), *old = field_of(h, "oldbuckets"),
+					   *th = field_of(b, "tophash"), *ks = field_of(b, "keys"),
+					   *vs = field_of(b, "values"), *ov = field_of(b, "overflow");
+		if (!b || !cnt || !B || !fl || !old || !th || !ks || !vs || !ov ||
+		    ks->type->kind != GK_ARRAY || vs->type->kind != GK_ARRAY || !ks->type->elem ||
+		    !vs->type->elem)
+			return false;
+		*w = (struct gt_gomap){
+			.count_off = (__u32)cnt->offset, .hdr_b = (__u32)B->offset,
+			.hdr_flags = (__u32)fl->offset, .hdr_old = (__u32)old->offset,
+			.hdr_dir = (__u32)f->offset, .grp_size = (__u32)b->size,
+			.grp_ctrl = (__u32)th->offset, .grp_next = (__u32)ov->offset,
+			.key_off = (__u32)ks->offset, .key_stride = (__u32)ks->type->elem->size,
+			.val_off = (__u32)vs->offset, .val_stride = (__u32)vs->type->elem->size,
+		};
+		*kt = ks->type->elem;
+		*vt = vs->type->elem;
+		return true;
+	}
+	if ((f = field_of(h, "dirPtr"))) { /* swiss: dirPtr is **table<K,V> */
+		const struct binfo_gotype *tp = f->type->kind == GK_PTR ? f->type->elem : NULL;
+		const struct binfo_gotype *tab = tp && tp->kind == GK_PTR ? tp->elem : NULL;
+		const struct binfo_gofield *used = field_of(h, "used"), *dl = field_of(h, "dirLen"),
+					   *gr = field_of(tab, "groups");
+		const struct binfo_gotype *ref = gr ? gr->type : NULL;
+		const struct binfo_gofield *data = field_of(ref, "data"), *mask = field_of(ref, "lengthMask");
+		const struct binfo_gotype *g = pointee(data);
+		const struct binfo_gofield *ctrl = field_of(g, "ctrl"), *slots = field_of(g, "slots");
+		const struct binfo_gotype *slot = slots && slots->type->kind == GK_ARRAY ? slots->type->elem : NULL;
+		const struct binfo_gofield *k = field_of(slot, "key"), *v = field_of(slot, "elem");
+		if (!used || !dl || !mask || !ctrl || !k || !v)
+			return false;
+		*w = (struct gt_gomap){
+			.swiss = 1, .count_off = (__u32)used->offset, .hdr_dir = (__u32)f->offset,
+			.hdr_dirlen = (__u32)dl->offset,
+			.tab_data = (__u32)(gr->offset + data->offset),
+			.tab_mask = (__u32)(gr->offset + mask->offset),
+			.grp_size = (__u32)g->size, .grp_ctrl = (__u32)ctrl->offset,
+			.key_off = (__u32)(slots->offset + k->offset), .key_stride = (__u32)slot->size,
+			.val_off = (__u32)(slots->offset + v->offset), .val_stride = (__u32)slot->size,
+		};
+		*kt = k->type;
+		*vt = v->type;
+		return true;
+	}
+	return false;
+}
+
+/* A map: its entries copied by a bounded walk (GT_GOMAP_MAX of them; the BPF side
+ * stops after GT_GOMAP_STEPS buckets or groups), keys and values laid out as any value
+ * in memory. A map whose layout is unknown prints as its address, as before; one in
+ * an element of a slice, array or map, or past GOCAP_MAX_MAPS, as ?. */
+static void map_layout(struct capctx *c, struct plan_arg *a, const struct binfo_gotype *t,
+		       int depth)
+{
+	struct sema *s = c->s;
+	struct gt_gomap w;
+	const struct binfo_gotype *kt, *vt;
+	if (!map_walk(t, &w, &kt, &vt)) {
+		leaf(c, a, PG_ADDR, 8);
+		return;
+	}
+	if (c->in_elems || c->maps >= GOCAP_MAX_MAPS || !room(c, 16)) {
+		leaf(c, a, PG_NOREAD, 0);
+		return;
+	}
+	c->maps++;
+	a->go = PG_MAP;
+	a->fields = arena_alloc(s->arena, sizeof(*a->fields) * 2);
+	a->nfields = 2;
+	c->in_elems++;
+	/* a key or value Go keeps behind a pointer (over GOCAP_MAX_KV bytes) is left out */
+	struct plan_arg *k = t->key && t->key->size > GOCAP_MAX_KV ? NULL : layout(c, kt, 0, depth + 1, false);
+	struct plan_arg *v = t->elem && t->elem->size > GOCAP_MAX_KV ? NULL : layout(c, vt, 0, depth + 1, false);
+	c->in_elems--;
+	a->fields[0] = k ? *k : (struct plan_arg){.kind = PLAN_ARG_GO, .go = PG_NOREAD};
+	a->fields[1] = v ? *v : (struct plan_arg){.kind = PLAN_ARG_GO, .go = PG_NOREAD};
+	a->fields[1].offset = a->fields[0].size;
+	int each = a->fields[0].size + a->fields[1].size;
+	int max = GT_GOMAP_MAX;
+	while (max > 0 && !room(c, each * max))
+		max--;
+	w.max = (__u32)max;
+	a->go_max = max;
+	a->go_stride = each;
+	a->size = 16 + each * max;
+	struct gt_gomap *wp = arena_alloc(s->arena, sizeof(*wp));
+	*wp = w;
+	a->go_map = wp;
 }
 
 static struct plan_arg *layout(struct capctx *c, const struct binfo_gotype *t, int64_t go_off,
@@ -86,6 +214,8 @@ static struct plan_arg *layout(struct capctx *c, const struct binfo_gotype *t, i
 		leaf(c, a, PG_NOREAD, 0);
 		break;
 	case GK_MAP:
+		map_layout(c, a, t, depth);
+		break;
 	case GK_CHAN:
 	case GK_FUNC:
 		leaf(c, a, PG_ADDR, 8);

@@ -106,12 +106,14 @@ if s.case("print"):
     b = s.go_build("args")
     r = s.run(["-c", b, "-e", 'go:main.Sum:entry { print(args.xs); } '
                'go:main.Check:return { print(retval); } '
-               'go:main.Move:entry { print(args.p); print(args.dx); }'])
+               'go:main.Move:entry { print(args.p); print(args.dx); } '
+               'go:main.Counts:entry { print(args.m); }'])
     lines = r.stdout.splitlines()
     traced = Counter(l for l in lines if not l[:1].isupper())
-    s.check("print() of a slice, an error (its text, and nil), a struct and an int",
+    s.check("print() of a slice, an error (its text, and nil), a struct, an int and a map",
             r.returncode == 0 and traced == Counter(["[0 0 0]", "[1 2 3]", "negative", "<nil>",
-                                                     "{X:10 Y:20}", "5"]), describe(r))
+                                                     "{X:10 Y:20}", "5", "map[a:1 b:2 c:3]"]),
+            describe(r))
 
 left = bpf_leftovers()
 s.check("nothing left attached", not left, left)

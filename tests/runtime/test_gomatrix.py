@@ -5,7 +5,8 @@ linking), and each of these stripped too (-ldflags=-s -w). On each, one gotrace 
 the program and its output is compared with what the program printed of itself: goids (the main goroutine and
 workers, from runtime.Stack's header), values by name (a struct split over registers, a
 string, a slice passed on the stack, an int, a pointer receiver, map lengths, two
-instances of a generic function), results at :return (named, unnamed, retval), a source
+instances of a generic function), map contents (print's %v against fmt's %+v: keys sorted,
+8 entries at most and " ..." past them), results at :return (named, unnamed, retval), a source
 line's hits (DWARF's line table), ustack at an entry (runtime.Callers with inlined calls,
 range-over-func bodies on 1.23+); and `-l` is compared with `go tool nm`. Stripped builds
 have no DWARF: names are refused with the clear error, what needs no names (goid, retval
@@ -55,7 +56,7 @@ else:
     print("note: no gcc: the cgo builds are left out")
 
 CHECKS = ["goid and values by name", "results at :return", "pointer receiver",
-          "map len", "source line", "generic instances", "ustack", "-l against go tool nm",
+          "map len", "map contents", "source line", "generic instances", "ustack", "-l against go tool nm",
           "names refused without DWARF"]
 
 # -- the scripts ----------------------------------------------------------------------------
@@ -65,7 +66,8 @@ go:main.work:return { printf("R %d sum=%d label=%s\n", goid, rets.sum, rets.labe
                       printf("V %d %d\n", goid, retval); }
 go:"main.(*Pair).Describe":entry { printf("D %d p=%v k=%d\n", goid, args.p, args.k); }
 go:"main.(*Pair).Describe":return { printf("DR %s\n", retval); }
-go:main.count:entry { printf("M %d\n", len(args.m)); }
+go:main.count:entry { printf("M %d\n", len(args.m)); printf("MP %v\n", args.m); }
+go:main.kinds:entry { printf("K %v %v %v\n", args.is, args.fs, args.bs); }
 '''
 # a source line (DWARF's line table: version 5 from Go 1.25 on), hit once per element
 LINE = next(i + 1 for i, l in enumerate(open(os.path.join(gotool.TESTS, "go", "matrix",
@@ -105,6 +107,33 @@ def traced(stdout, tag):
 
 def same(a, b):
     return collections.Counter(a) == collections.Counter(b)
+
+
+def map_entries(line):
+    """'MP map[a:1 b:2 ...]' -> (['a:1', 'b:2'], True): the entries (keys and values
+    without spaces) and whether ' ...' ends them."""
+    body = line[line.index("map[") + 4:line.rindex("]")]
+    more = body.endswith("...")
+    body = body[:-3].rstrip() if more else body
+    return (body.split() if body else []), more
+
+
+def same_maps(traced_lines, own_lines):
+    """print()'s maps against fmt's %+v: equal where the map has up to 8 entries (gotrace's
+    bound); past it, 8 of fmt's entries in fmt's order, then ' ...'."""
+    if len(traced_lines) != len(own_lines):
+        return False
+    for t, o in zip(traced_lines, own_lines):
+        want, _ = map_entries(o)
+        if len(want) <= 8:
+            if t != o:
+                return False
+            continue
+        got, more = map_entries(t)
+        if not more or len(got) != 8 or any(e not in want for e in got) or \
+                sorted(got, key=want.index) != got:
+            return False
+    return True
 
 
 def nm_funcs(gocmd, binary):
@@ -180,6 +209,10 @@ def check_matrix(rel, gocmd, build, flags, cgo):
                 same(traced(r.stdout, "D") + traced(r.stdout, "DR"),
                      own(r.stderr, "D") + own(r.stderr, "DR")), d)
         s.check("%s: map len" % pre, same(traced(r.stdout, "M"), own(r.stderr, "M")), d)
+        s.check("%s: map contents" % pre,
+                len(own(r.stderr, "MP")) == 3 and
+                same_maps(traced(r.stdout, "MP"), own(r.stderr, "MP")) and
+                traced(r.stdout, "K") == own(r.stderr, "K"), d)
         s.check("%s: source line" % pre, own(r.stderr, "L") and
                 re.search(r"^@lines: %s$" % own(r.stderr, "L")[0].split()[1], r.stdout, re.M),
                 d)

@@ -3,7 +3,7 @@
 // is asked to see, it prints on stderr what gotrace must print on stdout — the values a
 // function was called with (fmt's %+v / %v), its goroutine id (the header of
 // runtime.Stack), what it returned, the stack at a leaf (runtime.Callers, inlined
-// calls expanded) and the length of maps.
+// calls expanded), the length of maps and their contents (%+v).
 package main
 
 import (
@@ -68,6 +68,13 @@ func (p *Pair) Describe(k int) string {
 
 //go:noinline
 func count(m map[string]int) int { return len(m) }
+
+// kinds: maps of other key kinds, whose %+v fmt sorts by number, false before true
+//
+//go:noinline
+func kinds(is map[int]string, fs map[float64]bool, bs map[bool]int8) int {
+	return len(is) + len(fs) + len(bs)
+}
 
 // stackOf prints the stack of the function that called it, from that function down
 // to main.main (or the goroutine's first function), as "S TAG f1;f2;...".
@@ -139,8 +146,14 @@ func main() {
 	}
 	for _, m := range []map[string]int{m0, m3, m50} {
 		fmt.Fprintf(out, "M %d\n", len(m))
+		fmt.Fprintf(out, "MP %+v\n", m)
 		count(m)
 	}
+	is := map[int]string{10: "ten", -3: "minus three", 0: "", 7: "seven"}
+	fs := map[float64]bool{2.5: true, -1: false, 1e21: true}
+	bs := map[bool]int8{true: -1, false: 1}
+	fmt.Fprintf(out, "K %+v %+v %+v\n", is, fs, bs)
+	kinds(is, fs, bs)
 
 	fmt.Fprintf(out, "G x=%v n=%d\n", 5, 3)
 	Gen(5, 3)
