@@ -25,7 +25,8 @@ if [ $which = binfo ]; then
     cd "$out"
     "$build/tests/fuzz/fuzz_binfo" -artifact_prefix="$out/artifacts/" -runs=0 \
         "$src/tests/fuzz/binfo-regress"
-    exec "$build/tests/fuzz/fuzz_binfo" -max_len=68 -len_control=0 -artifact_prefix="$out/artifacts/" \
+    exec "$build/tests/fuzz/fuzz_binfo" -max_len=68 -len_control=0 -use_cmp=0 -use_memmem=0 \
+        -artifact_prefix="$out/artifacts/" \
         -timeout=10 -print_final_stats=1 "$@" "$out/corpus" "$out/seeds/inputs"
 fi
 fuzzer=$build/tests/fuzz/fuzz_frontend
