@@ -1,6 +1,7 @@
 #!/bin/sh
 # The whole suite: a -Werror build and ctest, then the same under ASan+UBSan, then
-# 60 s of fuzzing the front end (tests/fuzz, libFuzzer with ASan+UBSan).
+# 60 s of fuzzing the front end and 60 s of fuzzing the binary readers (tests/fuzz,
+# libFuzzer with ASan+UBSan).
 # Runtime tests trace real Go programs with real BPF: run as root.
 set -eu
 cd "$(dirname "$0")/.."
@@ -22,3 +23,13 @@ if ! tests/fuzz/run.sh build-fuzz -max_total_time=60 >build-fuzz/fuzz.log 2>&1; 
     exit 1
 fi
 grep -E '^#[0-9]+[[:space:]]+DONE|^Done|^stat::' build-fuzz/fuzz.log
+# 60 s of the binary readers' fuzzer (tests/fuzz/fuzz_binfo.c): first the kept crash
+# inputs of tests/fuzz/binfo-regress, then mutated seed Go binaries
+if ! tests/fuzz/run.sh binfo build-fuzz -max_total_time=60 >build-fuzz/fuzz-binfo.log 2>&1; then
+    tail -n 80 build-fuzz/fuzz-binfo.log
+    echo "fuzz (binfo): FAILED; reproduce with GT_FUZZ_BINFO_SEEDS=build-fuzz/fuzz-binfo/seeds/seeds.txt" \
+        "GT_FUZZ_BINFO_SHOW=1 build-fuzz/tests/fuzz/fuzz_binfo FILE on the file under" \
+        "build-fuzz/fuzz-binfo/artifacts/"
+    exit 1
+fi
+grep -E '^#[0-9]+[[:space:]]+DONE|^Done|^stat::' build-fuzz/fuzz-binfo.log

@@ -2,10 +2,12 @@
 #include "binfo/dw.h"
 
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "binfo/binfo_int.h"
+#include "common/diag.h"
 
 /* Turns a libdwarf result into true (DW_DLV_OK) / false, freeing the error of DW_DLV_ERROR. */
 bool dw_ok(struct dw *d, int res)
@@ -128,11 +130,97 @@ Dwarf_Die dw_next_cu(struct dw *d)
 }
 
 
-bool dw_open(struct dw *d, const char *path)
+/* Whether the units of a DWARF 5 location or range list section (P, N bytes) hold
+ * together: each unit's length inside the section, version 5, 4- or 8-byte addresses,
+ * its offset table inside the unit. */
+static bool lists_ok(const uint8_t *p, uint64_t n)
+{
+	for (uint64_t off = 0; off < n;) {
+		uint64_t len, hdr = 4;
+		uint32_t len32, count;
+		uint16_t version;
+		if (n - off < 4)
+			return false;
+		memcpy(&len32, p + off, 4);
+		len = len32;
+		if (len32 == 0xffffffffu) {
+			if (n - off < 12)
+				return false;
+			memcpy(&len, p + off + 4, 8);
+			hdr = 12;
+		} else if (len32 >= 0xfffffff0u) {
+			return false;
+		}
+		if (len > n - off - hdr || len < 8)
+			return false;
+		memcpy(&version, p + off + hdr, 2);
+		memcpy(&count, p + off + hdr + 4, 4);
+		if (version != 5 || (p[off + hdr + 2] != 8 && p[off + hdr + 2] != 4) ||
+		    p[off + hdr + 3] != 0 || count > (len - 8) / (hdr == 4 ? 4 : 8))
+			return false;
+		off += hdr + len;
+	}
+	return true;
+}
+
+/* One warning per binary, however many readers open its DWARF. */
+static void lists_warn(const struct binfo *bi, const char *name)
+{
+	static char warned[4096];
+	if (!strcmp(warned, bi->path))
+		return;
+	snprintf(warned, sizeof(warned), "%s", bi->path);
+	diag_print(DIAG_WARNING, "%s: malformed %s (a unit runs past the section or its "
+		   "header is wrong): its DWARF is not read", bi->path, name);
+}
+
+/* libdwarf 20210528 frees a list header twice when a unit of .debug_rnglists or
+ * .debug_loclists runs past its section (dwarf_load_rnglists, at the first
+ * dwarf_next_cu_header_d): a hostile binary aborted gotrace. Such sections are checked
+ * first; false (with a warning) when one is malformed. */
+static bool lists_sane(const struct binfo *bi)
+{
+	static const char *const names[] = {".debug_rnglists", ".debug_loclists",
+					    ".zdebug_rnglists", ".zdebug_loclists"};
+	for (int i = 0; i < 4; i++) {
+		GElf_Shdr sh;
+		Elf_Scn *scn = binfo_elf_section(bi->elf, names[i], SHT_NULL, &sh);
+		if (!scn)
+			continue;
+		if (!(sh.sh_flags & SHF_COMPRESSED) && i < 2) {
+			if (sh.sh_offset > bi->img_size || sh.sh_size > bi->img_size - sh.sh_offset ||
+			    !lists_ok(bi->img + sh.sh_offset, sh.sh_size)) {
+				lists_warn(bi, names[i]);
+				return false;
+			}
+			continue;
+		}
+		/* compressed: inflated in a handle of its own (that replaces the data) */
+		Elf *e = elf_begin(bi->fd, ELF_C_READ_MMAP, NULL);
+		Elf_Scn *zs = e ? binfo_elf_section(e, names[i], SHT_NULL, &sh) : NULL;
+		Elf_Data *data = NULL;
+		if (zs && ((sh.sh_flags & SHF_COMPRESSED) ? elf_compress(zs, 0, 0)
+							  : elf_compress_gnu(zs, 0, 0)) >= 0)
+			data = elf_getdata(zs, NULL);
+		bool ok = data && data->d_buf && lists_ok(data->d_buf, data->d_size);
+		if (e)
+			elf_end(e);
+		if (!ok) {
+			lists_warn(bi, names[i]);
+			return false;
+		}
+	}
+	return true;
+}
+
+bool dw_open(struct dw *d, const struct binfo *bi)
 {
 	memset(d, 0, sizeof(*d));
+	d->fd = -1;
+	if (!lists_sane(bi))
+		return false;
 	/* A descriptor of its own: libdwarf reads with lseek/read, libelf has its mapping. */
-	d->fd = open(path, O_RDONLY | O_CLOEXEC);
+	d->fd = open(bi->path, O_RDONLY | O_CLOEXEC);
 	if (d->fd < 0)
 		return false;
 	int res = dwarf_init_b(d->fd, DW_DLC_READ, DW_GROUPNUMBER_ANY, NULL, NULL, &d->dbg, &d->err);

@@ -24,8 +24,10 @@ struct dw {
 	int fd;
 };
 
-/* Opens PATH's DWARF; false when it has none (or cannot be read). */
-bool dw_open(struct dw *d, const char *path);
+struct binfo;
+/* Opens BI's DWARF; false when it has none (or cannot be read, or its location or
+ * range lists are malformed: libdwarf would free memory twice). */
+bool dw_open(struct dw *d, const struct binfo *bi);
 void dw_close(struct dw *d);
 
 /* Turns a libdwarf result into true (DW_DLV_OK) / false, freeing the error of

@@ -312,8 +312,10 @@ static void load_pclntab_funcs(struct binfo *bi)
 {
 	struct binfo_func *pf;
 	int n;
-	if (binfo__pcln_funcs(bi, &pf, &n) != 0 || n == 0)
+	if (binfo__pcln_funcs(bi, &pf, &n) != 0 || n == 0) {
+		free(pf); /* a table of nameless functions gives an empty list */
 		return;
+	}
 	/* The linker writes '·' as '.' into the symbol table ("for ASCII-only tools",
 	 * cmd/link symtab.go); .gopclntab keeps it (type:.eq.runtime.untracedG·7 of Go
 	 * 1.26). Spell it as the symbols do, so that a stripped binary's functions have

@@ -477,7 +477,7 @@ int binfo_godwarf__open(struct binfo *bi, struct binfo_godwarf **out)
 {
 	struct binfo_godwarf *gd = xcalloc(1, sizeof(*gd));
 	*out = NULL;
-	if (!dw_open(&gd->d, bi->path)) {
+	if (!dw_open(&gd->d, bi)) {
 		free(gd);
 		return -ENOENT;
 	}

@@ -64,7 +64,7 @@ int binfo_gortypes(struct binfo *bi, struct arena *a, struct binfo_gortype **out
 	*out = NULL;
 	if (binfo_symbol_addr(bi, "runtime.types", &base) && /* moduledata.types */ !binfo__section(bi, bi->pie ? ".data.rel.ro" : ".rodata", &size, &base))
 		return -ENOENT;
-	if (!dw_open(&d, bi->path))
+	if (!dw_open(&d, bi))
 		return -ENOENT;
 	VEC(struct binfo_gortype) v = {0};
 	for (Dwarf_Die cu; (cu = dw_next_cu(&d));) {

@@ -223,7 +223,7 @@ static int layout_from_dwarf(const struct binfo *bi, struct binfo_goruntime *out
 	struct dw d;
 	struct dw_found f = {0};
 
-	if (!dw_open(&d, bi->path))
+	if (!dw_open(&d, bi))
 		return 0;
 	for (Dwarf_Die cu; (cu = dw_next_cu(&d));) {
 		if (dw_is_runtime_cu(&d, cu, &f))

@@ -821,8 +821,10 @@ static int dwarf_lines(struct binfo_lines *l)
 	ds.line = dw_section(e, ".debug_line");
 	ds.str = dw_section(e, ".debug_str");
 	ds.line_str = dw_section(e, ".debug_line_str");
+	if (!ds.line.d) /* no .debug_line (stripped): NULL + 0 is undefined too */
+		goto out;
 	struct rd r = {ds.line.d, ds.line.d + ds.line.size, false};
-	while (ds.line.d && r.p < r.end && !r.bad)
+	while (r.p < r.end && !r.bad)
 		lp_unit(l, &r, &ds, &rows, &seqs);
 	if (!rows.n)
 		goto out;

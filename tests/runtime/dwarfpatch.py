@@ -184,3 +184,35 @@ def wrap_inline_index(data, func):
     table = _uvarint(0xfffffffa) + _uvarint(1) + _uvarint(6) + _uvarint(1) + b"\0"
     data[pctab + pcsp:pctab + pcsp + len(table)] = table
     struct.pack_into("<I", data, f + 44 + 4 * 2, pcsp)  # pcdata[2]: the inline tree's
+
+
+# ---- section headers ----
+
+def set_section_size(data, name, size):
+    """Sets the sh_size of section NAME to SIZE in place (its bytes stay where they are)."""
+    shoff = struct.unpack_from("<Q", data, 0x28)[0]
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3a)
+    stro = struct.unpack_from("<Q", data, shoff + shstrndx * shentsize + 24)[0]
+    for i in range(shnum):
+        h = shoff + i * shentsize
+        n = struct.unpack_from("<I", data, h)[0]
+        if bytes(data[stro + n:data.index(b"\0", stro + n)]) == name.encode():
+            struct.pack_into("<Q", data, h + 32, size)
+            return
+    raise ValueError("no section %s" % name)
+
+
+def blank_func_names(data):
+    """Points every _func's name of a Go 1.18+ .gopclntab at an empty string (the NUL
+    ending the first name), in place: a table that lists only nameless functions."""
+    off = sections(bytes(data))[".gopclntab"][0]
+    if struct.unpack_from("<I", data, off)[0] not in (0xfffffff0, 0xfffffff1):
+        raise ValueError("not a Go 1.18+ .gopclntab")
+    nfunc = struct.unpack_from("<Q", data, off + 8)[0]
+    names, pcln = struct.unpack_from("<Q", data, off + 32)[0], struct.unpack_from("<Q", data, off + 64)[0]
+    first = names + struct.unpack_from("<i", data, off + pcln + struct.unpack_from(
+        "<I", data, off + pcln + 4)[0] + 4)[0]
+    empty = data.index(b"\0", off + first) - off - names
+    for i in range(nfunc):
+        foff = struct.unpack_from("<I", data, off + pcln + 8 * i + 4)[0]
+        struct.pack_into("<i", data, off + pcln + foff + 4, empty)
