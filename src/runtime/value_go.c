@@ -48,6 +48,94 @@ static void put_float(struct strbuf *sb, double d)
 	strbuf_puts(sb, f);
 }
 
+/* N's last DIGITS decimal digits as Go's Duration.String writes a fraction: ".25",
+ * nothing when they are all 0. */
+static void put_frac(struct strbuf *sb, uint64_t n, int digits)
+{
+	char d[20];
+	int len = 0;
+	for (int i = digits - 1; i >= 0; i--, n /= 10)
+		d[i] = (char)('0' + n % 10);
+	for (len = digits; len > 0 && d[len - 1] == '0'; len--)
+		;
+	if (len)
+		strbuf_printf(sb, ".%.*s", len, d);
+}
+
+/* time.Duration's String(): 1m30.25s, 1.5ms, -1ns, 0s. */
+static void put_duration(struct strbuf *sb, int64_t d)
+{
+	uint64_t u = d < 0 ? -(uint64_t)d : (uint64_t)d;
+	const char *sign = d < 0 ? "-" : "";
+	if (u == 0) {
+		strbuf_puts(sb, "0s");
+	} else if (u < 1000) {
+		strbuf_printf(sb, "%s%" PRIu64 "ns", sign, u);
+	} else if (u < 1000000000) {
+		int prec = u < 1000000 ? 3 : 6;
+		uint64_t div = prec == 3 ? 1000 : 1000000;
+		strbuf_printf(sb, "%s%" PRIu64, sign, u / div);
+		put_frac(sb, u % div, prec);
+		strbuf_puts(sb, prec == 3 ? "\xc2\xb5s" : "ms"); /* µs */
+	} else {
+		uint64_t sec = u / 1000000000, h = sec / 3600, m = sec / 60 % 60;
+		strbuf_puts(sb, sign);
+		if (h)
+			strbuf_printf(sb, "%" PRIu64 "h", h);
+		if (h || m)
+			strbuf_printf(sb, "%" PRIu64 "m", m);
+		strbuf_printf(sb, "%" PRIu64, sec % 60);
+		put_frac(sb, u % 1000000000, 9);
+		strbuf_putc(sb, 's');
+	}
+}
+
+/* net.IP's String(): <nil>, a.b.c.d for 4 bytes or an IPv4-in-IPv6 address, RFC 5952
+ * for 16, ? and the bytes in hex for other lengths. */
+static void put_ip(struct strbuf *sb, const uint8_t *b, int64_t len)
+{
+	static const uint8_t v4in6[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+	if (len == 0) {
+		strbuf_puts(sb, "<nil>");
+		return;
+	}
+	if (len == 16 && !memcmp(b, v4in6, 12)) {
+		b += 12;
+		len = 4;
+	}
+	if (len == 4) {
+		strbuf_printf(sb, "%u.%u.%u.%u", b[0], b[1], b[2], b[3]);
+		return;
+	}
+	if (len != 16) {
+		strbuf_putc(sb, '?');
+		for (int64_t i = 0; i < len; i++)
+			strbuf_printf(sb, "%02x", b[i]);
+		return;
+	}
+	/* the longest run of two or more zero groups, the first of equals, is "::" */
+	int best = -1, bestn = 1;
+	for (int i = 0; i < 8;) {
+		int j = i;
+		while (j < 8 && !b[2 * j] && !b[2 * j + 1])
+			j++;
+		if (j - i > bestn) {
+			best = i;
+			bestn = j - i;
+		}
+		i = j > i ? j : i + 1;
+	}
+	for (int i = 0; i < 8; i++) {
+		if (i == best) {
+			strbuf_puts(sb, "::");
+			i += bestn - 1;
+			continue;
+		}
+		strbuf_printf(sb, "%s%x", i && i != best + bestn ? ":" : "",
+			      (unsigned)(b[2 * i] << 8 | b[2 * i + 1]));
+	}
+}
+
 static const struct plan_gotype *gotype_at(const struct gt_plan *plan, uint64_t addr)
 {
 	int lo = 0, hi = plan->ngotypes - 1;
@@ -80,7 +168,10 @@ static void go_format(struct strbuf *sb, const struct gt_plan *plan, const struc
 	uint64_t v = a->go == PG_NOREAD ? 0 : rt_rd64(p);
 	switch (a->go) {
 	case PG_INT:
-		strbuf_printf(sb, "%" PRId64, (int64_t)narrow(v, a->go_size, true));
+		if (a->go_show == PGW_DURATION)
+			put_duration(sb, (int64_t)v);
+		else
+			strbuf_printf(sb, "%" PRId64, (int64_t)narrow(v, a->go_size, true));
 		break;
 	case PG_UINT:
 		strbuf_printf(sb, "%" PRIu64, narrow(v, a->go_size, false));
@@ -128,8 +219,17 @@ static void go_format(struct strbuf *sb, const struct gt_plan *plan, const struc
 		break;
 	case PG_ARRAY:
 	case PG_SLICE: {
-		int64_t n = a->go == PG_SLICE ? (int64_t)v : a->go_max;
+		/* an array's length is its size over its stride (0-sized elements: as captured) */
+		int64_t n = a->go == PG_SLICE ? (int64_t)v
+			    : a->go_stride > 0 ? a->go_size / a->go_stride : a->go_max;
 		const uint8_t *el = a->go == PG_SLICE ? p + 16 : p;
+		if (a->go_show == PGW_IP && n <= a->go_max && a->fields[0].size == 8) {
+			uint8_t ip[16];
+			for (int64_t i = 0; i < n && i < 16; i++)
+				ip[i] = (uint8_t)rt_rd64(el + i * 8);
+			put_ip(sb, ip, n);
+			break;
+		}
 		strbuf_putc(sb, '[');
 		for (int64_t i = 0; i < n && i < a->go_max; i++) {
 			strbuf_puts(sb, i ? " " : "");

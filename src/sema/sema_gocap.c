@@ -12,7 +12,7 @@
 #define GOCAP_MAX_ELEMS 8  /* slice and array elements printed */
 #define GOCAP_MAX_DEPTH 32 /* levels of a value printed (the type graph may be cyclic) */
 #define GOCAP_MAX_NODES 4096 /* fields and elements laid out for one value */
-#define GOCAP_MAX_BYTES 4096
+#define GOCAP_MAX_BYTES 16384 /* a record; cobra.Command takes about 5 KiB */
 
 struct capctx {
 	struct sema *s;
@@ -22,7 +22,14 @@ struct capctx {
 };
 
 static struct plan_arg *layout(struct capctx *c, const struct binfo_gotype *t, int64_t go_off,
-			       int depth, bool regs);
+			       int depth, bool regs, bool ro);
+
+/* fmt calls String() on a value reached through exported fields only (reflect's
+ * CanInterface): an unexported field's Duration prints as its integer. */
+static bool exported(const char *name)
+{
+	return name && name[0] >= 'A' && name[0] <= 'Z';
+}
 
 static int pad8(int n)
 {
@@ -46,9 +53,9 @@ static void leaf(struct capctx *c, struct plan_arg *a, enum plan_go_kind k, int 
 
 /* Elements of a slice or an array: up to MAX copies of the element's layout. */
 static void elements(struct capctx *c, struct plan_arg *a, const struct binfo_gotype *el,
-		     int max, int header, int depth)
+		     int max, int header, int depth, bool ro)
 {
-	a->fields = layout(c, el, 0, depth + 1, false);
+	a->fields = layout(c, el, 0, depth + 1, false, ro);
 	a->nfields = 1;
 	int each = a->fields->size;
 	while (max > 0 && !room(c, each * max))
@@ -59,7 +66,7 @@ static void elements(struct capctx *c, struct plan_arg *a, const struct binfo_go
 }
 
 static struct plan_arg *layout(struct capctx *c, const struct binfo_gotype *t, int64_t go_off,
-			       int depth, bool regs)
+			       int depth, bool regs, bool ro)
 {
 	struct sema *s = c->s;
 	struct plan_arg *a = arena_alloc(s->arena, sizeof(*a));
@@ -78,6 +85,8 @@ static struct plan_arg *layout(struct capctx *c, const struct binfo_gotype *t, i
 	case GK_UINT:
 		a->is_signed = t->kind == GK_INT;
 		leaf(c, a, t->kind == GK_BOOL ? PG_BOOL : t->kind == GK_INT ? PG_INT : PG_UINT, 8);
+		if (!ro && t->kind == GK_INT && t->size == 8 && !strcmp(t->name, "time.Duration"))
+			a->go_show = PGW_DURATION;
 		break;
 	case GK_FLOAT: /* X registers: unreadable; in memory: its bits */
 		leaf(c, a, regs ? PG_NOREAD : PG_FLOAT, regs ? 0 : 8);
@@ -95,7 +104,7 @@ static struct plan_arg *layout(struct capctx *c, const struct binfo_gotype *t, i
 		/* %+v shows &{...} for a pointer to a struct or an array at the top only */
 		if (a->go == PG_PTR && depth == 0 && t->elem &&
 		    (t->elem->kind == GK_STRUCT || t->elem->kind == GK_ARRAY)) {
-			a->fields = layout(c, t->elem, 0, depth + 1, false);
+			a->fields = layout(c, t->elem, 0, depth + 1, false, false);
 			a->nfields = 1;
 			a->fields->offset = 8;
 			a->size = 8 + a->fields->size;
@@ -117,7 +126,7 @@ static struct plan_arg *layout(struct capctx *c, const struct binfo_gotype *t, i
 		int off = 0;
 		for (int i = 0; i < t->nfields; i++) {
 			struct plan_arg *f = layout(c, t->fields[i].type, (int64_t)t->fields[i].offset,
-						    depth + 1, regs); /* as %+v: &{} at the top only */
+						    depth + 1, regs, ro || !exported(t->fields[i].name));
 			f->offset = off;
 			f->name = arena_strdup(s->arena, t->fields[i].name);
 			a->fields[i] = *f;
@@ -133,7 +142,7 @@ static struct plan_arg *layout(struct capctx *c, const struct binfo_gotype *t, i
 			break;
 		}
 		elements(c, a, t->elem, t->count < GOCAP_MAX_ELEMS ? (int)t->count : GOCAP_MAX_ELEMS,
-			 0, depth);
+			 0, depth, ro);
 		break;
 	case GK_SLICE:
 		a->go = PG_SLICE;
@@ -141,7 +150,12 @@ static struct plan_arg *layout(struct capctx *c, const struct binfo_gotype *t, i
 			leaf(c, a, PG_NOREAD, 0);
 			break;
 		}
-		elements(c, a, t->elem, depth < 4 ? GOCAP_MAX_ELEMS : 0, 16, depth);
+		if (!ro && t->elem->size == 1 && !strcmp(t->name, "net.IP")) {
+			elements(c, a, t->elem, 16, 16, depth, ro); /* IPv4 in IPv6 form: 16 */
+			a->go_show = PGW_IP;
+			break;
+		}
+		elements(c, a, t->elem, depth < 4 ? GOCAP_MAX_ELEMS : 0, 16, depth, ro);
 		break;
 	}
 	return a;
@@ -154,9 +168,11 @@ struct gt_type *sema_go_print_type(struct sema *s, struct ast_node *e)
 	struct capctx c = {.s = s, .pie = s->clause_site_begin < s->sites.n && in->bi &&
 					  binfo_is_pie(in->bi)};
 	struct gt_type *t = sema_type_new(s, TY_GO, 0, false);
-	t->gocap = layout(&c, sn->gotype, 0, 0, sn->go->where == GW_REGS);
+	t->gocap = layout(&c, sn->gotype, 0, 0, sn->go->where == GW_REGS, false);
 	t->size = t->gocap->size ? t->gocap->size : 8;
-	t->name = e->ty->name; /* sema's copy */
+	/* printf's %T: the Go type (sema's copy of DWARF's name) */
+	t->name = sn->gotype && sn->gotype->name ? arena_strdup(s->arena, sn->gotype->name)
+						 : e->ty->name;
 	return t;
 }
 
