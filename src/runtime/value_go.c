@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/util.h"
 
@@ -136,6 +137,73 @@ static void put_ip(struct strbuf *sb, const uint8_t *b, int64_t len)
 	}
 }
 
+/* time.Time's String(): "2009-11-10 23:00:00.000000005 +0100 CET m=+0.001234567",
+ * from the capture of sema_gocap's time_show: wall, ext, loc -> &{name, cacheStart,
+ * cacheEnd, cacheZone -> &{name, offset}}. The zone is the one Go cached in the
+ * Location (nil: UTC); time.Local before the program used it: this machine's zone;
+ * another time out of the cache is printed in UTC, named so. */
+static void put_time(struct strbuf *sb, const struct plan_arg *a, const uint8_t *p)
+{
+	const struct plan_arg *f = a->fields;
+	uint64_t wall = rt_rd64(p + f[0].offset);
+	int64_t ext = (int64_t)rt_rd64(p + f[1].offset);
+	bool mono = wall >> 63;
+	/* seconds since January 1 of year 1; the wall clock's from 1885 when monotonic */
+	int64_t sec = mono ? 59453308800 + (int64_t)((wall << 1) >> 31) : ext;
+	int64_t unix_sec = sec - 62135596800, off = 0;
+	const char *zname = "UTC";
+	int64_t zlen = 3;
+	const uint8_t *loc = p + f[2].offset;
+	if (rt_rd64(loc)) {
+		const struct plan_arg *l = f[2].fields[0].fields;
+		const uint8_t *lb = loc + f[2].fields[0].offset;
+		const uint8_t *zp = lb + l[3].offset;
+		int64_t start = (int64_t)rt_rd64(lb + l[1].offset);
+		int64_t end = (int64_t)rt_rd64(lb + l[2].offset);
+		if (rt_rd64(zp) && start <= unix_sec && unix_sec < end) {
+			const struct plan_arg *z = l[3].fields[0].fields;
+			const uint8_t *zb = zp + l[3].fields[0].offset;
+			zname = (const char *)zb + z[0].offset + 8;
+			zlen = (int64_t)rt_rd64(zb + z[0].offset);
+			if (zlen > z[0].size - 9)
+				zlen = z[0].size - 9;
+			off = (int64_t)rt_rd64(zb + z[1].offset);
+		} else if (rt_rd64(lb + l[0].offset) == 0 ||
+			   (rt_rd64(lb + l[0].offset) == 5 && !memcmp(lb + l[0].offset + 8, "Local", 5))) {
+			/* time.Local, not read by the program yet (Go fills it at its first
+			 * use): the zone of this machine, as the program would find it */
+			time_t u = (time_t)unix_sec;
+			struct tm lt;
+			if (localtime_r(&u, &lt)) {
+				off = lt.tm_gmtoff;
+				zname = lt.tm_zone ? lt.tm_zone : "";
+				zlen = (int64_t)strlen(zname);
+			}
+		} else if (rt_rd64(lb + l[0].offset) != 3 ||
+			   memcmp(lb + l[0].offset + 8, "UTC", 3)) {
+			zname = "UTC (zone not cached)";
+			zlen = (int64_t)strlen(zname);
+		}
+	}
+	time_t t = (time_t)(unix_sec + off);
+	struct tm tm;
+	if (!gmtime_r(&t, &tm)) {
+		strbuf_printf(sb, "?(%" PRId64 "s)", unix_sec);
+		return;
+	}
+	strbuf_printf(sb, "%04lld-%02d-%02d %02d:%02d:%02d", (long long)tm.tm_year + 1900,
+		      tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+	put_frac(sb, wall & ((1u << 30) - 1), 9);
+	int64_t m = off < 0 ? -off / 60 : off / 60;
+	strbuf_printf(sb, " %c%02" PRId64 "%02" PRId64 " %.*s", off < 0 ? '-' : '+', m / 60, m % 60,
+		      (int)(zlen > 0 ? zlen : 0), zname);
+	if (mono) {
+		uint64_t u = ext < 0 ? -(uint64_t)ext : (uint64_t)ext;
+		strbuf_printf(sb, " m=%c%" PRIu64 ".%09" PRIu64, ext < 0 ? '-' : '+', u / 1000000000,
+			      u % 1000000000);
+	}
+}
+
 static const struct plan_gotype *gotype_at(const struct gt_plan *plan, uint64_t addr)
 {
 	int lo = 0, hi = plan->ngotypes - 1;
@@ -210,6 +278,10 @@ static void go_format(struct strbuf *sb, const struct gt_plan *plan, const struc
 		put_text(sb, p + 8, (int64_t)v, a->size - 8);
 		break;
 	case PG_STRUCT:
+		if (a->go_show == PGW_TIME) {
+			put_time(sb, a, p);
+			break;
+		}
 		strbuf_putc(sb, '{');
 		for (int i = 0; i < a->nfields; i++) {
 			strbuf_printf(sb, "%s%s:", i ? " " : "", a->fields[i].name);

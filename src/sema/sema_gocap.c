@@ -26,6 +26,9 @@ static struct plan_arg *layout(struct capctx *c, const struct binfo_gotype *t, i
 
 /* fmt calls String() on a value reached through exported fields only (reflect's
  * CanInterface): an unexported field's Duration prints as its integer. */
+static void time_show(struct capctx *c, struct plan_arg *a, const struct binfo_gotype *t,
+		      int depth);
+
 static bool exported(const char *name)
 {
 	return name && name[0] >= 'A' && name[0] <= 'Z';
@@ -133,6 +136,8 @@ static struct plan_arg *layout(struct capctx *c, const struct binfo_gotype *t, i
 			off += f->size;
 		}
 		a->size = off;
+		if (!ro && !strcmp(t->name, "time.Time"))
+			time_show(c, a, t, depth);
 		break;
 	}
 	case GK_ARRAY:
@@ -159,6 +164,77 @@ static struct plan_arg *layout(struct capctx *c, const struct binfo_gotype *t, i
 		break;
 	}
 	return a;
+}
+
+static const struct binfo_gofield *field_named(const struct binfo_gotype *t, const char *name)
+{
+	for (int i = 0; t && t->kind == GK_STRUCT && i < t->nfields; i++)
+		if (!strcmp(t->fields[i].name, name))
+			return &t->fields[i];
+	return NULL;
+}
+
+/* A struct of the named fields of T (each laid out alone), in NAMES' order: NULL when
+ * T lacks one. */
+static struct plan_arg *pick(struct capctx *c, const struct binfo_gotype *t,
+			     const char *const *names, int n, int depth)
+{
+	struct plan_arg *a = arena_alloc(c->s->arena, sizeof(*a));
+	a->kind = PLAN_ARG_GO;
+	a->go = PG_STRUCT;
+	a->go_size = (int)t->size;
+	a->fields = arena_alloc(c->s->arena, sizeof(*a->fields) * (size_t)n);
+	a->nfields = n;
+	for (int i = 0; i < n; i++) {
+		const struct binfo_gofield *f = field_named(t, names[i]);
+		if (!f)
+			return NULL;
+		struct plan_arg *p = layout(c, f->type, (int64_t)f->offset, depth + 1, false, true);
+		p->offset = a->size;
+		p->name = names[i];
+		a->fields[i] = *p;
+		a->size += p->size;
+	}
+	return a;
+}
+
+/* LOC, a *P field, followed to the fields of *P that BODY lays out (&{...}). */
+static void follow(struct plan_arg *loc, struct plan_arg *body)
+{
+	loc->fields = body;
+	loc->nfields = 1;
+	body->offset = 8;
+	loc->size = 8 + body->size;
+}
+
+/* time.Time {wall, ext, loc}: String() needs the zone Go cached in *loc (name,
+ * cacheStart, cacheEnd, cacheZone -> {name, offset}): those are followed too. Without
+ * them (another layout of the runtime's types) it prints as a struct. */
+static void time_show(struct capctx *c, struct plan_arg *a, const struct binfo_gotype *t,
+		      int depth)
+{
+	static const char *const tf[] = {"wall", "ext", "loc"};
+	static const char *const lf[] = {"name", "cacheStart", "cacheEnd", "cacheZone"};
+	static const char *const zf[] = {"name", "offset"};
+	const struct binfo_gofield *loc = field_named(t, "loc"), *zone;
+	const struct binfo_gotype *lt = loc && loc->type->kind == GK_PTR ? loc->type->elem : NULL;
+	zone = field_named(lt, "cacheZone");
+	if (!lt || !zone || zone->type->kind != GK_PTR || !zone->type->elem || depth > 8)
+		return;
+	struct plan_arg *ta = pick(c, t, tf, 3, depth);
+	struct plan_arg *la = ta ? pick(c, lt, lf, 4, depth + 1) : NULL;
+	struct plan_arg *za = la ? pick(c, zone->type->elem, zf, 2, depth + 2) : NULL;
+	if (!za || ta->fields[2].go != PG_PTR || la->fields[3].go != PG_PTR)
+		return;
+	follow(&la->fields[3], za);
+	la->size += za->size;
+	follow(&ta->fields[2], la);
+	ta->size += la->size;
+	c->total -= a->size; /* pick() counted its parts: those of A's first layout go back */
+	int64_t off = a->go_off;
+	*a = *ta;
+	a->go_off = off;
+	a->go_show = PGW_TIME;
 }
 
 struct gt_type *sema_go_print_type(struct sema *s, struct ast_node *e)

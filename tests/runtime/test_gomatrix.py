@@ -77,7 +77,7 @@ go:main.serve:entry { printf("P req %v\n", args.r);
          args.r.Timeout, args.r.Items[0].Price); }
 go:main.execute:entry { printf("P cmd "); print(args.c); }
 go:main.bits:entry { printf("P bits %v\n", args.b); }
-go:main.wait:entry { printf("P dur %v %v\n", args.d, args.t); }
+go:main.wait:entry { printf("P dur %v %v %v\n", args.d, args.t, args.at); }
 '''
 # a source line (DWARF's line table: version 5 from Go 1.25 on), hit once per element
 LINE = next(i + 1 for i, l in enumerate(open(os.path.join(gotool.TESTS, "go", "matrix",

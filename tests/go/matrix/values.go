@@ -50,8 +50,10 @@ type Request struct {
 	Addr             net.IP
 	Addr6            net.IP
 	Bits             [8]int16
+	Start            time.Time
 	cancel           func()
 	wait             time.Duration
+	started          time.Time // unexported: fmt prints its fields
 }
 
 type FlagSet struct {
@@ -168,8 +170,8 @@ func bits(b [12]int16) {
 }
 
 //go:noinline
-func wait(d time.Duration, t time.Duration) {
-	fmt.Fprintf(out, "P dur %+v %+v\n", d, t)
+func wait(d time.Duration, t time.Duration, at time.Time) {
+	fmt.Fprintf(out, "P dur %+v %+v %+v\n", d, t, at)
 }
 
 func init() {
@@ -182,7 +184,9 @@ func init() {
 			Items: []Item{{"pen", 1.25, 3}, {"ink", -2e-7, -1}},
 			Err:   errors.New("boom"), Addr: net.IPv4(192, 168, 1, 20),
 			Addr6: net.ParseIP("2001:db8::1"), Bits: [8]int16{1, -2, 3, 4, 5, 6, 7, 8},
+			Start:  time.Date(2009, 11, 10, 23, 0, 0, 5, time.UTC),
 			cancel: func() {}, wait: 1500 * time.Millisecond}
+		r.started = r.Start
 		serve(r, 1)
 		r2 := Request{Method: "POST", Items: []Item{{"x", 3.5, 1}}, Timeout: 1500 * time.Microsecond, Deadline: -2 * time.Hour}
 		serve(r2, 2)
@@ -201,7 +205,8 @@ func init() {
 		execute(root, []string{"--version"})
 
 		bits([12]int16{-1, 2, -3, 4, -5, 6, -7, 8, -9, 10, -11, 12})
-		wait(3*time.Second, 0)
-		wait(-1*time.Nanosecond, 26*time.Hour+3*time.Minute+4*time.Second+5*time.Microsecond)
+		wait(3*time.Second, 0, time.Now())
+		wait(-1*time.Nanosecond, 26*time.Hour+3*time.Minute+4*time.Second+5*time.Microsecond,
+			time.Date(2024, 2, 29, 12, 30, 45, 120000000, time.FixedZone("CET", 3600)))
 	})
 }
