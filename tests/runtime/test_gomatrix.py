@@ -9,7 +9,10 @@ instances of a generic function), results at :return (named, unnamed, retval), a
 line's hits (DWARF's line table), ustack at an entry (runtime.Callers with inlined calls,
 range-over-func bodies on 1.23+); and `-l` is compared with `go tool nm`. Stripped builds
 have no DWARF: names are refused with the clear error, what needs no names (goid, retval
-as RAX, ustack, -l) still checked. The module proxy unreachable: skipped, or failed in CI
+as RAX, ustack, -l) still checked. print() / %v (tests/go/matrix/values.go, issue 24): an
+http.Request-shaped struct on the stack, a cobra.Command-sized one through a pointer,
+Durations, Times and IPs as their String(), an array past 8 elements, %T and %d / %x of
+64-bit fields, each equal to the program's own %+v (pointers and map fields set aside). The module proxy unreachable: skipped, or failed in CI
 (GT_REQUIRE_BPF=1). docs/go-versions.md has the matrix and what differs between releases."""
 
 import collections
