@@ -237,8 +237,7 @@ void cg_tuple_into(struct cg *g, struct ast_node *e, LLVMValueRef dst, const str
 {
 	LLVMValueRef src = cg_expr(g, e);
 	/* zeroed first: padding and the tails of shorter strings never carry old bytes */
-	LLVMBuildMemSet(g->b, dst, LLVMConstInt(g->i8, 0, false), cg_const(g, (uint64_t)dt->size),
-			1);
+	cg_zero(g, dst, dt->size, 1);
 	tuple_copy(g, dst, dt, src, e->ty);
 }
 
@@ -497,8 +496,7 @@ static LLVMValueRef mem_value(struct cg *g, LLVMValueRef addr, const struct gt_t
 void cg_struct_into(struct cg *g, struct ast_node *e, LLVMValueRef dst)
 {
 	bool user = sema_user_mem(e) || g->pp->kind == PLAN_PROG_UPROBE;
-	LLVMBuildMemSet(g->b, dst, LLVMConstInt(g->i8, 0, false), cg_const(g, (uint64_t)e->ty->size),
-			1);
+	cg_zero(g, dst, e->ty->size, 8); /* a record's field: 8-aligned */
 	LLVMValueRef args[4] = {dst, LLVMConstInt(g->i32, (uint64_t)e->ty->size, false),
 				cg_expr(g, e), LLVMConstInt(g->i32, user, false)};
 	cg_runtime_call(g, "gt_read_raw", args, 4);

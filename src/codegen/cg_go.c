@@ -264,7 +264,7 @@ void cg_go_capture(struct cg *g, struct ast_node *e, LLVMValueRef dst, const str
 {
 	struct plan_arg root = *a;
 	root.offset = 0;
-	LLVMBuildMemSet(g->b, dst, LLVMConstInt(g->i8, 0, false), cg_const(g, (uint64_t)a->size), 8);
+	cg_zero(g, dst, a->size, 8);
 	struct gosrc s = ref_src(g, ref_of(e));
 	capture(g, &root, &s, dst);
 }

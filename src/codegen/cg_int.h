@@ -111,6 +111,8 @@ LLVMValueRef cg_load_reg(struct cg *g, int off); /* u64 at OFF of struct pt_regs
 LLVMValueRef cg_gep8(struct cg *g, LLVMValueRef p, int off); /* P + OFF bytes */
 /* Stores i64 V at P + OFF (8-aligned: records, keys and buffers are). */
 void cg_store64(struct cg *g, LLVMValueRef p, int off, LLVMValueRef v);
+/* SIZE bytes at P set to 0, whatever SIZE (a loop when big; P then ALIGN 8) */
+void cg_zero(struct cg *g, LLVMValueRef p, int size, unsigned align);
 
 /* cg_go.c: Go values named through args / rets */
 LLVMValueRef cg_go_value(struct cg *g, struct ast_node *e); /* an integer or a pointer */

@@ -20,6 +20,43 @@ void cg_store64(struct cg *g, LLVMValueRef p, int off, LLVMValueRef v)
 	LLVMSetAlignment(st, 8);
 }
 
+/* LLVM's BPF backend lowers a memset of up to 128 stores inline and makes a call of a
+ * bigger one, which BPF cannot do: SIZE bytes at P (8-aligned) are zeroed by a bounded
+ * loop of volatile stores then (volatile: not folded back into a memset). */
+#define CG_MEMSET_MAX 512
+
+void cg_zero(struct cg *g, LLVMValueRef p, int size, unsigned align)
+{
+	LLVMValueRef zero8 = LLVMConstInt(g->i8, 0, false);
+	if (size <= CG_MEMSET_MAX || align < 8) {
+		if (size > 0)
+			LLVMBuildMemSet(g->b, p, zero8, cg_const(g, (uint64_t)size), align);
+		return;
+	}
+	int words = size / 8;
+	LLVMBasicBlockRef from = LLVMGetInsertBlock(g->b);
+	LLVMBasicBlockRef body = new_bb(g, "zero.body"), done = new_bb(g, "zero.done");
+	LLVMBuildBr(g->b, body);
+	LLVMPositionBuilderAtEnd(g->b, body);
+	LLVMValueRef i = LLVMBuildPhi(g->b, g->i64, "zero.i");
+	LLVMValueRef q = LLVMBuildGEP2(g->b, g->i8, p,
+				       (LLVMValueRef[]){LLVMBuildShl(g->b, i, cg_const(g, 3), "")},
+				       1, "");
+	LLVMValueRef st = LLVMBuildStore(g->b, cg_const(g, 0), q);
+	LLVMSetAlignment(st, 8);
+	LLVMSetVolatile(st, true);
+	LLVMValueRef next = LLVMBuildAdd(g->b, i, cg_const(g, 1), "");
+	LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntULT, next, cg_const(g, (uint64_t)words), ""),
+			body, done);
+	LLVMValueRef in[2] = {cg_const(g, 0), next};
+	LLVMBasicBlockRef bbs[2] = {from, body};
+	LLVMAddIncoming(i, in, bbs, 2);
+	LLVMPositionBuilderAtEnd(g->b, done);
+	if (size % 8)
+		LLVMBuildMemSet(g->b, cg_gep8(g, p, words * 8), zero8, cg_const(g, (uint64_t)(size % 8)),
+				1);
+}
+
 /* A ring-buffer record of EVENT: reserved (a failed reserve counts as a lost event,
  * never silently), its id stored; the caller fills it and calls record_submit. */
 static LLVMValueRef record_begin(struct cg *g, int event, LLVMBasicBlockRef *done)

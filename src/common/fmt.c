@@ -88,6 +88,7 @@ static int parse_conv(const char *fmt, int *pos, struct fmt_piece *pc, bool *is_
 	pc->bits = 32;
 	if (fmt[i] == 'h' || fmt[i] == 'l') {
 		char m = fmt[i++];
+		pc->sized = true;
 		pc->bits = m == 'l' ? 64 : 16;
 		if (fmt[i] == m) {
 			i++;
@@ -95,6 +96,7 @@ static int parse_conv(const char *fmt, int *pos, struct fmt_piece *pc, bool *is_
 		}
 	} else if (fmt[i] == 'z' || fmt[i] == 'j' || fmt[i] == 't') {
 		i++;
+		pc->sized = true;
 		pc->bits = 64;
 	}
 	if (!fmt[i])

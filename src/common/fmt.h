@@ -25,6 +25,7 @@ struct fmt_piece {
 			     e.g. "%-8lld", "%#llx", "%.*s" is never used: precision is inline */
 	enum fmt_conv conv;
 	int bits;         /* FMT_SIGNED, FMT_UNSIGNED: the argument's width (8, 16, 32, 64) */
+	bool sized;       /* a length modifier was given (hh h l ll z j t) */
 	int buf_mode;     /* FMT_BUF: 0 %r, 1 %rx, 2 %rh */
 	int src_offset;   /* byte offset of the '%' in the format string, for diagnostics */
 	int src_len;      /* length of the conversion spec in the format string */

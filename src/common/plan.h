@@ -113,6 +113,15 @@ struct plan_stackmap {
 
 /* What a PLAN_ARG_GO capture holds. Offsets of its parts are from the capture's start;
  * go_off is where the part lies in its parent Go value (for codegen's reads). */
+/* Well-known types whose String() fmt calls (where the value is reachable through
+ * exported fields only): printed by user space from the captured value. */
+enum plan_go_show {
+	PGW_NONE,
+	PGW_DURATION, /* time.Duration (PG_INT): 1m30.25s */
+	PGW_IP,       /* net.IP (PG_SLICE of 16 bytes): 192.168.1.20, 2001:db8::1 */
+	PGW_TIME,     /* time.Time (PG_STRUCT wall, ext, loc): 2009-11-10 23:00:00 +0000 UTC */
+};
+
 enum plan_go_kind {
 	PG_INT,    /* 8 bytes, go_size wide (is_signed) */
 	PG_UINT,
@@ -148,6 +157,9 @@ struct plan_arg {
 	const struct gt_gomap *go_map; /* GO, PG_MAP: how codegen walks the map */
 	bool go_rebase;          /* GO, PG_IFACE in a PIE: the type's address is stored as
 				    linked (the load bias taken off), as plan.gotypes has it */
+	enum plan_go_show go_show; /* GO: a well-known type printed as its String() does */
+	bool go_int;             /* INT: a Go integer (args, rets, retval, duration): %d, %u,
+				    %x without a length print all of it, as Go's fmt */
 };
 
 /* How an interface holding a value of a runtime type is printed (plan.gotypes). */

@@ -119,6 +119,18 @@ static void put_conv(struct rt_output *o, struct strbuf *l, const struct fmt_pie
 		return;
 	}
 	uint64_t v = rec_u64(rec, a->offset);
+	if (a->go_int && !pc->sized && (pc->conv == FMT_SIGNED || pc->conv == FMT_UNSIGNED)) {
+		/* a Go integer: all of it, as Go's fmt (captured sign- or zero-extended);
+		 * %x / %o of a negative one is its magnitude after '-', as Go's */
+		if (pc->conv == FMT_SIGNED)
+			strbuf_printf(l, pc->cspec, (long long)v);
+		else if (a->is_signed && (int64_t)v < 0 && !strchr(pc->cspec, 'u')) {
+			strbuf_putc(l, '-');
+			strbuf_printf(l, pc->cspec, -(unsigned long long)v);
+		} else
+			strbuf_printf(l, pc->cspec, (unsigned long long)v);
+		return;
+	}
 	switch (pc->conv) {
 	case FMT_SIGNED:
 		strbuf_printf(l, pc->cspec, (long long)fmt_int_arg(pc, v));

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/util.h"
 
@@ -47,6 +48,161 @@ static void put_float(struct strbuf *sb, double d)
 	char f[400];
 	snprintf(f, sizeof(f), "%.*f", prec - exp > 0 ? prec - exp : 0, d);
 	strbuf_puts(sb, f);
+}
+
+/* N's last DIGITS decimal digits as Go's Duration.String writes a fraction: ".25",
+ * nothing when they are all 0. */
+static void put_frac(struct strbuf *sb, uint64_t n, int digits)
+{
+	char d[20];
+	int len = 0;
+	for (int i = digits - 1; i >= 0; i--, n /= 10)
+		d[i] = (char)('0' + n % 10);
+	for (len = digits; len > 0 && d[len - 1] == '0'; len--)
+		;
+	if (len)
+		strbuf_printf(sb, ".%.*s", len, d);
+}
+
+/* time.Duration's String(): 1m30.25s, 1.5ms, -1ns, 0s. */
+static void put_duration(struct strbuf *sb, int64_t d)
+{
+	uint64_t u = d < 0 ? -(uint64_t)d : (uint64_t)d;
+	const char *sign = d < 0 ? "-" : "";
+	if (u == 0) {
+		strbuf_puts(sb, "0s");
+	} else if (u < 1000) {
+		strbuf_printf(sb, "%s%" PRIu64 "ns", sign, u);
+	} else if (u < 1000000000) {
+		int prec = u < 1000000 ? 3 : 6;
+		uint64_t div = prec == 3 ? 1000 : 1000000;
+		strbuf_printf(sb, "%s%" PRIu64, sign, u / div);
+		put_frac(sb, u % div, prec);
+		strbuf_puts(sb, prec == 3 ? "\xc2\xb5s" : "ms"); /* µs */
+	} else {
+		uint64_t sec = u / 1000000000, h = sec / 3600, m = sec / 60 % 60;
+		strbuf_puts(sb, sign);
+		if (h)
+			strbuf_printf(sb, "%" PRIu64 "h", h);
+		if (h || m)
+			strbuf_printf(sb, "%" PRIu64 "m", m);
+		strbuf_printf(sb, "%" PRIu64, sec % 60);
+		put_frac(sb, u % 1000000000, 9);
+		strbuf_putc(sb, 's');
+	}
+}
+
+/* net.IP's String(): <nil>, a.b.c.d for 4 bytes or an IPv4-in-IPv6 address, RFC 5952
+ * for 16, ? and the bytes in hex for other lengths. */
+static void put_ip(struct strbuf *sb, const uint8_t *b, int64_t len)
+{
+	static const uint8_t v4in6[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+	if (len == 0) {
+		strbuf_puts(sb, "<nil>");
+		return;
+	}
+	if (len == 16 && !memcmp(b, v4in6, 12)) {
+		b += 12;
+		len = 4;
+	}
+	if (len == 4) {
+		strbuf_printf(sb, "%u.%u.%u.%u", b[0], b[1], b[2], b[3]);
+		return;
+	}
+	if (len != 16) {
+		strbuf_putc(sb, '?');
+		for (int64_t i = 0; i < len; i++)
+			strbuf_printf(sb, "%02x", b[i]);
+		return;
+	}
+	/* the longest run of two or more zero groups, the first of equals, is "::" */
+	int best = -1, bestn = 1;
+	for (int i = 0; i < 8;) {
+		int j = i;
+		while (j < 8 && !b[2 * j] && !b[2 * j + 1])
+			j++;
+		if (j - i > bestn) {
+			best = i;
+			bestn = j - i;
+		}
+		i = j > i ? j : i + 1;
+	}
+	for (int i = 0; i < 8; i++) {
+		if (i == best) {
+			strbuf_puts(sb, "::");
+			i += bestn - 1;
+			continue;
+		}
+		strbuf_printf(sb, "%s%x", i && i != best + bestn ? ":" : "",
+			      (unsigned)(b[2 * i] << 8 | b[2 * i + 1]));
+	}
+}
+
+/* time.Time's String(): "2009-11-10 23:00:00.000000005 +0100 CET m=+0.001234567",
+ * from the capture of sema_gocap's time_show: wall, ext, loc -> &{name, cacheStart,
+ * cacheEnd, cacheZone -> &{name, offset}}. The zone is the one Go cached in the
+ * Location (nil: UTC); time.Local before the program used it: this machine's zone;
+ * another time out of the cache is printed in UTC, named so. */
+static void put_time(struct strbuf *sb, const struct plan_arg *a, const uint8_t *p)
+{
+	const struct plan_arg *f = a->fields;
+	uint64_t wall = rt_rd64(p + f[0].offset);
+	int64_t ext = (int64_t)rt_rd64(p + f[1].offset);
+	bool mono = wall >> 63;
+	/* seconds since January 1 of year 1; the wall clock's from 1885 when monotonic */
+	int64_t sec = mono ? 59453308800 + (int64_t)((wall << 1) >> 31) : ext;
+	int64_t unix_sec = sec - 62135596800, off = 0;
+	const char *zname = "UTC";
+	int64_t zlen = 3;
+	const uint8_t *loc = p + f[2].offset;
+	if (rt_rd64(loc)) {
+		const struct plan_arg *l = f[2].fields[0].fields;
+		const uint8_t *lb = loc + f[2].fields[0].offset;
+		const uint8_t *zp = lb + l[3].offset;
+		int64_t start = (int64_t)rt_rd64(lb + l[1].offset);
+		int64_t end = (int64_t)rt_rd64(lb + l[2].offset);
+		if (rt_rd64(zp) && start <= unix_sec && unix_sec < end) {
+			const struct plan_arg *z = l[3].fields[0].fields;
+			const uint8_t *zb = zp + l[3].fields[0].offset;
+			zname = (const char *)zb + z[0].offset + 8;
+			zlen = (int64_t)rt_rd64(zb + z[0].offset);
+			if (zlen > z[0].size - 9)
+				zlen = z[0].size - 9;
+			off = (int64_t)rt_rd64(zb + z[1].offset);
+		} else if (rt_rd64(lb + l[0].offset) == 0 ||
+			   (rt_rd64(lb + l[0].offset) == 5 && !memcmp(lb + l[0].offset + 8, "Local", 5))) {
+			/* time.Local, not read by the program yet (Go fills it at its first
+			 * use): the zone of this machine, as the program would find it */
+			time_t u = (time_t)unix_sec;
+			struct tm lt;
+			if (localtime_r(&u, &lt)) {
+				off = lt.tm_gmtoff;
+				zname = lt.tm_zone ? lt.tm_zone : "";
+				zlen = (int64_t)strlen(zname);
+			}
+		} else if (rt_rd64(lb + l[0].offset) != 3 ||
+			   memcmp(lb + l[0].offset + 8, "UTC", 3)) {
+			zname = "UTC (zone not cached)";
+			zlen = (int64_t)strlen(zname);
+		}
+	}
+	time_t t = (time_t)(unix_sec + off);
+	struct tm tm;
+	if (!gmtime_r(&t, &tm)) {
+		strbuf_printf(sb, "?(%" PRId64 "s)", unix_sec);
+		return;
+	}
+	strbuf_printf(sb, "%04lld-%02d-%02d %02d:%02d:%02d", (long long)tm.tm_year + 1900,
+		      tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+	put_frac(sb, wall & ((1u << 30) - 1), 9);
+	int64_t m = off < 0 ? -off / 60 : off / 60;
+	strbuf_printf(sb, " %c%02" PRId64 "%02" PRId64 " %.*s", off < 0 ? '-' : '+', m / 60, m % 60,
+		      (int)(zlen > 0 ? zlen : 0), zname);
+	if (mono) {
+		uint64_t u = ext < 0 ? -(uint64_t)ext : (uint64_t)ext;
+		strbuf_printf(sb, " m=%c%" PRIu64 ".%09" PRIu64, ext < 0 ? '-' : '+', u / 1000000000,
+			      u % 1000000000);
+	}
 }
 
 static const struct plan_gotype *gotype_at(const struct gt_plan *plan, uint64_t addr)
@@ -186,7 +342,10 @@ static void go_format(struct strbuf *sb, const struct gt_plan *plan, const struc
 	uint64_t v = a->go == PG_NOREAD ? 0 : rt_rd64(p);
 	switch (a->go) {
 	case PG_INT:
-		strbuf_printf(sb, "%" PRId64, (int64_t)narrow(v, a->go_size, true));
+		if (a->go_show == PGW_DURATION)
+			put_duration(sb, (int64_t)v);
+		else
+			strbuf_printf(sb, "%" PRId64, (int64_t)narrow(v, a->go_size, true));
 		break;
 	case PG_UINT:
 		strbuf_printf(sb, "%" PRIu64, narrow(v, a->go_size, false));
@@ -228,6 +387,10 @@ static void go_format(struct strbuf *sb, const struct gt_plan *plan, const struc
 		put_text(sb, p + 8, (int64_t)v, a->size - 8);
 		break;
 	case PG_STRUCT:
+		if (a->go_show == PGW_TIME) {
+			put_time(sb, a, p);
+			break;
+		}
 		strbuf_putc(sb, '{');
 		for (int i = 0; i < a->nfields; i++) {
 			strbuf_printf(sb, "%s%s:", i ? " " : "", a->fields[i].name);
@@ -237,8 +400,17 @@ static void go_format(struct strbuf *sb, const struct gt_plan *plan, const struc
 		break;
 	case PG_ARRAY:
 	case PG_SLICE: {
-		int64_t n = a->go == PG_SLICE ? (int64_t)v : a->go_max;
+		/* an array's length is its size over its stride (0-sized elements: as captured) */
+		int64_t n = a->go == PG_SLICE ? (int64_t)v
+			    : a->go_stride > 0 ? a->go_size / a->go_stride : a->go_max;
 		const uint8_t *el = a->go == PG_SLICE ? p + 16 : p;
+		if (a->go_show == PGW_IP && n <= a->go_max && a->fields[0].size == 8) {
+			uint8_t ip[16];
+			for (int64_t i = 0; i < n && i < 16; i++)
+				ip[i] = (uint8_t)rt_rd64(el + i * 8);
+			put_ip(sb, ip, n);
+			break;
+		}
 		strbuf_putc(sb, '[');
 		for (int64_t i = 0; i < n && i < a->go_max; i++) {
 			strbuf_puts(sb, i ? " " : "");

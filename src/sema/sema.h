@@ -54,6 +54,7 @@ struct gt_type {
 	const struct plan_arg *gocap; /* TY_GO: the capture (PLAN_ARG_GO, offsets from 0) */
 	int stack_map;                /* TY_STACK: index into plan.stackmaps */
 	int stack_mode;               /* TY_STACK: enum plan_stack_mode */
+	bool go_int;                  /* TY_INT: a Go integer (plan_arg.go_int) */
 };
 
 /* A Go value named through args / rets (sema_go.c), for codegen: what it is and where

@@ -94,6 +94,7 @@ static void plan_arg(struct sema *s, const struct gt_type *t, int offset, bool i
 	default:
 		a->kind = PLAN_ARG_INT;
 		a->is_signed = t->is_signed;
+		a->go_int = t->kind == TY_INT && t->go_int;
 		a->size = in_tuple ? t->size : 8;
 		break;
 	}

@@ -448,6 +448,10 @@ int sema_check_go_ident(struct sema *s, struct ast_node *e, const struct builtin
 	if (b->id == BI_DEPTH)
 		s->uses_depth = true;
 	e->ty = b->id == BI_DEPTH || b->id == BI_DURATION ? &sema_ty_u64 : &sema_ty_i64;
+	if (b->id == BI_DURATION || b->id == BI_RETVAL) { /* Go's: printf's %d prints all */
+		e->ty = sema_type_new(s, TY_INT, 8, b->id == BI_RETVAL);
+		e->ty->go_int = true;
+	}
 	return 0;
 }
 

@@ -179,6 +179,7 @@ static int set_type(struct sema *s, struct ast_node *e, const struct binfo_gotyp
 		r->is_signed = t->kind == GK_INT;
 		e->ty = sema_type_new(s, TY_INT, t->size >= 1 && t->size <= 8 ? (int)t->size : 8,
 				      r->is_signed);
+		e->ty->go_int = t->kind != GK_BOOL;
 		return 0;
 	case GK_PTR:
 	case GK_FUNC:
@@ -311,7 +312,9 @@ static int float_error(struct sema *s, struct ast_node *e, const char *what)
 static int check_readable(struct sema *s, struct ast_node *e, const char *what)
 {
 	const struct sema_goref *r = ((struct sema_node *)e->sema)->go;
-	if (r->kind == GV_FLOAT)
+	/* a float in memory is its bits, which print() and %v show; X registers are not
+	 * readable */
+	if (r->kind == GV_FLOAT && (r->where == GW_REGS || go_type(e)->kind == GK_COMPLEX))
 		return float_error(s, e, what);
 	return 0;
 }

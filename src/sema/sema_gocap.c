@@ -13,7 +13,7 @@
 #define GOCAP_MAX_ELEMS 8  /* slice and array elements printed */
 #define GOCAP_MAX_DEPTH 32 /* levels of a value printed (the type graph may be cyclic) */
 #define GOCAP_MAX_NODES 4096 /* fields and elements laid out for one value */
-#define GOCAP_MAX_BYTES 4096
+#define GOCAP_MAX_BYTES 16384 /* a record; cobra.Command takes about 5 KiB */
 #define GOCAP_MAX_MAPS 4 /* maps walked in one value (each walk is BPF code of its own) */
 #define GOCAP_MAX_KV 128 /* Go keeps bigger keys and values out of the bucket (indirect) */
 
@@ -28,7 +28,17 @@ struct capctx {
 };
 
 static struct plan_arg *layout(struct capctx *c, const struct binfo_gotype *t, int64_t go_off,
-			       int depth, bool regs);
+			       int depth, bool regs, bool ro);
+
+/* fmt calls String() on a value reached through exported fields only (reflect's
+ * CanInterface): an unexported field's Duration prints as its integer. */
+static void time_show(struct capctx *c, struct plan_arg *a, const struct binfo_gotype *t,
+		      int depth);
+
+static bool exported(const char *name)
+{
+	return name && name[0] >= 'A' && name[0] <= 'Z';
+}
 
 static int pad8(int n)
 {
@@ -52,10 +62,10 @@ static void leaf(struct capctx *c, struct plan_arg *a, enum plan_go_kind k, int 
 
 /* Elements of a slice or an array: up to MAX copies of the element's layout. */
 static void elements(struct capctx *c, struct plan_arg *a, const struct binfo_gotype *el,
-		     int max, int header, int depth)
+		     int max, int header, int depth, bool ro)
 {
 	c->in_elems++;
-	a->fields = layout(c, el, 0, depth + 1, false);
+	a->fields = layout(c, el, 0, depth + 1, false, ro);
 	c->in_elems--;
 	a->nfields = 1;
 	int each = a->fields->size;
@@ -148,7 +158,7 @@ static bool map_walk(const struct binfo_gotype *t, struct gt_gomap *w,
  * in memory. A map whose layout is unknown prints as its address, as before; one in
  * an element of a slice, array or map, or past GOCAP_MAX_MAPS, as ?. */
 static void map_layout(struct capctx *c, struct plan_arg *a, const struct binfo_gotype *t,
-		       int depth)
+		       int depth, bool ro)
 {
 	struct sema *s = c->s;
 	struct gt_gomap w;
@@ -167,8 +177,12 @@ static void map_layout(struct capctx *c, struct plan_arg *a, const struct binfo_
 	a->nfields = 2;
 	c->in_elems++;
 	/* a key or value Go keeps behind a pointer (over GOCAP_MAX_KV bytes) is left out */
-	struct plan_arg *k = t->key && t->key->size > GOCAP_MAX_KV ? NULL : layout(c, kt, 0, depth + 1, false);
-	struct plan_arg *v = t->elem && t->elem->size > GOCAP_MAX_KV ? NULL : layout(c, vt, 0, depth + 1, false);
+	struct plan_arg *k = t->key && t->key->size > GOCAP_MAX_KV
+				     ? NULL
+				     : layout(c, kt, 0, depth + 1, false, ro);
+	struct plan_arg *v = t->elem && t->elem->size > GOCAP_MAX_KV
+				     ? NULL
+				     : layout(c, vt, 0, depth + 1, false, ro);
 	c->in_elems--;
 	a->fields[0] = k ? *k : (struct plan_arg){.kind = PLAN_ARG_GO, .go = PG_NOREAD};
 	a->fields[1] = v ? *v : (struct plan_arg){.kind = PLAN_ARG_GO, .go = PG_NOREAD};
@@ -187,7 +201,7 @@ static void map_layout(struct capctx *c, struct plan_arg *a, const struct binfo_
 }
 
 static struct plan_arg *layout(struct capctx *c, const struct binfo_gotype *t, int64_t go_off,
-			       int depth, bool regs)
+			       int depth, bool regs, bool ro)
 {
 	struct sema *s = c->s;
 	struct plan_arg *a = arena_alloc(s->arena, sizeof(*a));
@@ -206,6 +220,8 @@ static struct plan_arg *layout(struct capctx *c, const struct binfo_gotype *t, i
 	case GK_UINT:
 		a->is_signed = t->kind == GK_INT;
 		leaf(c, a, t->kind == GK_BOOL ? PG_BOOL : t->kind == GK_INT ? PG_INT : PG_UINT, 8);
+		if (!ro && t->kind == GK_INT && t->size == 8 && !strcmp(t->name, "time.Duration"))
+			a->go_show = PGW_DURATION;
 		break;
 	case GK_FLOAT: /* X registers: unreadable; in memory: its bits */
 		leaf(c, a, regs ? PG_NOREAD : PG_FLOAT, regs ? 0 : 8);
@@ -214,7 +230,7 @@ static struct plan_arg *layout(struct capctx *c, const struct binfo_gotype *t, i
 		leaf(c, a, PG_NOREAD, 0);
 		break;
 	case GK_MAP:
-		map_layout(c, a, t, depth);
+		map_layout(c, a, t, depth, ro);
 		break;
 	case GK_CHAN:
 	case GK_FUNC:
@@ -225,7 +241,7 @@ static struct plan_arg *layout(struct capctx *c, const struct binfo_gotype *t, i
 		/* %+v shows &{...} for a pointer to a struct or an array at the top only */
 		if (a->go == PG_PTR && depth == 0 && t->elem &&
 		    (t->elem->kind == GK_STRUCT || t->elem->kind == GK_ARRAY)) {
-			a->fields = layout(c, t->elem, 0, depth + 1, false);
+			a->fields = layout(c, t->elem, 0, depth + 1, false, false);
 			a->nfields = 1;
 			a->fields->offset = 8;
 			a->size = 8 + a->fields->size;
@@ -247,13 +263,15 @@ static struct plan_arg *layout(struct capctx *c, const struct binfo_gotype *t, i
 		int off = 0;
 		for (int i = 0; i < t->nfields; i++) {
 			struct plan_arg *f = layout(c, t->fields[i].type, (int64_t)t->fields[i].offset,
-						    depth + 1, regs); /* as %+v: &{} at the top only */
+						    depth + 1, regs, ro || !exported(t->fields[i].name));
 			f->offset = off;
 			f->name = arena_strdup(s->arena, t->fields[i].name);
 			a->fields[i] = *f;
 			off += f->size;
 		}
 		a->size = off;
+		if (!ro && !strcmp(t->name, "time.Time"))
+			time_show(c, a, t, depth);
 		break;
 	}
 	case GK_ARRAY:
@@ -263,7 +281,7 @@ static struct plan_arg *layout(struct capctx *c, const struct binfo_gotype *t, i
 			break;
 		}
 		elements(c, a, t->elem, t->count < GOCAP_MAX_ELEMS ? (int)t->count : GOCAP_MAX_ELEMS,
-			 0, depth);
+			 0, depth, ro);
 		break;
 	case GK_SLICE:
 		a->go = PG_SLICE;
@@ -271,10 +289,86 @@ static struct plan_arg *layout(struct capctx *c, const struct binfo_gotype *t, i
 			leaf(c, a, PG_NOREAD, 0);
 			break;
 		}
-		elements(c, a, t->elem, depth < 4 ? GOCAP_MAX_ELEMS : 0, 16, depth);
+		if (!ro && t->elem->size == 1 && !strcmp(t->name, "net.IP")) {
+			elements(c, a, t->elem, 16, 16, depth, ro); /* IPv4 in IPv6 form: 16 */
+			a->go_show = PGW_IP;
+			break;
+		}
+		elements(c, a, t->elem, depth < 4 ? GOCAP_MAX_ELEMS : 0, 16, depth, ro);
 		break;
 	}
 	return a;
+}
+
+static const struct binfo_gofield *field_named(const struct binfo_gotype *t, const char *name)
+{
+	for (int i = 0; t && t->kind == GK_STRUCT && i < t->nfields; i++)
+		if (!strcmp(t->fields[i].name, name))
+			return &t->fields[i];
+	return NULL;
+}
+
+/* A struct of the named fields of T (each laid out alone), in NAMES' order: NULL when
+ * T lacks one. */
+static struct plan_arg *pick(struct capctx *c, const struct binfo_gotype *t,
+			     const char *const *names, int n, int depth)
+{
+	struct plan_arg *a = arena_alloc(c->s->arena, sizeof(*a));
+	a->kind = PLAN_ARG_GO;
+	a->go = PG_STRUCT;
+	a->go_size = (int)t->size;
+	a->fields = arena_alloc(c->s->arena, sizeof(*a->fields) * (size_t)n);
+	a->nfields = n;
+	for (int i = 0; i < n; i++) {
+		const struct binfo_gofield *f = field_named(t, names[i]);
+		if (!f)
+			return NULL;
+		struct plan_arg *p = layout(c, f->type, (int64_t)f->offset, depth + 1, false, true);
+		p->offset = a->size;
+		p->name = names[i];
+		a->fields[i] = *p;
+		a->size += p->size;
+	}
+	return a;
+}
+
+/* LOC, a *P field, followed to the fields of *P that BODY lays out (&{...}). */
+static void follow(struct plan_arg *loc, struct plan_arg *body)
+{
+	loc->fields = body;
+	loc->nfields = 1;
+	body->offset = 8;
+	loc->size = 8 + body->size;
+}
+
+/* time.Time {wall, ext, loc}: String() needs the zone Go cached in *loc (name,
+ * cacheStart, cacheEnd, cacheZone -> {name, offset}): those are followed too. Without
+ * them (another layout of the runtime's types) it prints as a struct. */
+static void time_show(struct capctx *c, struct plan_arg *a, const struct binfo_gotype *t,
+		      int depth)
+{
+	static const char *const tf[] = {"wall", "ext", "loc"};
+	static const char *const lf[] = {"name", "cacheStart", "cacheEnd", "cacheZone"};
+	static const char *const zf[] = {"name", "offset"};
+	const struct binfo_gofield *loc = field_named(t, "loc"), *zone;
+	const struct binfo_gotype *lt = loc && loc->type->kind == GK_PTR ? loc->type->elem : NULL;
+	zone = field_named(lt, "cacheZone");
+	if (!lt || !zone || zone->type->kind != GK_PTR || !zone->type->elem || depth > 8)
+		return;
+	struct plan_arg *ta = pick(c, t, tf, 3, depth);
+	struct plan_arg *la = ta ? pick(c, lt, lf, 4, depth + 1) : NULL;
+	struct plan_arg *za = la ? pick(c, zone->type->elem, zf, 2, depth + 2) : NULL;
+	if (!za || ta->fields[2].go != PG_PTR || la->fields[3].go != PG_PTR)
+		return;
+	follow(&la->fields[3], za);
+	la->size += za->size;
+	follow(&ta->fields[2], la);
+	ta->size += la->size;
+	c->total -= a->size; /* pick() counted its parts: those of A's first layout go back */
+	int64_t off = a->go_off;
+	*a = *ta;
+	a->go_off = off;
+	a->go_show = PGW_TIME;
 }
 
 struct gt_type *sema_go_print_type(struct sema *s, struct ast_node *e)
@@ -284,9 +378,11 @@ struct gt_type *sema_go_print_type(struct sema *s, struct ast_node *e)
 	struct capctx c = {.s = s, .pie = s->clause_site_begin < s->sites.n && in->bi &&
 					  binfo_is_pie(in->bi)};
 	struct gt_type *t = sema_type_new(s, TY_GO, 0, false);
-	t->gocap = layout(&c, sn->gotype, 0, 0, sn->go->where == GW_REGS);
+	t->gocap = layout(&c, sn->gotype, 0, 0, sn->go->where == GW_REGS, false);
 	t->size = t->gocap->size ? t->gocap->size : 8;
-	t->name = e->ty->name; /* sema's copy */
+	/* printf's %T: the Go type (sema's copy of DWARF's name) */
+	t->name = sn->gotype && sn->gotype->name ? arena_strdup(s->arena, sn->gotype->name)
+						 : e->ty->name;
 	return t;
 }
 

@@ -10,7 +10,10 @@ instances of a generic function), map contents (print's %v against fmt's %+v: ke
 line's hits (DWARF's line table), ustack at an entry (runtime.Callers with inlined calls,
 range-over-func bodies on 1.23+); and `-l` is compared with `go tool nm`. Stripped builds
 have no DWARF: names are refused with the clear error, what needs no names (goid, retval
-as RAX, ustack, -l) still checked. The module proxy unreachable: skipped, or failed in CI
+as RAX, ustack, -l) still checked. print() / %v (tests/go/matrix/values.go, issue 24): an
+http.Request-shaped struct on the stack, a cobra.Command-sized one through a pointer,
+Durations, Times and IPs as their String(), an array past 8 elements, %T and %d / %x of
+64-bit fields, each equal to the program's own %+v (pointers and map fields set aside). The module proxy unreachable: skipped, or failed in CI
 (GT_REQUIRE_BPF=1). docs/go-versions.md has the matrix and what differs between releases."""
 
 import collections
@@ -55,8 +58,9 @@ if shutil.which("gcc"):
 else:
     print("note: no gcc: the cgo builds are left out")
 
-CHECKS = ["goid and values by name", "results at :return", "pointer receiver",
-          "map len", "map contents", "source line", "generic instances", "ustack", "-l against go tool nm",
+CHECKS = ["print() as %+v", "goid and values by name", "results at :return", "pointer receiver",
+          "map len", "map contents", "source line", "generic instances", "ustack",
+          "-l against go tool nm",
           "names refused without DWARF"]
 
 # -- the scripts ----------------------------------------------------------------------------
@@ -68,6 +72,18 @@ go:"main.(*Pair).Describe":entry { printf("D %d p=%v k=%d\n", goid, args.p, args
 go:"main.(*Pair).Describe":return { printf("DR %s\n", retval); }
 go:main.count:entry { printf("M %d\n", len(args.m)); printf("MP %v\n", args.m); }
 go:main.kinds:entry { printf("K %v %v %v\n", args.is, args.fs, args.bs); }
+'''
+# print() and printf of tests/go/matrix/values.go: a struct shaped like http.Request on the
+# stack, a cobra.Command-sized one through a pointer, Durations, an array past 8
+# elements, %d / %x of 64-bit Go integers, %T, a float field in memory
+FULL += r'''
+go:main.serve:entry { printf("P req %v\n", args.r);
+  printf("P n %d %d %x %x\n", args.r.Deadline, args.r.ContentLength, args.r.Timeout, args.r.Deadline);
+  printf("P t %T %T %T %T %T %v\n", args.r.Items, args.r.Method, args.n, args.r.URL,
+         args.r.Timeout, args.r.Items[0].Price); }
+go:main.execute:entry { printf("P cmd "); print(args.c); }
+go:main.bits:entry { printf("P bits %v\n", args.b); }
+go:main.wait:entry { printf("P dur %v %v %v\n", args.d, args.t, args.at); }
 '''
 # a source line (DWARF's line table: version 5 from Go 1.25 on), hit once per element
 LINE = next(i + 1 for i, l in enumerate(open(os.path.join(gotool.TESTS, "go", "matrix",
@@ -103,6 +119,16 @@ def own(stderr, tag):
 
 def traced(stdout, tag):
     return [l for l in stdout.splitlines() if l.startswith(tag + " ")]
+
+
+def printed(lines):
+    """P lines with pointer values and map fields (another part of issue 24 prints maps'
+    contents) set aside: 0x... -> PTR; Header:map[] (Go's nil map) and <nil> -> MAP."""
+    out = []
+    for l in lines:
+        l = re.sub(r"\b(Header|Annotations):(map\[\]|<nil>|0x[0-9a-f]+)", r"\1:MAP", l)
+        out.append(re.sub(r"0x[0-9a-f]+", "PTR", l))
+    return out
 
 
 def same(a, b):
@@ -173,7 +199,7 @@ def check_matrix(rel, gocmd, build, flags, cgo):
     if not any(s.case("%s: %s" % (pre, c)) for c in CHECKS):
         return None
     k = gotool.key(rel)
-    files = ["main.go"] + (["range.go"] if k >= (1, 23, 0) else []) + (["cgo.go"] if cgo else [])
+    files = ["main.go", "values.go"] + (["range.go"] if k >= (1, 23, 0) else []) + (["cgo.go"] if cgo else [])
     t = time.time()
     try:
         b = s.go_build_with(gocmd, "matrix", "%s-%s" % (rel, build), files, flags, cgo)
@@ -196,6 +222,12 @@ def check_matrix(rel, gocmd, build, flags, cgo):
 
     # the oracle's own sanity: main's calls on goroutine 1, each worker on another
     ws = [int(l.split()[1]) for l in own(r.stderr, "W")]
+    if not stripped:
+        want = printed(own(r.stderr, "P"))
+        s.check("%s: print() as %%+v" % pre,
+                ok and len(want) == 10 and same(printed(traced(r.stdout, "P")), want),
+                "traced:\n%s\nown:\n%s\n%s" % ("\n".join(printed(traced(r.stdout, "P"))),
+                                                "\n".join(want), d))
     s.check("%s: goid and values by name" % pre,
             ok and len(ws) == 5 and ws[:2] == [1, 1] and len(set(ws[2:])) == 3 and
             1 not in ws[2:] and

@@ -1,0 +1,212 @@
+// values: print()'s oracle (issue 24). A struct shaped like net/http.Request (nested
+// structs, a map of slices, interfaces, an array, time.Duration, net.IP, a float in
+// memory, an unexported Duration that fmt prints as an integer) passed by value on the
+// stack, a struct as big as cobra.Command (hundreds of bytes, function fields, slices of
+// pointers) through a pointer, and a Duration alone. Each callee prints its argument
+// with fmt's %+v on stderr ("P TAG ..."); test_gomatrix has gotrace print the same.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"time"
+)
+
+type URL struct {
+	Scheme, Host, Path string
+	User               *Userinfo
+	ForceQuery         bool
+}
+
+type Userinfo struct{ username string }
+
+type Item struct {
+	Name  string
+	Price float64
+	Qty   int32
+}
+
+// Request: Remote's [4]uint8 (an array of more than one element) puts it on the stack
+type Request struct {
+	Method           string
+	URL              *URL
+	Proto            string
+	ProtoMajor       int
+	ProtoMinor       int
+	Header           map[string][]string
+	Body             any
+	ContentLength    int64
+	TransferEncoding []string
+	Close            bool
+	Host             string
+	Remote           [4]uint8
+	Timeout          time.Duration
+	Deadline         time.Duration
+	Weight           float64
+	Items            []Item
+	Err              error
+	Addr             net.IP
+	Addr6            net.IP
+	Bits             [8]int16
+	Start            time.Time
+	cancel           func()
+	wait             time.Duration
+	started          time.Time // unexported: fmt prints its fields
+}
+
+type FlagSet struct {
+	Usage      func()
+	name       string
+	parsed     bool
+	actual     map[string]*Flag
+	formal     map[string]*Flag
+	args       []string
+	output     any
+	SortFlags  bool
+	normalized func(f *FlagSet, name string) string
+}
+
+type Flag struct{ Name, Shorthand, Usage string }
+
+// Command: about the size and shape of cobra.Command
+type Command struct {
+	Use                        string
+	Aliases                    []string
+	SuggestFor                 []string
+	Short                      string
+	GroupID                    string
+	Long                       string
+	Example                    string
+	ValidArgs                  []string
+	ValidArgsFunction          func(cmd *Command, args []string) ([]string, int)
+	Args                       func(cmd *Command, args []string) error
+	ArgAliases                 []string
+	BashCompletionFunction     string
+	Deprecated                 string
+	Annotations                map[string]string
+	Version                    string
+	PersistentPreRun           func(cmd *Command, args []string)
+	PersistentPreRunE          func(cmd *Command, args []string) error
+	PreRun                     func(cmd *Command, args []string)
+	PreRunE                    func(cmd *Command, args []string) error
+	Run                        func(cmd *Command, args []string)
+	RunE                       func(cmd *Command, args []string) error
+	PostRun                    func(cmd *Command, args []string)
+	PostRunE                   func(cmd *Command, args []string) error
+	PersistentPostRun          func(cmd *Command, args []string)
+	PersistentPostRunE         func(cmd *Command, args []string) error
+	commandgroups              []*Group
+	args                       []string
+	flagErrorBuf               *int
+	flags                      *FlagSet
+	pflags                     *FlagSet
+	lflags                     *FlagSet
+	iflags                     *FlagSet
+	parentsPflags              *FlagSet
+	globNormFunc               func(f *FlagSet, name string) string
+	usageFunc                  func(*Command) error
+	usageTemplate              string
+	flagErrorFunc              func(*Command, error) error
+	helpTemplate               string
+	helpFunc                   func(*Command, []string)
+	helpCommand                *Command
+	helpCommandGroupID         string
+	completionCommandGroupID   string
+	versionTemplate            string
+	errPrefix                  string
+	inReader                   any
+	outWriter                  any
+	errWriter                  any
+	FParseErrWhitelist         struct{ UnknownFlags bool }
+	CompletionOptions          struct{ DisableDefaultCmd, DisableNoDescFlag, HiddenDefaultCmd bool }
+	commandsAreSorted          bool
+	commandCalledAs            struct {
+		name   string
+		called bool
+	}
+	ctx                        any
+	commands                   []*Command
+	parent                     *Command
+	commandsMaxUseLen          int
+	commandsMaxCommandPathLen  int
+	commandsMaxNameLen         int
+	TraverseChildren           bool
+	Hidden                     bool
+	SilenceErrors              bool
+	SilenceUsage               bool
+	DisableFlagParsing         bool
+	DisableAutoGenTag          bool
+	DisableFlagsInUseLine      bool
+	DisableSuggestions         bool
+	SuggestionsMinimumDistance int
+}
+
+type Group struct{ ID, Title string }
+
+//go:noinline
+func serve(r Request, n int) int {
+	fmt.Fprintf(out, "P req %+v\n", r)
+	// %x of a Duration would be its String()'s bytes: the integer's, as gotrace's %x
+	fmt.Fprintf(out, "P n %d %d %x %x\n", r.Deadline, r.ContentLength, int64(r.Timeout),
+		int64(r.Deadline))
+	fmt.Fprintf(out, "P t %T %T %T %T %T %v\n", r.Items, r.Method, n, r.URL, r.Timeout,
+		r.Items[0].Price)
+	return n + len(r.Items)
+}
+
+//go:noinline
+func execute(c *Command, args []string) int {
+	fmt.Fprintf(out, "P cmd %+v\n", c)
+	return len(args) + c.commandsMaxNameLen
+}
+
+// gotrace prints an array's first 8 elements, then " ..." (docs/language.md)
+//
+//go:noinline
+func bits(b [12]int16) {
+	fmt.Fprintf(out, "P bits %s ...]\n", strings.TrimSuffix(fmt.Sprint(b[:8]), "]"))
+}
+
+//go:noinline
+func wait(d time.Duration, t time.Duration, at time.Time) {
+	fmt.Fprintf(out, "P dur %+v %+v %+v\n", d, t, at)
+}
+
+func init() {
+	extras = append(extras, func() {
+		r := Request{Method: "GET", URL: &URL{Scheme: "https", Host: "example.com", Path: "/a"},
+			Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Body: "hello",
+			ContentLength: 5000000000, TransferEncoding: []string{"chunked", "gzip"},
+			Host: "example.com", Remote: [4]uint8{10, 0, 0, 1}, Timeout: 3 * time.Second,
+			Deadline: 90*time.Second + 250*time.Millisecond, Weight: 0.5,
+			Items: []Item{{"pen", 1.25, 3}, {"ink", -2e-7, -1}},
+			Err:   errors.New("boom"), Addr: net.IPv4(192, 168, 1, 20),
+			Addr6: net.ParseIP("2001:db8::1"), Bits: [8]int16{1, -2, 3, 4, 5, 6, 7, 8},
+			Start:  time.Date(2009, 11, 10, 23, 0, 0, 5, time.UTC),
+			cancel: func() {}, wait: 1500 * time.Millisecond}
+		r.started = r.Start
+		serve(r, 1)
+		r2 := Request{Method: "POST", Items: []Item{{"x", 3.5, 1}}, Timeout: 1500 * time.Microsecond, Deadline: -2 * time.Hour}
+		serve(r2, 2)
+
+		fs := &FlagSet{name: "docker", SortFlags: true, args: []string{"--version"}}
+		root := &Command{Use: "docker [OPTIONS] COMMAND [ARG...]", Short: "A self-sufficient runtime for containers",
+			Version: "27.0.3", Aliases: []string{"d"}, flags: fs, pflags: fs,
+			commandgroups:             []*Group{{ID: "mgmt", Title: "Management Commands"}},
+			SilenceUsage:              true, SilenceErrors: true, TraverseChildren: true,
+			usageTemplate:             "Usage: {{.UseLine}}", commandsMaxNameLen: 9,
+			SuggestionsMinimumDistance: 2,
+			Run:                       func(cmd *Command, args []string) {}}
+		child := &Command{Use: "run", parent: root, Short: "Create and run a new container"}
+		root.commands = []*Command{child}
+		root.commandCalledAs.name = "docker"
+		execute(root, []string{"--version"})
+
+		bits([12]int16{-1, 2, -3, 4, -5, 6, -7, 8, -9, 10, -11, 12})
+		wait(3*time.Second, 0, time.Now())
+		wait(-1*time.Nanosecond, 26*time.Hour+3*time.Minute+4*time.Second+5*time.Microsecond,
+			time.Date(2024, 2, 29, 12, 30, 45, 120000000, time.FixedZone("CET", 3600)))
+	})
+}
