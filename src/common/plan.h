@@ -145,6 +145,10 @@ struct plan_arg {
 	int stack_map, stack_mode; /* STACK */
 	bool go_rebase;          /* GO, PG_IFACE in a PIE: the type's address is stored as
 				    linked (the load bias taken off), as plan.gotypes has it */
+	bool go_key;             /* GO, PG_IFACE as a map key: only what %v shows is kept
+				    (the data word is 1 or 0 (nil); the text of a string or
+				    errors.New / fmt.Errorf error, an integer's value; nothing
+				    of other types, which print as (TYPE)) */
 };
 
 /* How an interface holding a value of a runtime type is printed (plan.gotypes). */

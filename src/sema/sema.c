@@ -37,8 +37,9 @@ static int check_clause(struct sema *s, struct ast_node *clause, int ci)
 	if (clause->u.clause.pred) {
 		struct ast_node *p = clause->u.clause.pred;
 		err = sema_check_expr(s, p);
-		if (!err && !gt_type_is_int(p->ty)) {
-			diag_error(s->src, p->loc, "a predicate must be an integer expression");
+		if (!err && !sema_is_cond(p)) {
+			diag_error(s->src, p->loc, "a predicate must be an integer expression (or a "
+				   "pointer, or a Go interface or slice: true when not nil)");
 			err = -EINVAL;
 		}
 	}

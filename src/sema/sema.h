@@ -35,6 +35,8 @@ enum gt_type_kind {
 	TY_GO,         /* a Go value printed in Go's %+v shape (a struct, slice, interface,
 			  array, bool ... named through args/rets): size bytes of capture laid
 			  out by gocap; only print() and printf("%v") take it whole */
+	TY_NIL,        /* `nil`: compares (== !=) with pointers and Go interfaces, slices,
+			  maps, chans and funcs; nothing else takes it */
 };
 
 struct gt_type {

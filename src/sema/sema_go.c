@@ -420,6 +420,18 @@ bool sema_is_go(const struct ast_node *e)
 	return go_type((struct ast_node *)e) != NULL;
 }
 
+bool sema_go_nilable_aggregate(const struct ast_node *e)
+{
+	const struct binfo_gotype *t = go_type((struct ast_node *)e);
+	return t && (t->kind == GK_IFACE || t->kind == GK_SLICE);
+}
+
+const char *sema_go_describe(struct sema *s, struct ast_node *e)
+{
+	const struct binfo_gotype *t = go_type(e);
+	return t ? arena_printf(s->arena, "%s (%s)", expr_name(s, e), t->name) : NULL;
+}
+
 /* len(x) / cap(x) of a Go string, slice, array, map or chan. */
 int sema_go_len(struct sema *s, struct ast_node *e, bool cap)
 {
