@@ -30,6 +30,7 @@ static int check_clause(struct sema *s, struct ast_node *clause, int ci)
 	s->clause_tp_user = false;
 	s->vars.n = 0;
 	s->clause_site_begin = s->sites.n;
+	s->clause_reads_go_names = sema_reads_go_names(s, clause);
 	int first_prog = s->sprogs.n;
 	int err = sema_expand_probes(s, clause, ci);
 	if (err)

@@ -84,6 +84,7 @@ struct sema {
 					 ABI (Go 1.17), NULL when none is */
 	bool clause_uses_duration;
 	bool clause_uses_goruntime; /* goid, duration or depth */
+	bool clause_reads_go_names; /* args, rets or retval (sema_reads_go_names) */
 	bool uses_depth; /* anywhere: then every traced function keeps call stacks */
 	/* variables of the clause being checked; arena-allocated, so that the expression
 	 * types that point at them (AST_VAR) stay valid through codegen */
@@ -208,6 +209,10 @@ struct gt_type *sema_ctype_from_decl(struct sema *s, const char *decl);
 struct binfo_godwarf *sema_godwarf(struct sema *s, struct binfo *bi);
 void sema_go_free(struct sema *s);
 bool sema_is_go(const struct ast_node *e);
+/* Whether N (a clause, statement or expression) names args, rets or retval: its go:
+ * :entry probes leave out inlined copies of a function that also has out-of-line
+ * code, whose values live wherever the caller's code put them. */
+bool sema_reads_go_names(struct sema *s, struct ast_node *n);
 /* A Go interface or slice: nil when its first word (itab or type; data) is 0, which is
  * the word codegen reads for it as a scalar. */
 bool sema_go_nilable_aggregate(const struct ast_node *e);

@@ -112,7 +112,16 @@ func main() {
 		stringers = append(stringers, &note)
 	}
 	for _, s := range stringers {
-		_ = s.String()
+		_ = s.String() // (*Note).String: Note.String inlined into the wrapper
+	}
+	// Note.String out of line: called through a func value the compiler cannot see
+	// through
+	calls := []func(Note) string{Note.String}
+	for i := 0; i < 2; i++ {
+		note := Note{ID: 10 + i, Title: "v" + strconv.Itoa(i), Tags: []string{"c"}}
+		type plain Note
+		fmt.Printf("VALUE %+v\n", plain(note))
+		_ = calls[len(os.Args)%len(calls)](note)
 	}
 	tags := []any{7, "x", true, int32(-3), Note{ID: 9}, 7, nil, "x", 7}
 	for _, v := range tags {
