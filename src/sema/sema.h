@@ -84,6 +84,10 @@ struct sema_goref {
 	int64_t stride, count; /* GW_ELEM: element size; count of an array base, 0: a slice */
 	int size;              /* bytes in memory */
 	bool is_signed, empty_iface;
+	/* a wildcard's functions hold it with different types of one shape (instances of
+	 * a generic function: []int, []int32): "differs between F and G", and only what
+	 * does not depend on the type is read (len, cap, nil) */
+	const char *varies;
 };
 
 /* Integers and pointers: what arithmetic, comparisons and %d take. */

@@ -216,6 +216,9 @@ bool sema_reads_go_names(struct sema *s, struct ast_node *n);
 /* A Go interface or slice: nil when its first word (itab or type; data) is 0, which is
  * the word codegen reads for it as a scalar. */
 bool sema_go_nilable_aggregate(const struct ast_node *e);
+/* 0, or -EINVAL after an error when E's type differs between the clause's functions
+ * (sema_goref.varies) and its use depends on that type. */
+int sema_go_uniform(struct sema *s, struct ast_node *e);
 /* "rets.err (error)": a Go value's name and type for messages, or NULL. */
 const char *sema_go_describe(struct sema *s, struct ast_node *e);
 int sema_go_field(struct sema *s, struct ast_node *e, bool result);

@@ -177,7 +177,7 @@ int sema_map_use(struct sema *s, struct ast_node *e, struct sema_map **out)
 			diag_error(s->src, k->loc, "write tuple keys as @m[a, b]");
 			return -EINVAL;
 		}
-		if (sema_check_expr(s, k))
+		if (sema_check_expr(s, k) || sema_go_uniform(s, k))
 			err = -EINVAL;
 		else if (k->ty->kind == TY_GO && !(gokeys[i] = sema_go_key_type(s, k))) {
 			diag_error(s->src, k->loc, "a map key must be an integer, a string or a Go "

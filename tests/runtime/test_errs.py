@@ -128,6 +128,18 @@ if s.case("receiver"):
     s.check("--funcgraph 'main.*' --args auto runs over it and shows the receiver",
             r.returncode == 0 and graph == values, "graph %s\nvalues %s\n%s" % (graph, values, describe(r)))
 
+# A generic function's instances hold args.xs with different element types ([]int,
+# []int32): len() and cap() read the same slice header in each (issue 24).
+if s.case("generic"):
+    b = s.go_build("errs")
+    r = s.run(["-c", "%s 3" % b, "-e",
+               'go:main.SumOf[...]:entry { printf("T SUMLEN %d %d\\n", len(args.xs), cap(args.xs)); }'])
+    own_lens = Counter(l for l in r.stdout.splitlines() if l.startswith("SUMLEN "))
+    seen = Counter(l[2:] for l in r.stdout.splitlines() if l.startswith("T SUMLEN "))
+    s.check("len()/cap() of args.xs over main.SumOf[...] equal the program's own",
+            r.returncode == 0 and len(own_lens) == 2 and seen == own_lens,
+            "own %s\nseen %s\n%s" % (own_lens, seen, describe(r)))
+
 if s.case("leftovers"):
     s.check("nothing left attached", not bpf_leftovers(), str(bpf_leftovers()))
 

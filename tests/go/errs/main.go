@@ -132,7 +132,10 @@ func main() {
 		}
 		fmt.Printf("TAG %s\n", k)
 	}
-	fmt.Println("SUMS", SumOf([]int{1, 2, 3}), SumOf([]int32{4, 5}))
+	ints, int32s := []int{1, 2, 3}, []int32{4, 5}
+	fmt.Println("SUMLEN", len(ints), cap(ints))
+	fmt.Println("SUMLEN", len(int32s), cap(int32s))
+	fmt.Println("SUMS", SumOf(ints), SumOf(int32s))
 	keys := make([]string, 0, len(counts))
 	for k := range counts {
 		keys = append(keys, k)
