@@ -166,6 +166,8 @@ static int snapshot(const struct rt_map *m, struct snap *s)
 		w++;
 	}
 	s->n = w;
+	if (rt_maps_has_sym_keys(m->pm)) /* one row per printed name, not per address */
+		s->n = rt_maps_merge_syms(m->pm, s->keys, s->vals, s->n, ks, vs, m->stride, m->nvals);
 	return ret;
 }
 
