@@ -230,9 +230,9 @@ int sema_map_use(struct sema *s, struct ast_node *e, struct sema_map **out)
 			if ((t->kind == TY_GO) != (m->keys[i].kind == TY_GO) ||
 			    (gokeys[i] && gokeys[i]->size != m->keys[i].size)) {
 				diag_error(s->src, keys->v[i]->loc, "key %d of @%s is %s here but "
-					   "was %s before", i + 1, e->u.map.name,
+					   "%s before", i + 1, e->u.map.name,
 					   gokeys[i] ? "a Go interface" : "not a Go interface",
-					   m->keys[i].kind == TY_GO ? "a Go interface" : "not");
+					   m->keys[i].kind == TY_GO ? "was one" : "another kind");
 				return -EINVAL;
 			}
 			if (t->kind == TY_STACK && (m->keys[i].kind != TY_STACK ||
