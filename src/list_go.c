@@ -10,6 +10,7 @@
 
 #include "binfo/binfo.h"
 #include "binfo/gotypes.h"
+#include "common/diag.h"
 #include "common/util.h"
 #include "list.h"
 
@@ -90,23 +91,41 @@ static int cmp_name(const void *a, const void *b)
 }
 
 /* Functions with inlined copies only (no code of their own), by name: their :entry
- * probes go at the start of each copy. */
-static void list_inlined(struct binfo *bi, const char *pat)
+ * probes go at the start of each copy. Returns how many it lists. */
+static int list_inlined(struct binfo *bi, const char *pat)
 {
 	struct binfo_inlined *cs = NULL;
-	int n = binfo_inlined_copies(bi, pat, &cs);
+	int n = binfo_inlined_copies(bi, pat, &cs), listed = 0;
 	VEC(const char *) names = {0};
 	if (n < 0)
-		return; /* no inline trees (stripped): out-of-line functions only */
+		return 0; /* no inline trees (stripped): out-of-line functions only */
 	for (int i = 0; i < n; i++)
 		if (!binfo_find_func(bi, cs[i].name))
 			vec_push(&names, cs[i].name);
 	vec_sort(&names, cmp_name);
 	for (int i = 0; i < names.n; i++)
-		if (!i || strcmp(names.v[i], names.v[i - 1]))
+		if (!i || strcmp(names.v[i], names.v[i - 1])) {
 			printf("go:%s (inlined)\n", names.v[i]);
+			listed++;
+		}
 	vec_free(&names);
 	free(cs);
+	return listed;
+}
+
+/* Nothing matched PAT: an error, with the closest names for a plain name (a
+ * package left out, a typo), as a probe's "no function" error gives them. */
+static void no_match(struct binfo *bi, const char *pat, const char *target)
+{
+	const char *best[3];
+	int n = strpbrk(pat, "*?[") ? 0 : binfo_suggest(bi, pat, best, 3);
+	struct strbuf sb = {0};
+	for (int i = 0; i < n; i++)
+		strbuf_printf(&sb, "%s%s", i ? (i == n - 1 ? " or " : ", ") : "; did you mean ",
+			      best[i]);
+	diag_fatal("no Go function %s '%s' in %s%s%s", n || !strpbrk(pat, "*?[") ? "named"
+		   : "matches", pat, target, sb.buf ? sb.buf : "", n ? "?" : "");
+	strbuf_free(&sb);
 }
 
 int list_go(const char *pat, const char *target, bool verbose)
@@ -136,9 +155,11 @@ int list_go(const char *pat, const char *target, bool verbose)
 		print_layouts(f);
 	}
 	free(fs);
-	list_inlined(bi, glob);
+	int listed = (n > 0 ? n : 0) + list_inlined(bi, glob);
 	free(glob);
+	if (!listed)
+		no_match(bi, pat, target);
 	binfo_godwarf__close(gd);
 	binfo__close(bi);
-	return 0;
+	return listed ? 0 : -ENOENT;
 }

@@ -369,6 +369,8 @@ static LLVMValueRef cg_ident(struct cg *g, struct ast_node *e)
 {
 	const struct sema_node *sn = e->sema;
 	switch (sn->builtin) {
+	case BI_NIL: /* the zero word of a pointer, an interface's itab/type, a slice's data */
+		return cg_const(g, 0);
 	case BI_PID:
 	case BI_TID: {
 		LLVMValueRef v = cg_helper(g, BPF_FUNC_get_current_pid_tgid, g->i64, NULL, 0);

@@ -180,6 +180,19 @@ static void capture_map(struct cg *g, const struct plan_arg *a, LLVMValueRef m, 
 	}
 }
 
+/* The dynamic type of the interface at OFF of S: interface{} holds it, others hold the
+ * itab, whose type is its second word; REBASE: as linked (nil stays nil). */
+static LLVMValueRef iface_type(struct cg *g, const struct gosrc *s, int64_t off, bool empty,
+			       bool rebase)
+{
+	LLVMValueRef w0 = src_word(g, s, off, 8, false);
+	LLVMValueRef ty = empty ? w0 : read_mem(g, LLVMBuildAdd(g->b, w0, cg_const(g, 8), ""), 8, false);
+	if (rebase)
+		ty = LLVMBuildSelect(g->b, LLVMBuildICmp(g->b, LLVMIntEQ, ty, cg_const(g, 0), ""), ty,
+				     LLVMBuildSub(g->b, ty, cg_site_bias(g), ""), "");
+	return ty;
+}
+
 /* Captures part A of a value from S into DST (the parent's start). */
 static void capture(struct cg *g, const struct plan_arg *a, const struct gosrc *s, LLVMValueRef dst)
 {
@@ -240,15 +253,8 @@ static void capture(struct cg *g, const struct plan_arg *a, const struct gosrc *
 		break;
 	}
 	case PG_IFACE: {
-		LLVMValueRef w0 = src_word(g, s, off, 8, false), data = src_word(g, s, off + 8, 8, false);
-		/* interface{}: the type; others: the itab, whose type is its second word */
-		LLVMValueRef ty = a->go_empty_iface
-				      ? w0
-				      : read_mem(g, LLVMBuildAdd(g->b, w0, cg_const(g, 8), ""), 8, false);
-		if (a->go_rebase) /* nil stays nil */
-			ty = LLVMBuildSelect(g->b, LLVMBuildICmp(g->b, LLVMIntEQ, ty, cg_const(g, 0), ""),
-					     ty, LLVMBuildSub(g->b, ty, cg_site_bias(g), ""), "");
-		cg_store64(g, p, 0, ty);
+		LLVMValueRef data = src_word(g, s, off + 8, 8, false);
+		cg_store64(g, p, 0, iface_type(g, s, off, a->go_empty_iface, a->go_rebase));
 		cg_store64(g, p, 8, data);
 		LLVMValueRef h0 = read_mem(g, data, 8, false);
 		LLVMValueRef h1 = read_mem(g, LLVMBuildAdd(g->b, data, cg_const(g, 8), ""), 8, true);
@@ -267,4 +273,80 @@ void cg_go_capture(struct cg *g, struct ast_node *e, LLVMValueRef dst, const str
 	cg_zero(g, dst, a->size, 8);
 	struct gosrc s = ref_src(g, ref_of(e));
 	capture(g, &root, &s, dst);
+}
+
+/* How a map key keeps an interface's value (plan_arg.go_key): by what %v shows of its
+ * dynamic type (plan.gotypes). */
+enum keyclass { KC_OTHER, KC_TEXT, KC_INT1, KC_INT2, KC_INT4, KC_INT8, KC_NCLASSES };
+
+static enum keyclass key_class(const struct plan_gotype *t)
+{
+	switch (t->show) {
+	case PGS_STR:
+	case PGS_PSTR:
+		return KC_TEXT;
+	case PGS_INT:
+	case PGS_UINT:
+	case PGS_BOOL:
+		return t->size == 1 ? KC_INT1 : t->size == 2 ? KC_INT2 : t->size == 4 ? KC_INT4
+										: KC_INT8;
+	default:
+		return KC_OTHER;
+	}
+}
+
+/* A Go interface as a map key into DST (zeroed): type, data != 0, then only what %v
+ * prints of it, so that equal texts are one key whatever their addresses: a string's
+ * or an errors.New / fmt.Errorf error's length and text, an integer's value (its width
+ * only); nothing more of other types (printed as their type). The type's class comes
+ * from a switch over the binaries' type descriptors (plan.gotypes, sorted). */
+void cg_go_key(struct cg *g, struct ast_node *e, LLVMValueRef dst, const struct plan_arg *a)
+{
+	const struct sema_goref *r = ref_of(e);
+	struct gosrc s = ref_src(g, r);
+	LLVMValueRef ty = iface_type(g, &s, 0, r->empty_iface, true);
+	LLVMValueRef data = src_word(g, &s, 8, 8, false);
+	LLVMValueRef cls = cg_alloca(g, g->i64, "keyclass");
+	LLVMBuildStore(g->b, cg_const(g, KC_OTHER), cls);
+	LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "key.class");
+	LLVMBasicBlockRef bbs[KC_NCLASSES];
+	for (int c = 0; c < KC_NCLASSES; c++)
+		bbs[c] = c == KC_OTHER ? done : LLVMAppendBasicBlockInContext(g->ctx, g->fn, "key.c");
+	int ncases = 0;
+	for (int i = 0; i < g->plan->ngotypes; i++)
+		ncases += key_class(&g->plan->gotypes[i]) != KC_OTHER;
+	LLVMValueRef sw = LLVMBuildSwitch(g->b, ty, done, (unsigned)ncases);
+	for (int i = 0; i < g->plan->ngotypes; i++) {
+		const struct plan_gotype *t = &g->plan->gotypes[i];
+		enum keyclass c = key_class(t);
+		/* sorted: one case per address (two binaries may share one) */
+		if (c != KC_OTHER && (i == 0 || g->plan->gotypes[i - 1].addr != t->addr))
+			LLVMAddCase(sw, cg_const(g, t->addr), bbs[c]);
+	}
+	for (int c = 0; c < KC_NCLASSES; c++) {
+		if (c == KC_OTHER)
+			continue;
+		LLVMPositionBuilderAtEnd(g->b, bbs[c]);
+		LLVMBuildStore(g->b, cg_const(g, (uint64_t)c), cls);
+		LLVMBuildBr(g->b, done);
+	}
+	LLVMPositionBuilderAtEnd(g->b, done);
+	LLVMValueRef k = LLVMBuildLoad2(g->b, g->i64, cls, "");
+	LLVMValueRef has = LLVMBuildICmp(g->b, LLVMIntNE, data, cg_const(g, 0), "");
+	LLVMValueRef is_text = LLVMBuildAnd(g->b, has, LLVMBuildICmp(g->b, LLVMIntEQ, k,
+						cg_const(g, KC_TEXT), ""), "");
+	LLVMValueRef mask = cg_const(g, 0);
+	static const struct { enum keyclass c; uint64_t mask; } masks[] = {
+		{KC_INT1, 0xff}, {KC_INT2, 0xffff}, {KC_INT4, 0xffffffffu}, {KC_INT8, ~0ull}};
+	for (size_t i = 0; i < sizeof(masks) / sizeof(masks[0]); i++)
+		mask = LLVMBuildSelect(g->b, LLVMBuildICmp(g->b, LLVMIntEQ, k, cg_const(g, masks[i].c), ""),
+				       cg_const(g, masks[i].mask), mask, "");
+	LLVMValueRef h0 = read_mem(g, data, 8, false);
+	LLVMValueRef h1 = read_mem(g, LLVMBuildAdd(g->b, data, cg_const(g, 8), ""), 8, true);
+	LLVMValueRef len = LLVMBuildSelect(g->b, is_text, h1, cg_const(g, 0), "");
+	cg_store64(g, dst, 0, ty);
+	cg_store64(g, dst, 8, LLVMBuildZExt(g->b, has, g->i64, ""));
+	cg_store64(g, dst, 16, LLVMBuildAnd(g->b, h0, mask, ""));
+	cg_store64(g, dst, 24, len);
+	text(g, cg_gep8(g, dst, 32), a->size - 32, h0, len); /* length 0: zeros */
 }

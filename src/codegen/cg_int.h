@@ -120,6 +120,8 @@ void cg_go_str_into(struct cg *g, struct ast_node *e, LLVMValueRef dst, int size
 LLVMValueRef cg_go_len(struct cg *g, struct ast_node *call, bool cap);
 /* print(): E's capture as plan_arg A lays it out, into DST */
 void cg_go_capture(struct cg *g, struct ast_node *e, LLVMValueRef dst, const struct plan_arg *a);
+/* A Go interface as a map key (plan_arg.go_key) into DST. */
+void cg_go_key(struct cg *g, struct ast_node *e, LLVMValueRef dst, const struct plan_arg *a);
 
 /* cg_stack.c: ustack / kstack into DST (24 bytes: id, pid, caller at a go: entry) */
 #define CG_STACK_ENTRIES 16384 /* distinct stacks a stack map keeps */

@@ -36,7 +36,9 @@ static LLVMValueRef build_key(struct cg *g, struct ast_node *mn, const struct pl
 	struct ast_list *keys = &mn->u.map.keys;
 	for (int i = 0; i < keys->n && i < m->nkeys; i++) {
 		const struct plan_arg *f = &m->keys[i];
-		if (f->kind == PLAN_ARG_STR || f->kind == PLAN_ARG_BUF || f->kind == PLAN_ARG_INET ||
+		if (f->kind == PLAN_ARG_GO) /* a Go interface: what %v shows of it */
+			cg_go_key(g, keys->v[i], cg_gep8(g, key, f->offset), f);
+		else if (f->kind == PLAN_ARG_STR || f->kind == PLAN_ARG_BUF || f->kind == PLAN_ARG_INET ||
 		    f->kind == PLAN_ARG_STACK || f->kind == PLAN_ARG_SYM)
 			cg_str_into(g, keys->v[i], cg_gep8(g, key, f->offset), f->size);
 		else

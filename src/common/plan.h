@@ -160,6 +160,10 @@ struct plan_arg {
 	enum plan_go_show go_show; /* GO: a well-known type printed as its String() does */
 	bool go_int;             /* INT: a Go integer (args, rets, retval, duration): %d, %u,
 				    %x without a length print all of it, as Go's fmt */
+	bool go_key;             /* GO, PG_IFACE as a map key: only what %v shows is kept
+				    (the data word is 1 or 0 (nil); the text of a string or
+				    errors.New / fmt.Errorf error, an integer's value; nothing
+				    of other types, which print as (TYPE)) */
 };
 
 /* How an interface holding a value of a runtime type is printed (plan.gotypes). */

@@ -166,6 +166,8 @@ static int snapshot(const struct rt_map *m, struct snap *s)
 		w++;
 	}
 	s->n = w;
+	if (rt_maps_has_sym_keys(m->pm)) /* one row per printed name, not per address */
+		s->n = rt_maps_merge_syms(m->pm, s->keys, s->vals, s->n, ks, vs, m->stride, m->nvals);
 	return ret;
 }
 
@@ -480,10 +482,18 @@ static int cmp_keys(const struct order_ctx *c, const uint8_t *a, const uint8_t *
 		case PLAN_ARG_SYM:
 			r = memcmp(pa, pb, (size_t)f->size);
 			break;
+		case PLAN_ARG_GO: { /* a Go interface: by the text %v shows */
+			struct strbuf x = {0}, y = {0};
+			rt_value_format(&x, c->ms->plan, f, a, false);
+			rt_value_format(&y, c->ms->plan, f, b, false);
+			r = strcmp(x.buf ? x.buf : "", y.buf ? y.buf : "");
+			strbuf_free(&x);
+			strbuf_free(&y);
+			break;
+		}
 		case PLAN_ARG_TUPLE: /* keys are never tuples nor structs (sema) */
 		case PLAN_ARG_STRUCT:
 		case PLAN_ARG_ARRAY:
-		case PLAN_ARG_GO:
 			break;
 		}
 		if (r)
@@ -566,7 +576,8 @@ static void key_field(struct strbuf *sb, const struct rt_maps *ms, const struct 
 	case PLAN_ARG_CGROUP_PATH:
 	case PLAN_ARG_BUF:
 	case PLAN_ARG_STACK:
-	case PLAN_ARG_SYM: {
+	case PLAN_ARG_SYM:
+	case PLAN_ARG_GO: {
 		struct strbuf t = {0};
 		rt_value_format(&t, ms->plan, f, key, false);
 		if (json)
@@ -579,7 +590,6 @@ static void key_field(struct strbuf *sb, const struct rt_maps *ms, const struct 
 	case PLAN_ARG_TUPLE: /* keys are never tuples nor structs (sema) */
 	case PLAN_ARG_STRUCT:
 	case PLAN_ARG_ARRAY:
-	case PLAN_ARG_GO:
 		break;
 	}
 }

@@ -35,4 +35,11 @@ void rt_maps__zero(struct rt_maps *m, int map_id);
 /* One warning (diag) per map that refused updates because it was full. */
 void rt_maps__report_full(struct rt_maps *m);
 
+/* maps_sym.c: whether a key field is usym()/ksym()/caller; then N snapshot entries
+ * (KS-byte keys sorted by bytes, VS-byte values of NVALS per-CPU values STRIDE apart)
+ * rewritten to one address per printed name and merged: returns the entries left. */
+bool rt_maps_has_sym_keys(const struct plan_map *pm);
+size_t rt_maps_merge_syms(const struct plan_map *pm, uint8_t *keys, uint8_t *vals, size_t n,
+			  size_t ks, size_t vs, size_t stride, int nvals);
+
 #endif

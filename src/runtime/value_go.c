@@ -446,7 +446,11 @@ static void go_format(struct strbuf *sb, const struct gt_plan *plan, const struc
 			/* a nil *T in the interface */
 			__attribute__((fallthrough));
 		default:
-			if (t)
+			if (a->go_key && t) /* the address is not kept: one key per type */
+				strbuf_printf(sb, "(%s)%s", t->name, data ? "" : "(nil)");
+			else if (a->go_key)
+				strbuf_printf(sb, "(0x%" PRIx64 ")%s", v, data ? "" : "(nil)");
+			else if (t)
 				strbuf_printf(sb, "(%s)(0x%" PRIx64 ")", t->name, data);
 			else
 				strbuf_printf(sb, "(0x%" PRIx64 ")(0x%" PRIx64 ")", v, data);

@@ -30,6 +30,7 @@ static int check_clause(struct sema *s, struct ast_node *clause, int ci)
 	s->clause_tp_user = false;
 	s->vars.n = 0;
 	s->clause_site_begin = s->sites.n;
+	s->clause_reads_go_names = sema_reads_go_names(s, clause);
 	int first_prog = s->sprogs.n;
 	int err = sema_expand_probes(s, clause, ci);
 	if (err)
@@ -37,8 +38,9 @@ static int check_clause(struct sema *s, struct ast_node *clause, int ci)
 	if (clause->u.clause.pred) {
 		struct ast_node *p = clause->u.clause.pred;
 		err = sema_check_expr(s, p);
-		if (!err && !gt_type_is_int(p->ty)) {
-			diag_error(s->src, p->loc, "a predicate must be an integer expression");
+		if (!err && !sema_is_cond(p)) {
+			diag_error(s->src, p->loc, "a predicate must be an integer expression (or a "
+				   "pointer, or a Go interface or slice: true when not nil)");
 			err = -EINVAL;
 		}
 	}

@@ -35,6 +35,8 @@ enum gt_type_kind {
 	TY_GO,         /* a Go value printed in Go's %+v shape (a struct, slice, interface,
 			  array, bool ... named through args/rets): size bytes of capture laid
 			  out by gocap; only print() and printf("%v") take it whole */
+	TY_NIL,        /* `nil`: compares (== !=) with pointers and Go interfaces, slices,
+			  maps, chans and funcs; nothing else takes it */
 };
 
 struct gt_type {
@@ -83,6 +85,10 @@ struct sema_goref {
 	int64_t stride, count; /* GW_ELEM: element size; count of an array base, 0: a slice */
 	int size;              /* bytes in memory */
 	bool is_signed, empty_iface;
+	/* a wildcard's functions hold it with different types of one shape (instances of
+	 * a generic function: []int, []int32): "differs between F and G", and only what
+	 * does not depend on the type is read (len, cap, nil) */
+	const char *varies;
 };
 
 /* Integers and pointers: what arithmetic, comparisons and %d take. */

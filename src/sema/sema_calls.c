@@ -251,6 +251,10 @@ int sema_check_printf(struct sema *s, struct ast_node *e, const struct builtin *
 			err = -EINVAL;
 			continue;
 		}
+		if ((p->conv == FMT_TYPE || p->conv == FMT_VALUE) && sema_go_uniform(s, arg)) {
+			err = -EINVAL;
+			continue;
+		}
 		if (p->conv == FMT_TYPE) { /* the static type, or an interface's dynamic one */
 			arg->ty = sema_go_print_type(s, arg);
 			continue;
@@ -667,7 +671,7 @@ int sema_check_print(struct sema *s, struct ast_node *e, const struct builtin *b
 			   "are for maps: print(@m, top, div))");
 		return -EINVAL;
 	}
-	if (sema_check_expr(s, arg))
+	if (sema_check_expr(s, arg) || sema_go_uniform(s, arg))
 		return -EINVAL;
 	if (sema_is_go(arg) && arg->ty->kind != TY_STR) /* in Go's %+v shape */
 		arg->ty = sema_go_print_type(s, arg);

@@ -73,6 +73,8 @@ const char *gt_type_str(const struct gt_type *t, char *buf, size_t len)
 		return buf;
 	case TY_GO:
 		return t->name ? t->name : "go";
+	case TY_NIL:
+		return "nil";
 	case TY_TUPLE: {
 		size_t n = 0;
 		n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "(");
@@ -173,6 +175,11 @@ static int check_tuple(struct sema *s, struct ast_node *e)
 		const struct gt_type *it = items->v[i]->ty;
 		if (it->kind == TY_VOID) {
 			diag_error(s->src, items->v[i]->loc, "a tuple cannot hold nothing (void)");
+			return -EINVAL;
+		}
+		if (it->kind == TY_NIL) {
+			diag_error(s->src, items->v[i]->loc, "a tuple cannot hold nil: nil only "
+				   "compares (x == nil, x != nil)");
 			return -EINVAL;
 		}
 		if (it->kind == TY_GO) {
@@ -276,6 +283,11 @@ bool sema_is_int(const struct ast_node *e)
 	return gt_type_is_int(e->ty);
 }
 
+bool sema_is_cond(const struct ast_node *e)
+{
+	return sema_is_int(e) || sema_go_nilable_aggregate(e);
+}
+
 bool sema_is_textual(const struct ast_node *e)
 {
 	if (!e->ty)
@@ -313,6 +325,8 @@ const char *sema_kind_word(const struct ast_node *e)
 		return "a tuple";
 	case TY_GO:
 		return "a Go value (print() it, or use its fields, elements, len())";
+	case TY_NIL:
+		return "nil";
 	default:
 		return "a string";
 	}
@@ -556,6 +570,37 @@ static int check_fetch(struct sema *s, struct ast_node *e)
 	return -EINVAL;
 }
 
+int sema_check_nil(struct sema *s, struct ast_node *e, const struct builtin *b)
+{
+	(void)s;
+	(void)b;
+	static struct gt_type nil_ty = {.kind = TY_NIL, .size = 8};
+	e->ty = &nil_ty;
+	return 0;
+}
+
+/* X == nil, X != nil (either side): X is a pointer (Go's *T, map, chan, func are) or a
+ * Go interface or slice, whose first word is 0 when nil; nil == nil is true. */
+static int check_nil_compare(struct sema *s, struct ast_node *e, struct ast_node *nil,
+			     struct ast_node *x)
+{
+	enum ast_op op = e->u.binary.op;
+	if (op != OP_EQ && op != OP_NE) {
+		diag_error(s->src, nil->loc, "operator '%s' does not take nil: nil compares with "
+			   "== and != only", ast_op_str(op));
+		return -EINVAL;
+	}
+	if (x->ty->kind != TY_NIL && x->ty->kind != TY_PTR && !sema_go_nilable_aggregate(x)) {
+		const char *go = sema_go_describe(s, x);
+		diag_error(s->src, x->loc, "%s%s cannot be nil: nil compares with a pointer, an "
+			   "interface, a slice, a map, a chan or a func", go ? go : "",
+			   go ? "" : sema_kind_word(x));
+		return -EINVAL;
+	}
+	e->ty = &sema_ty_i64;
+	return 0;
+}
+
 static int check_binary(struct sema *s, struct ast_node *e)
 {
 	struct ast_node *l = e->u.binary.lhs, *r = e->u.binary.rhs;
@@ -563,6 +608,13 @@ static int check_binary(struct sema *s, struct ast_node *e)
 		return -EINVAL;
 	enum ast_op op = e->u.binary.op;
 	bool cmp = op == OP_EQ || op == OP_NE;
+	if (l->ty->kind == TY_NIL || r->ty->kind == TY_NIL)
+		return l->ty->kind == TY_NIL ? check_nil_compare(s, e, l, r)
+					      : check_nil_compare(s, e, r, l);
+	if ((op == OP_LAND || op == OP_LOR) && sema_is_cond(l) && sema_is_cond(r)) {
+		e->ty = &sema_ty_i64;
+		return 0;
+	}
 	if (cmp && l->ty->kind == TY_BUF && r->ty->kind == TY_BUF) {
 		e->ty = &sema_ty_i64; /* the same length and bytes */
 		return 0;
@@ -577,6 +629,12 @@ static int check_binary(struct sema *s, struct ast_node *e)
 		return 0;
 	}
 	struct ast_node *bad = !sema_is_int(l) ? l : !sema_is_int(r) ? r : NULL;
+	if (bad && sema_go_nilable_aggregate(bad)) {
+		diag_error(s->src, bad->loc, "operator '%s' needs integers, got %s: compare it "
+			   "with nil (== nil, != nil), or test it alone (true when not nil)",
+			   ast_op_str(op), sema_go_describe(s, bad));
+		return -EINVAL;
+	}
 	if (bad) {
 		diag_error(s->src, bad->loc, "operator '%s' needs integers, got %s", ast_op_str(op),
 			   sema_kind_word(bad));
@@ -750,6 +808,10 @@ int sema_check_expr(struct sema *s, struct ast_node *e)
 		}
 		if (sema_check_expr(s, e->u.unary.operand))
 			return -EINVAL;
+		if (op == OP_LNOT && sema_is_cond(e->u.unary.operand)) {
+			e->ty = &sema_ty_i64; /* !err: true when nil */
+			return 0;
+		}
 		if (!sema_is_int(e->u.unary.operand)) {
 			diag_error(s->src, e->u.unary.operand->loc,
 				   "operator '%s' needs an integer, got %s", ast_op_str(op),
@@ -781,7 +843,7 @@ int sema_check_expr(struct sema *s, struct ast_node *e)
 				*f = e->u.ternary.els;
 		if (sema_check_expr(s, c) | sema_check_expr(s, t) | sema_check_expr(s, f))
 			return -EINVAL;
-		if (!sema_is_int(c)) {
+		if (!sema_is_cond(c)) {
 			diag_error(s->src, c->loc, "condition must be an integer, got %s",
 				   sema_kind_word(c));
 			return -EINVAL;

@@ -89,10 +89,29 @@ static bool same_place(const struct binfo_goparam *a, const struct binfo_goparam
 	return true;
 }
 
+/* Two placements of a value that differ only in types of one shape: slices, maps,
+ * chans, pointers, funcs or interfaces (their header words are the same). */
+static bool same_shape(const struct binfo_goparam *a, const struct binfo_goparam *b)
+{
+	enum binfo_gokind k = a->type->kind;
+	if (k != b->type->kind || a->type->size != b->type->size || a->on_stack != b->on_stack ||
+	    a->npieces != b->npieces || (a->on_stack && a->stack_off != b->stack_off))
+		return false;
+	if (k != GK_SLICE && k != GK_MAP && k != GK_CHAN && k != GK_PTR && k != GK_FUNC &&
+	    k != GK_IFACE)
+		return false;
+	for (int i = 0; i < a->npieces; i++)
+		if (memcmp(&a->pieces[i], &b->pieces[i], sizeof(a->pieces[i])))
+			return false;
+	return true;
+}
+
 /* Checks where WHAT (args or rets) may be used and finds NAME in every function the
- * clause probes: the parameter, or NULL after an error. */
+ * clause probes: the parameter, or NULL after an error. *VARIES: set when the
+ * functions hold it with types of one shape that differ (see sema_goref.varies). */
 static const struct binfo_goparam *clause_param(struct sema *s, struct ast_node *e,
-						const char *what, const char *name, bool result)
+						const char *what, const char *name, bool result,
+						const char **varies)
 {
 	unsigned go = (1u << GO_ENTRY) | (1u << GO_RETURN) | (1u << GO_OFFSET);
 	if (!(s->clause_points & go) || (s->clause_kinds & ~(1u << PLAN_PROG_UPROBE))) {
@@ -150,7 +169,12 @@ static const struct binfo_goparam *clause_param(struct sema *s, struct ast_node 
 			unknown_param(s, e, f, name, result);
 			return NULL;
 		}
-		if (found && !same_place(found, p)) {
+		if (found && !same_place(found, p) && same_shape(found, p)) {
+			if (!*varies)
+				*varies = arena_printf(s->arena, "%s.%s differs between %s (%s) and %s "
+						       "(%s)", what, name, found_in, found->type->name,
+						       in->f->name, p->type->name);
+		} else if (found && !same_place(found, p)) {
 			diag_error(s->src, e->loc, "%s.%s differs between %s and %s (its type or "
 				   "its place): one clause reads it one way; split the clause",
 				   what, name, found_in, in->f->name);
@@ -162,6 +186,67 @@ static const struct binfo_goparam *clause_param(struct sema *s, struct ast_node 
 	if (!found)
 		diag_error(s->src, e->loc, "%s.%s: the clause probes no Go function", what, name);
 	return found;
+}
+
+static bool list_reads_go_names(struct sema *s, const struct ast_list *l)
+{
+	for (int i = 0; i < l->n; i++)
+		if (sema_reads_go_names(s, l->v[i]))
+			return true;
+	return false;
+}
+
+bool sema_reads_go_names(struct sema *s, struct ast_node *n)
+{
+	if (!n)
+		return false;
+	switch (n->kind) {
+	case AST_IDENT: {
+		const struct builtin *b = sema_resolve(s, n);
+		return b && (b->id == BI_ARGS || b->id == BI_RETS || b->id == BI_RETVAL);
+	}
+	case AST_CLAUSE:
+		return sema_reads_go_names(s, n->u.clause.pred) ||
+		       sema_reads_go_names(s, n->u.clause.body);
+	case AST_BLOCK:
+		return list_reads_go_names(s, &n->u.block.stmts);
+	case AST_EXPR_STMT:
+		return sema_reads_go_names(s, n->u.expr_stmt.expr);
+	case AST_ASSIGN:
+		return sema_reads_go_names(s, n->u.assign.lhs) || sema_reads_go_names(s, n->u.assign.rhs);
+	case AST_IF:
+		return sema_reads_go_names(s, n->u.if_.cond) || sema_reads_go_names(s, n->u.if_.then) ||
+		       sema_reads_go_names(s, n->u.if_.els);
+	case AST_UNROLL:
+	case AST_WHILE:
+		return sema_reads_go_names(s, n->u.loop.expr) || sema_reads_go_names(s, n->u.loop.body);
+	case AST_FOR:
+		return sema_reads_go_names(s, n->u.for_.iter) || sema_reads_go_names(s, n->u.for_.end) ||
+		       sema_reads_go_names(s, n->u.for_.body);
+	case AST_MAP:
+		return list_reads_go_names(s, &n->u.map.keys);
+	case AST_UNARY:
+		return sema_reads_go_names(s, n->u.unary.operand);
+	case AST_INCDEC:
+		return sema_reads_go_names(s, n->u.incdec.operand);
+	case AST_BINARY:
+		return sema_reads_go_names(s, n->u.binary.lhs) || sema_reads_go_names(s, n->u.binary.rhs);
+	case AST_TERNARY:
+		return sema_reads_go_names(s, n->u.ternary.cond) ||
+		       sema_reads_go_names(s, n->u.ternary.then) || sema_reads_go_names(s, n->u.ternary.els);
+	case AST_CAST:
+		return sema_reads_go_names(s, n->u.cast.expr);
+	case AST_FIELD:
+		return sema_reads_go_names(s, n->u.field.expr);
+	case AST_INDEX:
+		return sema_reads_go_names(s, n->u.index.expr) || sema_reads_go_names(s, n->u.index.index);
+	case AST_CALL:
+		return list_reads_go_names(s, &n->u.call.args);
+	case AST_TUPLE:
+		return list_reads_go_names(s, &n->u.tuple.items);
+	default:
+		return false;
+	}
 }
 
 /* The scalar view and kind of a Go value of type T at E (an error for floats). */
@@ -336,12 +421,16 @@ int sema_go_field(struct sema *s, struct ast_node *e, bool result)
 	struct ast_node *base = e->u.field.expr;
 	const struct builtin *root = base->kind == AST_IDENT ? sema_resolve(s, base) : NULL;
 	if (root && (root->id == BI_ARGS || root->id == BI_RETS)) { /* args.NAME, rets.NAME */
+		const char *varies = NULL;
 		const struct binfo_goparam *p =
-		    clause_param(s, e, result ? "rets" : "args", name, result);
+		    clause_param(s, e, result ? "rets" : "args", name, result, &varies);
 		if (!p || param_ref(s, e, p))
 			return -EINVAL;
+		((struct sema_node *)e->sema)->go->varies = varies;
 		return check_readable(s, e, expr_name(s, e));
 	}
+	if (sema_go_uniform(s, base))
+		return -EINVAL;
 	const struct binfo_gotype *t = go_type(base);
 	int64_t off = 0;
 	bool through_ptr = t->kind == GK_PTR && t->elem && t->elem->kind == GK_STRUCT;
@@ -377,7 +466,7 @@ int sema_go_index(struct sema *s, struct ast_node *e)
 	struct ast_node *base = e->u.index.expr, *idx = e->u.index.index;
 	const struct binfo_gotype *t = go_type(base);
 	const struct sema_goref *br = ((struct sema_node *)base->sema)->go;
-	if (sema_check_expr(s, idx))
+	if (sema_check_expr(s, idx) || sema_go_uniform(s, base))
 		return -EINVAL;
 	if (!sema_is_int(idx) || (t->kind != GK_SLICE && t->kind != GK_ARRAY) || !t->elem) {
 		diag_error(s->src, e->loc, "%s (%s) cannot be indexed: only a slice or an array "
@@ -407,6 +496,8 @@ int sema_go_index(struct sema *s, struct ast_node *e)
 int sema_go_deref(struct sema *s, struct ast_node *e)
 {
 	struct ast_node *p = e->u.unary.operand;
+	if (sema_go_uniform(s, p))
+		return -EINVAL;
 	const struct binfo_gotype *t = go_type(p);
 	if (t->kind != GK_PTR || !t->elem) {
 		diag_error(s->src, p->loc, "only a pointer can be dereferenced, not %s (%s)",
@@ -421,6 +512,28 @@ int sema_go_deref(struct sema *s, struct ast_node *e)
 bool sema_is_go(const struct ast_node *e)
 {
 	return go_type((struct ast_node *)e) != NULL;
+}
+
+int sema_go_uniform(struct sema *s, struct ast_node *e)
+{
+	const struct sema_node *sn = e->sema;
+	if (!sn || !sn->go || !sn->go->varies)
+		return 0;
+	diag_error(s->src, e->loc, "%s: len(), cap() and comparisons with nil read it in every "
+		   "instance; for the rest, split the clause", sn->go->varies);
+	return -EINVAL;
+}
+
+bool sema_go_nilable_aggregate(const struct ast_node *e)
+{
+	const struct binfo_gotype *t = go_type((struct ast_node *)e);
+	return t && (t->kind == GK_IFACE || t->kind == GK_SLICE);
+}
+
+const char *sema_go_describe(struct sema *s, struct ast_node *e)
+{
+	const struct binfo_gotype *t = go_type(e);
+	return t ? arena_printf(s->arena, "%s (%s)", expr_name(s, e), t->name) : NULL;
 }
 
 /* len(x) / cap(x) of a Go string, slice, array, map or chan. */

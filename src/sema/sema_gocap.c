@@ -386,6 +386,19 @@ struct gt_type *sema_go_print_type(struct sema *s, struct ast_node *e)
 	return t;
 }
 
+struct gt_type *sema_go_key_type(struct sema *s, struct ast_node *e)
+{
+	const struct sema_node *sn = e->sema;
+	if (!sn || !sn->go || !sn->gotype || sn->gotype->kind != GK_IFACE)
+		return NULL;
+	struct gt_type *t = sema_go_print_type(s, e);
+	struct plan_arg *a = arena_alloc(s->arena, sizeof(*a));
+	*a = *t->gocap;
+	a->go_key = true;
+	t->gocap = a;
+	return t;
+}
+
 void sema_go_want_types(struct sema *s)
 {
 	s->want_gotypes = true;

@@ -84,6 +84,7 @@ struct sema {
 					 ABI (Go 1.17), NULL when none is */
 	bool clause_uses_duration;
 	bool clause_uses_goruntime; /* goid, duration or depth */
+	bool clause_reads_go_names; /* args, rets or retval (sema_reads_go_names) */
 	bool uses_depth; /* anywhere: then every traced function keeps call stacks */
 	/* variables of the clause being checked; arena-allocated, so that the expression
 	 * types that point at them (AST_VAR) stay valid through codegen */
@@ -126,6 +127,9 @@ extern const char *const sema_go_arg_regs[9];
 extern struct gt_type sema_ty_void, sema_ty_i64, sema_ty_u64;
 struct gt_type *sema_type_new(struct sema *s, enum gt_type_kind k, int size, bool is_signed);
 bool sema_is_int(const struct ast_node *e);
+/* An integer, a pointer, or a Go interface or slice (true when not nil): what a
+ * predicate, if, ?:, !, && and || take. */
+bool sema_is_cond(const struct ast_node *e);
 bool sema_is_textual(const struct ast_node *e);
 const char *sema_kind_word(const struct ast_node *e); /* "an integer", "a string" ... */
 /* A copy of T that a variable or map can grow (tuples: deeply). */
@@ -157,6 +161,7 @@ int sema_fetch_type(struct sema *s, const char *t, struct gt_type **ty, bool *go
 /* .check functions of builtins.def */
 int sema_check_argn(struct sema *s, struct ast_node *e, const struct builtin *b);
 int sema_check_go_ident(struct sema *s, struct ast_node *e, const struct builtin *b);
+int sema_check_nil(struct sema *s, struct ast_node *e, const struct builtin *b);
 int sema_check_printf(struct sema *s, struct ast_node *e, const struct builtin *b);
 int sema_check_fgreturn(struct sema *s, struct ast_node *e, const struct builtin *b);
 int sema_check_print(struct sema *s, struct ast_node *e, const struct builtin *b);
@@ -204,6 +209,18 @@ struct gt_type *sema_ctype_from_decl(struct sema *s, const char *decl);
 struct binfo_godwarf *sema_godwarf(struct sema *s, struct binfo *bi);
 void sema_go_free(struct sema *s);
 bool sema_is_go(const struct ast_node *e);
+/* Whether N (a clause, statement or expression) names args, rets or retval: its go:
+ * :entry probes leave out inlined copies of a function that also has out-of-line
+ * code, whose values live wherever the caller's code put them. */
+bool sema_reads_go_names(struct sema *s, struct ast_node *n);
+/* A Go interface or slice: nil when its first word (itab or type; data) is 0, which is
+ * the word codegen reads for it as a scalar. */
+bool sema_go_nilable_aggregate(const struct ast_node *e);
+/* 0, or -EINVAL after an error when E's type differs between the clause's functions
+ * (sema_goref.varies) and its use depends on that type. */
+int sema_go_uniform(struct sema *s, struct ast_node *e);
+/* "rets.err (error)": a Go value's name and type for messages, or NULL. */
+const char *sema_go_describe(struct sema *s, struct ast_node *e);
 int sema_go_field(struct sema *s, struct ast_node *e, bool result);
 int sema_go_index(struct sema *s, struct ast_node *e);
 int sema_go_deref(struct sema *s, struct ast_node *e);
@@ -212,6 +229,9 @@ int sema_go_len(struct sema *s, struct ast_node *e, bool cap);
 int sema_go_retval(struct sema *s, struct ast_node *e);
 /* sema_gocap.c: print()'s capture of a Go value */
 struct gt_type *sema_go_print_type(struct sema *s, struct ast_node *e);
+/* A Go interface as a map key: its type (a PG_IFACE capture with go_key), or NULL when
+ * E is not an interface. */
+struct gt_type *sema_go_key_type(struct sema *s, struct ast_node *e);
 void sema_go_want_types(struct sema *s);
 int sema_go_finish(struct sema *s, struct gt_plan *plan);
 

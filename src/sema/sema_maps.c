@@ -169,15 +169,22 @@ int sema_map_use(struct sema *s, struct ast_node *e, struct sema_map **out)
 	}
 	struct ast_list *keys = &e->u.map.keys;
 	int err = 0;
+	/* Go interfaces' key types (a capture of what %v shows), else NULL */
+	struct gt_type **gokeys = arena_alloc(s->arena, sizeof(*gokeys) * (size_t)(keys->n + 1));
 	for (int i = 0; i < keys->n; i++) {
 		struct ast_node *k = keys->v[i];
 		if (k->kind == AST_TUPLE) {
 			diag_error(s->src, k->loc, "write tuple keys as @m[a, b]");
 			return -EINVAL;
 		}
-		if (sema_check_expr(s, k))
+		if (sema_check_expr(s, k) || sema_go_uniform(s, k))
 			err = -EINVAL;
-		else if (!key_type_ok(k->ty)) {
+		else if (k->ty->kind == TY_GO && !(gokeys[i] = sema_go_key_type(s, k))) {
+			diag_error(s->src, k->loc, "a map key must be an integer, a string or a Go "
+				   "interface (an error: its text), not a Go %s (use its fields)",
+				   k->ty->name);
+			err = -EINVAL;
+		} else if (k->ty->kind != TY_GO && !key_type_ok(k->ty)) {
 			diag_error(s->src, k->loc, "a map key must be an integer or a string");
 			err = -EINVAL;
 		}
@@ -196,7 +203,7 @@ int sema_map_use(struct sema *s, struct ast_node *e, struct sema_map **out)
 					  : k->kind == AST_CALL ? k->u.call.name
 					  : k->kind == AST_VAR ? k->u.name
 								: arena_printf(s->arena, "key%d", i + 1);
-			m->keys[i] = *keys->v[i]->ty;
+			m->keys[i] = gokeys[i] ? *gokeys[i] : *keys->v[i]->ty;
 			if (gt_type_is_int(&m->keys[i]))
 				m->keys[i].size = 8;
 		}
@@ -215,8 +222,17 @@ int sema_map_use(struct sema *s, struct ast_node *e, struct sema_map **out)
 						  (t->kind == TY_STR || m->keys[i].kind == TY_STR))) {
 				diag_error(s->src, keys->v[i]->loc,
 					   "key %d of @%s is %s here but was %s before", i + 1,
-					   e->u.map.name, is_int ? "an integer" : "a string",
-					   was_int ? "an integer" : "a string");
+					   e->u.map.name, is_int ? "an integer" : t->kind == TY_GO ?
+					   "a Go interface" : "a string", was_int ? "an integer"
+					   : m->keys[i].kind == TY_GO ? "a Go interface" : "a string");
+				return -EINVAL;
+			}
+			if ((t->kind == TY_GO) != (m->keys[i].kind == TY_GO) ||
+			    (gokeys[i] && gokeys[i]->size != m->keys[i].size)) {
+				diag_error(s->src, keys->v[i]->loc, "key %d of @%s is %s here but "
+					   "%s before", i + 1, e->u.map.name,
+					   gokeys[i] ? "a Go interface" : "not a Go interface",
+					   m->keys[i].kind == TY_GO ? "was one" : "another kind");
 				return -EINVAL;
 			}
 			if (t->kind == TY_STACK && (m->keys[i].kind != TY_STACK ||
@@ -320,6 +336,13 @@ struct gt_type *sema_map_iter_type(struct sema *s, struct ast_node *for_node)
 			   "loop over", mn->u.map.name);
 		return NULL;
 	}
+	for (int i = 0; i < m->nkeys; i++)
+		if (m->keys[i].kind == TY_GO) {
+			diag_error(s->src, mn->loc, "@%s is keyed by a Go interface, which a loop "
+				   "cannot hold yet: print(@%s) shows it", mn->u.map.name,
+				   mn->u.map.name);
+			return NULL;
+		}
 	struct gt_type *value = NULL;
 	switch (m->kind) {
 	case PLAN_MAP_INT:

@@ -377,6 +377,34 @@ static void add_inlined_sites(struct sema *s, struct go_probe *gp,
 	}
 }
 
+/* A clause that reads args / rets: the inlined copies of functions that also have
+ * out-of-line code are left out (their values live wherever the caller's code put
+ * them), with a warning; functions that are only inlined stay (sema_go's error).
+ * Returns the copies kept, compacted in CS. */
+static int drop_inlined_copies(struct sema *s, struct go_probe *gp, const struct binfo_func **fs,
+			       int nf, struct binfo_inlined *cs, int nc)
+{
+	int kept = 0, ndropped = 0;
+	struct binfo_inlined *dropped = xmalloc(sizeof(*dropped) * (size_t)nc);
+	for (int i = 0; i < nc; i++) {
+		bool out_of_line = false;
+		for (int j = 0; j < nf && !out_of_line; j++)
+			out_of_line = fs[j] && !strcmp(fs[j]->name, cs[i].name);
+		if (out_of_line)
+			dropped[ndropped++] = cs[i];
+		else
+			cs[kept++] = cs[i];
+	}
+	if (ndropped)
+		diag_warning(s->src, gp->node->loc, "%s%s is also inlined into %s: the clause reads "
+			     "args, which an inlined copy has none of, so only calls of its "
+			     "out-of-line code are traced", dropped[0].name,
+			     nf > 1 ? " (and others the pattern matches)" : "",
+			     outer_names(s, dropped, ndropped));
+	free(dropped);
+	return kept;
+}
+
 static bool excluded_name(struct sema *s, const char *name)
 {
 	for (int x = 0; x < s->opts->nexcludes; x++)
@@ -455,6 +483,8 @@ static int add_go_sites(struct sema *s, struct go_probe *gp)
 			     "its out-of-line code", gp->func, outer_names(s, cs, nc),
 			     gp->point == GO_RETURN ? ":" : "", gp->where);
 	}
+	if (!err && nc > 0 && nf > 0 && s->clause_reads_go_names && gp->point == GO_ENTRY)
+		nc = drop_inlined_copies(s, gp, fs, nf, cs, nc);
 	for (int i = 0; i < nf && !err; i++)
 		err = sema_add_func_sites(s, bi, fs[i], gp->point, gp->off, gp->node->loc,
 					  nf > 1);

@@ -21,6 +21,11 @@ static int check_assign(struct sema *s, struct ast_node *st)
 		diag_error(s->src, rhs->loc, "cannot assign a value of type void");
 		return -EINVAL;
 	}
+	if (rhs->ty->kind == TY_NIL) {
+		diag_error(s->src, rhs->loc, "a variable cannot hold nil: nil only compares "
+			   "(x == nil, x != nil)");
+		return -EINVAL;
+	}
 	if (rhs->ty->kind == TY_GO) {
 		diag_error(s->src, rhs->loc, "a variable cannot keep a Go %s (print() it, or keep "
 			   "its fields)", rhs->ty->name);
@@ -150,7 +155,7 @@ static int check_stmt(struct sema *s, struct ast_node *st)
 		return check_assign(s, st);
 	case AST_IF: {
 		int err = sema_check_expr(s, st->u.if_.cond);
-		if (!err && !sema_is_int(st->u.if_.cond)) {
+		if (!err && !sema_is_cond(st->u.if_.cond)) {
 			diag_error(s->src, st->u.if_.cond->loc, "condition must be an integer, got %s",
 				   sema_kind_word(st->u.if_.cond));
 			err = -EINVAL;

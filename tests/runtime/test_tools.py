@@ -77,6 +77,12 @@ if s.case("run"):
             good &= len(edges) > 10 and all(int(p) > 0 and p != c for p, c in edges) and \
                 len({c for _, c in edges}) == len(edges) and \
                 bool(hist_of(out, "@life_us")) and "@created[main.spawnWork]: " in out
+            # one row per function, however many `go` statements (call addresses) it
+            # has (issue 24: main.main, runtime.gcenable were printed two or three times)
+            created = re.findall(r"^@created\[(.*)\]: (\d+)$", out, re.M)
+            names = [k for k, _ in created]
+            good &= len(names) == len(set(names)) and "main.main" in names and \
+                dict(created).get("main.spawnWork") == str(len(edges))
         elif name == "panics":
             p = re.findall(r"^panic in goroutine (\d+): odd request \d+$", out, re.M)
             rc = re.findall(r"^recovered in goroutine (\d+)$", out, re.M)
