@@ -1,16 +1,18 @@
 #!/usr/bin/env python3
-"""Generates gotrace's Go type data (data/gotypes/go1.N.txt) for stripped targets: for
+"""Generates gotrace's Go type data (data/gotypes/go1.N.P.txt) for stripped targets: for
 each Go release, builds data/gotypes/probe with DWARF and runs gotrace-godata (binfo's
 own DWARF reader) over it with data/gotypes/funcs.txt.
 
-  scripts/gen-gotypes.py --godata build/gotrace-godata            all releases
+  scripts/gen-gotypes.py --godata build/gotrace-godata            the default releases
   scripts/gen-gotypes.py --godata ... --go /usr/local/go/bin/go   one go command
-  scripts/gen-gotypes.py --godata ... --check DIR                 compare, write nothing
+  scripts/gen-gotypes.py --godata ... --release go1.26.5          one release (downloaded)
+  scripts/gen-gotypes.py --godata ... --check ...                 compare, write nothing
 
-The releases are those of tests/gotool.py: Debian's Go 1.19 and the newest patch of
-every minor from 1.21 (downloaded once into the toolchain cache). The file is keyed by
-minor: two patches of one minor write the same bytes (the test regenerates with the
-machine's patch and compares)."""
+The default releases: those of tests/gotool.py (Debian's Go 1.19, the newest patch of
+every minor from 1.21, downloaded once into the toolchain cache), the machine's Go, and
+RELEASES below: those of the real stripped programs the tests trace. A file is one
+exact release's: patch releases change standard-library types (net/http.response is
+232 bytes in go1.26.8, 240 in go1.26.11)."""
 
 import argparse
 import os
@@ -26,16 +28,18 @@ import gotool  # noqa: E402
 DATA = os.path.join(REPO, "data", "gotypes")
 
 
-def minor_of(version):
-    m = re.fullmatch(r"go1\.(\d+)(?:\.\d+)?", version or "")
-    return "go1.%s" % m.group(1) if m else None
+# esbuild 0.28.2 (go1.26.5) and lefthook 2.2.2 (go1.27.0) of test_tools, from npm
+RELEASES = ["go1.26.5", "go1.27.0"]
+
+
+def is_release(version):
+    return re.fullmatch(r"go1\.\d+(?:\.\d+)?", version or "") is not None
 
 
 def generate(godata, gocmd, work):
-    """(minor, text) of GOCMD's data; raises RuntimeError with the reason."""
+    """(version, text) of GOCMD's data; raises RuntimeError with the reason."""
     version = gotool.version(gocmd)
-    minor = minor_of(version)
-    if not minor:
+    if not is_release(version):
         raise RuntimeError("%s: %s is not a release" % (gocmd, version))
     out = os.path.join(work, "probe-" + version)
     env = dict(os.environ, GOTOOLCHAIN="local", CGO_ENABLED="0", GOFLAGS="",
@@ -45,15 +49,16 @@ def generate(godata, gocmd, work):
                        env=env, capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError("%s build: %s" % (version, r.stderr.strip()))
-    r = subprocess.run([godata, out, minor, os.path.join(DATA, "funcs.txt")],
+    r = subprocess.run([godata, out, version, os.path.join(DATA, "funcs.txt")],
                        capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError("gotrace-godata %s: %s" % (version, r.stderr.strip()))
-    return minor, version, r.stdout
+    return version, r.stdout
 
 
 def all_gocmds():
-    cmds = [gotool.debian_go()] + [gotool.toolchain(v) for v in gotool.releases()]
+    rels = sorted(set(gotool.releases() + RELEASES), key=gotool.key)
+    cmds = [gotool.debian_go(), gotool.go()] + [gotool.toolchain(v) for v in rels]
     return [c for c in cmds if c]
 
 
@@ -61,14 +66,21 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--godata", required=True, help="the gotrace-godata executable")
     ap.add_argument("--go", action="append", help="a go command (default: every release)")
+    ap.add_argument("--release", action="append", help="a release (go1.26.5), downloaded")
     ap.add_argument("--check", action="store_true",
                     help="compare with data/gotypes, write nothing; exit 1 on a difference")
     a = ap.parse_args()
     bad = 0
     with tempfile.TemporaryDirectory(prefix="gotypes-") as work:
-        for gocmd in a.go or all_gocmds():
-            minor, version, text = generate(a.godata, gocmd, work)
-            path = os.path.join(DATA, minor + ".txt")
+        gocmds = list(a.go or [])
+        for rel in a.release or []:
+            g = gotool.toolchain(rel)
+            if not g:
+                raise SystemExit(gotool.last_error)
+            gocmds.append(g)
+        for gocmd in gocmds or all_gocmds():
+            version, text = generate(a.godata, gocmd, work)
+            path = os.path.join(DATA, version + ".txt")
             if a.check:
                 old = open(path).read() if os.path.exists(path) else None
                 same = old == text

@@ -1,14 +1,16 @@
 /*
  * godata: Go parameters and types shipped as data, for stripped binaries. The runtime's
  * and the standard library's types are the same in every program one Go release
- * builds, so gotrace carries them per release (data/gotypes/go1.N.txt), written by
+ * builds, so gotrace carries them per release (data/gotypes/go1.N.P.txt), written by
  * gotrace-godata from the DWARF of a build by that release: what goparams reads there,
- * placements included. A target without DWARF whose build info names a release the data
- * covers reads its runtime and standard-library functions from here; any other release
- * (a devel or rc toolchain, a GOEXPERIMENT build) has none: no guessing.
+ * placements included. A target without DWARF whose build info names a release the
+ * data has reads its runtime and standard-library functions from here. The release is
+ * the exact one: patch releases change standard-library types (net/http.response is
+ * 232 bytes in go1.26.8, 240 in go1.26.11), so another patch's data would be a guess;
+ * so would a devel or rc toolchain's, or a GOEXPERIMENT build's. Those have none.
  *
  * The text, one record a line, fields split by tabs (Go type names hold spaces):
- *   gotrace-gotypes 1 <TAB> go1.N
+ *   gotrace-gotypes 1 <TAB> go1.N.P
  *   T id kind size align count elem empty name      a type (elem: id or -)
  *   M offset type name                               a field of the T before it
  *   F name                                           a function
@@ -354,9 +356,9 @@ int binfo_godata_func(const struct binfo_godata *d, const char *name,
 	return *out ? 0 : -ENOENT;
 }
 
-/* "go1.N" of a release's version string ("go1.N" or "go1.N.P"), else NULL: a devel or
- * rc toolchain, or a GOEXPERIMENT build (" X:..."), may lay the runtime out otherwise. */
-static bool release_minor(const char *v, char *out, size_t len)
+/* Whether V is a release's version string, "go1.N" or "go1.N.P": a devel or rc
+ * toolchain, or a GOEXPERIMENT build (" X:..."), may lay the runtime out otherwise. */
+static bool is_release(const char *v)
 {
 	const char *p = v && !strncmp(v, "go1.", 4) ? v + 4 : NULL;
 	if (!p || *p < '1' || *p > '9')
@@ -365,16 +367,14 @@ static bool release_minor(const char *v, char *out, size_t len)
 	const char *rest = p + n;
 	if (*rest == '.' && rest[1] >= '0' && rest[1] <= '9')
 		rest += 1 + strspn(rest + 1, "0123456789");
-	if (*rest || n > 3)
-		return false;
-	snprintf(out, len, "go1.%.*s", (int)n, p);
-	return true;
+	return !*rest && n <= 3 && rest - v < 16;
 }
 
 int binfo_godata_path(const char *version, char *out, size_t len)
 {
-	char rel[16], exe[PATH_MAX];
-	if (!release_minor(version, rel, sizeof(rel)))
+	char exe[PATH_MAX];
+	const char *rel = version;
+	if (!is_release(rel))
 		return -ENOENT;
 	const char *dir = gt_getenv("GOTYPES_DIR");
 	if (dir && dir[0]) {

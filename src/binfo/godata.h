@@ -1,5 +1,5 @@
 /* binfo/godata: Go parameters and types of the runtime and the standard library,
- * shipped per Go release (data/gotypes/go1.N.txt) for targets without DWARF. */
+ * shipped per Go release (data/gotypes/go1.N.P.txt) for targets without DWARF. */
 #ifndef GT_BINFO_GODATA_H
 #define GT_BINFO_GODATA_H
 
@@ -25,7 +25,7 @@ int binfo_godata_func(const struct binfo_godata *d, const char *name,
 /* The data file for a binary of Go VERSION (its build info's "go1.26.8"): GT_GOTYPES_DIR,
  * else gotypes/ beside the executable (a build directory), else
  * ../share/gotrace/gotypes (an install). -ENOENT when VERSION is not a release the data
- * covers. */
+ * covers (the exact release: patch releases change types). */
 int binfo_godata_path(const char *version, char *out, size_t len);
 
 #endif

@@ -475,8 +475,12 @@ int binfo_godwarf__open(struct binfo *bi, struct binfo_godwarf **out)
 	*out = NULL;
 	if (!dw_open(&gd->d, bi->path)) {
 		gd->d.fd = -1;
+		/* the file must say it is the binary's release: a copy under another name
+		 * would be a guess */
 		if (binfo_godata_path(bi->go_version, path, sizeof(path)) ||
-		    binfo_godata__load(path, &gd->data)) {
+		    binfo_godata__load(path, &gd->data) ||
+		    strcmp(binfo_godata_release(gd->data), bi->go_version)) {
+			binfo_godata__free(gd->data);
 			free(gd);
 			return -ENOENT;
 		}
