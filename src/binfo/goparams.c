@@ -5,11 +5,13 @@
  * types (cached by DIE offset), and where Go's register ABI puts each one.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "binfo/binfo_int.h"
 #include "binfo/dw.h"
+#include "binfo/godata.h"
 #include "binfo/gotypes.h"
 #include "common/arena.h"
 #include "common/util.h"
@@ -35,6 +37,7 @@ struct name_slot {
 };
 
 struct binfo_godwarf {
+	struct binfo_godata *data; /* no DWARF: the shipped data of the binary's release */
 	struct dw d;
 	struct arena *a;
 	bool indexed;
@@ -476,10 +479,19 @@ static const struct binfo_gofunc *read_func(struct binfo_godwarf *gd, const char
 int binfo_godwarf__open(struct binfo *bi, struct binfo_godwarf **out)
 {
 	struct binfo_godwarf *gd = xcalloc(1, sizeof(*gd));
+	char path[PATH_MAX];
 	*out = NULL;
 	if (!dw_open(&gd->d, bi)) {
-		free(gd);
-		return -ENOENT;
+		gd->d.fd = -1;
+		/* the file must say it is the binary's release: a copy under another name
+		 * would be a guess */
+		if (binfo_godata_path(bi->go_version, path, sizeof(path)) ||
+		    binfo_godata__load(path, &gd->data) ||
+		    strcmp(binfo_godata_release(gd->data), bi->go_version)) {
+			binfo_godata__free(gd->data);
+			free(gd);
+			return -ENOENT;
+		}
 	}
 	gd->a = arena__new();
 	*out = gd;
@@ -490,6 +502,7 @@ void binfo_godwarf__close(struct binfo_godwarf *gd)
 {
 	if (!gd)
 		return;
+	binfo_godata__free(gd->data);
 	dw_close(&gd->d);
 	arena__free(gd->a);
 	free(gd->funcs);
@@ -498,8 +511,31 @@ void binfo_godwarf__close(struct binfo_godwarf *gd)
 	free(gd);
 }
 
+const char *binfo_godwarf_data_release(const struct binfo_godwarf *gd)
+{
+	return gd->data ? binfo_godata_release(gd->data) : NULL;
+}
+
+int binfo_godwarf_names(struct binfo_godwarf *gd, const char ***out)
+{
+	*out = NULL;
+	if (gd->data)
+		return -ENOENT;
+	if (!gd->indexed)
+		index_funcs(gd);
+	const char **v = xcalloc(gd->fn + 1, sizeof(*v));
+	int n = 0;
+	for (uint32_t i = 0; i < gd->fcap; i++)
+		if (gd->funcs[i].name)
+			v[n++] = gd->funcs[i].name;
+	*out = v;
+	return n;
+}
+
 int binfo_godwarf_func(struct binfo_godwarf *gd, const char *func, const struct binfo_gofunc **out)
 {
+	if (gd->data)
+		return binfo_godata_func(gd->data, func, out);
 	if (!gd->indexed)
 		index_funcs(gd);
 	Dwarf_Off off = name_get(gd, func);

@@ -75,8 +75,15 @@ struct binfo_gofunc {
 
 struct binfo_godwarf;
 
-/* Opens BI's DWARF for Go types: 0, or -ENOENT when the binary has none. */
+/* Opens BI's DWARF for Go types, else (a stripped binary) gotrace's data of the binary's
+ * Go release (godata.h), which has the runtime's and the standard library's functions:
+ * 0, or -ENOENT when the binary has no DWARF and its release no data. */
 int binfo_godwarf__open(struct binfo *bi, struct binfo_godwarf **out);
+/* "go1.26" when GD is that release's shipped data, NULL when it is the binary's DWARF. */
+const char *binfo_godwarf_data_release(const struct binfo_godwarf *gd);
+/* Every function name DWARF describes (not the data's), unsorted: the count with *out
+ * malloc'd (names valid until close), or -ENOENT for data. */
+int binfo_godwarf_names(struct binfo_godwarf *gd, const char ***out);
 void binfo_godwarf__close(struct binfo_godwarf *gd);
 /* The parameters and results of FUNC (its out-of-line code), valid until close: 0, or
  * -ENOENT when DWARF does not describe such a function. */

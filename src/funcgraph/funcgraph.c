@@ -74,7 +74,8 @@ static const struct binfo_gofunc *gofunc(struct funcgraph *fg, const char *func,
 		fg->gd_tried = true;
 		binfo_godwarf__open(fg->bi, &fg->gd);
 	}
-	if (!fg->gd && why)
+	if ((!fg->gd || (binfo_godwarf_data_release(fg->gd) &&
+			 binfo_godwarf_func(fg->gd, func, &gf))) && why)
 		diag_fatal("--args '%s': Go parameters by name need DWARF, and %s has none "
 			   "(stripped, or built with -ldflags=-w): use NAME=RULE:TYPE", why,
 			   binfo_path(fg->bi));

@@ -151,13 +151,16 @@ static const struct binfo_goparam *clause_param(struct sema *s, struct ast_node 
 		if (!in->bi || !in->f || (i > s->clause_site_begin && in->f == in[-1].f))
 			continue;
 		struct binfo_godwarf *gd = sema_godwarf(s, in->bi);
-		if (!gd) {
+		const struct binfo_gofunc *f;
+		/* without DWARF, the data of the binary's release has the runtime's and the
+		 * standard library's functions; anything else still needs DWARF */
+		if (!gd || (binfo_godwarf_data_release(gd) &&
+			    binfo_godwarf_func(gd, in->f->name, &f))) {
 			diag_error(s->src, e->loc, "%s.%s needs DWARF, and %s has none (stripped, or "
 				   "built with -ldflags=-w): read the value with a fetch rule, "
 				   "such as arg0 or arg(+8(%%ax)):s64", what, name, binfo_path(in->bi));
 			return NULL;
 		}
-		const struct binfo_gofunc *f;
 		if (binfo_godwarf_func(gd, in->f->name, &f)) {
 			diag_error(s->src, e->loc, "%s.%s: DWARF does not describe %s (assembly, or "
 				   "a wrapper the compiler made): read the value with a fetch rule",
