@@ -158,6 +158,16 @@ struct binfo_frame {
  * was at PC, for a caller the inlined call's line). Up to MAX; the count, or -ENOENT. */
 int binfo_lines_frames(struct binfo_lines *l, uint64_t pc, struct binfo_frame *out, int max);
 
+/* A run of one SP delta (.gopclntab's pcsp) from PC on: SP + sp is where a frame's
+ * return address is; -1: no function there. */
+struct binfo_sprow {
+	uint64_t pc;
+	int64_t sp;
+};
+/* The runs of every function of a Go binary, sorted by PC (malloc'd): 0, -ENOENT (no
+ * usable .gopclntab) or -EINVAL. */
+int binfo_spdeltas(struct binfo *bi, struct binfo_sprow **out, int *nout);
+
 /* The kernel symbol holding ADDR and ADDR's offset in it: 0, or -ENOENT. */
 int binfo_kallsyms_sym(uint64_t addr, const char **name, uint64_t *off);
 

@@ -54,6 +54,17 @@ struct gt_site_key {
 /* the site id of an event whose address gt_sites does not hold */
 #define GT_SITE_UNKNOWN GT_COOKIE_SITE_MASK
 
+/* ustack of a sample unwound by runtime-bpf/gt_unwind.c: its id has GT_UNWIND_ID set and
+ * is the u64 key of the addresses in the stack map's "_uw" hash map (kernel ids are
+ * below 2^32);
+ * GT_UNWIND_DEPTH u64 of scratch per CPU in GT_MAP_UNWIND_SCRATCH; the rows (u64 pc, s64
+ * SP delta) in GT_MAP_UNWIND_TAB, filled by user space after load. */
+#define GT_UNWIND_ID (1ull << 62)
+#define GT_UNWIND_DEPTH 127
+#define GT_MAP_UNWIND_TAB "gt_unwind_tab"
+#define GT_MAP_UNWIND_SCRATCH "gt_unwind_scr"
+#define GT_UNWIND_SUFFIX "_uw"
+
 /* Counters in map gt_stats (user space reports them with -v). */
 #define GT_MAP_STATS "gt_stats"
 enum gt_stat {

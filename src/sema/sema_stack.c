@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "binfo/binfo.h"
@@ -45,6 +46,10 @@ static int stack_map(struct sema *s, bool kernel, int depth)
 int sema_check_stack(struct sema *s, struct ast_node *e, const struct builtin *b)
 {
 	bool kernel = b->id == BI_KSTACK;
+	/* a sample may be at any PC: the frame pointer alone loses a frameless function's
+	 * caller and reads assembly's data in BP as frames (runtime-bpf/gt_unwind.c) */
+	if (!kernel && (s->clause_kinds & (1u << PLAN_PROG_PERF)))
+		s->unwind = true;
 	int mode = PLAN_STACK_BPFTRACE, depth = STACK_MAX_DEPTH;
 	struct ast_list *args = e->kind == AST_CALL ? &e->u.call.args : NULL;
 	for (int i = 0; args && i < args->n; i++) {
@@ -145,4 +150,17 @@ void sema_stack_finish(struct sema *s, struct gt_plan *plan)
 	if (s->stackmaps.n)
 		memcpy(plan->stackmaps, s->stackmaps.v, sizeof(*plan->stackmaps) * (size_t)s->stackmaps.n);
 	vec_free(&s->stackmaps);
+	/* the -c / -p / -b program's table; a PIE's addresses are known only once loaded */
+	struct binfo *bi = s->unwind && s->opts->default_target
+				   ? sema_target_elf(s, s->opts->default_target, (struct gt_loc){0}, false)
+				   : NULL;
+	struct binfo_sprow *rows = NULL;
+	int n = 0;
+	if (bi && binfo_is_go(bi) && !binfo_is_pie(bi) && !binfo_spdeltas(bi, &rows, &n) && n) {
+		plan->unwind = arena_alloc(s->arena, sizeof(*plan->unwind) * (size_t)n);
+		for (int i = 0; i < n; i++)
+			plan->unwind[i] = (struct plan_sprow){rows[i].pc, rows[i].sp};
+		plan->nunwind = n;
+	}
+	free(rows);
 }
