@@ -57,8 +57,40 @@ static __u64 uw_read(__u64 addr, int *ok)
 	return v;
 }
 
+/* The Go frame the runtime left to run code that is not Go's: runtime.nanotime1 saves
+ * its caller's PC and SP in m.vdsoPC/vdsoSP before calling the vDSO (and clears vdsoSP
+ * after), cgocall's entersyscall saves them in curg.syscallpc/syscallsp. 1 when found. */
+static int uw_restart(const struct gt_uwtarget *t, __u64 *pc, __u64 *sp)
+{
+	__u64 fsbase = 0, g, m, rpc = 0, rsp = 0;
+	int ok = 1;
+	if (!t->fsbase_off || !t->g_m)
+		return 0;
+	if (bpf_probe_read_kernel(&fsbase, sizeof(fsbase),
+				  (const void *)(bpf_get_current_task() + t->fsbase_off)) || !fsbase)
+		return 0;
+	g = uw_read(fsbase + (__u64)t->tls_g_off, &ok);
+	m = g ? uw_read(g + t->g_m, &ok) : 0;
+	if (!ok || !m)
+		return 0;
+	if (t->m_vdso_sp && t->m_vdso_pc) {
+		rsp = uw_read(m + t->m_vdso_sp, &ok);
+		rpc = rsp ? uw_read(m + t->m_vdso_pc, &ok) : 0;
+	}
+	if (!rsp && t->g_syscall_sp && t->g_syscall_pc && t->m_curg) {
+		__u64 curg = uw_read(m + t->m_curg, &ok);
+		rsp = curg ? uw_read(curg + t->g_syscall_sp, &ok) : 0;
+		rpc = rsp ? uw_read(curg + t->g_syscall_pc, &ok) : 0;
+	}
+	if (!ok || !rsp || !rpc)
+		return 0;
+	*pc = rpc;
+	*sp = rsp;
+	return 1;
+}
+
 __s64 gt_unwind(void *ctx, void *tab, __u32 ntab, void *scratch, void *stacks, __u32 depth,
-		__u64 pid)
+		__u64 pid, const struct gt_uwtarget *t)
 {
 	struct pt_regs *regs = ctx; /* bpf_perf_event_data starts with the sampled regs */
 	__u32 zero = 0, n = 0;
@@ -71,18 +103,29 @@ __s64 gt_unwind(void *ctx, void *tab, __u32 ntab, void *scratch, void *stacks, _
 	if (!v || !first || !last || !pid || (bpf_get_current_pid_tgid() >> 32) != pid)
 		return -1;
 	__u64 pc = regs->rip, sp = regs->rsp, bp = regs->rbp;
-	/* in the kernel (a system call, a fault) the user regs are the task's, which a
-	 * perf-event program cannot read without BTF helpers: the kernel's walk */
-	if ((regs->cs & 3) != 3)
-		return -1;
+	int user = (regs->cs & 3) == 3;
 	__u64 lo = first->pc, hi = last->pc;
 	if (depth > GT_UNWIND_DEPTH)
 		depth = GT_UNWIND_DEPTH;
+	int chain = 0, steps = UW_SP_STEPS;
+	if (!user || uw_delta(tab, ntab, pc) < 0) {
+		/* Not in Go code (the vDSO, cgo's C): no frame of the binary is here, and C
+		 * code need not keep a frame pointer. In the kernel the regs are the kernel's
+		 * (the user ones are the task's, which the verifier's budget leaves out), and
+		 * the user PC may be in the vDSO's fallback system call or in C. Restart where
+		 * the runtime left its Go frame, as Go's profiler does; else, in user mode, the
+		 * stack is Go's own marker; in the kernel, the kernel's walk (a Go system
+		 * call: Go's assembly, a function of the binary). */
+		if (!uw_restart(t, &pc, &sp) || uw_delta(tab, ntab, pc) < 0) {
+			if (!user || !t->external_pc)
+				return -1;
+			pc = t->external_pc;
+			steps = 0;
+		}
+		bp = 0; /* not this Go frame's: the frames' saved ones are read instead */
+	}
 	v[n++] = pc;
-	int chain = 0;
-	if (uw_delta(tab, ntab, pc) < 0)
-		return -1; /* not in Go code (a C library, the vDSO): the kernel's walk */
-	for (int i = 0; i < UW_SP_STEPS && n < depth; i++) {
+	for (int i = 0; i < steps && n < depth; i++) {
 		__s64 d = uw_delta(tab, ntab, pc);
 		if (d < 0)
 			break;

@@ -95,6 +95,11 @@ struct binfo_goruntime {
 	/* offsets inside runtime.m */
 	int m_g0;   /* m.g0 */
 	int m_curg; /* m.curg */
+	/* where the runtime leaves the Go frame it left for the vDSO (runtime.nanotime1:
+	 * m.vdsoSP / m.vdsoPC) and for a cgo call (g.syscallsp / g.syscallpc), what its
+	 * own profiler unwinds from; DWARF only, 0 when unknown */
+	int m_vdso_sp, m_vdso_pc;
+	int g_syscall_sp, g_syscall_pc;
 	/* where g lives in TLS: g = *(fsbase + tls_g_offset) */
 	enum binfo_tls_mode tls_mode;
 	int64_t tls_g_offset; /* -8 for internally linked binaries; for external linking

@@ -33,6 +33,20 @@ void cg_define_script_maps(struct cg *g)
 				       (unsigned)plan->nunwind + 1, 4, sizeof(struct plan_sprow));
 	g->uwscratch = cg_define_map_sized(g, GT_MAP_UNWIND_SCRATCH, BPF_MAP_TYPE_PERCPU_ARRAY, 1, 4,
 					   GT_UNWIND_DEPTH * 8);
+	{
+		_Static_assert(sizeof(struct gt_uwtarget) == GT_UWTARGET_WORDS * 8,
+			       "struct gt_uwtarget is no longer all u64");
+		uint64_t w[GT_UWTARGET_WORDS];
+		LLVMValueRef c[GT_UWTARGET_WORDS];
+		memcpy(w, &plan->unwind_rt, sizeof(w));
+		for (int i = 0; i < GT_UWTARGET_WORDS; i++)
+			c[i] = LLVMConstInt(g->i64, w[i], false);
+		g->uwtarget = LLVMAddGlobal(g->mod, LLVMArrayType(g->i64, GT_UWTARGET_WORDS),
+					    "gt_uwtarget");
+		LLVMSetInitializer(g->uwtarget, LLVMConstArray(g->i64, c, GT_UWTARGET_WORDS));
+		LLVMSetGlobalConstant(g->uwtarget, true);
+		LLVMSetLinkage(g->uwtarget, LLVMPrivateLinkage);
+	}
 	for (int i = 0; i < plan->nstackmaps; i++) {
 		const struct plan_stackmap *m = &plan->stackmaps[i];
 		if (m->kernel)

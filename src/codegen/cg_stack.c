@@ -34,15 +34,16 @@ void cg_stack_into(struct cg *g, struct ast_node *e, LLVMValueRef dst)
 	LLVMValueRef id;
 	if (!kernel && g->pp->kind == PLAN_PROG_PERF && g->uwmaps[t->stack_map]) {
 		/* a sample: unwound with the SP deltas (gt_unwind.c), else the kernel's walk */
-		LLVMValueRef ua[7] = {g->ctx_arg,
+		LLVMValueRef ua[8] = {g->ctx_arg,
 				      g->uwtab,
 				      LLVMConstInt(g->i32, (uint64_t)g->plan->nunwind, false),
 				      g->uwscratch,
 				      g->uwmaps[t->stack_map],
 				      LLVMConstInt(g->i32, (uint64_t)g->plan->stackmaps[t->stack_map].kdepth,
 						   false),
-				      cg_config(g, 1 /* filter_pid */)};
-		LLVMValueRef uw = cg_runtime_call(g, "gt_unwind", ua, 7);
+				      cg_config(g, 1 /* filter_pid */),
+				      g->uwtarget};
+		LLVMValueRef uw = cg_runtime_call(g, "gt_unwind", ua, 8);
 		LLVMBasicBlockRef from = LLVMGetInsertBlock(g->b);
 		LLVMBasicBlockRef walk = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "stack.fp");
 		LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "stack.done");

@@ -64,6 +64,19 @@ struct gt_site_key {
 #define GT_MAP_UNWIND_TAB "gt_unwind_tab"
 #define GT_MAP_UNWIND_SCRATCH "gt_unwind_scr"
 #define GT_UNWIND_SUFFIX "_uw"
+/* Where gt_unwind.c restarts when the sampled PC is not in Go code: the Go frame the
+ * runtime left for the vDSO (m.vdsoSP/vdsoPC) or for a cgo call (curg.syscallsp/pc), as
+ * Go's own profiler does; else the stack is the one frame external_pc (runtime.
+ * _ExternalCode, Go's own marker). Offsets 0: unknown. All u64: codegen emits an array. */
+struct gt_uwtarget {
+	__s64 tls_g_off; /* g = *(fsbase + tls_g_off) */
+	__u64 fsbase_off; /* offsetof(task_struct, thread.fsbase); 0: unknown */
+	__u64 g_m, m_curg;
+	__u64 m_vdso_sp, m_vdso_pc;
+	__u64 g_syscall_sp, g_syscall_pc;
+	__u64 external_pc; /* runtime._ExternalCode + 1; 0: none (the kernel's walk) */
+};
+#define GT_UWTARGET_WORDS 9
 
 /* Counters in map gt_stats (user space reports them with -v). */
 #define GT_MAP_STATS "gt_stats"

@@ -257,6 +257,7 @@ struct gt_plan {
 	 * their BPF unwinder's table (runtime-bpf/gt_unwind.c); 0 rows: the kernel's walk. */
 	struct plan_sprow *unwind;
 	int nunwind;
+	struct gt_uwtarget unwind_rt; /* where to restart outside Go code */
 };
 
 #endif

@@ -81,6 +81,28 @@ void rt_stacks__free(void)
 	memset(&st, 0, sizeof(st));
 }
 
+/* A user stack of the kernel's walk where gt_unwind.c left it that (a sample in the
+ * kernel: the user regs are not at hand there) may hold what is not the target's Go code
+ * (the C library of `-c`'s child before its exec, the vDSO, cgo's C): a frame-pointer
+ * walk through it reads anything. The stack ends at its first such frame, and one whose
+ * leaf is such is Go's own marker runtime._ExternalCode (docs: ustack). */
+static void cut_foreign(uint64_t *v, int kdepth)
+{
+	const struct gt_plan *pl = st.plan;
+	if (!pl->nunwind)
+		return;
+	uint64_t lo = pl->unwind[0].pc, hi = pl->unwind[pl->nunwind - 1].pc;
+	for (int i = 0; i < kdepth && v[i]; i++) {
+		if (v[i] >= lo && v[i] < hi)
+			continue;
+		if (i == 0 && pl->unwind_rt.external_pc)
+			v[i++] = pl->unwind_rt.external_pc;
+		for (; i < kdepth; i++)
+			v[i] = 0;
+		return;
+	}
+}
+
 int rt_stack_addrs(const struct plan_arg *a, const uint8_t *p, uint64_t *out, int max)
 {
 	int64_t id = (int64_t)rt_rd64(p);
@@ -97,6 +119,8 @@ int rt_stack_addrs(const struct plan_arg *a, const uint8_t *p, uint64_t *out, in
 	uint64_t key64 = (uint64_t)id;
 	int n = 0;
 	if (!bpf_map_lookup_elem(fd, id & GT_UNWIND_ID ? (void *)&key64 : (void *)&key, v)) {
+		if (!(id & GT_UNWIND_ID) && st.uwfds[a->stack_map] >= 0)
+			cut_foreign(v, kdepth);
 		for (int i = 0; i < kdepth && v[i] && n < max && n < depth; i++) {
 			out[n++] = v[i];
 			/* the caller the walk skipped: the site's return address on top of the

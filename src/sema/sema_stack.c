@@ -143,6 +143,27 @@ void sema_stack_name(struct sema *s, const struct gt_type *t, char *buf, size_t 
 		 t->stack_mode == PLAN_STACK_PERF ? "perf, " : "", m->depth);
 }
 
+/* What gt_unwind.c needs when a sample's PC is not in Go code (the vDSO, cgo's C). */
+static void unwind_target(struct binfo *bi, struct gt_uwtarget *t)
+{
+	struct binfo_goruntime rt;
+	const struct binfo_func *ext = binfo_find_func(bi, "runtime._ExternalCode");
+	memset(t, 0, sizeof(*t));
+	/* +1: inside it, as Go's profiler records it (a return address is looked up at -1) */
+	t->external_pc = ext && ext->size > 1 ? ext->addr + 1 : 0;
+	int fsbase = binfo_kernel_fsbase_offset();
+	if (binfo_goruntime(bi, &rt) < 0 || fsbase <= 0)
+		return;
+	t->tls_g_off = rt.tls_g_offset;
+	t->fsbase_off = (__u64)fsbase;
+	t->g_m = (__u64)rt.g_m;
+	t->m_curg = (__u64)rt.m_curg;
+	t->m_vdso_sp = (__u64)rt.m_vdso_sp;
+	t->m_vdso_pc = (__u64)rt.m_vdso_pc;
+	t->g_syscall_sp = (__u64)rt.g_syscall_sp;
+	t->g_syscall_pc = (__u64)rt.g_syscall_pc;
+}
+
 void sema_stack_finish(struct sema *s, struct gt_plan *plan)
 {
 	plan->nstackmaps = s->stackmaps.n;
@@ -161,6 +182,7 @@ void sema_stack_finish(struct sema *s, struct gt_plan *plan)
 		for (int i = 0; i < n; i++)
 			plan->unwind[i] = (struct plan_sprow){rows[i].pc, rows[i].sp};
 		plan->nunwind = n;
+		unwind_target(bi, &plan->unwind_rt);
 	}
 	free(rows);
 }
