@@ -104,18 +104,28 @@ __s64 gt_unwind(void *ctx, void *tab, __u32 ntab, void *scratch, void *stacks, _
 		return -1;
 	__u64 pc = regs->rip, sp = regs->rsp, bp = regs->rbp;
 	int user = (regs->cs & 3) == 3;
+	if (!user) {
+		/* in the kernel (a system call, a fault, a signal on its way out): the user
+		 * regs are the task's, read as plain values */
+		struct pt_regs ur;
+		void *ut = (void *)bpf_task_pt_regs(bpf_get_current_task_btf());
+		if (ut && !bpf_probe_read_kernel(&ur, sizeof(ur), ut) && (ur.cs & 3) == 3) {
+			pc = ur.rip;
+			sp = ur.rsp;
+			bp = ur.rbp;
+			user = 1;
+		}
+	}
 	__u64 lo = first->pc, hi = last->pc;
 	if (depth > GT_UNWIND_DEPTH)
 		depth = GT_UNWIND_DEPTH;
 	int chain = 0, steps = UW_SP_STEPS;
 	if (!user || uw_delta(tab, ntab, pc) < 0) {
-		/* Not in Go code (the vDSO, cgo's C): no frame of the binary is here, and C
-		 * code need not keep a frame pointer. In the kernel the regs are the kernel's
-		 * (the user ones are the task's, which the verifier's budget leaves out), and
-		 * the user PC may be in the vDSO's fallback system call or in C. Restart where
-		 * the runtime left its Go frame, as Go's profiler does; else, in user mode, the
-		 * stack is Go's own marker; in the kernel, the kernel's walk (a Go system
-		 * call: Go's assembly, a function of the binary). */
+		/* Not in Go code (the vDSO, cgo's C, the C library of -c's child before its
+		 * exec): no frame of the binary is here, and C code need not keep a frame
+		 * pointer. Restart where the runtime left its Go frame, as Go's profiler does;
+		 * else the stack is Go's own marker. (!user: the task's user regs could not
+		 * be read; if no Go frame is known, the kernel's walk, cut in user space.) */
 		if (!uw_restart(t, &pc, &sp) || uw_delta(tab, ntab, pc) < 0) {
 			if (!user || !t->external_pc)
 				return -1;
