@@ -104,7 +104,7 @@ __s64 gt_unwind(void *ctx, void *tab, __u32 ntab, void *scratch, void *stacks, _
 		return -1;
 	__u64 pc = regs->rip, sp = regs->rsp, bp = regs->rbp;
 	int user = (regs->cs & 3) == 3;
-	if (!user) {
+	if (!user && t->task_regs) {
 		/* in the kernel (a system call, a fault, a signal on its way out): the user
 		 * regs are the task's, read as plain values */
 		struct pt_regs ur;

@@ -75,8 +75,9 @@ struct gt_uwtarget {
 	__u64 m_vdso_sp, m_vdso_pc;
 	__u64 g_syscall_sp, g_syscall_pc;
 	__u64 external_pc; /* runtime._ExternalCode + 1; 0: none (the kernel's walk) */
+	__u64 task_regs;   /* the kernel has bpf_task_pt_regs (5.15): samples in it too */
 };
-#define GT_UWTARGET_WORDS 9
+#define GT_UWTARGET_WORDS 10
 
 /* Counters in map gt_stats (user space reports them with -v). */
 #define GT_MAP_STATS "gt_stats"
