@@ -55,6 +55,14 @@ __u64 gt_call_depth(void *ctx, const struct gt_target *t, __u64 cookie);
 /* The goroutine is exiting (runtime.goexit1): free its state. */
 void gt_goroutine_exit(void *ctx, const struct gt_target *t, __u64 cookie);
 
+/* ustack of a perf-event sample of process PID unwound with the SP-delta table TAB of
+ * NTAB rows (gt_unwind.c): its id | GT_UNWIND_ID in STACKS (DEPTH u64 a value), or -1
+ * (not the process, map full, the user regs of a sample in the kernel unreadable): then
+ * the kernel's walk. T: where to restart
+ * when the PC is not in Go code. */
+__s64 gt_unwind(void *ctx, void *tab, __u32 ntab, void *scratch, void *stacks, __u32 depth,
+		__u64 pid, const struct gt_uwtarget *t);
+
 /* Aggregations (gt_maps.c). FULL is the gt_mapfull array, ID the map's index. */
 void gt_map_full(void *full, __u32 id);
 void gt_agg_add(void *map, void *key, __s64 v, void *full, __u32 id);

@@ -625,6 +625,9 @@ int main(int argc, char **argv)
 	};
 	if (sema_check(arena, &src, prog, &so, &plan, &sr))
 		goto out;
+	/* samples in the kernel are unwound from the task's user regs where it can */
+	if (plan.nunwind)
+		plan.unwind_rt.task_regs = rt_can_read_task_regs();
 	if (o.profile && !rt_profile_has_stacks(&plan)) {
 		diag_fatal("-f %s writes maps keyed by a stack, and no map is: store one such as "
 			   "@[ustack] = count()", o.profile == RT_PROFILE_PPROF ? "pprof" : "folded");

@@ -95,6 +95,11 @@ struct binfo_goruntime {
 	/* offsets inside runtime.m */
 	int m_g0;   /* m.g0 */
 	int m_curg; /* m.curg */
+	/* where the runtime leaves the Go frame it left for the vDSO (runtime.nanotime1:
+	 * m.vdsoSP / m.vdsoPC) and for a cgo call (g.syscallsp / g.syscallpc), what its
+	 * own profiler unwinds from; DWARF only, 0 when unknown */
+	int m_vdso_sp, m_vdso_pc;
+	int g_syscall_sp, g_syscall_pc;
 	/* where g lives in TLS: g = *(fsbase + tls_g_offset) */
 	enum binfo_tls_mode tls_mode;
 	int64_t tls_g_offset; /* -8 for internally linked binaries; for external linking
@@ -157,6 +162,16 @@ struct binfo_frame {
  * trees: the innermost first, the function symbol last (file:line of each: where it
  * was at PC, for a caller the inlined call's line). Up to MAX; the count, or -ENOENT. */
 int binfo_lines_frames(struct binfo_lines *l, uint64_t pc, struct binfo_frame *out, int max);
+
+/* A run of one SP delta (.gopclntab's pcsp) from PC on: SP + sp is where a frame's
+ * return address is; -1: no function there. */
+struct binfo_sprow {
+	uint64_t pc;
+	int64_t sp;
+};
+/* The runs of every function of a Go binary, sorted by PC (malloc'd): 0, -ENOENT (no
+ * usable .gopclntab) or -EINVAL. */
+int binfo_spdeltas(struct binfo *bi, struct binfo_sprow **out, int *nout);
 
 /* The kernel symbol holding ADDR and ADDR's offset in it: 0, or -ENOENT. */
 int binfo_kallsyms_sym(uint64_t addr, const char **name, uint64_t *off);

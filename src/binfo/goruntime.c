@@ -161,6 +161,7 @@ static bool dw_stack_hi(struct dw *d, Dwarf_Off type, int *hi)
 struct dw_found {
 	bool g, m, bad;
 	int stack, stack_hi, m_field, goid, g0, curg;
+	int vdso_sp, vdso_pc, syscall_sp, syscall_pc; /* optional: 0 when absent */
 	Dwarf_Off stack_type;
 	bool regabi_producer; /* DW_AT_producer of a runtime CU says "regabi" */
 };
@@ -186,6 +187,10 @@ static void dw_scan_cu(struct dw *d, Dwarf_Die cu, struct dw_found *f)
 					f->bad = true; /* not as expected: let the table decide */
 					break;
 				}
+				struct member_want o[] = {{"syscallsp", &f->syscall_sp, NULL, false},
+				                          {"syscallpc", &f->syscall_pc, NULL, false}};
+				if (!dw_members(d, cur, o, 2))
+					f->syscall_sp = f->syscall_pc = 0;
 			} else if (name && !f->m && strcmp(name, "runtime.m") == 0) {
 				struct member_want w[] = {{"g0", &f->g0, NULL, false},
 				                          {"curg", &f->curg, NULL, false}};
@@ -194,6 +199,10 @@ static void dw_scan_cu(struct dw *d, Dwarf_Die cu, struct dw_found *f)
 					f->bad = true;
 					break;
 				}
+				struct member_want o[] = {{"vdsoSP", &f->vdso_sp, NULL, false},
+				                          {"vdsoPC", &f->vdso_pc, NULL, false}};
+				if (!dw_members(d, cur, o, 2))
+					f->vdso_sp = f->vdso_pc = 0;
 			}
 		}
 	}
@@ -243,6 +252,10 @@ static int layout_from_dwarf(const struct binfo *bi, struct binfo_goruntime *out
 	out->g_goid = f.goid;
 	out->m_g0 = f.g0;
 	out->m_curg = f.curg;
+	out->m_vdso_sp = f.vdso_sp;
+	out->m_vdso_pc = f.vdso_pc;
+	out->g_syscall_sp = f.syscall_sp;
+	out->g_syscall_pc = f.syscall_pc;
 	out->source = "dwarf";
 	return 1;
 }

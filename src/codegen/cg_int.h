@@ -25,6 +25,9 @@ struct cg {
 	LLVMValueRef map_events, map_lost, map_config, map_full;
 	LLVMValueRef *maps; /* [plan->nmaps] */
 	LLVMValueRef *stackmaps; /* [plan->nstackmaps] */
+	LLVMValueRef *uwmaps;    /* [plan->nstackmaps]: unwound user stacks, when plan->nunwind */
+	LLVMValueRef uwtab, uwscratch; /* gt_unwind.c's table and scratch */
+	LLVMValueRef uwtarget;         /* its struct gt_uwtarget (a constant) */
 	LLVMValueRef site_func_tab, site_probe_tab, site_vaddr_tab; /* cg_sites.c, on first use */
 
 	/* per program */

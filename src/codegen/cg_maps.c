@@ -2,6 +2,7 @@
  * (through runtime-bpf/gt_maps.c). */
 #include "codegen/cg_int.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "common/util.h"
@@ -25,6 +26,36 @@ void cg_define_script_maps(struct cg *g)
 		g->stackmaps[i] = cg_define_map_sized(g, plan->stackmaps[i].bpf_name,
 						      BPF_MAP_TYPE_STACK_TRACE, CG_STACK_ENTRIES, 4,
 						      (unsigned)plan->stackmaps[i].kdepth * 8);
+	g->uwmaps = xcalloc((size_t)plan->nstackmaps + 1, sizeof(LLVMValueRef));
+	if (!plan->nunwind)
+		return;
+	g->uwtab = cg_define_map_sized(g, GT_MAP_UNWIND_TAB, BPF_MAP_TYPE_ARRAY,
+				       (unsigned)plan->nunwind + 1, 4, sizeof(struct plan_sprow));
+	g->uwscratch = cg_define_map_sized(g, GT_MAP_UNWIND_SCRATCH, BPF_MAP_TYPE_PERCPU_ARRAY, 1, 4,
+					   GT_UNWIND_DEPTH * 8);
+	{
+		_Static_assert(sizeof(struct gt_uwtarget) == GT_UWTARGET_WORDS * 8,
+			       "struct gt_uwtarget is no longer all u64");
+		uint64_t w[GT_UWTARGET_WORDS];
+		LLVMValueRef c[GT_UWTARGET_WORDS];
+		memcpy(w, &plan->unwind_rt, sizeof(w));
+		for (int i = 0; i < GT_UWTARGET_WORDS; i++)
+			c[i] = LLVMConstInt(g->i64, w[i], false);
+		g->uwtarget = LLVMAddGlobal(g->mod, LLVMArrayType(g->i64, GT_UWTARGET_WORDS),
+					    "gt_uwtarget");
+		LLVMSetInitializer(g->uwtarget, LLVMConstArray(g->i64, c, GT_UWTARGET_WORDS));
+		LLVMSetGlobalConstant(g->uwtarget, true);
+		LLVMSetLinkage(g->uwtarget, LLVMPrivateLinkage);
+	}
+	for (int i = 0; i < plan->nstackmaps; i++) {
+		const struct plan_stackmap *m = &plan->stackmaps[i];
+		if (m->kernel)
+			continue;
+		char name[128];
+		snprintf(name, sizeof(name), "%s%s", m->bpf_name, GT_UNWIND_SUFFIX);
+		g->uwmaps[i] = cg_define_map_sized(g, name, BPF_MAP_TYPE_HASH, CG_STACK_ENTRIES, 8,
+						   (unsigned)m->kdepth * 8);
+	}
 }
 
 /* The key of @m[k...] in a zeroed stack buffer (the bucket slot, if any, is last). */

@@ -448,6 +448,7 @@ static void teardown(struct cg *g)
 	free(g->llvm_error);
 	free(g->maps);
 	free(g->stackmaps);
+	free(g->uwmaps);
 	free(g->temps);
 }
 

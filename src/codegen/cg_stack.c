@@ -31,7 +31,36 @@ void cg_stack_into(struct cg *g, struct ast_node *e, LLVMValueRef dst)
 	bool kernel = g->plan->stackmaps[t->stack_map].kernel;
 	LLVMValueRef args[3] = {g->ctx_arg, g->stackmaps[t->stack_map],
 				cg_const(g, kernel ? 0 : BPF_F_USER_STACK)};
-	LLVMValueRef id = cg_helper(g, BPF_FUNC_get_stackid, g->i64, args, 3);
+	LLVMValueRef id;
+	if (!kernel && g->pp->kind == PLAN_PROG_PERF && g->uwmaps[t->stack_map]) {
+		/* a sample: unwound with the SP deltas (gt_unwind.c), else the kernel's walk */
+		LLVMValueRef ua[8] = {g->ctx_arg,
+				      g->uwtab,
+				      LLVMConstInt(g->i32, (uint64_t)g->plan->nunwind, false),
+				      g->uwscratch,
+				      g->uwmaps[t->stack_map],
+				      LLVMConstInt(g->i32, (uint64_t)g->plan->stackmaps[t->stack_map].kdepth,
+						   false),
+				      cg_config(g, 1 /* filter_pid */),
+				      g->uwtarget};
+		LLVMValueRef uw = cg_runtime_call(g, "gt_unwind", ua, 8);
+		LLVMBasicBlockRef from = LLVMGetInsertBlock(g->b);
+		LLVMBasicBlockRef walk = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "stack.fp");
+		LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "stack.done");
+		LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntSGE, uw, cg_const(g, 0), ""), done,
+				walk);
+		LLVMPositionBuilderAtEnd(g->b, walk);
+		LLVMValueRef fp = cg_helper(g, BPF_FUNC_get_stackid, g->i64, args, 3);
+		walk = LLVMGetInsertBlock(g->b);
+		LLVMBuildBr(g->b, done);
+		LLVMPositionBuilderAtEnd(g->b, done);
+		id = LLVMBuildPhi(g->b, g->i64, "stackid");
+		LLVMValueRef vals[2] = {uw, fp};
+		LLVMBasicBlockRef bbs[2] = {from, walk};
+		LLVMAddIncoming(id, vals, bbs, 2);
+	} else {
+		id = cg_helper(g, BPF_FUNC_get_stackid, g->i64, args, 3);
+	}
 	cg_store64(g, dst, 0, id);
 	/* the process names a user stack; a kernel stack is the same in every process */
 	LLVMValueRef pid = cg_const(g, 0);

@@ -76,6 +76,31 @@ struct gt_site_key {
 /* the site id of an event whose address gt_sites does not hold */
 #define GT_SITE_UNKNOWN GT_COOKIE_SITE_MASK
 
+/* ustack of a sample unwound by runtime-bpf/gt_unwind.c: its id has GT_UNWIND_ID set and
+ * is the u64 key of the addresses in the stack map's "_uw" hash map (kernel ids are
+ * below 2^32);
+ * GT_UNWIND_DEPTH u64 of scratch per CPU in GT_MAP_UNWIND_SCRATCH; the rows (u64 pc, s64
+ * SP delta) in GT_MAP_UNWIND_TAB, filled by user space after load. */
+#define GT_UNWIND_ID (1ull << 62)
+#define GT_UNWIND_DEPTH 127
+#define GT_MAP_UNWIND_TAB "gt_unwind_tab"
+#define GT_MAP_UNWIND_SCRATCH "gt_unwind_scr"
+#define GT_UNWIND_SUFFIX "_uw"
+/* Where gt_unwind.c restarts when the sampled PC is not in Go code: the Go frame the
+ * runtime left for the vDSO (m.vdsoSP/vdsoPC) or for a cgo call (curg.syscallsp/pc), as
+ * Go's own profiler does; else the stack is the one frame external_pc (runtime.
+ * _ExternalCode, Go's own marker). Offsets 0: unknown. All u64: codegen emits an array. */
+struct gt_uwtarget {
+	__s64 tls_g_off; /* g = *(fsbase + tls_g_off) */
+	__u64 fsbase_off; /* offsetof(task_struct, thread.fsbase); 0: unknown */
+	__u64 g_m, m_curg;
+	__u64 m_vdso_sp, m_vdso_pc;
+	__u64 g_syscall_sp, g_syscall_pc;
+	__u64 external_pc; /* runtime._ExternalCode + 1; 0: none (the kernel's walk) */
+	__u64 task_regs;   /* the kernel has bpf_task_pt_regs (5.15): samples in it too */
+};
+#define GT_UWTARGET_WORDS 10
+
 /* Counters in map gt_stats (user space reports them with -v). */
 #define GT_MAP_STATS "gt_stats"
 enum gt_stat {

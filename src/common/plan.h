@@ -111,6 +111,12 @@ struct plan_stackmap {
 	int kdepth;
 };
 
+/* From PC on the return address is at SP + sp (sp -1: no Go function there). */
+struct plan_sprow {
+	uint64_t pc;
+	int64_t sp;
+};
+
 /* What a PLAN_ARG_GO capture holds. Offsets of its parts are from the capture's start;
  * go_off is where the part lies in its parent Go value (for codegen's reads). */
 /* Well-known types whose String() fmt calls (where the value is reachable through
@@ -266,6 +272,11 @@ struct gt_plan {
 	int ngotypes;
 	struct plan_stackmap *stackmaps;
 	int nstackmaps;
+	/* The target's SP deltas (binfo_spdeltas) for ustack in profile / interval programs:
+	 * their BPF unwinder's table (runtime-bpf/gt_unwind.c); 0 rows: the kernel's walk. */
+	struct plan_sprow *unwind;
+	int nunwind;
+	struct gt_uwtarget unwind_rt; /* where to restart outside Go code */
 };
 
 #endif

@@ -252,3 +252,15 @@ const struct rt_features *rt_features_get(void)
 {
 	return rt_features_probe(RT_FEAT_ALL);
 }
+
+bool rt_can_read_task_regs(void)
+{
+	static int known; /* 1 yes, -1 no */
+	if (!known)
+		known = libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_task_pt_regs, NULL) == 1 &&
+				libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT,
+							BPF_FUNC_get_current_task_btf, NULL) == 1
+			    ? 1
+			    : -1;
+	return known > 0;
+}

@@ -96,6 +96,8 @@ struct rt_features {
 	bool raw_tp, tracepoint;
 };
 const struct rt_features *rt_features_get(void);
+/* A perf-event program may read the current task's user regs (bpf_task_pt_regs, 5.15). */
+bool rt_can_read_task_regs(void);
 
 /* How go: (and uprobe:) probes attach on this kernel. */
 enum rt_attach_path {

@@ -15,6 +15,8 @@ struct bpf_object;
 void rt_stacks__init(const struct gt_plan *plan, struct bpf_object *obj,
 		     const struct rt_symbolizer *sym, bool lines);
 void rt_stacks__free(void);
+/* Fills gt_unwind.c's table from plan->unwind, after load: 0 or a negative errno. */
+int rt_stacks__fill_unwind(const struct gt_plan *plan, struct bpf_object *obj);
 /* The addresses of the PLAN_ARG_STACK value at P, leaf first (the caller of a go:
  * entry included): how many, up to MAX (0: the stack was lost or never read). */
 int rt_stack_addrs(const struct plan_arg *a, const uint8_t *p, uint64_t *out, int max);

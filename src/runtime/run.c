@@ -339,6 +339,11 @@ int rt_run(struct gt_plan *plan, const struct rt_options *opts)
 	if (!s.maps)
 		goto cleanup;
 	rt_stacks__init(plan, s.obj, opts->sym, opts->verbose);
+	err = rt_stacks__fill_unwind(plan, s.obj);
+	if (err) {
+		diag_fatal("cannot fill the unwinding table of ustack: %s", strerror(-err));
+		goto cleanup;
+	}
 	rt_output__set_maps(s.output, s.maps);
 	rt_output__set_src(s.output, opts->src);
 

@@ -10,9 +10,11 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/bpf_abi.h"
 #include "common/util.h"
 #include "runtime/rt_value.h"
 
@@ -22,7 +24,8 @@
 static struct {
 	const struct gt_plan *plan;
 	const struct rt_symbolizer *sym;
-	int *fds; /* per plan.stackmaps */
+	int *fds;    /* per plan.stackmaps */
+	int *uwfds;  /* per plan.stackmaps: stacks gt_unwind.c unwound (-1: none) */
 	bool lines;
 } st;
 
@@ -34,29 +37,90 @@ void rt_stacks__init(const struct gt_plan *plan, struct bpf_object *obj,
 	st.lines = lines;
 	free(st.fds);
 	st.fds = xcalloc((size_t)plan->nstackmaps + 1, sizeof(*st.fds));
-	for (int i = 0; i < plan->nstackmaps; i++)
+	free(st.uwfds);
+	st.uwfds = xcalloc((size_t)plan->nstackmaps + 1, sizeof(*st.uwfds));
+	for (int i = 0; i < plan->nstackmaps; i++) {
+		char name[128];
 		st.fds[i] = obj ? bpf_object__find_map_fd_by_name(obj, plan->stackmaps[i].bpf_name) : -1;
+		snprintf(name, sizeof(name), "%s%s", plan->stackmaps[i].bpf_name, GT_UNWIND_SUFFIX);
+		st.uwfds[i] = obj && plan->nunwind ? bpf_object__find_map_fd_by_name(obj, name) : -1;
+	}
+}
+
+int rt_stacks__fill_unwind(const struct gt_plan *plan, struct bpf_object *obj)
+{
+	if (!plan->nunwind || !obj)
+		return 0;
+	int fd = bpf_object__find_map_fd_by_name(obj, GT_MAP_UNWIND_TAB);
+	if (fd < 0)
+		return 0; /* no program unwinds (the table is made for any ustack in a profile) */
+	uint32_t n = (uint32_t)plan->nunwind;
+	uint32_t *keys = xcalloc(n, sizeof(*keys));
+	for (uint32_t i = 0; i < n; i++)
+		keys[i] = i;
+	/* one call for the whole table where the kernel has batches (5.6), else per row */
+	int err = bpf_map_update_batch(fd, keys, plan->unwind, &n, NULL);
+	for (uint32_t i = err ? 0 : (uint32_t)plan->nunwind; i < (uint32_t)plan->nunwind; i++) {
+		err = bpf_map_update_elem(fd, &keys[i], &plan->unwind[i], BPF_ANY);
+		if (err)
+			break;
+	}
+	/* the row after the last: the count (gt_unwind.c's search reads it) */
+	struct plan_sprow count = {(uint64_t)plan->nunwind, -1};
+	uint32_t k = (uint32_t)plan->nunwind;
+	if (!err)
+		err = bpf_map_update_elem(fd, &k, &count, BPF_ANY);
+	free(keys);
+	return err;
 }
 
 void rt_stacks__free(void)
 {
 	free(st.fds);
+	free(st.uwfds);
 	memset(&st, 0, sizeof(st));
+}
+
+/* A user stack of the kernel's walk where gt_unwind.c left it that (a sample in the
+ * kernel: the user regs are not at hand there) may hold what is not the target's Go code
+ * (the C library of `-c`'s child before its exec, the vDSO, cgo's C): a frame-pointer
+ * walk through it reads anything. The stack ends at its first such frame, and one whose
+ * leaf is such is Go's own marker runtime._ExternalCode (docs: ustack). */
+static void cut_foreign(uint64_t *v, int kdepth)
+{
+	const struct gt_plan *pl = st.plan;
+	if (!pl->nunwind)
+		return;
+	uint64_t lo = pl->unwind[0].pc, hi = pl->unwind[pl->nunwind - 1].pc;
+	for (int i = 0; i < kdepth && v[i]; i++) {
+		if (v[i] >= lo && v[i] < hi)
+			continue;
+		if (i == 0 && pl->unwind_rt.external_pc)
+			v[i++] = pl->unwind_rt.external_pc;
+		for (; i < kdepth; i++)
+			v[i] = 0;
+		return;
+	}
 }
 
 int rt_stack_addrs(const struct plan_arg *a, const uint8_t *p, uint64_t *out, int max)
 {
 	int64_t id = (int64_t)rt_rd64(p);
 	uint64_t caller = rt_rd64(p + 16);
-	if (!st.plan || a->stack_map < 0 || a->stack_map >= st.plan->nstackmaps || id < 0 ||
-	    st.fds[a->stack_map] < 0)
+	if (!st.plan || a->stack_map < 0 || a->stack_map >= st.plan->nstackmaps || id < 0)
+		return 0;
+	int fd = id & GT_UNWIND_ID ? st.uwfds[a->stack_map] : st.fds[a->stack_map];
+	if (fd < 0)
 		return 0;
 	int depth = st.plan->stackmaps[a->stack_map].depth;
 	int kdepth = st.plan->stackmaps[a->stack_map].kdepth;
 	uint64_t *v = xcalloc((size_t)kdepth, sizeof(*v));
 	uint32_t key = (uint32_t)id;
+	uint64_t key64 = (uint64_t)id;
 	int n = 0;
-	if (!bpf_map_lookup_elem(st.fds[a->stack_map], &key, v)) {
+	if (!bpf_map_lookup_elem(fd, id & GT_UNWIND_ID ? (void *)&key64 : (void *)&key, v)) {
+		if (!(id & GT_UNWIND_ID) && st.uwfds[a->stack_map] >= 0)
+			cut_foreign(v, kdepth);
 		for (int i = 0; i < kdepth && v[i] && n < max && n < depth; i++) {
 			out[n++] = v[i];
 			/* the caller the walk skipped: the site's return address on top of the

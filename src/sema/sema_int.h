@@ -102,6 +102,7 @@ struct sema {
 	int clause_site_begin; /* the clause's first site */
 	bool want_gotypes;     /* an interface is printed: plan.gotypes */
 	VEC(struct plan_stackmap) stackmaps; /* ustack / kstack (sema_stack.c) */
+	bool unwind; /* a ustack in a profile / interval clause: the target's SP deltas */
 };
 
 struct binfo *sema_target(struct sema *s, const char *path, struct gt_loc loc);

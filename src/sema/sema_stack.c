@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "binfo/binfo.h"
@@ -45,6 +46,10 @@ static int stack_map(struct sema *s, bool kernel, int depth)
 int sema_check_stack(struct sema *s, struct ast_node *e, const struct builtin *b)
 {
 	bool kernel = b->id == BI_KSTACK;
+	/* a sample may be at any PC: the frame pointer alone loses a frameless function's
+	 * caller and reads assembly's data in BP as frames (runtime-bpf/gt_unwind.c) */
+	if (!kernel && (s->clause_kinds & (1u << PLAN_PROG_PERF)))
+		s->unwind = true;
 	int mode = PLAN_STACK_BPFTRACE, depth = STACK_MAX_DEPTH;
 	struct ast_list *args = e->kind == AST_CALL ? &e->u.call.args : NULL;
 	for (int i = 0; args && i < args->n; i++) {
@@ -138,6 +143,27 @@ void sema_stack_name(struct sema *s, const struct gt_type *t, char *buf, size_t 
 		 t->stack_mode == PLAN_STACK_PERF ? "perf, " : "", m->depth);
 }
 
+/* What gt_unwind.c needs when a sample's PC is not in Go code (the vDSO, cgo's C). */
+static void unwind_target(struct binfo *bi, struct gt_uwtarget *t)
+{
+	struct binfo_goruntime rt;
+	const struct binfo_func *ext = binfo_find_func(bi, "runtime._ExternalCode");
+	memset(t, 0, sizeof(*t));
+	/* +1: inside it, as Go's profiler records it (a return address is looked up at -1) */
+	t->external_pc = ext && ext->size > 1 ? ext->addr + 1 : 0;
+	int fsbase = binfo_kernel_fsbase_offset();
+	if (binfo_goruntime(bi, &rt) < 0 || fsbase <= 0)
+		return;
+	t->tls_g_off = rt.tls_g_offset;
+	t->fsbase_off = (__u64)fsbase;
+	t->g_m = (__u64)rt.g_m;
+	t->m_curg = (__u64)rt.m_curg;
+	t->m_vdso_sp = (__u64)rt.m_vdso_sp;
+	t->m_vdso_pc = (__u64)rt.m_vdso_pc;
+	t->g_syscall_sp = (__u64)rt.g_syscall_sp;
+	t->g_syscall_pc = (__u64)rt.g_syscall_pc;
+}
+
 void sema_stack_finish(struct sema *s, struct gt_plan *plan)
 {
 	plan->nstackmaps = s->stackmaps.n;
@@ -145,4 +171,18 @@ void sema_stack_finish(struct sema *s, struct gt_plan *plan)
 	if (s->stackmaps.n)
 		memcpy(plan->stackmaps, s->stackmaps.v, sizeof(*plan->stackmaps) * (size_t)s->stackmaps.n);
 	vec_free(&s->stackmaps);
+	/* the -c / -p / -b program's table; a PIE's addresses are known only once loaded */
+	struct binfo *bi = s->unwind && s->opts->default_target
+				   ? sema_target_elf(s, s->opts->default_target, (struct gt_loc){0}, false)
+				   : NULL;
+	struct binfo_sprow *rows = NULL;
+	int n = 0;
+	if (bi && binfo_is_go(bi) && !binfo_is_pie(bi) && !binfo_spdeltas(bi, &rows, &n) && n) {
+		plan->unwind = arena_alloc(s->arena, sizeof(*plan->unwind) * (size_t)n);
+		for (int i = 0; i < n; i++)
+			plan->unwind[i] = (struct plan_sprow){rows[i].pc, rows[i].sp};
+		plan->nunwind = n;
+		unwind_target(bi, &plan->unwind_rt);
+	}
+	free(rows);
 }

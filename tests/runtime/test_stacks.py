@@ -376,6 +376,55 @@ if s.case("tuple keys"):
             and len(labels) == 3,
             tg.stdout + tg.stderr + describe(p))
 
+# ---------------------------------------------------------------- unwinding samples
+# tests/go/leafburn: hot code where a frame-pointer walk has nothing to go on (frameless
+# leaves; crypto/sha256's assembly using BP as data). Oracle: the program's own pprof of
+# the same run. gotrace's frames must all be functions of the binary (go tool nm).
+leafburn = s.go_build("leafburn")
+
+
+def nm_funcs(binary):
+    r = subprocess.run([s.go, "tool", "nm", binary], capture_output=True, text=True, env=s.env)
+    return {re.sub(r"\.abi0$", "", l.split(None, 2)[2]) for l in r.stdout.splitlines()
+            if len(l.split(None, 2)) == 3 and l.split()[1] in "Tt"}
+
+
+def under(sts, leaves, caller):
+    """(samples with a leaf in LEAVES, share of them with CALLER above the leaf)."""
+    n = k = 0
+    for fr, c in sts:
+        nm = [f.replace(" (inlined)", "") for f in names(fr)]
+        i = next((j for j, f in enumerate(nm) if f in leaves), None)
+        if i is None:
+            continue
+        n += c
+        k += c if caller in nm[i + 1:] else 0
+    return n, (k / n if n else 0.0)
+
+
+for mode, leaves, caller in (("leaf", ("main.leafA", "main.leafB"), "main.main"),
+                             ("sha", None, "main.hashloop")):
+    if not s.case("unwind " + mode):
+        continue
+    own = os.path.join(s.work, "leafburn-%s.pprof" % mode)
+    r = s.run(["-c", "%s -mode %s -d 3s -o %s" % (leafburn, mode, own), "-e", PROFILE],
+              timeout=90)
+    sts = stacks(r.stdout)
+    ots = traces(own)
+    if leaves is None:  # the sha256 code: every function of crypto/.../sha256
+        leaves = {f for fr, _ in sts + ots for f in names(fr) if "sha256." in f}
+    n_gt, sh_gt = under(sts, leaves, caller)
+    n_own, sh_own = under(ots, leaves, caller)
+    s.check("%s: %s above the hot functions in %.3f of %d samples, the program's own pprof "
+            "%.3f of %d (>= 0.95 and within 0.10)" % (mode, caller, sh_gt, n_gt, sh_own, n_own),
+            r.returncode == 0 and n_gt >= 50 and n_own >= 10 and sh_gt >= 0.95 and
+            abs(sh_gt - sh_own) <= 0.10, describe(r))
+    funcs = nm_funcs(leafburn)
+    # an inlined frame is named from the binary's inline trees, not its symbols
+    alien = sorted({f for fr, _ in sts for f in names(fr)
+                    if not f.endswith(" (inlined)") and f not in funcs})
+    s.check("%s: every frame is a function of the binary" % mode, not alien, alien[:10])
+
 left = bpf_leftovers()
 s.check("nothing left attached", not left, left)
 s.finish()
