@@ -3,6 +3,7 @@ register ABI. The oracle is the traced program itself: tests/go/args prints its 
 arguments and results, and gotrace prints the same lines from the probes ("T " before
 each); both multisets must be equal, kind by kind. Builds: default, PIE, cgo."""
 
+import os
 import re
 import shutil
 import subprocess
@@ -128,9 +129,13 @@ if s.case("docker"):
     else:
         ver = subprocess.run([docker, "--version"], capture_output=True, text=True).stdout
         ver = ver.strip().replace("Docker version ", "")
-        r = s.run(["-c", docker + " --version", "-e",
+        # -o: docker writes its own line in pieces to the same stdout, which may cut ours
+        out = os.path.join(s.work, "docker-print.txt")
+        r = s.run(["-o", out, "-c", docker + " --version", "-e",
                    'go:"github.com/docker/cli/vendor/github.com/spf13/cobra.(*Command).execute"'
                    ':entry { print(args.c); }'])
+        with open(out) as f:
+            r.stdout = f.read()
         first = ([l for l in r.stdout.splitlines() if l.startswith("&{")] or [""])[0]
         s.check("print() of docker's *cobra.Command",
                 r.returncode == 0 and first.startswith("&{Use:docker [OPTIONS] COMMAND") and
