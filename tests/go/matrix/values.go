@@ -178,6 +178,7 @@ func init() {
 	extras = append(extras, func() {
 		r := Request{Method: "GET", URL: &URL{Scheme: "https", Host: "example.com", Path: "/a"},
 			Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Body: "hello",
+			Header: map[string][]string{"Accept": {"*/*"}, "X-Ids": {"1", "22"}, "Empty": nil},
 			ContentLength: 5000000000, TransferEncoding: []string{"chunked", "gzip"},
 			Host: "example.com", Remote: [4]uint8{10, 0, 0, 1}, Timeout: 3 * time.Second,
 			Deadline: 90*time.Second + 250*time.Millisecond, Weight: 0.5,
@@ -191,9 +192,11 @@ func init() {
 		r2 := Request{Method: "POST", Items: []Item{{"x", 3.5, 1}}, Timeout: 1500 * time.Microsecond, Deadline: -2 * time.Hour}
 		serve(r2, 2)
 
-		fs := &FlagSet{name: "docker", SortFlags: true, args: []string{"--version"}}
+		fs := &FlagSet{name: "docker", SortFlags: true, args: []string{"--version"},
+			formal: map[string]*Flag{"help": {Name: "help", Shorthand: "h"}}}
 		root := &Command{Use: "docker [OPTIONS] COMMAND [ARG...]", Short: "A self-sufficient runtime for containers",
 			Version: "27.0.3", Aliases: []string{"d"}, flags: fs, pflags: fs,
+			Annotations: map[string]string{"category": "mgmt", "z": "", "a": "1"},
 			commandgroups:             []*Group{{ID: "mgmt", Title: "Management Commands"}},
 			SilenceUsage:              true, SilenceErrors: true, TraverseChildren: true,
 			usageTemplate:             "Usage: {{.UseLine}}", commandsMaxNameLen: 9,
