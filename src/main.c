@@ -17,8 +17,10 @@
 #include "common/diag.h"
 #include "common/stopsig.h"
 #include "common/util.h"
+#include "follow_cmd.h"
 #include "funcgraph/funcgraph.h"
 #include "symbols/symbols.h"
+#include "target/target.h"
 #include "info.h"
 #include "list.h"
 #include "parser/ast.h"
@@ -506,9 +508,51 @@ static void cache_key_of(struct cache_key *k, const struct options *o,
 		cache_key_add(k, "exclude", "%s", so->excludes[i]);
 	for (int i = 0; i < sr->ntargets; i++)
 		cache_key_file(k, "target", binfo_path(sr->targets[i]));
-	cache_key_add(k, "target0", "%s", so->default_target ? so->default_target : "");
+	if (so->default_target && !strncmp(so->default_target, "/proc/", 6))
+		cache_key_file(k, "target0", so->default_target);
+	else
+		cache_key_add(k, "target0", "%s", so->default_target ? so->default_target : "");
 	(void)o;
 	cache_key_add(k, "script", "%s", text);
+}
+
+/* Does the script fit the program at PATH: parse and check it again against PATH,
+ * silently (a followed -c tries each program its command runs). */
+struct fits_ctx {
+	const struct diag_src *src;
+	const struct sema_options *so;
+};
+
+static bool script_fits(void *vctx, const char *path)
+{
+	struct fits_ctx *c = vctx;
+	FILE *null = fopen("/dev/null", "w");
+	if (!null)
+		return false;
+	diag_set_stream(null);
+	struct arena *a = arena__new();
+	struct ast_node *p = parse_program(a, c->src);
+	struct gt_plan plan = {0};
+	struct sema_result sr = {0};
+	struct sema_options so = *c->so;
+	so.default_target = path;
+	bool ok = p && !sema_check(a, c->src, p, &so, &plan, &sr);
+	sema_result_free(&sr);
+	free(plan.obj);
+	arena__free(a);
+	diag_set_stream(NULL);
+	fclose(null);
+	return ok;
+}
+
+static void follow_started(void *ctx)
+{
+	follow__resume(ctx);
+}
+
+static void follow_tick(void *ctx)
+{
+	follow__poll(ctx);
 }
 
 /* A SIGINT or SIGTERM before tracing began: the run ends here, as it would have ended
@@ -534,6 +578,8 @@ int main(int argc, char **argv)
 	struct funcgraph *fg = NULL;
 	struct symbols *syms = NULL;
 	struct stopsig_save inherited = {0};
+	struct follow *fol = NULL; /* -c followed into a program it runs */
+	pid_t followed = 0;
 
 	/* First of all: from here on a Ctrl-C is kept and ends the run at the next stage
 	 * (rt_run honours one that came before it), even in a background job that started
@@ -556,15 +602,11 @@ int main(int argc, char **argv)
 	else if (child_argv)
 		target = xstrdup(child_argv[0]);
 	else if (o.pid) {
-		char buf[64];
-		snprintf(buf, sizeof(buf), "/proc/%d/exe", (int)o.pid);
-		char real[PATH_MAX];
-		if (!realpath(buf, real)) {
-			diag_fatal("no process with pid %d", (int)o.pid);
+		target = target_pid_program(o.pid);
+		if (!target) {
 			status = EXIT_RUNTIME;
 			goto out;
 		}
-		target = xstrdup(real);
 	}
 	if (o.list_mode) {
 		/* -l has nothing to end cleanly: a Ctrl-C just ends it, as before */
@@ -623,6 +665,26 @@ int main(int argc, char **argv)
 		.str_len = str_len_from_env(),
 		.funcgraph = fg != NULL,
 	};
+	/* -c go test, go run, a wrapper: the program to trace is one the command runs */
+	if (child_argv && !fg && !o.dry_run) {
+		struct fits_ctx fc = {&src, &so};
+		struct fcmd_fit fit = {script_fits, &fc};
+		if (fcmd_should_follow(child_argv[0], o.binary, &fit)) {
+			int st = 0;
+			int err = fcmd_find(child_argv, o.binary, &fit, o.verbose, &fol, &followed,
+					    &st);
+			if (err) {
+				status = err == -EINTR ? 0 : st ? st : EXIT_RUNTIME;
+				goto out;
+			}
+			free(target);
+			target = xasprintf("/proc/%d/exe", (int)followed);
+			so.default_target = target;
+			if (o.verbose)
+				diag_print(DIAG_INFO, "-c: tracing pid %d, which %s runs", (int)followed,
+					   child_argv[0]);
+		}
+	}
 	if (sema_check(arena, &src, prog, &so, &plan, &sr))
 		goto out;
 	/* samples in the kernel are unwound from the task's user regs where it can */
@@ -702,9 +764,18 @@ int main(int argc, char **argv)
 		.consumer = fg ? funcgraph_consumer(fg, &plan) : NULL,
 		.max_overhead = o.max_overhead,
 	};
-	plan.filter_pid = o.pid;
+	if (fol) {
+		ro.child_argv = NULL;
+		ro.pid = followed;
+		ro.follow_root = follow__root(fol);
+		ro.started = follow_started;
+		ro.tick = follow_tick;
+		ro.hook_ctx = fol;
+	}
+	plan.filter_pid = ro.pid;
 	status = rt_run(&plan, &ro);
 out:
+	follow__free(fol); /* lets anything it held run */
 	symbols__free(syms);
 	funcgraph_free(fg);
 	fg_options_free(&o.fg);

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct binfo;
 
@@ -28,6 +29,8 @@ bool binfo_is_go(const struct binfo *bi);
 void binfo__close(struct binfo *bi);
 
 const char *binfo_path(const struct binfo *bi);      /* absolute path */
+bool binfo_same_file(const struct binfo *bi, dev_t dev, ino_t ino);
+int binfo_reopen(const struct binfo *bi); /* a new fd on the file read, or -errno */
 const char *binfo_go_version(const struct binfo *bi); /* "go1.19.8" or NULL */
 /* N of the binary's "go1.N..." version (also of a devel toolchain), -1 when unknown. */
 int binfo_go_minor(const struct binfo *bi);

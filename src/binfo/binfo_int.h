@@ -15,9 +15,12 @@ struct binfo_load {
 
 struct binfo {
 	bool is_go; /* .gopclntab, Go build info or runtime.buildVersion */
-	char *path; /* realpath */
+	char *path; /* realpath, or the path as given when that names another file
+		     * (/proc/PID/exe of a process in another mount namespace) */
 	char *go_version;
 	int fd;
+	dev_t dev; /* the opened file's: /proc/PID/maps names a file by them too */
+	ino_t ino;
 	Elf *elf;
 	const uint8_t *img; /* whole file, mapped by libelf (ELF_C_READ_MMAP) */
 	size_t img_size;

@@ -220,7 +220,7 @@ bool dw_open(struct dw *d, const struct binfo *bi)
 	if (!lists_sane(bi))
 		return false;
 	/* A descriptor of its own: libdwarf reads with lseek/read, libelf has its mapping. */
-	d->fd = open(bi->path, O_RDONLY | O_CLOEXEC);
+	d->fd = binfo_reopen(bi);
 	if (d->fd < 0)
 		return false;
 	int res = dwarf_init_b(d->fd, DW_DLC_READ, DW_GROUPNUMBER_ANY, NULL, NULL, &d->dbg, &d->err);

@@ -24,6 +24,34 @@ const char *binfo_path(const struct binfo *bi)
 	return bi->path;
 }
 
+bool binfo_same_file(const struct binfo *bi, dev_t dev, ino_t ino)
+{
+	return bi->dev == dev && bi->ino == ino;
+}
+
+/* The file binfo read, opened again by its descriptor: the same file even when its
+ * path was replaced, removed, or names a file of another mount namespace. */
+int binfo_reopen(const struct binfo *bi)
+{
+	char fdpath[64];
+	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", bi->fd);
+	int fd = open(fdpath, O_RDONLY | O_CLOEXEC);
+	return fd >= 0 ? fd : open(bi->path, O_RDONLY | O_CLOEXEC);
+}
+
+/* realpath(PATH) when it names the file opened (dev, ino); else PATH as given:
+ * /proc/PID/exe's link text is a path in the process's mount namespace, or ends in
+ * " (deleted)", and /proc/PID/exe itself reaches the file from here. */
+static char *own_path(const char *path, const struct stat *opened)
+{
+	char *rp = realpath(path, NULL);
+	struct stat st;
+	if (rp && !stat(rp, &st) && st.st_dev == opened->st_dev && st.st_ino == opened->st_ino)
+		return rp;
+	free(rp);
+	return xstrdup(path);
+}
+
 const char *binfo_go_version(const struct binfo *bi)
 {
 	return bi->go_version;
@@ -552,6 +580,8 @@ static int open_impl(const char *path, struct binfo **out, bool need_go, bool qu
 		open_error(quiet, "%s: %s", path, strerror(errno));
 		goto fail;
 	}
+	bi->dev = st.st_dev;
+	bi->ino = st.st_ino;
 	if (S_ISDIR(st.st_mode)) {
 		err = -EISDIR;
 		open_error(quiet, "%s: %s", path, strerror(EISDIR));
@@ -625,8 +655,7 @@ static int open_impl(const char *path, struct binfo **out, bool need_go, bool qu
 			open_error(quiet, "%s: has no symbol table", path);
 			goto fail;
 		}
-		char *rp = realpath(path, NULL);
-		bi->path = rp ? rp : xstrdup(path);
+		bi->path = own_path(path, &st);
 		*out = bi;
 		return 0;
 	}
@@ -660,8 +689,7 @@ static int open_impl(const char *path, struct binfo **out, bool need_go, bool qu
 		bi->go_version = at ? version_dup(binfo__bytes_at(bi, at, len), len) : NULL;
 	}
 
-	char *rp = realpath(path, NULL);
-	bi->path = rp ? rp : xstrdup(path);
+	bi->path = own_path(path, &st);
 	*out = bi;
 	return 0;
 

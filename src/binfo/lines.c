@@ -812,7 +812,7 @@ static int dwarf_lines(struct binfo_lines *l)
 	struct dwsecs ds = {0};
 	int err = -ENOENT;
 	/* a private handle: decompression replaces section data in the handle */
-	int fd = open(l->bi->path, O_RDONLY | O_CLOEXEC);
+	int fd = binfo_reopen(l->bi);
 	if (fd < 0)
 		return -errno;
 	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);

@@ -61,8 +61,12 @@ void cache_key_file(struct cache_key *k, const char *name, const char *path)
 		cache_key_add(k, name, "%s:missing", path);
 		return;
 	}
-	cache_key_add(k, name, "%s:%lld:%lld.%09ld:%llu", path, (long long)st.st_size,
-		      (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec, (unsigned long long)st.st_ino);
+	/* /proc/PID/exe (a -p process, a program a -c command ran): the file, not the pid */
+	if (!strncmp(path, "/proc/", 6))
+		path = "/proc/PID/exe";
+	cache_key_add(k, name, "%s:%lld:%lld.%09ld:%llu:%llu", path, (long long)st.st_size,
+		      (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec, (unsigned long long)st.st_ino,
+		      (unsigned long long)st.st_dev);
 }
 
 void cache_key_free(struct cache_key *k)

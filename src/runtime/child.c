@@ -9,7 +9,6 @@
  * 6.18 by tests/unit/rt_selftest: the child's events arrive with gt_config.filter_pid ==
  * its tgid, and another process running the same binary meanwhile is filtered out. */
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -21,6 +20,7 @@
 #include <unistd.h>
 
 #include "common/diag.h"
+#include "common/spawn.h"
 #include "common/util.h"
 #include "runtime/rt_priv.h"
 
@@ -38,74 +38,20 @@ static void close_fd(int *fd)
 	*fd = -1;
 }
 
-static ssize_t read_full(int fd, void *buf, size_t n)
-{
-	ssize_t r;
-	do
-		r = read(fd, buf, n);
-	while (r < 0 && errno == EINTR);
-	return r;
-}
-
-/* Runs in the forked child: wait for the go-ahead, then exec. Never returns. */
-static void __attribute__((noreturn)) child_main(char **argv, int gate_rd, int err_wr)
-{
-	sigset_t none;
-	char go;
-
-	/* SIG_IGN survives execve; the command must start with default dispositions. */
-	signal(SIGPIPE, SIG_DFL);
-	signal(SIGINT, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	/* EOF instead of the byte: gotrace gave up (load/attach failed or it died). */
-	if (read_full(gate_rd, &go, 1) != 1)
-		_exit(127);
-	execvp(argv[0], argv);
-	int e = errno;
-	ssize_t w = write(err_wr, &e, sizeof(e));
-	(void)w;
-	_exit(127);
-}
-
 int rt_child__spawn(struct rt_session *s)
 {
-	char **argv = s->opts->child_argv;
-	int gate[2] = {-1, -1}, errp[2] = {-1, -1};
-	int err = 0;
-
-	if (pipe2(gate, O_CLOEXEC) || pipe2(errp, O_CLOEXEC)) {
-		err = -errno;
-		diag_fatal("cannot start %s: %s", argv[0], strerror(-err));
-		goto cleanup;
-	}
-	/* The child inherits stdio buffers; it never flushes them (_exit or execve). */
-	pid_t pid = fork();
-	if (pid < 0) {
-		err = -errno;
-		diag_fatal("cannot start %s: %s", argv[0], strerror(-err));
-		goto cleanup;
-	}
-	if (pid == 0) {
-		close(gate[1]);
-		close(errp[0]);
-		child_main(argv, gate[0], errp[1]);
-	}
-	s->child = pid;
-	s->gate_fd = gate[1];
-	s->exec_err_fd = errp[0];
-	gate[1] = errp[0] = -1;
-	s->pid = pid;
+	struct spawn sp;
+	int err = spawn_gated(s->opts->child_argv, &sp);
+	if (err)
+		return err;
+	s->child = sp.pid;
+	s->gate_fd = sp.gate_fd;
+	s->exec_err_fd = sp.exec_err_fd;
+	s->pid = sp.pid;
 	/* readable when the child exits: the run loop waits on it with the ring buffer */
-	long pfd = syscall(SYS_pidfd_open, pid, 0);
+	long pfd = syscall(SYS_pidfd_open, sp.pid, 0);
 	s->pidfd = pfd < 0 ? -1 : (int)pfd;
-cleanup:
-	close_fd(&gate[0]);
-	close_fd(&gate[1]);
-	close_fd(&errp[0]);
-	close_fd(&errp[1]);
-	return err;
+	return 0;
 }
 
 static void child_reap(struct rt_session *s)
@@ -124,27 +70,14 @@ static void child_reap(struct rt_session *s)
 
 int rt_child__release(struct rt_session *s)
 {
-	char go = 1;
-	int e = 0;
-
 	if (!s->child || s->gate_fd < 0)
 		return 0;
-	ssize_t w = write(s->gate_fd, &go, 1);
-	close_fd(&s->gate_fd);
-	if (w != 1) {
-		e = errno;
-		diag_fatal("cannot start %s: %s", s->opts->child_argv[0], strerror(e));
-		return -e;
-	}
-	/* EOF: the CLOEXEC write end went away in a successful execve. */
-	ssize_t r = read_full(s->exec_err_fd, &e, sizeof(e));
-	close_fd(&s->exec_err_fd);
-	if (r == (ssize_t)sizeof(e)) {
-		diag_fatal("cannot run %s: %s", s->opts->child_argv[0], strerror(e));
-		child_reap(s);
-		return -e;
-	}
-	return 0;
+	struct spawn sp = {.pid = s->child, .gate_fd = s->gate_fd, .exec_err_fd = s->exec_err_fd};
+	s->gate_fd = s->exec_err_fd = -1;
+	int err = spawn_release(&sp, s->opts->child_argv[0]);
+	if (err)
+		s->child = 0; /* reaped */
+	return err;
 }
 
 int rt_target__open(struct rt_session *s, pid_t pid)
@@ -159,6 +92,15 @@ int rt_target__open(struct rt_session *s, pid_t pid)
 	long fd = syscall(SYS_pidfd_open, pid, 0);
 	s->pidfd = fd < 0 ? -1 : (int)fd;
 	return 0;
+}
+
+void rt_target__end_with(struct rt_session *s, pid_t root)
+{
+	if (s->pidfd >= 0)
+		close(s->pidfd);
+	long fd = syscall(SYS_pidfd_open, root, 0);
+	s->pidfd = fd < 0 ? -1 : (int)fd;
+	s->child = root;
 }
 
 bool rt_target__gone(struct rt_session *s)

@@ -75,6 +75,13 @@ struct rt_options {
 	} profile;
 	const char *profile_path; /* where the profile goes (NULL: the output stream) */
 	double max_overhead;      /* --max-overhead PERCENT (runtime/guard.h), 0: off */
+	/* -c followed into a program it runs (target/follow.c): the command gotrace started,
+	 * whose end ends the run and gives the exit status; `pid` is the program traced,
+	 * held stopped until `started` lets it run after BEGIN; `tick` each turn. */
+	pid_t follow_root;
+	void (*started)(void *ctx);
+	void (*tick)(void *ctx);
+	void *hook_ctx;
 };
 
 /* What the running kernel allows, probed once (features.c). GT_HIDE_FEATURES=a,b (names

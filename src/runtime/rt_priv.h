@@ -137,6 +137,9 @@ int rt_perf_reserve_fds(size_t nfds);
 int rt_child__spawn(struct rt_session *s);
 int rt_child__release(struct rt_session *s);
 int rt_target__open(struct rt_session *s, pid_t pid);
+/* The run ends with ROOT (a -c command followed into the program traced), and ROOT is
+ * the child stopped and reaped at the end. */
+void rt_target__end_with(struct rt_session *s, pid_t root);
 bool rt_target__gone(struct rt_session *s);
 void rt_child__stop(struct rt_session *s, bool terminate);
 

@@ -311,6 +311,8 @@ int rt_run(struct gt_plan *plan, const struct rt_options *opts)
 		err = rt_target__open(&s, opts->pid ? opts->pid : plan->filter_pid);
 		if (err)
 			goto cleanup;
+		if (opts->follow_root)
+			rt_target__end_with(&s, opts->follow_root);
 	}
 
 	/* One clear error on an old kernel, before the verifier's or the attach's. */
@@ -406,9 +408,11 @@ int rt_run(struct gt_plan *plan, const struct rt_options *opts)
 		err = rt_child__release(&s);
 		if (err)
 			goto cleanup;
+		if (opts->started)
+			opts->started(opts->hook_ctx);
 		/* as soon as the command has exec'd: a short-lived one may be gone before
 		 * the loop below looks */
-		for (int i = 0; opts->child_argv && !primed && i < 100; i++)
+		for (int i = 0; (opts->child_argv || opts->follow_root) && !primed && i < 100; i++)
 			if (!(primed = opts->sym->prime(opts->sym->ctx, (int)s.pid)))
 				poll(NULL, 0, 1);
 	}
@@ -429,6 +433,8 @@ int rt_run(struct gt_plan *plan, const struct rt_options *opts)
 		}
 		if (!primed && s.pid)
 			primed = opts->sym->prime(opts->sym->ctx, (int)s.pid);
+		if (opts->tick)
+			opts->tick(opts->hook_ctx);
 		if (stopsig_take_usr1() && s.maps) {
 			/* as bpftrace: every map now, in the dump's format, and the trace goes on */
 			rt_maps__print_all(s.maps, s.out, opts->json);
@@ -487,6 +493,14 @@ int rt_run(struct gt_plan *plan, const struct rt_options *opts)
 		poll(&pf, s.pidfd >= 0 ? 1 : 0, RT_POLL_MS);
 	}
 	ret = out_failed ? 1 : over ? RT_EXIT_OVERHEAD : 0;
+	/* A -c command that failed on its own (not stopped by gotrace): its status is
+	 * gotrace's, as a shell reports it (128 + a signal's number), so a CI job that
+	 * traces its tests still fails when they do. */
+	if (!ret && (opts->child_argv || opts->follow_root) && s.child_exited && !stopsig_pending() &&
+	    !rt_output__exit_seen(s.output) && s.child_status) {
+		int st = s.child_status;
+		ret = WIFSIGNALED(st) ? 128 + WTERMSIG(st) : WEXITSTATUS(st);
+	}
 
 cleanup:
 	rt_session__detach(&s); /* no-op when already detached */

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include "binfo/binfo.h"
 #include "common/util.h"
@@ -36,15 +38,14 @@ struct symbols *symbols__new(struct binfo **bins, int nbins, const char *main_pa
 		memcpy(s->bins, bins, sizeof(*bins) * (size_t)nbins);
 	s->nbins = nbins;
 	/* the -c / -p / -b binary, when no go: probe opened it (profile:, tracepoint:) */
-	bool have = !main_path;
-	char *real = main_path ? realpath(main_path, NULL) : NULL;
+	struct stat st;
+	bool have = !main_path || stat(main_path, &st);
 	for (int i = 0; i < nbins && !have; i++)
-		have = real && !strcmp(binfo_path(bins[i]), real);
-	if (!have && real && binfo__open_quiet(real, &s->bins[nbins]) == 0) {
+		have = binfo_same_file(bins[i], st.st_dev, st.st_ino);
+	if (!have && binfo__open_quiet(main_path, &s->bins[nbins]) == 0) {
 		s->nbins++;
 		s->nown = 1;
 	}
-	free(real);
 	s->lines = xcalloc((size_t)s->nbins + 1, sizeof(*s->lines));
 	return s;
 }
@@ -74,17 +75,22 @@ static bool read_maps(struct symbols *s, int pid, struct proc *out)
 		return false;
 	bool found = false;
 	while (!found && fgets(line, sizeof(line), f)) {
-		unsigned long long start, end, off;
+		unsigned long long start, end, off, ino;
+		unsigned maj, min;
 		int pos = 0;
-		if (sscanf(line, "%llx-%llx %*s %llx %*s %*s%n", &start, &end, &off, &pos) != 3)
+		if (sscanf(line, "%llx-%llx %*s %llx %x:%x %llu%n", &start, &end, &off, &maj, &min,
+			   &ino, &pos) != 6)
 			continue;
 		char *file = line + pos;
 		file += strspn(file, " \t");
 		file[strcspn(file, "\n")] = 0;
 		for (int i = 0; i < s->nbins && !found; i++) {
 			uint64_t va;
-			if (strcmp(file, binfo_path(s->bins[i])) ||
-			    binfo_offset_to_vaddr(s->bins[i], off, &va))
+			/* by name, or by the file itself: a process of another mount namespace
+			 * names it by a path of its own (and " (deleted)" once replaced) */
+			bool same = !strcmp(file, binfo_path(s->bins[i])) ||
+				    (ino && binfo_same_file(s->bins[i], makedev(maj, min), (ino_t)ino));
+			if (!same || binfo_offset_to_vaddr(s->bins[i], off, &va))
 				continue;
 			*out = (struct proc){pid, i, start - va};
 			found = true;
