@@ -19,7 +19,7 @@
  *
  * $GT_FUZZ_BINFO_SEEDS: the seeds.txt of make_binfo_seeds.py (else the one the run
  * script writes). $GT_FUZZ_BINFO_SHOW=1: print each mutation and reader call (to
- * reproduce a crash by hand). */
+ * reproduce a crash by hand); $GT_FUZZ_BINFO_KEEP=FILE: copy the mutated binary there. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -423,6 +423,13 @@ static void restore(struct seed *s)
 static void run_readers(struct seed *s, unsigned pick, unsigned flags)
 {
 	struct binfo *bi;
+	const char *keep = getenv("GT_FUZZ_BINFO_KEEP");
+	if (keep) { /* the mutated binary itself, to run gotrace on */
+		char cmd[8192];
+		snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", s->path, keep);
+		if (system(cmd) != 0)
+			die("GT_FUZZ_BINFO_KEEP");
+	}
 	if (binfo__open(s->path, &bi) < 0)
 		return;
 	(void)binfo_go_version(bi);
