@@ -71,6 +71,8 @@ static bool matches(void *ctx, const char *exe)
 bool fcmd_should_follow(const char *cmd, const char *bin, const struct fcmd_fit *fit)
 {
 	struct stat a, b;
+	if (access(cmd, X_OK))
+		return false; /* the plain path says what is wrong with it */
 	if (bin)
 		return stat(cmd, &a) || stat(bin, &b) || a.st_dev != b.st_dev || a.st_ino != b.st_ino;
 	bool go_command;

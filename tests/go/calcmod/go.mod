@@ -1,0 +1,3 @@
+module example.com/calcmod
+
+go 1.19
