@@ -49,6 +49,9 @@
 #      35,000 generated functions (bench/gen_many.py), cache hit and --no-cache,
 #      and of the docker CLI's github.com/docker/cli/* (69,501 sites) when
 #      DOCKER=/usr/local/bin/docker exists; wall time and peak RSS.
+#   6. following (FOLLOW=0 skips it): gotrace -c 'go run .' on tests/go/calcmod: exec
+#      to attached (-v's "held N ms"), cache hit and --no-cache; go run's wall time
+#      untraced and traced.
 #   Floor column: bench/floor.c (one uprobe_multi link on the function, a
 #   four-instruction counter program, the child released after the attach as
 #   gotrace's -c does), compiled with gcc -lelf.
@@ -565,6 +568,48 @@ if [ "$BIG" = 1 ]; then
   done
 fi
 
+# ---------------------------------------------------------------- 6
+# following (issue 25): gotrace -c 'go run .' finds the program the go command builds
+# and runs, holds it stopped at its exec while the script is compiled against it and
+# attached, then lets it run. "exec to attached" is gotrace -v's "held N ms" (cache hit,
+# and --no-cache); the whole `go run .` is timed untraced and traced (build cache warm).
+# bpftrace 0.17 cannot follow an exec into another program: no column.
+FOLLOW=${FOLLOW:-1}
+if [ "$FOLLOW" = 1 ]; then
+  echo "# following: gotrace -c 'go run .' (tests/go/calcmod)"
+  rm -rf "$OUT/calcmod" && cp -r "$REPO/tests/go/calcmod" "$OUT/calcmod"
+  GOTRACE_FOLLOW_GO=$("$REPO/scripts/find-go.sh")
+  PROG_FOLLOW='go:example.com/calcmod/calc.Add:entry { printf("A %d %d\n", args.a, args.b); }'
+  (cd "$OUT/calcmod" && GOTOOLCHAIN=local GOFLAGS=-ldflags=-w=false "$GOTRACE_FOLLOW_GO" run . >/dev/null 2>&1)
+  follow_run() {  # follow_run TAG METRIC_HELD ROUND GOTRACE_ARGS...
+    local tag=$1 metric=$2 r=$3; shift 3
+    local so=$OUT/$tag.stdout se=$OUT/$tag.stderr t0 t1 held why=""
+    t0=$(date +%s%N)
+    (cd "$OUT/calcmod" && GOTOOLCHAIN=local "$GOTRACE_BIN" -v "$@" -c "$GOTRACE_FOLLOW_GO run ." \
+       -e "$PROG_FOLLOW" >"$so" 2>"$se")
+    local st=$?
+    t1=$(date +%s%N)
+    held=$(sed -n 's/^gotrace: -c: pid [0-9]* held \([0-9.]*\) ms.*/\1/p' "$se")
+    if [ $st != 0 ]; then why="exit status $st: $(first_err "$se")"
+    elif [ "$(grep -c '^A ' "$so")" != 3 ]; then why="$(grep -c '^A ' "$so") calls traced, expected 3"
+    elif [ -z "$held" ]; then why="no 'held' line"
+    fi
+    if [ -n "$why" ]; then
+      record "$metric" gotrace "$r" FAILED "" "" "$why"; printf '# %-28s FAILED: %s\n' "$tag" "$why"; return
+    fi
+    record "$metric" gotrace "$r" ok "$held" "" ""
+    record "${metric}_wall" gotrace "$r" ok "$(( (t1 - t0) / 1000000 ))" "" ""
+    printf '# %-28s held_ms=%s wall_ms=%s\n' "$tag" "$held" "$(( (t1 - t0) / 1000000 ))"
+  }
+  for r in $(seq 1 "$RUNS"); do
+    t0=$(date +%s%N)
+    (cd "$OUT/calcmod" && GOTOOLCHAIN=local GOFLAGS=-ldflags=-w=false "$GOTRACE_FOLLOW_GO" run . >/dev/null 2>&1)
+    record follow_base gotrace "$r" ok "$(( ($(date +%s%N) - t0) / 1000000 ))" "" ""
+    follow_run "follow.gotrace.r$r" follow_held "$r"
+    follow_run "follow-cold.gotrace.r$r" follow_held_cold "$r" --no-cache
+  done
+fi
+
 # ---------------------------------------------------------------- table
 python3 - "$RUNS_TSV" "$N" "$RUNS" "$MIN_HIT_NS" "$OUT/env.txt" "${TOOLS[@]}" <<'PY' | tee "$OUT/summary.txt"
 import sys, statistics
@@ -674,6 +719,9 @@ table = [
     ("  --no-cache, ms",                        lambda t: plain("big_dryrun_cold", t)),
     ("  peak RSS, MB / --no-cache",             lambda t: pair("big_dryrun_rss", "big_dryrun_cold_rss", t)),
     ("docker cli/* 69,501 sites --dry-run, ms", lambda t: plain("docker_dryrun", t)),
+    ("-c 'go run .': exec to attached, ms",    lambda t: plain("follow_held", t)),
+    ("  --no-cache, ms",                        lambda t: plain("follow_held_cold", t)),
+    ("  go run . wall, untraced / traced, ms",  lambda t: pair("follow_base", "follow_held_wall", t)),
     ("  --no-cache, ms",                        lambda t: plain("docker_dryrun_cold", t)),
     ("  peak RSS, MB / --no-cache",             lambda t: pair("docker_dryrun_rss", "docker_dryrun_cold_rss", t)),
 ]

@@ -63,6 +63,7 @@ struct follow {
 	ino_t traced_ino;
 	bool noted_again;
 	bool verbose;
+	uint64_t held_at; /* when the traced program's exec was seen (CLOCK_MONOTONIC ns) */
 	int root_status;
 	bool root_exited;
 };
@@ -311,6 +312,7 @@ static bool decide(struct follow *f, pid_t pid, follow_match_fn match, void *ctx
 	if (!s && f->nseen < FOLLOW_SEEN_MAX)
 		f->seen[f->nseen++] = (struct seen){st.st_dev, st.st_ino, yes};
 	if (yes) {
+		f->held_at = now_ns();
 		f->traced = pid;
 		f->traced_dev = st.st_dev;
 		f->traced_ino = st.st_ino;
@@ -378,8 +380,13 @@ void follow__poll(struct follow *f)
 
 void follow__resume(struct follow *f)
 {
-	if (f->traced)
-		kill(f->traced, SIGCONT);
+	if (!f->traced)
+		return;
+	kill(f->traced, SIGCONT);
+	/* what following costs the program: bench/run.sh reads this line */
+	if (f->verbose)
+		diag_print(DIAG_INFO, "-c: pid %d held %.1f ms, exec to attached", (int)f->traced,
+			   (double)(now_ns() - f->held_at) / 1e6);
 }
 
 bool follow__root_status(const struct follow *f, int *status)
