@@ -83,6 +83,12 @@ struct follow {
 #define CALL(f) INSN(BPF_JMP | BPF_CALL, 0, 0, 0, f)
 #define JEQ_IMM(d, i, o) INSN(BPF_JMP | BPF_JEQ | BPF_K, d, 0, o, i)
 #define EXIT() INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0)
+/* Is the current process in the tree (its tgid stored at r10-4)? If not, jump SKIP. */
+#define IN_TREE(fd, skip)                                                              \
+	CALL(BPF_FUNC_get_current_pid_tgid), RSH_IMM(BPF_REG_0, 32),                   \
+	    STX_W(BPF_REG_10, BPF_REG_0, -4), LD_MAP(BPF_REG_1, fd),                    \
+	    MOV_REG(BPF_REG_2, BPF_REG_10), ADD_IMM(BPF_REG_2, -4),                     \
+	    CALL(BPF_FUNC_map_lookup_elem), JEQ_IMM(BPF_REG_0, 0, skip)
 
 static int load_prog(const char *name, const struct bpf_insn *insns, size_t n)
 {
@@ -163,14 +169,7 @@ static int load_watcher(struct follow *f)
 	}
 	const struct bpf_insn fork[] = {
 		MOV_REG(BPF_REG_6, BPF_REG_1),
-		CALL(BPF_FUNC_get_current_pid_tgid),
-		RSH_IMM(BPF_REG_0, 32),
-		STX_W(BPF_REG_10, BPF_REG_0, -4),
-		LD_MAP(BPF_REG_1, f->tree_fd),
-		MOV_REG(BPF_REG_2, BPF_REG_10),
-		ADD_IMM(BPF_REG_2, -4),
-		CALL(BPF_FUNC_map_lookup_elem),
-		JEQ_IMM(BPF_REG_0, 0, 11),
+		IN_TREE(f->tree_fd, 11),
 		LDX_W(BPF_REG_1, BPF_REG_6, (short)child_off),
 		STX_W(BPF_REG_10, BPF_REG_1, -8),
 		ST_W(BPF_REG_10, -12, 1),
@@ -186,14 +185,7 @@ static int load_watcher(struct follow *f)
 	};
 	/* SIGSTOP before the event: user space may only continue a stop it was told of */
 	const struct bpf_insn exec[] = {
-		CALL(BPF_FUNC_get_current_pid_tgid),
-		RSH_IMM(BPF_REG_0, 32),
-		STX_W(BPF_REG_10, BPF_REG_0, -4),
-		LD_MAP(BPF_REG_1, f->tree_fd),
-		MOV_REG(BPF_REG_2, BPF_REG_10),
-		ADD_IMM(BPF_REG_2, -4),
-		CALL(BPF_FUNC_map_lookup_elem),
-		JEQ_IMM(BPF_REG_0, 0, 9),
+		IN_TREE(f->tree_fd, 9),
 		MOV_IMM(BPF_REG_1, SIGSTOP),
 		CALL(BPF_FUNC_send_signal),
 		LD_MAP(BPF_REG_1, f->rb_fd),
