@@ -20,7 +20,7 @@ from gtlib import Suite, bpf_leftovers, collect, describe
 s = Suite("targets")
 CT = s.go_build("ctapp")
 CT_PIE = s.go_build("ctapp", suffix="-pie", flags=["-buildmode=pie"])
-SCRIPT = ('go:main.handle:entry { printf("T %d %s\\n", args.r.N, args.r.Word); '
+SCRIPT = ('go:main.handle:entry { printf("T %d %s %d\\n", args.r.N, args.r.Word, pid); '
           '@s[ustack(3)] = count(); }')
 FRAMES = ["main.handle", "main.serve", "main.main"]
 
@@ -32,7 +32,12 @@ def own_h(stderr):
 
 
 def traced_t(stdout):
-    return [l[2:] for l in stdout.splitlines() if l.startswith("T ")]
+    """'T 1 alpha PID' -> '1 alpha'"""
+    return [l[2:].rsplit(" ", 1)[0] for l in stdout.splitlines() if l.startswith("T ")]
+
+
+def traced_pids(stdout):
+    return {int(l.rsplit(" ", 1)[1]) for l in stdout.splitlines() if l.startswith("T ")}
 
 
 def frames(stdout):
@@ -95,6 +100,7 @@ if s.case("container"):
                 "status %s\n%s\n%s\nown: %s" % (rc, out, err, want))
         s.check("container: stacks are named at END, after the process exited",
                 frames(out) == FRAMES, out)
+        s.check("container: pid is the host's pid", traced_pids(out) == {hp}, out)
     else:
         app.kill()
     shutil.rmtree(mnt, ignore_errors=True)
