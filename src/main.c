@@ -39,6 +39,8 @@ struct options {
 	const char *list;        /* -l [PATTERN] */
 	bool list_mode;
 	pid_t pid;
+	pid_t more_pids[PLAN_MAX_PIDS - 1]; /* -p given again */
+	int nmore_pids;
 	double max_overhead; /* --max-overhead PERCENT, 0: off */
 	bool json, verbose, quiet, dry_run, unsafe, parse_only, no_cache;
 	enum rt_profile_format profile; /* -f folded, -f pprof */
@@ -211,7 +213,20 @@ again:
 				diag_fatal("pid '%s' out of valid pid range [1,%ld]", optarg, max);
 				return -EINVAL;
 			}
-			o->pid = (pid_t)v;
+			if (!o->pid || o->pid == (pid_t)v) {
+				o->pid = (pid_t)v;
+				break;
+			}
+			bool again = false;
+			for (int i = 0; i < o->nmore_pids; i++)
+				again |= o->more_pids[i] == (pid_t)v;
+			if (again)
+				break;
+			if (o->nmore_pids == PLAN_MAX_PIDS - 1) {
+				diag_fatal("-p: at most %d processes", PLAN_MAX_PIDS);
+				return -EINVAL;
+			}
+			o->more_pids[o->nmore_pids++] = (pid_t)v;
 			break;
 		}
 		case 'b':
@@ -603,7 +618,7 @@ int main(int argc, char **argv)
 		target = xstrdup(child_argv[0]);
 	else if (o.pid) {
 		target = target_pid_program(o.pid);
-		if (!target) {
+		if (!target || target_same_program(o.pid, o.more_pids, o.nmore_pids)) {
 			status = EXIT_RUNTIME;
 			goto out;
 		}
@@ -752,6 +767,8 @@ int main(int argc, char **argv)
 		.sym = &rsym,
 		.child_argv = child_argv,
 		.pid = o.pid,
+		.more_pids = o.more_pids,
+		.nmore_pids = o.nmore_pids,
 		.output_path = o.profile ? NULL : o.output, /* -f folded/pprof: -o is the profile */
 		.json = o.json,
 		.profile = o.profile,

@@ -251,11 +251,18 @@ static void define_globals(struct cg *g)
 	LLVMSetInitializer(lic, LLVMConstStringInContext(g->ctx, "GPL", 3, false));
 	LLVMSetSection(lic, "license");
 
-	LLVMMetadataRef cfg_members[3] = {
+	LLVMMetadataRef cfg_members[3 + PLAN_MAX_PIDS - 1] = {
 		di_member(g, "start_ns", g->di_u64, 0),
 		di_member(g, "filter_pid", g->di_u64, 1),
 		di_member(g, "ncpus", g->di_u64, 2),
 	};
+	for (int i = 0; i < PLAN_MAX_PIDS - 1; i++) {
+		static const char *const names[] = {"more_pid0", "more_pid1", "more_pid2", "more_pid3",
+						    "more_pid4", "more_pid5", "more_pid6"};
+		_Static_assert(PLAN_MAX_PIDS - 1 == 7, "more_pid names");
+		cfg_members[PLAN_CONFIG_MORE_PIDS + i] =
+		    di_member(g, names[i], g->di_u64, PLAN_CONFIG_MORE_PIDS + i);
+	}
 	LLVMMetadataRef cfg = LLVMDIBuilderCreateStructType(
 		g->dib, g->di_file, "plan_config", 11, g->di_file, 0, 64 * ARRAY_SIZE(cfg_members), 64,
 		0, NULL, cfg_members, ARRAY_SIZE(cfg_members), 0, NULL, "", 0);

@@ -373,7 +373,8 @@ LLVMValueRef cg_begin_function(struct cg *g, const char *name, LLVMTypeRef ret,
 	return g->fn;
 }
 
-/* Ends the program unless the current process is gt_config.filter_pid (0: any). */
+/* Ends the program unless the current process is gt_config.filter_pid (0: any) or one
+ * of more_pids (-p given several times; unused slots are 0, which no tgid is). */
 static void pid_filter(struct cg *g)
 {
 	LLVMValueRef want = cg_config(g, 1 /* filter_pid */);
@@ -383,7 +384,13 @@ static void pid_filter(struct cg *g)
 	LLVMValueRef tgid = LLVMBuildLShr(g->b, cg_helper(g, BPF_FUNC_get_current_pid_tgid, g->i64,
 							  NULL, 0),
 					  cg_const(g, 32), "");
-	LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntEQ, tgid, want, ""), pass, g->exit_bb);
+	LLVMValueRef any = LLVMBuildICmp(g->b, LLVMIntEQ, tgid, want, "");
+	for (int i = 0; i < PLAN_MAX_PIDS - 1; i++)
+		any = LLVMBuildOr(g->b, any,
+				  LLVMBuildICmp(g->b, LLVMIntEQ, tgid,
+						cg_config(g, PLAN_CONFIG_MORE_PIDS + i), ""),
+				  "");
+	LLVMBuildCondBr(g->b, any, pass, g->exit_bb);
 	LLVMPositionBuilderAtEnd(g->b, pass);
 }
 

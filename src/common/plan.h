@@ -24,11 +24,14 @@
 #define PLAN_RINGBUF_SIZE (1u << 22) /* in the object; the runtime sizes it by CPUs (load.c) */
 
 /* Values the runtime writes into gt_config before anything is attached. */
+#define PLAN_MAX_PIDS 8 /* -p given this many times at most */
 struct plan_config {
 	uint64_t start_ns; /* bpf_ktime_get_ns() base for `elapsed` */
 	uint64_t filter_pid; /* tgid to trace, 0 = any (informational; attach filters too) */
 	uint64_t ncpus;      /* possible CPUs: for loops add per-CPU values up over them */
+	uint64_t more_pids[PLAN_MAX_PIDS - 1]; /* the other -p tgids, 0 = none */
 };
+#define PLAN_CONFIG_MORE_PIDS 3 /* the u64 index of more_pids[0] */
 
 enum plan_prog_kind {
 	PLAN_PROG_BEGIN,  /* run once by BPF_PROG_TEST_RUN before the trace starts */

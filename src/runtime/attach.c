@@ -116,6 +116,30 @@ static int attach_multi_range(struct rt_session *s, int prog_fd, const char *tar
 	return err ? err : attach_multi_range(s, prog_fd, target, offsets, cookies, mid, hi, ret);
 }
 
+/* The sites of one program in one target, for the traced process and each other -p
+ * process (a link or perf event filters on one pid): 0, or an error (reported when it is
+ * not about one site). */
+static int attach_sites(struct rt_session *s, int pi, int prog_fd, const char *target,
+			const uint64_t *offsets, const uint64_t *cookies, uint32_t cnt)
+{
+	const struct plan_prog *pp = &s->plan->progs[pi];
+	pid_t first = s->pid;
+	int err = 0;
+	for (int k = -1; !err && k < (first ? s->opts->nmore_pids : 0); k++) {
+		s->pid = k < 0 ? first : s->opts->more_pids[k];
+		if (s->path == RT_ATTACH_TRACEFS && !pp->uprobe_return)
+			err = rt_tracefs_attach_sites(s, pi, prog_fd, target, offsets, cookies, cnt);
+		else if (s->path != RT_ATTACH_MULTI)
+			err = rt_perf_attach_sites(s, prog_fd, target, offsets, cookies, cnt,
+						   pp->uprobe_return);
+		else
+			err = attach_multi_range(s, prog_fd, target, offsets, cookies, 0, cnt,
+						 pp->uprobe_return);
+	}
+	s->pid = first;
+	return err;
+}
+
 /* Attaches the sites of one program, one link (uprobe_multi) or one perf event per site
  * per distinct target. The plan says all sites of a program share a target; grouping
  * costs nothing and keeps a plan that mixes binaries working. */
@@ -153,18 +177,9 @@ static int attach_prog(struct rt_session *s, int pi, int prog_fd)
 		}
 		if (err || !cnt)
 			continue;
-		if (s->path == RT_ATTACH_TRACEFS && !pp->uprobe_return) {
-			err = rt_tracefs_attach_sites(s, pi, prog_fd, target, offsets, cookies, cnt);
-			continue; /* reported there */
-		}
-		if (s->path != RT_ATTACH_MULTI) {
-			err = rt_perf_attach_sites(s, prog_fd, target, offsets, cookies, cnt,
-						   pp->uprobe_return);
-			continue; /* reported there */
-		}
-		err = attach_multi_range(s, prog_fd, target, offsets, cookies, 0, cnt,
-					 pp->uprobe_return);
-		if (err && !rt_attach_err_is_site(err)) {
+		err = attach_sites(s, pi, prog_fd, target, offsets, cookies, cnt);
+		/* the perf-event and tracefs paths report their own errors */
+		if (err && s->path == RT_ATTACH_MULTI && !rt_attach_err_is_site(err)) {
 			diag_fatal("cannot attach to %s: %s", target, attach_strerror(-err));
 			if (s->opts->verbose)
 				diag_print(DIAG_INFO, "(program %s, %u sites, pid filter %d)",
@@ -337,7 +352,8 @@ int rt_session__attach(struct rt_session *s)
 		}
 		nusites += (size_t)pp->site_count;
 	}
-	max_links += 2 * nusites; /* perf-event uprobes: the event and its link */
+	/* perf-event uprobes: the event and its link; for each -p process */
+	max_links += 2 * nusites * (size_t)(1 + s->opts->nmore_pids);
 	for (int i = 0; i < plan->nprogs; i++) {
 		const struct plan_prog *pp = &plan->progs[i];
 		if (pp->kind == PLAN_PROG_PERF)

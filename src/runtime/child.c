@@ -91,7 +91,26 @@ int rt_target__open(struct rt_session *s, pid_t pid)
 	 * cannot tell; without one (old kernel) fall back to kill(). */
 	long fd = syscall(SYS_pidfd_open, pid, 0);
 	s->pidfd = fd < 0 ? -1 : (int)fd;
+	for (int i = 0; i < s->opts->nmore_pids && i < PLAN_MAX_PIDS - 1; i++) {
+		pid_t p = s->opts->more_pids[i];
+		if (kill(p, 0) && errno == ESRCH) {
+			diag_fatal("no process with pid %d", (int)p);
+			return -ESRCH;
+		}
+		fd = syscall(SYS_pidfd_open, p, 0);
+		s->more_pidfds[i] = fd < 0 ? -1 : (int)fd;
+	}
 	return 0;
+}
+
+/* One -p process has exited (its pidfd is readable, or kill says so). */
+static bool pid_gone(pid_t pid, int pidfd)
+{
+	if (pidfd >= 0) {
+		struct pollfd p = {.fd = pidfd, .events = POLLIN};
+		return poll(&p, 1, 0) > 0;
+	}
+	return kill(pid, 0) && errno == ESRCH;
 }
 
 void rt_target__end_with(struct rt_session *s, pid_t root)
@@ -120,11 +139,11 @@ bool rt_target__gone(struct rt_session *s)
 		return s->child_exited;
 	if (!s->pid)
 		return false;
-	if (s->pidfd >= 0) {
-		struct pollfd p = {.fd = s->pidfd, .events = POLLIN};
-		return poll(&p, 1, 0) > 0;
-	}
-	return kill(s->pid, 0) && errno == ESRCH;
+	/* -p given several times: the run ends when the last of them has exited */
+	bool gone = pid_gone(s->pid, s->pidfd);
+	for (int i = 0; gone && i < s->opts->nmore_pids; i++)
+		gone = pid_gone(s->opts->more_pids[i], s->more_pidfds[i]);
+	return gone;
 }
 
 /* Ends the -c child: SIGKILL if it never got to exec (none of its code ran), SIGTERM and
@@ -157,4 +176,6 @@ void rt_child__stop(struct rt_session *s, bool terminate)
 	close_fd(&s->gate_fd);
 	close_fd(&s->exec_err_fd);
 	close_fd(&s->pidfd);
+	for (int i = 0; i < PLAN_MAX_PIDS - 1; i++)
+		close_fd(&s->more_pidfds[i]);
 }

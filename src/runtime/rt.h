@@ -59,6 +59,8 @@ struct rt_symbolizer {
 struct rt_options {
 	char **child_argv;       /* -c: argv of the command (argv[0] resolved to a path), or NULL */
 	pid_t pid;               /* -p: traced process, or 0 */
+	const pid_t *more_pids;  /* -p given again: the other processes (same program) */
+	int nmore_pids;          /* < PLAN_MAX_PIDS */
 	const char *output_path; /* -o FILE, or NULL for stdout */
 	bool json;               /* -f json */
 	bool verbose;            /* -v */

@@ -60,6 +60,7 @@ struct rt_session {
 	int gate_fd;        /* write end of the pipe the child waits on before execve */
 	int exec_err_fd;    /* read end: the child's errno if execve fails, EOF on success */
 	int pidfd;          /* pidfd of the traced process (-c or -p), -1 if none */
+	int more_pidfds[PLAN_MAX_PIDS - 1]; /* of opts->more_pids, -1 if none */
 	bool child_exited;  /* reaped; child_status holds the wait status */
 	int child_status;
 

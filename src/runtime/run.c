@@ -80,6 +80,8 @@ static int write_config(struct rt_session *s)
 	struct plan_config cfg = {.start_ns = now_ns(),
 				  .filter_pid = (uint64_t)s->pid,
 				  .ncpus = ncpus > 0 ? (uint64_t)ncpus : 1};
+	for (int i = 0; s->pid && i < s->opts->nmore_pids && i < PLAN_MAX_PIDS - 1; i++)
+		cfg.more_pids[i] = (uint64_t)s->opts->more_pids[i];
 	uint32_t key = 0;
 	memcpy(val, &cfg, sizeof(cfg));
 	int err = bpf_map_update_elem(s->config_fd, &key, val, BPF_ANY);
@@ -289,6 +291,8 @@ int rt_run(struct gt_plan *plan, const struct rt_options *opts)
 		.exec_err_fd = -1,
 		.pidfd = -1,
 	};
+	for (int i = 0; i < PLAN_MAX_PIDS - 1; i++)
+		s.more_pidfds[i] = -1;
 	struct rt_sigsave sigsave = {0};
 	struct guard *guard = NULL; /* --max-overhead */
 	bool out_failed = false, over = false;
@@ -431,8 +435,11 @@ int rt_run(struct gt_plan *plan, const struct rt_options *opts)
 		} else {
 			poll(NULL, 0, wait_ms);
 		}
-		if (!primed && s.pid)
+		if (!primed && s.pid) {
 			primed = opts->sym->prime(opts->sym->ctx, (int)s.pid);
+			for (int i = 0; i < opts->nmore_pids; i++)
+				primed &= opts->sym->prime(opts->sym->ctx, (int)opts->more_pids[i]);
+		}
 		if (opts->tick)
 			opts->tick(opts->hook_ctx);
 		if (stopsig_take_usr1() && s.maps) {

@@ -13,7 +13,9 @@
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/diag.h"
@@ -39,4 +41,40 @@ char *target_pid_program(pid_t pid)
 	}
 	close(fd);
 	return xstrdup(exe);
+}
+
+int target_same_program(pid_t first, const pid_t *more, int nmore)
+{
+	char a[64], b[64];
+	struct stat sa, sb;
+	snprintf(a, sizeof(a), "/proc/%d/exe", (int)first);
+	if (stat(a, &sa)) {
+		diag_fatal("cannot read the program of pid %d (%s): %s", (int)first, a,
+			   strerror(errno));
+		return -errno;
+	}
+	for (int i = 0; i < nmore; i++) {
+		char *p = target_pid_program(more[i]);
+		if (!p)
+			return -ESRCH;
+		free(p);
+		snprintf(b, sizeof(b), "/proc/%d/exe", (int)more[i]);
+		if (stat(b, &sb)) {
+			diag_fatal("cannot read the program of pid %d (%s): %s", (int)more[i], b,
+				   strerror(errno));
+			return -errno;
+		}
+		if (sa.st_dev != sb.st_dev || sa.st_ino != sb.st_ino) {
+			char la[PATH_MAX] = "?", lb[PATH_MAX] = "?";
+			ssize_t n = readlink(a, la, sizeof(la) - 1);
+			la[n > 0 ? n : 1] = 0;
+			n = readlink(b, lb, sizeof(lb) - 1);
+			lb[n > 0 ? n : 1] = 0;
+			diag_fatal("-p: pid %d runs %s and pid %d runs %s: the processes of one run must "
+				   "run one program (run gotrace once for each)", (int)first, la,
+				   (int)more[i], lb);
+			return -EINVAL;
+		}
+	}
+	return 0;
 }

@@ -138,6 +138,36 @@ if s.case("bad pid"):
             r.returncode != 0 and len(r.stderr.strip().splitlines()) == 1 and
             "/proc/%d/exe" % sl.pid in r.stderr and "Go" in r.stderr, describe(r))
 
+if s.case("several"):
+    # -p twice: two of three processes of one binary, and no others
+    apps = [subprocess.Popen([CT], stdin=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for _ in range(3)]
+    time.sleep(0.5)
+    tr = s.start(["-p", str(apps[0].pid), "-p", str(apps[1].pid), "-e", SCRIPT])
+    time.sleep(2.5)
+    for i, a in enumerate(apps):
+        a.stdin.write("w%d\n" % i)
+        a.stdin.flush()
+    time.sleep(0.3)
+    for a in apps[:2]:
+        a.stdin.close()
+        a.wait(timeout=20)
+    out, err = collect(tr, 30)  # ends when both traced processes have exited
+    apps[2].stdin.close()
+    apps[2].wait(timeout=20)
+    got = sorted((l.split()[2], int(l.split()[3])) for l in out.splitlines() if l.startswith("T "))
+    s.check("-p A -p B: both traced by name, the third process of the binary not",
+            tr.returncode == 0 and got == [("w0", apps[0].pid), ("w1", apps[1].pid)],
+            "status %s\n%s\n%s" % (tr.returncode, out, err))
+    a = subprocess.Popen([CT], stdin=subprocess.PIPE, stderr=subprocess.PIPE)
+    b = subprocess.Popen(["sleep", "30"])
+    time.sleep(0.3)
+    r = s.run(["-p", str(a.pid), "-p", str(b.pid), "-e", SCRIPT])
+    a.kill(), b.kill(), a.wait(), b.wait()
+    s.check("-p of processes that run different programs: one clear error",
+            r.returncode != 0 and len(r.stderr.strip().splitlines()) == 1 and
+            "must run one program" in r.stderr, describe(r))
+
 # -- -c: go test, go run, wrappers ---------------------------------------------------------
 MOD = os.path.join(s.work, "calcmod")
 shutil.rmtree(MOD, ignore_errors=True)
