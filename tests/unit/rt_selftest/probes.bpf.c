@@ -8,10 +8,11 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-struct plan_config {
+struct plan_config { /* as src/common/plan.h has it */
 	__u64 start_ns;
 	__u64 filter_pid;
 	__u64 ncpus;
+	__u64 more_pids[7];
 };
 
 struct {
