@@ -163,50 +163,119 @@ static bool lists_ok(const uint8_t *p, uint64_t n)
 	return true;
 }
 
-/* One warning per binary, however many readers open its DWARF. */
-static void lists_warn(const struct binfo *bi, const char *name)
+/* One warning per binary, however many readers open its DWARF: "BI: WHY: its DWARF
+ * is not read". */
+static void dwarf_warn(const struct binfo *bi, const char *why)
 {
 	static char warned[4096];
 	if (!strcmp(warned, bi->path))
 		return;
 	snprintf(warned, sizeof(warned), "%s", bi->path);
-	diag_print(DIAG_WARNING, "%s: malformed %s (a unit runs past the section or its "
-		   "header is wrong): its DWARF is not read", bi->path, name);
+	diag_print(DIAG_WARNING, "%s: %s: its DWARF is not read", bi->path, why);
 }
 
-/* libdwarf 20210528 frees a list header twice when a unit of .debug_rnglists or
- * .debug_loclists runs past its section (dwarf_load_rnglists, at the first
- * dwarf_next_cu_header_d): a hostile binary aborted gotrace. Such sections are checked
- * first; false (with a warning) when one is malformed. */
-static bool lists_sane(const struct binfo *bi)
+/* Whether libdwarf 20210528 takes section NAME for its range or location lists: it maps
+ * .debug_X, .zdebug_X, .debug_X.dwo and .zdebug_X.dwo to the same lists, whatever the
+ * section's type. */
+static bool is_lists_name(const char *name)
 {
-	static const char *const names[] = {".debug_rnglists", ".debug_loclists",
-					    ".zdebug_rnglists", ".zdebug_loclists"};
-	for (int i = 0; i < 4; i++) {
+	if (!strncmp(name, ".z", 2))
+		name += 2;
+	else if (*name == '.')
+		name++;
+	else
+		return false;
+	size_t n = strlen(name);
+	if (n >= 4 && !strcmp(name + n - 4, ".dwo"))
+		n -= 4;
+	return n == 14 &&
+	       (!strncmp(name, "debug_rnglists", 14) || !strncmp(name, "debug_loclists", 14));
+}
+
+/* The compressed lists section IDX (header SH, file bytes RAW; named .zdebug_* or
+ * SHF_COMPRESSED) as libdwarf inflates it: a "ZLIB" header first (GNU style, whatever
+ * the name or flags), else SHF_COMPRESSED's Elf64_Chdr (binfo reads ELF64 only). It is
+ * inflated in a libelf handle of its own (that replaces the section's data) and its
+ * units are checked there. False when it does not inflate, or not to the size its
+ * header says. */
+static bool zlists_ok(const struct binfo *bi, size_t idx, const GElf_Shdr *sh,
+		      const uint8_t *raw)
+{
+	bool gnu = sh->sh_size >= 12 && !memcmp(raw, "ZLIB", 4);
+	uint64_t want = 0;
+	if (gnu) {
+		for (int i = 4; i < 12; i++)
+			want = want << 8 | raw[i];
+	} else if ((sh->sh_flags & SHF_COMPRESSED) && sh->sh_size >= sizeof(Elf64_Chdr)) {
+		Elf64_Chdr ch;
+		memcpy(&ch, raw, sizeof(ch));
+		want = ch.ch_size;
+	} else {
+		return false; /* .zdebug_ without "ZLIB": libdwarf fails on it, so do we */
+	}
+	Elf *e = elf_begin(bi->fd, ELF_C_READ_MMAP, NULL);
+	Elf_Scn *zs = e ? elf_getscn(e, idx) : NULL;
+	Elf_Data *data = NULL;
+	if (zs && (gnu ? elf_compress_gnu(zs, 0, 0) : elf_compress(zs, 0, 0)) >= 0)
+		data = elf_getdata(zs, NULL);
+	bool ok = data && data->d_buf && data->d_size == want &&
+		  lists_ok(data->d_buf, data->d_size);
+	if (e)
+		elf_end(e);
+	return ok;
+}
+
+/* libdwarf 20210528 frees a list header twice when a unit of its range lists does not
+ * parse (dwarf_load_rnglists, at the first dwarf_next_cu_header_d): hostile binaries
+ * aborted gotrace. libdwarf reads the section headers itself, so the check follows its
+ * view, not libelf's: every section needs a readable name (libdwarf gives up otherwise);
+ * a section it takes as DWARF (.debug_*, .zdebug_*) must have its bytes in the file
+ * (libdwarf reads an SHT_NOBITS one from its sh_offset all the same); and the range and
+ * location lists it takes, of any type, under any of their names, compressed or not, must
+ * hold together once inflated as libdwarf inflates them. False (with one warning) when
+ * not. */
+static bool dwarf_sane(const struct binfo *bi)
+{
+	size_t shstrndx, nsec;
+	char why[256];
+	if (elf_getshdrstrndx(bi->elf, &shstrndx) || elf_getshdrnum(bi->elf, &nsec)) {
+		dwarf_warn(bi, "malformed ELF (its section names cannot be read)");
+		return false;
+	}
+	for (size_t i = 1; i < nsec; i++) {
 		GElf_Shdr sh;
-		Elf_Scn *scn = binfo_elf_section(bi->elf, names[i], SHT_NULL, &sh);
-		if (!scn)
-			continue;
-		if (!(sh.sh_flags & SHF_COMPRESSED) && i < 2) {
-			if (sh.sh_offset > bi->img_size || sh.sh_size > bi->img_size - sh.sh_offset ||
-			    !lists_ok(bi->img + sh.sh_offset, sh.sh_size)) {
-				lists_warn(bi, names[i]);
-				return false;
-			}
-			continue;
+		Elf_Scn *scn = elf_getscn(bi->elf, i);
+		const char *name = scn && gelf_getshdr(scn, &sh)
+					   ? elf_strptr(bi->elf, shstrndx, sh.sh_name) : NULL;
+		if (!name) {
+			snprintf(why, sizeof(why),
+				 "malformed ELF (section %zu has no readable name)", i);
+			dwarf_warn(bi, why);
+			return false;
 		}
-		/* compressed: inflated in a handle of its own (that replaces the data) */
-		Elf *e = elf_begin(bi->fd, ELF_C_READ_MMAP, NULL);
-		Elf_Scn *zs = e ? binfo_elf_section(e, names[i], SHT_NULL, &sh) : NULL;
-		Elf_Data *data = NULL;
-		if (zs && ((sh.sh_flags & SHF_COMPRESSED) ? elf_compress(zs, 0, 0)
-							  : elf_compress_gnu(zs, 0, 0)) >= 0)
-			data = elf_getdata(zs, NULL);
-		bool ok = data && data->d_buf && lists_ok(data->d_buf, data->d_size);
-		if (e)
-			elf_end(e);
-		if (!ok) {
-			lists_warn(bi, names[i]);
+		/* libdwarf loads nothing of an empty section */
+		if ((strncmp(name, ".debug_", 7) && strncmp(name, ".zdebug_", 8)) || !sh.sh_size)
+			continue;
+		if (sh.sh_type == SHT_NOBITS) {
+			snprintf(why, sizeof(why), "malformed %.64s (SHT_NOBITS: no bytes in "
+				 "the file)", name);
+			dwarf_warn(bi, why);
+			return false;
+		}
+		if (sh.sh_offset > bi->img_size || sh.sh_size > bi->img_size - sh.sh_offset) {
+			snprintf(why, sizeof(why), "malformed %.64s (it runs past the end of "
+				 "the file)", name);
+			dwarf_warn(bi, why);
+			return false;
+		}
+		if (!is_lists_name(name))
+			continue;
+		const uint8_t *raw = bi->img + sh.sh_offset;
+		bool compressed = !strncmp(name, ".z", 2) || (sh.sh_flags & SHF_COMPRESSED);
+		if (compressed ? !zlists_ok(bi, i, &sh, raw) : !lists_ok(raw, sh.sh_size)) {
+			snprintf(why, sizeof(why), "malformed %.64s (a unit runs past the "
+				 "section or its header is wrong)", name);
+			dwarf_warn(bi, why);
 			return false;
 		}
 	}
@@ -217,7 +286,7 @@ bool dw_open(struct dw *d, const struct binfo *bi)
 {
 	memset(d, 0, sizeof(*d));
 	d->fd = -1;
-	if (!lists_sane(bi))
+	if (!dwarf_sane(bi))
 		return false;
 	/* A descriptor of its own: libdwarf reads with lseek/read, libelf has its mapping. */
 	d->fd = binfo_reopen(bi);

@@ -25,8 +25,9 @@ struct dw {
 };
 
 struct binfo;
-/* Opens BI's DWARF; false when it has none (or cannot be read, or its location or
- * range lists are malformed: libdwarf would free memory twice). */
+/* Opens BI's DWARF; false when it has none, or cannot be read, or is malformed in a way
+ * libdwarf does not survive (its location or range lists, as libdwarf would see them:
+ * it would free memory twice), then with one warning. */
 bool dw_open(struct dw *d, const struct binfo *bi);
 void dw_close(struct dw *d);
 

@@ -202,6 +202,22 @@ def set_section_size(data, name, size):
     raise ValueError("no section %s" % name)
 
 
+def swap_section_names(data, a, b):
+    """Swaps the sh_name of sections A and B in place (each takes the other's name)."""
+    shoff = struct.unpack_from("<Q", data, 0x28)[0]
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3a)
+    stro = struct.unpack_from("<Q", data, shoff + shstrndx * shentsize + 24)[0]
+    at = {}
+    for i in range(shnum):
+        h = shoff + i * shentsize
+        n = struct.unpack_from("<I", data, h)[0]
+        at[bytes(data[stro + n:data.index(b"\0", stro + n)]).decode()] = (h, n)
+    if a not in at or b not in at:
+        raise ValueError("no section %s" % (a if a not in at else b))
+    struct.pack_into("<I", data, at[a][0], at[b][1])
+    struct.pack_into("<I", data, at[b][0], at[a][1])
+
+
 def blank_func_names(data):
     """Points every _func's name of a Go 1.18+ .gopclntab at an empty string (the NUL
     ending the first name), in place: a table that lists only nameless functions."""

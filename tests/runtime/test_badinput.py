@@ -159,6 +159,28 @@ if s.case("rnglists"):
                 r.stderr == "gotrace: warning: %s: malformed .debug_rnglists (a unit runs past "
                 "the section or its header is wrong): its DWARF is not read\n" % f, describe(r))
 
+# Found by fuzz_binfo (issue 23, tests/fuzz/binfo-regress/rnglists-shdr): .bss named
+# .debug_rnglists (and the real, compressed one named .bss). libdwarf reads a section by
+# its name whatever its type, so it read the SHT_NOBITS section's range of the file as
+# range lists and freed a list header twice; binfo's check had looked only at sections
+# with bytes. Default (compressed DWARF) build of tests/go/args.
+if s.case("rnglists-nobits"):
+    import dwarfpatch as dp
+    d = bytearray(open(s.go_build("args"), "rb").read())
+    if ".debug_rnglists" not in dp.sections(bytes(d)):
+        print("note: rnglists-nobits case left out: no .debug_rnglists (GT_GO before 1.25)")
+    else:
+        dp.swap_section_names(d, ".bss", ".debug_rnglists")
+        f = write_bin("args-rnglists-nobits", d)
+        ends_cleanly(f, [["-lv", "go:main.Move", "-b", "@BIN@"],
+                         ["--dry-run", "-b", "@BIN@", "-e",
+                          'go:main.Move:entry { print(args.p); }']], "a .bss named .debug_rnglists")
+        r = s.run(["-lv", "go:main.Move", "-b", f])
+        s.check("a .bss named .debug_rnglists: one warning naming the file, main.Move listed",
+                r.returncode == 0 and r.stdout.startswith("go:main.Move") and
+                r.stderr == "gotrace: warning: %s: malformed .debug_rnglists (SHT_NOBITS: no "
+                "bytes in the file): its DWARF is not read\n" % f, describe(r))
+
 # Found by fuzz_binfo: a stripped binary whose .gopclntab names no function (every name
 # empty) leaked the list binfo__pcln_funcs made (ASan's leak check, status 23); gotrace
 # says it has no functions.
