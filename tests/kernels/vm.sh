@@ -1,0 +1,146 @@
+#!/bin/sh
+# Runs CMD on one of Debian's kernels under qemu (TCG), in the host's own tree:
+#   tests/kernels/vm.sh [--kernel 6.1] [--timeout SEC] [--mem MIB] -- CMD...
+# The newest linux-image-X.Y.*-amd64-unsigned Debian offers is downloaded (apt-get
+# download) into ${GT_KERNEL_CACHE:-~/.cache/gotrace-tests/kernels}, with a busybox
+# initramfs that mounts the host's root read-only over 9p under a tmpfs overlay (see
+# tests/kernels/init). CMD runs as root in the current directory with this environment;
+# its output comes to stdout, its exit status is vm.sh's. The guest's console goes to a
+# log that is shown when the guest dies or the timeout (default 900 s) kills qemu.
+# Exit status: CMD's, or 125 when the guest could not run it.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+kver=6.1
+timeout=900
+mem=2048
+while [ $# -gt 0 ]; do
+    case $1 in
+    --kernel) kver=$2; shift 2 ;;
+    --timeout) timeout=$2; shift 2 ;;
+    --mem) mem=$2; shift 2 ;;
+    --) shift; break ;;
+    *) echo "usage: $0 [--kernel X.Y] [--timeout SEC] [--mem MIB] -- CMD..." >&2; exit 125 ;;
+    esac
+done
+if [ $# -eq 0 ]; then
+    echo "vm.sh: no command (usage: $0 [--kernel X.Y] -- CMD...)" >&2
+    exit 125
+fi
+die() {
+    echo "vm.sh: $*" >&2
+    exit 125
+}
+for t in qemu-system-x86_64 busybox apt-get dpkg-deb; do
+    command -v $t >/dev/null || die "$t is missing: run scripts/install-deps.sh"
+done
+case $kver in
+*[!0-9.]* | "") die "--kernel takes a version such as 6.1, not '$kver'" ;;
+esac
+cache=${GT_KERNEL_CACHE:-${HOME:-/root}/.cache/gotrace-tests/kernels}
+mkdir -p "$cache"
+
+# 1. The kernel package: the newest Debian offers, else the newest already cached.
+re="^linux-image-$(echo "$kver" | sed 's/\./\\./g')\\.[0-9]+-[0-9]+-amd64-unsigned\$"
+pkg=$(apt-cache search --names-only "$re" 2>/dev/null | cut -d' ' -f1 | sort -V | tail -n 1)
+if [ -n "$pkg" ]; then
+    pver=$(apt-cache policy "$pkg" | sed -n 's/^ *Candidate: //p')
+    deb="$cache/${pkg}_$(echo "$pver" | sed 's/^[0-9]*://')_amd64.deb"
+    if [ ! -f "$deb" ]; then
+        echo "vm.sh: downloading $pkg $pver" >&2
+        # root's apt hands downloads to _apt, which cannot write a root-owned cache
+        (cd "$cache" && apt-get download -q -o APT::Sandbox::User=root "$pkg" >&2) ||
+            die "apt-get download $pkg failed"
+    fi
+else
+    deb=$(ls "$cache"/linux-image-"$kver".*-amd64-unsigned_*.deb 2>/dev/null | sort -V |
+          tail -n 1 || true)
+    [ -n "$deb" ] || die "Debian offers no linux-image-$kver.*-amd64-unsigned (apt-get update?)"
+fi
+kdir=${deb%.deb}
+if [ ! -f "$kdir/ok" ]; then
+    rm -rf "$kdir" "$kdir.tmp"
+    mkdir -p "$kdir.tmp"
+    dpkg-deb -x "$deb" "$kdir.tmp/pkg" || die "dpkg-deb -x $deb failed"
+    mv "$kdir.tmp" "$kdir"
+    touch "$kdir/ok"
+fi
+kernel=$(ls "$kdir"/pkg/boot/vmlinuz-* | head -n 1)
+mods=$(ls -d "$kdir"/pkg/lib/modules/* | head -n 1)
+
+# 2. The initramfs: busybox, the modules 9p and the overlay need (with what they depend
+# on, read from each module's depends= field: the package has no modules.dep), /init.
+initrd="$kdir/initramfs.cpio.gz"
+if [ ! -f "$initrd" ] || [ "$here/init" -nt "$initrd" ] || [ "$0" -nt "$initrd" ]; then
+    root=$(mktemp -d "$kdir/initramfs.XXXXXX")
+    mkdir -p "$root/bin" "$root/lib/modules" "$root/proc" "$root/sys" "$root/dev"
+    cp "$(command -v busybox)" "$root/bin/busybox"
+    for a in $("$root/bin/busybox" --list); do
+        [ "$a" = busybox ] || ln -s busybox "$root/bin/$a"
+    done
+    cp "$here/init" "$root/init"
+    chmod 755 "$root/init"
+    order=""
+    add() { # add MODULE after what it depends on
+        case " $order " in *" $1 "*) return 0 ;; esac
+        f=$(find "$mods/kernel" -name "$1.ko" | head -n 1)
+        [ -n "$f" ] || die "module $1 is not in $(basename "$deb")"
+        for d in $(tr '\0' '\n' <"$f" | sed -n 's/^depends=//p' | tr ',' ' '); do
+            add "$d"
+        done
+        f=$(find "$mods/kernel" -name "$1.ko" | head -n 1)
+        cp "$f" "$root/lib/modules/"
+        order="$order $1"
+    }
+    for m in virtio_pci 9pnet_virtio 9p overlay; do
+        add $m
+    done
+    for m in $order; do echo "$m"; done >"$root/modules.order"
+    (cd "$root" && find . | busybox cpio -o -H newc 2>/dev/null | gzip -1) >"$initrd.tmp" ||
+        die "building the initramfs failed"
+    mv "$initrd.tmp" "$initrd"
+    rm -rf "$root"
+fi
+
+# 3. The run: CMD and its environment in a scratch dir the guest writes back to.
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/gotrace-vm.XXXXXX")
+qpid=""
+cleanup() {
+    # timeout(1) passes the TERM on to qemu
+    [ -z "$qpid" ] || kill "$qpid" 2>/dev/null || true
+    rm -rf "$scratch"
+}
+trap cleanup EXIT
+trap 'exit 125' INT TERM
+echo "GT_VM_SCRATCH='$scratch'" >"$scratch/vm.conf"
+quote() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
+{
+    export -p | grep -Ev '^(export )?(PWD|OLDPWD|SHLVL|_)='
+    printf 'cd %s || exit 125\n' "$(quote "$(pwd)")"
+    printf 'exec'
+    for a in "$@"; do printf ' %s' "$(quote "$a")"; done
+    printf '\n'
+} >"$scratch/cmd.sh"
+
+start=$(date +%s)
+# TCG: this machine's KVM guests hang early in boot (issue 26); the guest has no network
+timeout -s KILL "$timeout" qemu-system-x86_64 -accel tcg -cpu max -m "$mem" -smp 2 -nodefaults -no-user-config \
+    -display none -monitor none -no-reboot \
+    -kernel "$kernel" -initrd "$initrd" \
+    -append "console=ttyS0 loglevel=4 panic=-1 mitigations=off rdinit=/init" \
+    -serial "file:$scratch/console.log" \
+    -chardev stdio,id=out,signal=off -serial chardev:out \
+    -virtfs local,path=/,mount_tag=gtroot,security_model=none,readonly=on,multidevs=remap \
+    -virtfs local,path="$scratch",mount_tag=gtscratch,security_model=none \
+    </dev/null &
+qpid=$!
+rc=0
+wait $qpid || rc=$?
+qpid=""
+[ $rc -ne 137 ] || echo "vm.sh: timeout: qemu killed after $timeout s" >&2
+echo "vm.sh: $(basename "$kernel"), $(($(date +%s) - start)) s in the guest" >&2
+if [ ! -s "$scratch/status" ]; then
+    echo "vm.sh: the guest did not run CMD to its end; its console:" >&2
+    tail -n 40 "$scratch/console.log" >&2
+    exit 125
+fi
+exit "$(cat "$scratch/status")"
