@@ -5,7 +5,7 @@ copies, panics recovered above the traced frame, and goroutine state freed on ex
 import re
 from collections import Counter
 
-from gtlib import OWN_LATE_US, Suite, bpf_leftovers, describe, matches_own, own_times
+from gtlib import FAST_US, OWN_LATE_US, Suite, bpf_leftovers, describe, matches_own, own_times
 
 s = Suite("goruntime")
 
@@ -73,9 +73,10 @@ if s.case("duration"):
     s.check("Slow:return duration is the call's own time.Since (>= 50 ms) for all "
             "12 calls", r.returncode == 0 and durations_match(us, slow_times(r)), describe(r))
     r = s.run(["-c", b + " 2", "-e",
-               'go:main.Fast:return { printf("%d %d %d\\n", retval, depth, duration < 10000000); }'])
+               'go:main.Fast:return { printf("%%d %%d %%d\\n", retval, depth, duration < %d); }'
+               % (FAST_US * 1000)])
     lines = r.stdout.splitlines()
-    # Fast takes microseconds; under 10 ms even on a loaded machine
+    # Fast takes microseconds; under 10 ms even on a loaded machine (gtlib.FAST_US)
     s.check("retval and depth in :return",
             r.returncode == 0 and len(lines) == 12 and
             Counter(l.split()[2] for l in lines) == Counter({"1": 12}) and
