@@ -374,7 +374,7 @@ LLVMValueRef cg_begin_function(struct cg *g, const char *name, LLVMTypeRef ret,
 }
 
 /* Ends the program unless the current process is gt_config.filter_pid (0: any) or one
- * of more_pids (-p given several times; unused slots are 0, which no tgid is). */
+ * of more_pids (-p given several times; unused slots are 0). */
 static void pid_filter(struct cg *g)
 {
 	LLVMValueRef want = cg_config(g, 1 /* filter_pid */);
@@ -384,12 +384,16 @@ static void pid_filter(struct cg *g)
 	LLVMValueRef tgid = LLVMBuildLShr(g->b, cg_helper(g, BPF_FUNC_get_current_pid_tgid, g->i64,
 							  NULL, 0),
 					  cg_const(g, 32), "");
-	LLVMValueRef any = LLVMBuildICmp(g->b, LLVMIntEQ, tgid, want, "");
+	LLVMValueRef more = LLVMConstInt(LLVMInt1TypeInContext(g->ctx), 0, false);
 	for (int i = 0; i < PLAN_MAX_PIDS - 1; i++)
-		any = LLVMBuildOr(g->b, any,
-				  LLVMBuildICmp(g->b, LLVMIntEQ, tgid,
-						cg_config(g, PLAN_CONFIG_MORE_PIDS + i), ""),
-				  "");
+		more = LLVMBuildOr(g->b, more,
+				   LLVMBuildICmp(g->b, LLVMIntEQ, tgid,
+						 cg_config(g, PLAN_CONFIG_MORE_PIDS + i), ""),
+				   "");
+	/* the idle task's tgid is 0, as an unused slot is: it never matches one */
+	more = LLVMBuildAnd(g->b, more, LLVMBuildICmp(g->b, LLVMIntNE, tgid, cg_const(g, 0), ""),
+			    "");
+	LLVMValueRef any = LLVMBuildOr(g->b, LLVMBuildICmp(g->b, LLVMIntEQ, tgid, want, ""), more, "");
 	LLVMBuildCondBr(g->b, any, pass, g->exit_bb);
 	LLVMPositionBuilderAtEnd(g->b, pass);
 }

@@ -1,7 +1,12 @@
-/* kbtf: the running kernel's BTF (/sys/kernel/btf/vmlinux), parsed once per process
- * (~9 ms here), and where a member of one of its structs is. */
+/* kbtf: the running kernel's BTF (/sys/kernel/btf/vmlinux), parsed once per process,
+ * and where a member of one of its structs is. */
 #ifndef GT_KBTF_H
 #define GT_KBTF_H
+
+struct btf;
+
+/* The kernel's BTF, loaded on first use and kept (never free it); NULL without one. */
+const struct btf *kbtf_vmlinux(void);
 
 /* The byte offset of PATH ("thread.fsbase": a member of a member) in the kernel's
  * struct STRUCT_NAME, looking through anonymous members (randomized task_struct and

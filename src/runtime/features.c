@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "common/diag.h"
+#include "common/kbtf.h"
 #include "common/util.h"
 
 /* Loads `r0 = 0; exit` as TYPE with EXPECTED attach type: its fd or -errno. */
@@ -52,13 +53,12 @@ static bool probe_uprobe_multi(void)
  * with the config for it (EPERM on this machine kind). */
 static bool probe_fentry(void)
 {
-	struct btf *vmlinux = btf__load_vmlinux_btf();
+	const struct btf *vmlinux = kbtf_vmlinux();
 	if (!vmlinux)
 		return false;
 	int id = btf__find_by_name_kind(vmlinux, "bpf_fentry_test1", BTF_KIND_FUNC);
 	if (id < 0)
 		id = btf__find_by_name_kind(vmlinux, "do_nanosleep", BTF_KIND_FUNC);
-	btf__free(vmlinux);
 	if (id < 0)
 		return false;
 	struct bpf_insn insns[] = {

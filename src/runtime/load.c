@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 
 #include "common/diag.h"
 #include "common/util.h"
@@ -20,6 +21,17 @@
 #define RT_LOG_TAIL_LINES 60
 
 /* libbpf has one global print callback and no context pointer. */
+
+/* The running kernel is MAJ.MIN or later (uname's release). */
+static bool kernel_at_least(int maj, int min)
+{
+	struct utsname u;
+	int a = 0, b = 0;
+	if (uname(&u) || sscanf(u.release, "%d.%d", &a, &b) != 2)
+		return false;
+	return a > maj || (a == maj && b >= min);
+}
+
 static bool rt_verbose;
 static libbpf_print_fn_t rt_prev_print;
 static bool rt_print_installed;
@@ -265,6 +277,19 @@ int rt_session__load(struct rt_session *s)
 		while (size < (1u << 24) && ncpu > 0 && size < (uint32_t)ncpu * (512u << 10))
 			size <<= 1;
 		bpf_map__set_max_entries(events, size);
+	}
+	/* The unwound stacks' hash maps (one per ustack map): allocated as stacks come, not
+	 * all up front (16.6 MB zeroed at start-up), where the kernel lets a perf-event
+	 * program use such a map (6.1: bpf_mem_alloc). */
+	if (kernel_at_least(6, 1)) {
+		struct bpf_map *m;
+		bpf_object__for_each_map(m, s->obj) {
+			const char *n = bpf_map__name(m);
+			size_t ln = strlen(n), ls = strlen(GT_UNWIND_SUFFIX);
+			if (ln > ls && !strcmp(n + ln - ls, GT_UNWIND_SUFFIX) &&
+			    bpf_map__type(m) == BPF_MAP_TYPE_HASH)
+				bpf_map__set_map_flags(m, bpf_map__map_flags(m) | BPF_F_NO_PREALLOC);
+		}
 	}
 	/* tracefs events find each event's site by address (attach_tracefs.c) */
 	struct bpf_map *sites = bpf_object__find_map_by_name(s->obj, GT_MAP_SITES);

@@ -135,7 +135,6 @@ int sema_check(struct arena *a, const struct diag_src *src, struct ast_node *pro
 	vec_free(&s.maps);
 	vec_free(&s.structs);
 	vec_free(&s.macros);
-	btf__free(s.btf);
 	for (int i = 0; i < s.tp_formats.n; i++)
 		tp_format_free(s.tp_formats.v[i]);
 	vec_free(&s.tp_formats);

@@ -9,13 +9,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/kbtf.h"
+
 /* ---- kernel BTF ------------------------------------------------------------------- */
 
 static struct btf *vmlinux(struct sema *s)
 {
 	if (!s->btf_tried) {
 		s->btf_tried = true;
-		s->btf = btf__load_vmlinux_btf();
+		s->btf = (struct btf *)kbtf_vmlinux(); /* shared, kept: sema never frees it */
 		if (s->btf) /* libbpf 1.x: NULL with errno on failure */
 			s->btf_types = arena_alloc(s->arena, sizeof(struct gt_type *) *
 								 (size_t)btf__type_cnt(s->btf));

@@ -141,6 +141,20 @@ def write_bin(name, d):
 # (dwarf_load_rnglists): gotrace of 799246c aborted ("free(): double free detected").
 # DWARF 5 (Go 1.25+, uncompressed build of tests/go/args): the section cut to 256 bytes.
 # Now its DWARF is refused with one warning.
+def rnglists_refused(tag, d, what, why):
+    """gotrace on the patched binary D: it ends cleanly, and -lv gives one warning that
+    its DWARF is not read (WHY) and still lists main.Move."""
+    f = write_bin(tag, d)
+    ends_cleanly(f, [["-lv", "go:main.Move", "-b", "@BIN@"],
+                     ["--dry-run", "-b", "@BIN@", "-e",
+                      'go:main.Move:entry { print(args.p); }']], what)
+    r = s.run(["-lv", "go:main.Move", "-b", f])
+    s.check("%s: one warning naming the file, main.Move listed by name" % what,
+            r.returncode == 0 and r.stdout.startswith("go:main.Move") and
+            r.stderr == "gotrace: warning: %s: malformed .debug_rnglists (%s): its DWARF is "
+            "not read\n" % (f, why), describe(r))
+
+
 if s.case("rnglists"):
     import dwarfpatch as dp
     base = s.go_build("args", suffix="-nozdwarf", flags=["-ldflags=-compressdwarf=false"])
@@ -149,15 +163,8 @@ if s.case("rnglists"):
         print("note: rnglists case left out: no .debug_rnglists (DWARF 4, GT_GO before 1.25)")
     else:
         dp.set_section_size(d, ".debug_rnglists", 256)
-        f = write_bin("args-rnglists", d)
-        ends_cleanly(f, [["-lv", "go:main.Move", "-b", "@BIN@"],
-                         ["--dry-run", "-b", "@BIN@", "-e",
-                          'go:main.Move:entry { print(args.p); }']], "a cut .debug_rnglists")
-        r = s.run(["-lv", "go:main.Move", "-b", f])
-        s.check("a cut .debug_rnglists: one warning naming the file, main.Move listed by name",
-                r.returncode == 0 and r.stdout.startswith("go:main.Move") and
-                r.stderr == "gotrace: warning: %s: malformed .debug_rnglists (a unit runs past "
-                "the section or its header is wrong): its DWARF is not read\n" % f, describe(r))
+        rnglists_refused("args-rnglists", d, "a cut .debug_rnglists",
+                         "a unit runs past the section or its header is wrong")
 
 # Found by fuzz_binfo (issue 23, tests/fuzz/binfo-regress/rnglists-shdr): .bss named
 # .debug_rnglists (and the real, compressed one named .bss). libdwarf reads a section by
@@ -171,15 +178,8 @@ if s.case("rnglists-nobits"):
         print("note: rnglists-nobits case left out: no .debug_rnglists (GT_GO before 1.25)")
     else:
         dp.swap_section_names(d, ".bss", ".debug_rnglists")
-        f = write_bin("args-rnglists-nobits", d)
-        ends_cleanly(f, [["-lv", "go:main.Move", "-b", "@BIN@"],
-                         ["--dry-run", "-b", "@BIN@", "-e",
-                          'go:main.Move:entry { print(args.p); }']], "a .bss named .debug_rnglists")
-        r = s.run(["-lv", "go:main.Move", "-b", f])
-        s.check("a .bss named .debug_rnglists: one warning naming the file, main.Move listed",
-                r.returncode == 0 and r.stdout.startswith("go:main.Move") and
-                r.stderr == "gotrace: warning: %s: malformed .debug_rnglists (SHT_NOBITS: no "
-                "bytes in the file): its DWARF is not read\n" % f, describe(r))
+        rnglists_refused("args-rnglists-nobits", d, "a .bss named .debug_rnglists",
+                         "SHT_NOBITS: no bytes in the file")
 
 # Found by fuzz_binfo: a stripped binary whose .gopclntab names no function (every name
 # empty) leaked the list binfo__pcln_funcs made (ASan's leak check, status 23); gotrace

@@ -562,7 +562,9 @@ if s.case("builds"):
 
 # -p: attach to a running process; its trees go on while it runs
 if s.case("pid"):
-    p = subprocess.Popen([b, "-rounds", "4", "-unit", "100"], stdout=subprocess.DEVNULL,
+    # 8 rounds of ~0.5 s: an ASan gotrace on a loaded machine took ~1.5 s to attach, and
+    # 4 rounds then left it one whole tree
+    p = subprocess.Popen([b, "-rounds", "8", "-unit", "100"], stdout=subprocess.DEVNULL,
                          stderr=subprocess.PIPE, text=True)
     time.sleep(0.3)
     r = s.run(["--funcgraph", "main.add2", "--funcgraph", "main.add3", "-p", str(p.pid)])

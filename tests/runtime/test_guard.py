@@ -117,12 +117,13 @@ if s.case("pid"):
                    'go:main.step:entry { @calls = count(); }'], timeout=60)
         alive = tgt.poll() is None
 
-        def stime():
+        def times():
             with open("/proc/%d/stat" % tgt.pid) as f:
-                return int(f.read().rsplit(")", 1)[1].split()[12])  # field 15, ticks
-        st0 = stime()
+                f = f.read().rsplit(")", 1)[1].split()
+                return int(f[11]), int(f[12])  # fields 14 and 15: utime, stime (ticks)
+        ut0, st0 = times()
         time.sleep(0.5)
-        st1 = stime() if tgt.poll() is None else None
+        ut1, st1 = times() if tgt.poll() is None else (None, None)
     finally:
         tgt.kill()
         tgt.wait()
@@ -132,10 +133,12 @@ if s.case("pid"):
             named and named[0][0] == "go:main.step:entry" and
             re.fullmatch(r"@calls: [1-9]\d*\n", r.stdout), describe(r))
     # traced, a hit costs the process ~20 us of system time and step ~0.5 us of user
-    # time: under the probe it would spend ~97% in the kernel; untraced, next to none
-    s.check("-p: the process runs on, untraced (no system time to speak of)",
-            alive and st1 is not None and st1 - st0 <= 2, "alive %s, stime %s -> %s ticks"
-            % (alive, st0, st1))
+    # time: under the probe it would spend ~97% in the kernel; untraced, next to none.
+    # Its own user time of the same window is the yardstick (a loaded machine gives it
+    # fewer ticks of both, and a few ticks of the kernel's own work)
+    s.check("-p: the process runs on, untraced (its system time well under its user time)",
+            alive and st1 is not None and st1 - st0 < (ut1 - ut0) / 2,
+            "alive %s, utime %s -> %s, stime %s -> %s ticks" % (alive, ut0, ut1, st0, st1))
     s.check("nothing left attached", not bpf_leftovers(), bpf_leftovers())
 
 if s.case("bad"):
