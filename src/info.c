@@ -81,6 +81,8 @@ void info_report(FILE *out, const char *version)
 		yes(f->uprobe_pmu), yes(f->uprobe_multi), yes(f->perf_uprobe_cookie), yes(f->tracefs),
 		yes(f->tracepoint), yes(f->perf_cpu_clock), yes(f->raw_tp), yes(f->kprobe_pmu),
 		yes(f->fentry));
+	fprintf(out, "Stacks\n  uprobe at push %%rbp keeps the caller: %s\n\n",
+		yes(rt_uprobe_stack_has_caller(true)));
 	const char *why;
 	rt_attach_path(&why);
 	fprintf(out, "Attach path of go: probes\n  %s\n", why);

@@ -539,6 +539,12 @@ struct fits_ctx {
 	const struct sema_options *so;
 };
 
+/* sema_options.uprobe_stack_has_caller: what this kernel does, tried by the runtime */
+static bool stack_has_caller(void)
+{
+	return rt_uprobe_stack_has_caller(env_flag("GT_PROBE_STACK_CALLER"));
+}
+
 static bool script_fits(void *vctx, const char *path)
 {
 	struct fits_ctx *c = vctx;
@@ -680,6 +686,7 @@ int main(int argc, char **argv)
 		.unsafe = o.unsafe,
 		.str_len = str_len_from_env(),
 		.funcgraph = fg != NULL,
+		.uprobe_stack_has_caller = stack_has_caller,
 	};
 	/* -c go test, go run, a wrapper: the program to trace is one the command runs */
 	if (child_argv && !fg && !o.dry_run) {

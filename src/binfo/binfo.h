@@ -74,10 +74,10 @@ bool binfo_uprobe_refuses(const struct binfo *bi, uint64_t vaddr);
 bool binfo_can_probe(const struct binfo *bi, uint64_t addr);
 /* True when the instruction at ADDR is a RET (Go emits the one-byte near RET). */
 bool binfo_is_ret(const struct binfo *bi, uint64_t addr);
-/* True when a user stack taken at a uprobe on ADDR already holds the return address on
- * top of the stack: Linux 6.11+ adds it itself where the probed instruction is
- * `push %rbp` (Go 1.21+ entries after the stack check), so gotrace must not. */
-bool binfo_kernel_adds_caller(const struct binfo *bi, uint64_t addr);
+/* The instruction at ADDR is `push %rbp` (Go 1.21+ entries after the stack check): where
+ * a uprobe's user stack holds the return address on top of the stack on kernels that add
+ * it (Linux 6.11, and backports: sema_options.uprobe_stack_has_caller). */
+bool binfo_is_push_rbp(const struct binfo *bi, uint64_t addr);
 
 /* Addresses of every RET instruction of F. Returns the count; *out malloc'd. */
 int binfo_ret_addrs(struct binfo *bi, const struct binfo_func *f, uint64_t **out);

@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/utsname.h>
 
 #include "binfo/binfo_int.h"
 #include "common/diag.h"
@@ -308,21 +307,8 @@ bool binfo_is_ret(const struct binfo *bi, uint64_t addr)
 	return p && *p == 0xc3;
 }
 
-/* "perf,x86: avoid missing caller address in stack traces captured in uprobe" (6.11) */
-static bool kernel_adds_caller(void)
-{
-	static int known = -1;
-	if (known < 0) {
-		struct utsname u;
-		int major = 0, minor = 0;
-		known = !uname(&u) && sscanf(u.release, "%d.%d", &major, &minor) == 2 &&
-			(major > 6 || (major == 6 && minor >= 11));
-	}
-	return known;
-}
-
-bool binfo_kernel_adds_caller(const struct binfo *bi, uint64_t addr)
+bool binfo_is_push_rbp(const struct binfo *bi, uint64_t addr)
 {
 	const uint8_t *p = binfo__bytes_at(bi, addr, 1);
-	return p && *p == 0x55 && kernel_adds_caller();
+	return p && *p == 0x55;
 }

@@ -49,8 +49,8 @@ struct gt_gomap {
 /* the return address is on top of the stack (an entry, a RET, anywhere in a function
  * without a frame): the frame-pointer walk skips the caller, user space puts it back */
 #define GT_SITE_CALLER_AT_SP 0x8u
-/* ... and the kernel's walk already holds it (binfo_kernel_adds_caller): nothing to put
- * back, although `caller` still reads it there */
+/* ... and the kernel's walk already holds it (`push %rbp` on 6.11+, sema_stack.c): nothing
+ * to put back, although `caller` still reads it there */
 #define GT_SITE_KERNEL_ADDS_CALLER 0x10u
 #define GT_COOKIE_KERNEL_ADDS_CALLER ((__u64)GT_SITE_KERNEL_ADDS_CALLER << GT_COOKIE_FLAGS_SHIFT)
 #define GT_COOKIE_CALLER_AT_SP ((__u64)GT_SITE_CALLER_AT_SP << GT_COOKIE_FLAGS_SHIFT)

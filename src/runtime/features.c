@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
@@ -124,6 +125,122 @@ static bool probe_perf_uprobe_cookie(const struct rt_features *f)
 	if (f->uprobe_type < 0 && !f->tracefs)
 		return false;
 	return libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_get_attach_cookie, NULL) == 1;
+}
+
+/* The code the stack-caller probe below puts a uprobe on: gt_feat_leaf starts with
+ * `push %rbp`, as a Go function's frame setup does where gotrace's go: entry probes sit,
+ * and gt_feat_outer calls it with a frame of its own, so that a frame-pointer walk from
+ * the leaf finds gt_feat_outer's caller and the return address on top of the stack is
+ * gt_feat_ret. Written in assembly: the C compiler may omit frame pointers. */
+__asm__(".text\n"
+	".p2align 4\n"
+	".type gt_feat_outer, @function\n"
+	"gt_feat_outer:\n"
+	"	push %rbp\n"
+	"	mov %rsp, %rbp\n"
+	"	call gt_feat_leaf\n"
+	"gt_feat_ret:\n"
+	"	pop %rbp\n"
+	"	ret\n"
+	".size gt_feat_outer, .-gt_feat_outer\n"
+	".p2align 4\n"
+	".type gt_feat_leaf, @function\n"
+	"gt_feat_leaf:\n"
+	"	push %rbp\n"
+	"	mov %rsp, %rbp\n"
+	"	pop %rbp\n"
+	"	ret\n"
+	".size gt_feat_leaf, .-gt_feat_leaf\n");
+extern void gt_feat_outer(void);
+extern const char gt_feat_ret[], gt_feat_leaf[];
+
+/* The file offset of ADDR in the mapping of /proc/self/maps that holds it, or -1. */
+static long long self_file_offset(uintptr_t addr)
+{
+	FILE *fp = fopen("/proc/self/maps", "r");
+	if (!fp)
+		return -1;
+	char line[512];
+	long long off = -1;
+	while (off < 0 && fgets(line, sizeof(line), fp)) {
+		unsigned long lo, hi, pgoff;
+		if (sscanf(line, "%lx-%lx %*s %lx", &lo, &hi, &pgoff) == 3 && addr >= lo && addr < hi)
+			off = (long long)(addr - lo + pgoff);
+	}
+	fclose(fp);
+	return off;
+}
+
+/* Whether a user stack taken by a uprobe on `push %rbp` holds the probed function's
+ * caller (the return address on top of the stack) as its second frame: Linux 6.11's
+ * "perf,x86: avoid missing caller address in stack traces captured in uprobe", which
+ * distributions backport (Debian's 6.1.192 has it). Tried for real: a uprobe on
+ * gt_feat_leaf in this process, a program that keeps bpf_get_stack's first frames. */
+static bool probe_uprobe_stack_caller(bool try_anyway)
+{
+	struct utsname u;
+	int major = 0, minor = 0;
+	if (!try_anyway && !uname(&u) && sscanf(u.release, "%d.%d", &major, &minor) == 2 &&
+	    (major > 6 || (major == 6 && minor >= 11)))
+		return true; /* upstream since 6.11: skip the ~0.1 s of a uprobe's teardown */
+	const struct rt_features *f = rt_features_probe(RT_FEAT_PERF);
+	long long off = self_file_offset((uintptr_t)gt_feat_leaf);
+	if (f->uprobe_type < 0 || off < 0)
+		return false;
+	int map = bpf_map_create(BPF_MAP_TYPE_ARRAY, "gt_probe", 4, 32, 1, NULL);
+	if (map < 0)
+		return false;
+	/* r6 = ctx; bpf_get_stack(ctx, fp-32, 32, BPF_F_USER_STACK);
+	 * *(u32 *)(fp-36) = 0; bpf_map_update_elem(map, fp-36, fp-32, 0); return 0 */
+	struct bpf_insn insns[] = {
+		{.code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = BPF_REG_6, .src_reg = BPF_REG_1},
+		{.code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = BPF_REG_2, .src_reg = BPF_REG_10},
+		{.code = BPF_ALU64 | BPF_ADD | BPF_K, .dst_reg = BPF_REG_2, .imm = -32},
+		{.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_3, .imm = 32},
+		{.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_4, .imm = BPF_F_USER_STACK},
+		{.code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_get_stack},
+		{.code = BPF_ST | BPF_MEM | BPF_W, .dst_reg = BPF_REG_10, .off = -36, .imm = 0},
+		{.code = BPF_LD | BPF_DW | BPF_IMM, .dst_reg = BPF_REG_1,
+		 .src_reg = BPF_PSEUDO_MAP_FD, .imm = map},
+		{0},
+		{.code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = BPF_REG_2, .src_reg = BPF_REG_10},
+		{.code = BPF_ALU64 | BPF_ADD | BPF_K, .dst_reg = BPF_REG_2, .imm = -36},
+		{.code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = BPF_REG_3, .src_reg = BPF_REG_10},
+		{.code = BPF_ALU64 | BPF_ADD | BPF_K, .dst_reg = BPF_REG_3, .imm = -32},
+		{.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_4, .imm = 0},
+		{.code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_map_update_elem},
+		{.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0},
+		{.code = BPF_JMP | BPF_EXIT},
+	};
+	bool yes = false;
+	int prog = bpf_prog_load(BPF_PROG_TYPE_KPROBE, "gt_probe", "GPL", insns, ARRAY_SIZE(insns),
+				 NULL);
+	int pfd = prog < 0 ? -1 : rt_perf_uprobe_open(f, "/proc/self/exe", (uint64_t)off, getpid(), false);
+	if (pfd >= 0 && !ioctl(pfd, PERF_EVENT_IOC_SET_BPF, prog) &&
+	    !ioctl(pfd, PERF_EVENT_IOC_ENABLE, 0)) {
+		gt_feat_outer();
+		uint64_t frames[4] = {0};
+		uint32_t key = 0;
+		yes = !bpf_map_lookup_elem(map, &key, frames) &&
+		      frames[0] == (uintptr_t)gt_feat_leaf && frames[1] == (uintptr_t)gt_feat_ret;
+	}
+	if (pfd >= 0)
+		close(pfd);
+	if (prog >= 0)
+		close(prog);
+	close(map);
+	return yes;
+}
+
+bool rt_uprobe_stack_has_caller(bool try_anyway)
+{
+	static int known; /* 1 yes, -1 no */
+	if (!known || try_anyway) {
+		libbpf_print_fn_t old = libbpf_set_print(NULL);
+		known = probe_uprobe_stack_caller(try_anyway) ? 1 : -1;
+		libbpf_set_print(old);
+	}
+	return known > 0;
 }
 
 /* GT_HIDE_FEATURES: a comma-separated list of features to report absent. */

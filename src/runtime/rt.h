@@ -107,6 +107,9 @@ struct rt_features {
 const struct rt_features *rt_features_get(void);
 /* A perf-event program may read the current task's user regs (bpf_task_pt_regs, 5.15). */
 bool rt_can_read_task_regs(void);
+/* A uprobe's user stack at a `push %rbp` holds the caller (Linux 6.11, or a backport):
+ * tried once (features.c), or taken as yes on 6.11+ unless TRY_ANYWAY (--info). */
+bool rt_uprobe_stack_has_caller(bool try_anyway);
 
 /* How go: (and uprobe:) probes attach on this kernel. */
 enum rt_attach_path {

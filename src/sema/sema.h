@@ -186,6 +186,9 @@ struct sema_options {
 	int ninclude_dirs;
 	bool no_cpp;                /* #include refused: the fuzzer runs no preprocessor */
 	int helper_checks;          /* -k 1: failed map updates and deletes; -kk 2: lookups too */
+	/* optional: whether a uprobe's user stack at `push %rbp` holds the caller, asked
+	 * only when a user stack is taken at such a go: entry (the runtime tries it) */
+	bool (*uprobe_stack_has_caller)(void);
 };
 
 struct sema_result {

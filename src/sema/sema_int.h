@@ -80,6 +80,7 @@ struct sema {
 	struct pairset group_sites; /* (target, file offset) of those sites (add_site's dedup) */
 	unsigned clause_kinds;  /* 1 << plan_prog_kind of the clause being checked */
 	unsigned clause_points; /* 1 << go_point of its go probes */
+	int stack_caller_known; /* kernel_adds_caller (sema_stack.c): 0 not asked, 1 yes, -1 no */
 	const char *clause_stack_abi; /* Go version of a target older than the register
 					 ABI (Go 1.17), NULL when none is */
 	bool clause_uses_duration;

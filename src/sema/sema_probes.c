@@ -235,9 +235,7 @@ int sema_add_func_sites(struct sema *s, struct binfo *bi, const struct binfo_fun
 		if (err)
 			diag_error(s->src, loc, "cannot place a probe in %s", f->name);
 		else
-			add_site(s, bi, f, point, probe, addrs[i], foff,
-				 flags | (point == GO_ENTRY && binfo_kernel_adds_caller(bi, addrs[i])
-						  ? GT_SITE_KERNEL_ADDS_CALLER : 0));
+			add_site(s, bi, f, point, probe, addrs[i], foff, flags);
 	}
 	if (addrs != addrs1)
 		free(addrs);

@@ -12,6 +12,16 @@
 
 #define STACK_MAX_DEPTH 127 /* PERF_MAX_STACK_DEPTH, the kernel's default limit */
 
+static bool kernel_adds_caller(struct sema *s)
+{
+	if (!s->stack_caller_known)
+		s->stack_caller_known = s->opts->uprobe_stack_has_caller &&
+						s->opts->uprobe_stack_has_caller()
+					? 1
+					: -1;
+	return s->stack_caller_known > 0;
+}
+
 static int stack_map(struct sema *s, bool kernel, int depth)
 {
 	/* At go: :entry and :return sites codegen adds the caller the kernel's walk misses:
@@ -21,11 +31,18 @@ static int stack_map(struct sema *s, bool kernel, int depth)
 	bool plus_caller = !kernel && depth > 1 && s->clause_points &&
 			   !(s->clause_points & ~entret) &&
 			   s->clause_kinds == (1u << PLAN_PROG_UPROBE);
-	/* ... unless the kernel adds it at every site (binfo_kernel_adds_caller) */
+	/* ... unless the kernel adds it at every site: entries at `push %rbp` on kernels
+	 * whose uprobe stacks hold the caller there (asked once, and only here) */
 	bool any = false;
-	for (int i = s->clause_site_begin; plus_caller && i < s->sites.n; i++)
-		any |= (s->sites.v[i].cookie_flags &
-			(GT_SITE_CALLER_AT_SP | GT_SITE_KERNEL_ADDS_CALLER)) == GT_SITE_CALLER_AT_SP;
+	for (int i = s->clause_site_begin; plus_caller && i < s->sites.n; i++) {
+		struct plan_site *site = &s->sites.v[i];
+		const struct sema_site_info *in = &s->site_info.v[i];
+		if ((site->cookie_flags & GT_SITE_CALLER_AT_SP) && in->point == GO_ENTRY &&
+		    in->bi && binfo_is_push_rbp(in->bi, site->vaddr) && kernel_adds_caller(s))
+			site->cookie_flags |= GT_SITE_KERNEL_ADDS_CALLER;
+		any |= (site->cookie_flags & (GT_SITE_CALLER_AT_SP | GT_SITE_KERNEL_ADDS_CALLER)) ==
+		       GT_SITE_CALLER_AT_SP;
+	}
 	plus_caller = plus_caller && any;
 	int kdepth = plus_caller ? depth - 1 : depth;
 	for (int i = 0; i < s->stackmaps.n; i++)

@@ -456,7 +456,7 @@ static void run_readers(struct seed *s, unsigned pick, unsigned flags)
 		uint64_t entry = f->addr, off, *rets = NULL;
 		if (binfo_entry_addr(bi, f, &entry) == 0) {
 			(void)binfo_can_probe(bi, entry);
-			(void)binfo_kernel_adds_caller(bi, entry);
+			(void)binfo_is_push_rbp(bi, entry);
 			(void)binfo_uprobe_refuses(bi, entry);
 		}
 		(void)binfo_vaddr_to_offset(bi, f->addr, &off);
