@@ -25,7 +25,8 @@ class Suite:
         ap = argparse.ArgumentParser()
         ap.add_argument("--gotrace", required=True)
         ap.add_argument("--work", required=True)
-        ap.add_argument("-k", default="", help="run only cases containing this text")
+        ap.add_argument("-k", action="append", default=[],
+                        help="run only cases containing this text (repeatable: any of them)")
         a = ap.parse_args()
         self.name = name
         self.gotrace = os.path.abspath(a.gotrace)
@@ -149,7 +150,7 @@ class Suite:
     # -- checks -----------------------------------------------------------------
     def case(self, name):
         """Decorator-free filter: returns False when -k excludes the case."""
-        return self.only in name
+        return not self.only or any(o in name for o in self.only)
 
     def check(self, name, ok, detail=""):
         if ok:
