@@ -183,6 +183,12 @@ int binfo_kallsyms_sym(uint64_t addr, const char **name, uint64_t *off);
 int binfo_kallsyms_addr(const char *name, uint64_t *addr);
 void binfo_kallsyms_free(void);
 
+/* The kernel functions kprobes may name (tracefs available_filter_functions, sorted,
+ * unique; read once, kfuncs.c): 0, or a negative errno (no tracefs). */
+int binfo_kernel_funcs(const char *const **names, size_t *n);
+bool binfo_kernel_func_exists(const char *name);
+void binfo_kernel_funcs_free(void);
+
 /* ---- source-line sites (golines.c) ---- */
 
 struct binfo_line_site {

@@ -32,7 +32,7 @@ LLVMValueRef cg_narrow(struct cg *g, LLVMValueRef v, int size, bool is_signed)
 
 static LLVMValueRef site_id(struct cg *g)
 {
-	if (g->pp->kind != PLAN_PROG_UPROBE)
+	if (!cg_has_sites(g))
 		return cg_const(g, (uint64_t)g->pp->site_begin); /* BEGIN/END pseudo-site */
 	return LLVMBuildAnd(g->b, cg_cookie(g), cg_const(g, GT_COOKIE_SITE_MASK), "site");
 }

@@ -158,4 +158,11 @@ LLVMValueRef cg_begin_function(struct cg *g, const char *name, LLVMTypeRef ret,
  * bpf_loop, reaching the probe's variables through pointers. */
 void cg_for(struct cg *g, struct ast_node *st);
 
+/* The program's sites are told apart by its link's cookie (plan_site ids): uprobes and
+ * kprobes; the other kinds have one pseudo-site. */
+static inline bool cg_has_sites(const struct cg *g)
+{
+	return g->pp->kind == PLAN_PROG_UPROBE || g->pp->kind == PLAN_PROG_KPROBE;
+}
+
 #endif

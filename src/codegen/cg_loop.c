@@ -171,7 +171,7 @@ void cg_for(struct cg *g, struct ast_node *st)
 	LLVMBuildStore(g->b, g->depth ? g->depth : null, field(g, cty, cx, nslots + F_DEPTH));
 	LLVMBuildStore(g->b, g->duration ? g->duration : null,
 		       field(g, cty, cx, nslots + F_DURATION));
-	if (g->pp->kind == PLAN_PROG_UPROBE)
+	if (cg_has_sites(g))
 		cg_cookie(g);
 	LLVMBuildStore(g->b, g->cookie ? g->cookie : cg_const(g, 0),
 		       field(g, cty, cx, nslots + F_COOKIE));

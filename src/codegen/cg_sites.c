@@ -67,7 +67,7 @@ static LLVMValueRef table(struct cg *g, bool probe)
 LLVMValueRef cg_site_name(struct cg *g, LLVMValueRef site, bool probe)
 {
 	uint64_t n = (uint64_t)g->plan->nsites;
-	if (g->pp->kind != PLAN_PROG_UPROBE || n == 0)
+	if (!cg_has_sites(g) || n == 0)
 		return site;
 	/* the verifier wants the index bounded; a site id is always < n */
 	LLVMValueRef in = LLVMBuildICmp(g->b, LLVMIntULT, site, cg_const(g, n), "");

@@ -40,6 +40,8 @@ enum plan_prog_kind {
 			     perf-event uprobe a site (runtime/attach_perf.c) */
 	PLAN_PROG_PERF,   /* perf software cpu-clock: interval (one CPU) or profile (every CPU) */
 	PLAN_PROG_TRACEPOINT, /* a kernel tracepoint (perf event of type tracepoint) */
+	PLAN_PROG_KPROBE, /* sites[site_begin .. +site_count]: kernel functions (plan_site.func,
+			     file_off the offset into it), one kprobe perf event each */
 };
 
 struct plan_site {
@@ -67,6 +69,7 @@ struct plan_prog {
 	uint64_t perf_config; /* the event: PERF_COUNT_SW_CPU_CLOCK ... */
 	bool uprobe_return; /* UPROBE: a uretprobe on a C function (uretprobe:); go: :return
 			       sites are entry-style uprobes on RET instructions */
+	bool kprobe_return; /* KPROBE: kretprobe: */
 	/* TRACEPOINT: sema read its format; the id is what perf_event_open wants */
 	const char *tp_category, *tp_name;
 	int tp_id;

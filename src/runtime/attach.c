@@ -360,6 +360,8 @@ int rt_session__attach(struct rt_session *s)
 			max_links += pp->perf_all_cpus ? (size_t)libbpf_num_possible_cpus() : 1;
 		else if (pp->kind == PLAN_PROG_TRACEPOINT)
 			max_links++;
+		else if (pp->kind == PLAN_PROG_KPROBE)
+			max_links += 2 * (size_t)pp->site_count;
 	}
 	s->links = xcalloc(max_links, sizeof(*s->links));
 	const char *why;
@@ -373,6 +375,8 @@ int rt_session__attach(struct rt_session *s)
 			err = attach_perf(s, pp, fd);
 		else if (pp->kind == PLAN_PROG_TRACEPOINT)
 			err = attach_tracepoint(s, pp, fd);
+		else if (pp->kind == PLAN_PROG_KPROBE)
+			err = rt_attach_kprobes(s, pp, fd);
 		else if (pp->kind == PLAN_PROG_UPROBE && pp->site_count > 0)
 			err = attach_prog(s, i, fd);
 		if (err)

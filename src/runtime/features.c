@@ -96,21 +96,25 @@ static bool probe_perf_cpu_clock(void)
 	return true;
 }
 
-/* The uprobe PMU: its perf type and the config bit that makes a uretprobe. */
-static void read_uprobe_pmu(struct rt_features *f)
+/* The uprobe or kprobe PMU (NAME): its perf type (-1: none) and the config bit that makes
+ * a return probe. */
+static void read_probe_pmu(const char *name, int *type, int *ret_bit)
 {
-	f->uprobe_type = -1;
-	f->uprobe_ret_bit = 0;
-	FILE *fp = fopen("/sys/bus/event_source/devices/uprobe/type", "r");
+	char path[128];
+	*type = -1;
+	*ret_bit = 0;
+	snprintf(path, sizeof(path), "/sys/bus/event_source/devices/%s/type", name);
+	FILE *fp = fopen(path, "r");
 	if (!fp)
 		return;
-	if (fscanf(fp, "%d", &f->uprobe_type) != 1)
-		f->uprobe_type = -1;
+	if (fscanf(fp, "%d", type) != 1)
+		*type = -1;
 	fclose(fp);
-	fp = fopen("/sys/bus/event_source/devices/uprobe/format/retprobe", "r");
+	snprintf(path, sizeof(path), "/sys/bus/event_source/devices/%s/format/retprobe", name);
+	fp = fopen(path, "r");
 	if (fp) {
-		if (fscanf(fp, "config:%d", &f->uprobe_ret_bit) != 1)
-			f->uprobe_ret_bit = 0; /* every kernel so far says config:0 */
+		if (fscanf(fp, "config:%d", ret_bit) != 1)
+			*ret_bit = 0; /* every kernel so far says config:0 */
 		fclose(fp);
 	}
 }
@@ -345,7 +349,7 @@ const struct rt_features *rt_features_probe(unsigned what)
 		f.uprobe_multi = probe_uprobe_multi();
 	if (what & RT_FEAT_PERF) {
 		f.uprobe_pmu = pmu_exists("uprobe");
-		read_uprobe_pmu(&f);
+		read_probe_pmu("uprobe", &f.uprobe_type, &f.uprobe_ret_bit);
 		f.tracefs = rt_tracefs_usable();
 		f.perf_uprobe_cookie = probe_perf_uprobe_cookie(&f);
 	}
@@ -353,6 +357,7 @@ const struct rt_features *rt_features_probe(unsigned what)
 		f.ringbuf = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) == 1;
 	if (what & RT_FEAT_REST) {
 		f.kprobe_pmu = pmu_exists("kprobe");
+		read_probe_pmu("kprobe", &f.kprobe_type, &f.kprobe_ret_bit);
 		f.perf_cpu_clock = probe_perf_cpu_clock();
 		f.btf = access("/sys/kernel/btf/vmlinux", R_OK) == 0;
 		f.fentry = probe_fentry();

@@ -208,6 +208,10 @@ static int configure_programs(struct rt_session *s)
 					prog, rt_attach_path(NULL) == RT_ATTACH_MULTI
 						      ? (enum bpf_attach_type)RT_ATTACH_UPROBE_MULTI
 						      : (enum bpf_attach_type)0);
+		} else if (pp->kind == PLAN_PROG_KPROBE) {
+			err = bpf_program__set_type(prog, BPF_PROG_TYPE_KPROBE);
+			if (!err)
+				err = bpf_program__set_expected_attach_type(prog, 0);
 		} else if (pp->kind == PLAN_PROG_PERF) {
 			err = bpf_program__set_type(prog, BPF_PROG_TYPE_PERF_EVENT);
 		} else if (pp->kind == PLAN_PROG_TRACEPOINT) {

@@ -98,6 +98,7 @@ struct rt_features {
 	int uprobe_type;     /* the uprobe PMU's perf type, -1 when absent */
 	int uprobe_ret_bit;  /* its retprobe bit in attr.config (format/retprobe) */
 	bool kprobe_pmu;
+	int kprobe_type, kprobe_ret_bit; /* the kprobe PMU's, as uprobe_type/_ret_bit */
 	bool perf_cpu_clock; /* software cpu-clock events: profile:, interval: */
 	bool ringbuf;
 	bool btf;            /* /sys/kernel/btf/vmlinux */

@@ -8,6 +8,8 @@ enum provider_id {
 	PV_END,
 	PV_GO,
 	PV_UPROBE,
+	PV_KPROBE,
+	PV_KRETPROBE,
 	PV_URETPROBE,
 	PV_INTERVAL,
 	PV_PROFILE,

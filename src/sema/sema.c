@@ -148,6 +148,7 @@ int sema_check(struct arena *a, const struct diag_src *src, struct ast_node *pro
 void sema_result_free(struct sema_result *r)
 {
 	binfo_kallsyms_free();
+	binfo_kernel_funcs_free();
 	for (int i = 0; i < r->ntargets; i++)
 		binfo__close(r->targets[i]);
 	free(r->targets);

@@ -379,7 +379,7 @@ const char *sema_closest(struct sema *s, const char *name, const char *const *ca
 int sema_check_probes(struct sema *s, struct ast_node *e, const char *what, unsigned allowed)
 {
 	static const char *const names[] = {"BEGIN", "END", "go", "interval/profile",
-					    "tracepoint"};
+					    "tracepoint", "kprobe"};
 	unsigned others = s->clause_kinds & ~allowed;
 	if (!others)
 		return 0;
@@ -452,6 +452,11 @@ int sema_check_go_ident(struct sema *s, struct ast_node *e, const struct builtin
 	if (b->id == BI_RETVAL && s->clause_points == (1u << UP_RETURN)) {
 		e->ty = &sema_ty_i64; /* uretprobe on C code */
 		return 0;
+	}
+	if (b->id == BI_RETVAL && (s->clause_kinds & (1u << PLAN_PROG_KPROBE)) &&
+	    s->clause_points != (1u << UP_RETURN)) {
+		diag_error(s->src, e->loc, "retval is only available in kretprobe probes");
+		return -EINVAL;
 	}
 	if ((b->id == BI_DURATION || b->id == BI_RETVAL) && s->clause_points != (1u << GO_RETURN)) {
 		diag_error(s->src, e->loc, "%s is only available in go:FUNC:return probes", b->name);

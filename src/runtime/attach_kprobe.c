@@ -1,0 +1,76 @@
+/* attach_kprobe: kprobe: and kretprobe: sites, one perf event of the kprobe PMU each
+ * (the kernel function by name, plus the offset), the program attached by a
+ * BPF_PERF_EVENT link whose cookie is the site's id (`func`, `probe`). A kprobe fires in
+ * every process; under -c or -p the program itself keeps the traced one's (cg_stmt.c). */
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "common/diag.h"
+#include "common/util.h"
+#include "runtime/rt_priv.h"
+
+static int kprobe_open(const struct rt_features *f, const char *func, uint64_t off, bool ret)
+{
+	struct perf_event_attr attr = {
+		.type = (uint32_t)f->kprobe_type,
+		.size = sizeof(attr),
+		.config = ret ? 1ull << f->kprobe_ret_bit : 0,
+		.config1 = (uint64_t)(uintptr_t)func, /* kprobe_func */
+		.config2 = off,                       /* probe_offset */
+	};
+	/* no pid: the function runs in any task; one event, on CPU 0's list, fires on all */
+	long fd = syscall(__NR_perf_event_open, &attr, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
+	return fd < 0 ? -errno : (int)fd;
+}
+
+int rt_attach_kprobes(struct rt_session *s, const struct plan_prog *pp, int prog_fd)
+{
+	const struct rt_features *f = rt_features_probe(RT_FEAT_REST);
+	if (f->kprobe_type < 0) {
+		diag_fatal("this kernel has no kprobes (CONFIG_KPROBE_EVENTS): kprobe: and "
+			   "kretprobe: probes cannot attach");
+		return -ENOTSUP;
+	}
+	int err = rt_perf_reserve_fds((size_t)s->nlinks + 2 * (size_t)pp->site_count);
+	int skipped = 0;
+	const char *first = NULL;
+	for (int i = 0; i < pp->site_count && !err; i++) {
+		int id = pp->site_begin + i;
+		const struct plan_site *site = &s->plan->sites[id];
+		int pfd = kprobe_open(f, site->func, site->file_off, pp->kprobe_return), fd = pfd;
+		if (pfd >= 0) {
+			fd = rt_perf_link_create(prog_fd, pfd, (uint64_t)id);
+			if (fd < 0)
+				close(pfd);
+		}
+		if (fd >= 0) {
+			s->links[s->nlinks++] = pfd;
+			s->links[s->nlinks++] = fd;
+			s->nattached_sites++;
+		} else if (!site->sole && (fd == -ENOENT || fd == -EINVAL || fd == -EADDRNOTAVAIL)) {
+			/* a wildcard's function the kernel will not probe (blacklisted, gone with
+			 * its module): left out, as bpftrace does */
+			if (!skipped++)
+				first = site->probe;
+			if (s->opts->verbose)
+				diag_print(DIAG_INFO, "%s: skipped: %s", site->probe, strerror(-fd));
+		} else if (fd == -EILSEQ) {
+			err = fd;
+			diag_fatal("cannot attach %s: +%llu is not an instruction boundary of %s "
+				   "that the kernel can probe", site->probe,
+				   (unsigned long long)site->file_off, site->func);
+		} else {
+			err = fd;
+			diag_fatal("cannot attach %s: %s", site->probe, strerror(-err));
+		}
+	}
+	if (!err && skipped)
+		diag_print(DIAG_WARNING, "skipped %d of %d functions the kernel would not probe: %s%s",
+			   skipped, pp->site_count, first,
+			   skipped > 1 ? " ... (-v lists all)" : "");
+	return err;
+}
