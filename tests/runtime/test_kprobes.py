@@ -128,6 +128,20 @@ if s.case("offset"):
             "instruction boundary of do_nanosleep" in r.stderr and
             r.stderr.count("error:") == 1, describe(r))
 
+# Under -c only the traced process's calls count: other processes sleep meanwhile.
+if s.case("pid"):
+    other = subprocess.Popen(["sh", "-c", "while :; do sleep 0.01; done"])
+    try:
+        r = s.run(["-c", "sleep 0.2", "-e", "kprobe:do_nanosleep { @[comm, pid] = count(); }"],
+                  timeout=120)
+    finally:
+        other.kill()
+        other.wait()
+    s.check("-c: only the command's own call is counted, not another process's",
+            r.returncode == 0 and len(keys(r.stdout)) == 1 and
+            lines(r.stdout)[0].startswith("@[sleep, ") and lines(r.stdout)[0].endswith("]: 1"),
+            describe(r))
+
 if s.case("errors"):
     for script, want in (
             ("kprobe:no_such_function_here { @ = count(); }",
