@@ -541,6 +541,10 @@ static void lp_entries_v5(struct binfo_lines *l, struct rd *r, const struct dwse
 	}
 	uint64_t count = rd_uleb(r);
 	for (uint64_t e = 0; e < count && !r->bad; e++) {
+		/* an entry reads at least one byte: a count beyond what is left, or formats
+		 * that read nothing, would loop (and grow the lists) for as long as COUNT says
+		 * (the binary fuzzer's timeout-245b0aea) */
+		const uint8_t *at = r->p;
 		const char *path = NULL;
 		uint64_t dir = 0, num;
 		for (int i = 0; i < nfmt && !r->bad; i++) {
@@ -549,6 +553,10 @@ static void lp_entries_v5(struct binfo_lines *l, struct rd *r, const struct dwse
 				path = sv;
 			else if (fmt[i][0] == DW_LNCT_directory_index)
 				dir = num;
+		}
+		if (r->p == at) {
+			r->bad = true;
+			break;
 		}
 		if (files)
 			lp_add_file(l, f, path ? path : "?", dir);

@@ -420,6 +420,13 @@ static void restore(struct seed *s)
 
 /* ---- the readers ---- */
 
+/* An offset into F from V: a mutated size may be UINT64_MAX, where size + 1 is 0
+ * (crash-ef1922d1 was this harness's own % 0). */
+static uint64_t in_func(const struct binfo_func *f, uint64_t v)
+{
+	return f->size < UINT64_MAX ? v % (f->size + 1) : v;
+}
+
 static void run_readers(struct seed *s, unsigned pick, unsigned flags)
 {
 	struct binfo *bi;
@@ -460,7 +467,7 @@ static void run_readers(struct seed *s, unsigned pick, unsigned flags)
 			(void)binfo_uprobe_refuses(bi, entry);
 		}
 		(void)binfo_vaddr_to_offset(bi, f->addr, &off);
-		(void)binfo_is_insn_boundary(bi, f, f->addr + (pick >> 4) % (f->size + 1));
+		(void)binfo_is_insn_boundary(bi, f, f->addr + in_func(f, pick >> 4));
 		(void)binfo_frameless(bi, f);
 		int nr = binfo_ret_addrs(bi, f, &rets);
 		for (int i = 0; i < nr && i < 4; i++)
@@ -472,7 +479,7 @@ static void run_readers(struct seed *s, unsigned pick, unsigned flags)
 		if (binfo_lines__open(bi, BINFO_LINES_PCLNTAB, &l) == 0) {
 			struct binfo_pcline pl;
 			struct binfo_frame fr[8];
-			uint64_t pcs[3] = {f->addr, entry, f->addr + (pick * 7) % (f->size + 1)};
+			uint64_t pcs[3] = {f->addr, entry, f->addr + in_func(f, pick * 7)};
 			for (int i = 0; i < 3; i++) {
 				(void)binfo_lines_lookup(l, pcs[i], &pl);
 				(void)binfo_lines_frames(l, pcs[i], fr, 8);
