@@ -107,6 +107,24 @@ static int list_perf(const char *pat, enum provider_id id)
 	return 0;
 }
 
+/* PROV:FUNC (kprobe or kretprobe) for the kernel functions whose name matches what
+ * follows the provider in PAT ("kprobe:vfs_*", "kr:vfs_*"), or, without PROV, whose
+ * "kprobe:FUNC" matches all of PAT, as bpftrace lists them; nothing where the kernel
+ * has no kprobes. */
+static int list_kprobes(const char *pat, const char *prov)
+{
+	const char *const *names;
+	size_t n;
+	if (binfo_kernel_funcs(&names, &n))
+		return 0;
+	char full[512];
+	for (size_t i = 0; i < n; i++) {
+		snprintf(full, sizeof(full), "%s:%s", prov ? prov : "kprobe", names[i]);
+		if (!fnmatch(prov ? strchr(pat, ':') + 1 : pat, prov ? names[i] : full, 0))
+			puts(full);
+	}
+	return 0;
+}
 
 int list_probes(const char *pattern, const char *target, bool verbose)
 {
@@ -130,6 +148,8 @@ int list_probes(const char *pattern, const char *target, bool verbose)
 	}
 	if (pv && (pv->id == PV_SOFTWARE || pv->id == PV_HARDWARE))
 		return list_perf(pat, pv->id);
+	if (pv && (pv->id == PV_KPROBE || pv->id == PV_KRETPROBE))
+		return list_kprobes(pat, pv->name);
 	if (pv && pv->id == PV_GO) {
 		if (!target) {
 			diag_fatal("-l %s needs a target: -b BINARY, -c CMD or -p PID", pattern);
@@ -156,5 +176,6 @@ int list_probes(const char *pattern, const char *target, bool verbose)
 		return list_go(pat, target, verbose);
 	list_perf(pat, PV_SOFTWARE);
 	list_perf(pat, PV_HARDWARE);
+	list_kprobes(pat, NULL);
 	return list_tracepoints(pat, verbose);
 }

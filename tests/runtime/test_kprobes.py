@@ -128,6 +128,14 @@ if s.case("offset"):
             "instruction boundary of do_nanosleep" in r.stderr and
             r.stderr.count("error:") == 1, describe(r))
 
+if s.case("list"):
+    for pat in ("kprobe:vfs_rea*", "kretprobe:vfs_rea*", "k:do_nanosleep"):
+        r = s.run(["-l", pat])
+        b = subprocess.run([BPFTRACE, "-l", pat], capture_output=True, text=True)
+        s.check("-l '%s' lists what bpftrace lists" % pat, r.returncode == 0 and
+                r.stdout == b.stdout and r.stdout.count("\n") >= 1,
+                describe(r) + "\nbpftrace:\n" + b.stdout + b.stderr)
+
 # Under -c only the traced process's calls count: other processes sleep meanwhile.
 if s.case("pid"):
     other = subprocess.Popen(["sh", "-c", "while :; do sleep 0.01; done"])
