@@ -77,6 +77,8 @@ static LLVMValueRef tp_int(struct cg *g, const struct sema_node *sn)
 	LLVMTypeRef t = LLVMIntTypeInContext(g->ctx, (unsigned)sn->tp_size * 8);
 	LLVMValueRef v = LLVMBuildLoad2(g->b, t, tp_field_ptr(g, sn->tp_offset), "tparg");
 	LLVMSetAlignment(v, (unsigned)sn->tp_size);
+	if (sn->tp_narrow) /* a kfunc's 8-byte slot of a narrower int */
+		return cg_narrow(g, v, sn->tp_narrow, sn->tp_signed);
 	if (sn->tp_size == 8)
 		return v;
 	return sn->tp_signed ? LLVMBuildSExt(g->b, v, g->i64, "") : LLVMBuildZExt(g->b, v, g->i64, "");
@@ -427,6 +429,9 @@ static LLVMValueRef cg_ident(struct cg *g, struct ast_node *e)
 		return g->duration ? LLVMBuildLoad2(g->b, g->i64, g->duration, "duration")
 				   : cg_const(g, 0);
 	case BI_RETVAL:
+		if (g->pp->kind == PLAN_PROG_FENTRY)
+			return tp_int(g, sn); /* the slot after the arguments */
+		return cg_load_reg(g, sn->regs_off);
 	case BI_ARG0 ... BI_ARG8:
 		return cg_load_reg(g, sn->regs_off);
 	case BI_RETADDR: {

@@ -409,7 +409,7 @@ void cg_program(struct cg *g, const struct sema_prog *sp)
 	g->pp = pp;
 	g->cookie = g->now = g->target = g->depth = g->duration = g->gomap_out = NULL;
 	static const char *const sections[] = {"raw_tp", "raw_tp", "uprobe", "perf_event",
-					       "tracepoint", "kprobe"};
+					       "tracepoint", "kprobe", "fentry"};
 	const struct cg_param ctx = {g->ptr, g->di_ptr, "ctx"};
 	cg_begin_function(g, pp->fn_name, g->i32, g->di_int, &ctx, 1, clause->loc.line, false);
 	LLVMSetSection(g->fn, sections[pp->kind]);
@@ -430,7 +430,7 @@ void cg_program(struct cg *g, const struct sema_prog *sp)
 	/* profile, software, hardware and tracepoint events fire in every process: under -c
 	 * or -p only the traced one's count (interval timers are not a process's) */
 	if ((pp->kind == PLAN_PROG_PERF && pp->perf_all_cpus) || pp->kind == PLAN_PROG_TRACEPOINT ||
-	    pp->kind == PLAN_PROG_KPROBE)
+	    pp->kind == PLAN_PROG_KPROBE || pp->kind == PLAN_PROG_FENTRY)
 		pid_filter(g);
 
 	g->vars = xcalloc((size_t)sp->nvars + 1, sizeof(LLVMValueRef));

@@ -42,6 +42,8 @@ enum plan_prog_kind {
 	PLAN_PROG_TRACEPOINT, /* a kernel tracepoint (perf event of type tracepoint) */
 	PLAN_PROG_KPROBE, /* sites[site_begin .. +site_count]: kernel functions (plan_site.func,
 			     file_off the offset into it), one kprobe perf event each */
+	PLAN_PROG_FENTRY, /* fentry/fexit on the kernel function of its one site (plan_site.func):
+			     kfunc:, kretfunc: */
 };
 
 struct plan_site {
@@ -69,7 +71,7 @@ struct plan_prog {
 	uint64_t perf_config; /* the event: PERF_COUNT_SW_CPU_CLOCK ... */
 	bool uprobe_return; /* UPROBE: a uretprobe on a C function (uretprobe:); go: :return
 			       sites are entry-style uprobes on RET instructions */
-	bool kprobe_return; /* KPROBE: kretprobe: */
+	bool kprobe_return; /* KPROBE: kretprobe:; FENTRY: kretfunc: (fexit) */
 	/* TRACEPOINT: sema read its format; the id is what perf_event_open wants */
 	const char *tp_category, *tp_name;
 	int tp_id;

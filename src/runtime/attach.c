@@ -362,6 +362,8 @@ int rt_session__attach(struct rt_session *s)
 			max_links++;
 		else if (pp->kind == PLAN_PROG_KPROBE)
 			max_links += 2 * (size_t)pp->site_count;
+		else if (pp->kind == PLAN_PROG_FENTRY)
+			max_links++;
 	}
 	s->links = xcalloc(max_links, sizeof(*s->links));
 	const char *why;
@@ -377,6 +379,8 @@ int rt_session__attach(struct rt_session *s)
 			err = attach_tracepoint(s, pp, fd);
 		else if (pp->kind == PLAN_PROG_KPROBE)
 			err = rt_attach_kprobes(s, pp, fd);
+		else if (pp->kind == PLAN_PROG_FENTRY)
+			err = rt_attach_fentry(s, pp, fd);
 		else if (pp->kind == PLAN_PROG_UPROBE && pp->site_count > 0)
 			err = attach_prog(s, i, fd);
 		if (err)

@@ -1,7 +1,9 @@
-/* attach_kprobe: kprobe: and kretprobe: sites, one perf event of the kprobe PMU each
+/* attach_kprobe: kernel functions. kfunc:/kretfunc: programs attach as they were loaded
+ * (fentry/fexit on one function each, a raw-tracepoint link). kprobe: and kretprobe: sites, one perf event of the kprobe PMU each
  * (the kernel function by name, plus the offset), the program attached by a
  * BPF_PERF_EVENT link whose cookie is the site's id (`func`, `probe`). A kprobe fires in
  * every process; under -c or -p the program itself keeps the traced one's (cg_stmt.c). */
+#include <bpf/bpf.h>
 #include <errno.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
@@ -25,6 +27,20 @@ static int kprobe_open(const struct rt_features *f, const char *func, uint64_t o
 	/* no pid: the function runs in any task; one event, on CPU 0's list, fires on all */
 	long fd = syscall(__NR_perf_event_open, &attr, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
 	return fd < 0 ? -errno : (int)fd;
+}
+
+int rt_attach_fentry(struct rt_session *s, const struct plan_prog *pp, int prog_fd)
+{
+	int fd = bpf_raw_tracepoint_open(NULL, prog_fd);
+	if (fd < 0) {
+		int err = -errno;
+		diag_fatal("cannot attach %s: %s", s->plan->sites[pp->site_begin].probe,
+			   strerror(-err));
+		return err;
+	}
+	s->links[s->nlinks++] = fd;
+	s->nattached_sites++;
+	return 0;
 }
 
 int rt_attach_kprobes(struct rt_session *s, const struct plan_prog *pp, int prog_fd)

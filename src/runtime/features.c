@@ -323,6 +323,14 @@ int rt_features_check(const struct gt_plan *plan, bool attach)
 			min_minor = 15;
 		}
 	}
+	bool fentry = false;
+	for (int i = 0; i < plan->nprogs; i++)
+		fentry |= plan->progs[i].kind == PLAN_PROG_FENTRY;
+	if (fentry && !rt_features_probe(RT_FEAT_REST)->fentry) {
+		diag_fatal("this kernel refuses fentry programs on its functions: kfunc: and "
+			   "kretfunc: probes cannot attach (kprobe: and kretprobe: may)");
+		return -ENOTSUP;
+	}
 	if (!miss.len)
 		return 0;
 	struct utsname u;

@@ -212,6 +212,15 @@ static int configure_programs(struct rt_session *s)
 			err = bpf_program__set_type(prog, BPF_PROG_TYPE_KPROBE);
 			if (!err)
 				err = bpf_program__set_expected_attach_type(prog, 0);
+		} else if (pp->kind == PLAN_PROG_FENTRY) {
+			/* fentry/fexit: the function is fixed at load (its BTF id) */
+			err = bpf_program__set_type(prog, BPF_PROG_TYPE_TRACING);
+			if (!err)
+				err = bpf_program__set_expected_attach_type(
+					prog, pp->kprobe_return ? BPF_TRACE_FEXIT : BPF_TRACE_FENTRY);
+			if (!err)
+				err = bpf_program__set_attach_target(prog, 0,
+								     plan->sites[pp->site_begin].func);
 		} else if (pp->kind == PLAN_PROG_PERF) {
 			err = bpf_program__set_type(prog, BPF_PROG_TYPE_PERF_EVENT);
 		} else if (pp->kind == PLAN_PROG_TRACEPOINT) {

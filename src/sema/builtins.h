@@ -39,6 +39,7 @@ enum builtin_form { BFORM_IDENT = 1, BFORM_CALL = 2 };
 /* probes: where a builtin may be used (plan_prog_kind bits; 0 everywhere) */
 #define P_UPROBE (1u << PLAN_PROG_UPROBE)
 #define P_KPROBE (1u << PLAN_PROG_KPROBE)
+#define P_FENTRY (1u << PLAN_PROG_FENTRY)
 /* probes that fire on a task: not BEGIN / END */
 #define P_TRACED ((1u << PLAN_PROG_UPROBE) | (1u << PLAN_PROG_PERF) | (1u << PLAN_PROG_TRACEPOINT))
 

@@ -27,6 +27,7 @@ static int check_clause(struct sema *s, struct ast_node *clause, int ci)
 	s->clause_uses_duration = false;
 	s->clause_uses_goruntime = false;
 	s->clause_tp = NULL;
+	s->clause_kfunc = 0;
 	s->clause_tp_user = false;
 	s->vars.n = 0;
 	s->clause_site_begin = s->sites.n;

@@ -131,6 +131,7 @@ struct sema_node {
 	int *loop_slots;
 	int nloop_slots;
 	bool tp_signed, tp_string, tp_data_loc;
+	int tp_narrow; /* kfunc args, retval: 8-byte context slots holding a narrower int */
 	bool cast_bool; /* AST_CAST to bool: 1 for any nonzero value, as C and Go */
 	const struct binfo_gotype *gotype; /* with go: its Go type (sema's own) */
 	struct sema_goref *go; /* a Go value (args.x, rets.y, retval and what they reach) */

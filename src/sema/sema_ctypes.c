@@ -482,6 +482,11 @@ struct gt_type *sema_struct_named(struct sema *s, const char *name)
 	return id ? from_btf(s, id) : NULL;
 }
 
+struct gt_type *sema_ctype_from_btf(struct sema *s, int id)
+{
+	return from_btf(s, id);
+}
+
 struct gt_type *sema_ctype_from_decl(struct sema *s, const char *decl)
 {
 	/* "struct __kernel_timespec * rqtp": the struct name and the pointer depth */

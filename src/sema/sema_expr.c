@@ -379,7 +379,7 @@ const char *sema_closest(struct sema *s, const char *name, const char *const *ca
 int sema_check_probes(struct sema *s, struct ast_node *e, const char *what, unsigned allowed)
 {
 	static const char *const names[] = {"BEGIN", "END", "go", "interval/profile",
-					    "tracepoint", "kprobe"};
+					    "tracepoint", "kprobe", "kfunc"};
 	unsigned others = s->clause_kinds & ~allowed;
 	if (!others)
 		return 0;
@@ -398,6 +398,8 @@ int sema_check_uprobe_only(struct sema *s, struct ast_node *e, const char *what)
 /* args.FIELD of the clause's tracepoint */
 static int check_tp_arg(struct sema *s, struct ast_node *e)
 {
+	if (s->clause_kinds & (1u << PLAN_PROG_FENTRY))
+		return sema_check_kfunc_arg(s, e);
 	if (s->clause_kinds != (1u << PLAN_PROG_TRACEPOINT) || !s->clause_tp) {
 		diag_error(s->src, e->loc, "args.%s is only available in tracepoint probes here "
 			   "(Go parameters from DWARF are not supported yet)", e->u.field.name);
@@ -443,6 +445,8 @@ static int check_tp_arg(struct sema *s, struct ast_node *e)
 int sema_check_go_ident(struct sema *s, struct ast_node *e, const struct builtin *b)
 {
 	struct sema_node *sn = sema_node_of(s, e);
+	if (b->id == BI_RETVAL && (s->clause_kinds & (1u << PLAN_PROG_FENTRY)))
+		return sema_check_kfunc_retval(s, e);
 	if (b->id == BI_RETVAL) {
 		int r = sema_go_retval(s, e);
 		if (r <= 0)
@@ -877,7 +881,8 @@ int sema_check_expr(struct sema *s, struct ast_node *e)
 		struct ast_node *base = e->u.field.expr;
 		const struct builtin *b = base->kind == AST_IDENT ? sema_resolve(s, base) : NULL;
 		enum builtin_id id = b ? b->id : BI_NONE;
-		if (id == BI_ARGS && (s->clause_kinds & (1u << PLAN_PROG_TRACEPOINT)))
+		unsigned ctx_args = (1u << PLAN_PROG_TRACEPOINT) | (1u << PLAN_PROG_FENTRY);
+		if (id == BI_ARGS && (s->clause_kinds & ctx_args))
 			return check_tp_arg(s, e);
 		if (id == BI_ARGS || id == BI_RETS)
 			return sema_go_field(s, e, id == BI_RETS);

@@ -72,6 +72,7 @@ struct sema {
 	VEC(struct sema_map) maps;
 	VEC(struct tp_format *) tp_formats; /* freed at the end of sema */
 	struct tp_format *clause_tp; /* the clause's tracepoint; (void *)-1 for several */
+	int clause_kfunc; /* the BTF id of the clause's kfunc/kretfunc FUNC, -1 for several */
 	bool clause_tp_user;         /* its pointer fields point into user memory */
 	struct binfo **targets;
 	const char **target_paths;
@@ -111,6 +112,18 @@ struct binfo *sema_target_elf(struct sema *s, const char *path, struct gt_loc lo
 int sema_expand_probes(struct sema *s, struct ast_node *clause, int ci);
 int sema_add_func_sites(struct sema *s, struct binfo *bi, const struct binfo_func *f,
 			enum go_point point, uint64_t off, struct gt_loc loc, bool quiet);
+/* "+N" (decimal or 0x hex) of a probe name: true and *OUT, or false. */
+bool sema_parse_offset(const char *s, uint64_t *out);
+struct provider;
+/* sema_kernel.c: kprobe:/kretprobe: and kfunc:/kretfunc: probes of a clause. */
+int sema_expand_kprobe(struct sema *s, struct ast_node *clause, struct ast_node *p,
+		       const struct provider *pv, int ci);
+int sema_expand_kfunc(struct sema *s, struct ast_node *clause, struct ast_node *p,
+		      const struct provider *pv, int ci);
+/* kfunc args.NAME and kretfunc retval: 0, or a negative errno after an error. */
+int sema_check_kfunc_arg(struct sema *s, struct ast_node *e);
+int sema_check_kfunc_retval(struct sema *s, struct ast_node *e);
+
 /* Starts the sites of one program (sema_close_group ends it). */
 void sema_open_group(struct sema *s);
 void sema_close_group(struct sema *s, struct ast_node *clause, int kind, struct binfo *bi,
@@ -206,6 +219,8 @@ int sema_struct_field(struct sema *s, struct gt_type *t, const char *name);
 bool sema_enum_value(struct sema *s, const char *name, int64_t *v);
 /* A tracepoint field's declaration, "struct X * name": that pointer type, or NULL. */
 struct gt_type *sema_ctype_from_decl(struct sema *s, const char *decl);
+/* The type of kernel BTF type ID (ints, pointers, structs ...). */
+struct gt_type *sema_ctype_from_btf(struct sema *s, int id);
 
 /* sema_go.c: args.NAME, rets.NAME, retval and what they reach */
 struct binfo_godwarf *sema_godwarf(struct sema *s, struct binfo *bi);

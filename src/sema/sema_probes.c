@@ -96,7 +96,7 @@ static bool is_wildcard(const char *name)
 	return false;
 }
 
-static bool parse_offset(const char *s, uint64_t *out)
+bool sema_parse_offset(const char *s, uint64_t *out)
 {
 	if (*s != '+')
 		return false;
@@ -153,7 +153,7 @@ static int parse_go_probe(struct sema *s, struct ast_node *p, struct go_probe *g
 		gp->point = GO_ENTRY;
 	} else if (!strcmp(gp->where, "return")) {
 		gp->point = GO_RETURN;
-	} else if (parse_offset(gp->where, &gp->off)) {
+	} else if (sema_parse_offset(gp->where, &gp->off)) {
 		gp->point = GO_OFFSET;
 	} else {
 		diag_error(s->src, p->loc,
@@ -581,7 +581,7 @@ static int expand_uprobe(struct sema *s, struct ast_node *clause, struct ast_nod
 	char *sym = arena_strdup(s->arena, spec);
 	uint64_t off = 0;
 	char *plus = strrchr(sym, '+');
-	if (plus && !ret && parse_offset(plus, &off))
+	if (plus && !ret && sema_parse_offset(plus, &off))
 		*plus = 0;
 	const struct binfo_func *f = binfo_find_func(bi, sym);
 	if (!f) {
@@ -615,82 +615,6 @@ static int expand_uprobe(struct sema *s, struct ast_node *clause, struct ast_nod
 	sema_close_group(s, clause, PLAN_PROG_UPROBE, bi, ret ? UP_RETURN : UP_ENTRY, HIDDEN_NONE,
 			 arena_printf(s->arena, "c%d_%s", ci, pv->name));
 	s->progs.v[s->progs.n - 1].uprobe_return = ret;
-	return 0;
-}
-
-/* kprobe:FUNC[+OFFSET], kretprobe:FUNC, with * and ? in FUNC: one KPROBE program, a
- * site for each kernel function (bpftrace's names: available_filter_functions). */
-static int expand_kprobe(struct sema *s, struct ast_node *clause, struct ast_node *p,
-			 const struct provider *pv, int ci)
-{
-	bool ret = pv->id == PV_KRETPROBE;
-	if (p->u.probe.nparts != 1 || !p->u.probe.parts[0][0]) {
-		diag_error(s->src, p->loc, "%s probes are %s:FUNCTION%s", pv->name, pv->name,
-			   ret ? "" : "[+OFFSET]");
-		return -EINVAL;
-	}
-	char *fn = arena_strdup(s->arena, p->u.probe.parts[0]);
-	uint64_t off = 0;
-	char *plus = strrchr(fn, '+');
-	if (plus && (ret || !parse_offset(plus, &off))) {
-		diag_error(s->src, p->loc, ret ? "kretprobe takes no offset: %s"
-					       : "bad offset in %s: expected FUNCTION+N",
-			   p->u.probe.parts[0]);
-		return -EINVAL;
-	}
-	if (plus)
-		*plus = 0;
-	bool wild = strpbrk(fn, "*?[") != NULL;
-	if (wild && off) {
-		diag_error(s->src, p->loc, "an offset needs one function, not a wildcard: %s",
-			   p->u.probe.parts[0]);
-		return -EINVAL;
-	}
-	const char *const *names;
-	size_t n;
-	int err = binfo_kernel_funcs(&names, &n);
-	if (err && access("/sys/bus/event_source/devices/kprobe", F_OK)) {
-		diag_error(s->src, p->loc, "this kernel has no kprobes (no kprobe PMU: "
-			   "CONFIG_KPROBE_EVENTS): %s probes cannot attach", pv->name);
-		return -ENOTSUP;
-	}
-	if (err) {
-		diag_error(s->src, p->loc, "%s: the kernel's function list is not readable "
-			   "(tracefs available_filter_functions: %s)", pv->name, strerror(-err));
-		return err;
-	}
-	sema_open_group(s);
-	int found = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (wild ? fnmatch(fn, names[i], 0) : strcmp(fn, names[i]))
-			continue;
-		struct plan_site site = {
-			.target = "",
-			.func = arena_strdup(s->arena, names[i]),
-			.probe = arena_printf(s->arena, "%s:%s", pv->name, names[i]),
-			.file_off = off,
-			.sole = !wild,
-		};
-		struct sema_site_info info = {.point = ret ? UP_RETURN : UP_ENTRY};
-		vec_push(&s->sites, site);
-		vec_push(&s->site_info, info);
-		found++;
-		if (!wild)
-			break;
-	}
-	if (!found) {
-		diag_error(s->src, p->loc, wild ? "no kernel function matches '%s'"
-					    : "no kernel function '%s' (or it cannot be traced: "
-					      "available_filter_functions)",
-			   fn);
-		return -ENOENT;
-	}
-	if (!wild && off) /* the offset is the site's, in its probe name too */
-		s->sites.v[s->sites.n - 1].probe =
-			arena_printf(s->arena, "%s:%s+%llu", pv->name, fn, (unsigned long long)off);
-	sema_close_group(s, clause, PLAN_PROG_KPROBE, NULL, ret ? UP_RETURN : UP_ENTRY,
-			 HIDDEN_NONE, arena_printf(s->arena, "c%d_%s", ci, pv->name));
-	s->progs.v[s->progs.n - 1].kprobe_return = ret;
 	return 0;
 }
 
@@ -839,7 +763,7 @@ int sema_expand_probes(struct sema *s, struct ast_node *clause, int ci)
 		if (!pv) {
 			diag_error(s->src, p->loc,
 				   "unknown probe type '%s': expected BEGIN, END, go, uprobe, uretprobe, "
-				   "kprobe, kretprobe, interval, profile or tracepoint",
+				   "kprobe, kretprobe, kfunc, kretfunc, interval, profile or tracepoint",
 				   prov);
 			err = -EINVAL;
 			continue;
@@ -875,6 +799,11 @@ int sema_expand_probes(struct sema *s, struct ast_node *clause, int ci)
 		case PV_KRETPROBE:
 			s->clause_kinds |= 1u << PLAN_PROG_KPROBE;
 			s->clause_points |= 1u << (pv->id == PV_KRETPROBE ? UP_RETURN : UP_ENTRY);
+			break;
+		case PV_KFUNC:
+		case PV_KRETFUNC:
+			s->clause_kinds |= 1u << PLAN_PROG_FENTRY;
+			s->clause_points |= 1u << (pv->id == PV_KRETFUNC ? UP_RETURN : UP_ENTRY);
 			break;
 		case PV_LATER:
 			diag_error(s->src, p->loc, "%s probes are not supported yet", pv->name);
@@ -912,7 +841,9 @@ int sema_expand_probes(struct sema *s, struct ast_node *clause, int ci)
 		else if (pv->id == PV_UPROBE || pv->id == PV_URETPROBE)
 			e = expand_uprobe(s, clause, p, pv, ci);
 		else if (pv->id == PV_KPROBE || pv->id == PV_KRETPROBE)
-			e = expand_kprobe(s, clause, p, pv, ci);
+			e = sema_expand_kprobe(s, clause, p, pv, ci);
+		else if (pv->id == PV_KFUNC || pv->id == PV_KRETFUNC)
+			e = sema_expand_kfunc(s, clause, p, pv, ci);
 		if (e)
 			err = -EINVAL;
 	}
