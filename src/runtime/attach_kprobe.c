@@ -1,8 +1,9 @@
 /* attach_kprobe: kernel functions. kfunc:/kretfunc: programs attach as they were loaded
- * (fentry/fexit on one function each, a raw-tracepoint link). kprobe: and kretprobe: sites, one perf event of the kprobe PMU each
- * (the kernel function by name, plus the offset), the program attached by a
- * BPF_PERF_EVENT link whose cookie is the site's id (`func`, `probe`). A kprobe fires in
- * every process; under -c or -p the program itself keeps the traced one's (cg_stmt.c). */
+ * (fentry/fexit on one function each, a raw-tracepoint link). kprobe: and kretprobe:
+ * sites get one perf event of the kprobe PMU each (the kernel function by name, plus the
+ * offset), the program attached by a BPF_PERF_EVENT link whose cookie is the site's id
+ * (`func`, `probe`). A kprobe fires in every process; under -c or -p the program itself
+ * keeps the traced one's (cg_stmt.c). */
 #include <bpf/bpf.h>
 #include <errno.h>
 #include <linux/perf_event.h>
