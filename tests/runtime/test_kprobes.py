@@ -61,6 +61,14 @@ def lines(out):
     return [l for l in out.splitlines() if l.strip()]
 
 
+def one_error_each(cases):
+    """Each (script, message): sema's one error, status 2."""
+    for script, want in cases:
+        r = s.run(["-e", script])
+        s.check("%s: one error" % script, r.returncode == 2 and want in r.stderr and
+                r.stderr.count("error:") == 1, describe(r))
+
+
 def keys(out):
     """The map lines' keys ("@[a, b]"), without counts."""
     return sorted({l.rsplit(": ", 1)[0] for l in lines(out) if l.startswith("@")})
@@ -157,7 +165,7 @@ if s.case("kfunc"):
                run_cat)
     s.check("kretfunc:vfs_rea*: func names the function", r[0] == 0 and
             "@[vfs_read]" in keys(r[1]), "status %s\n%s%s" % r)
-    for script, want in (
+    one_error_each((
             ("kfunc:vfs_rea* { @[args->count] = count(); }",
              "error: args needs a clause of one kfunc or kretfunc function (this one "
              "matches several)"),
@@ -166,10 +174,7 @@ if s.case("kfunc"):
             ("kfunc:vfs_read { @ = retval; }",
              "error: retval is only available in kretfunc probes"),
             ("kfunc:no_such_function_here { @ = count(); }",
-             "error: no kernel function 'no_such_function_here' in the kernel's BTF")):
-        r = s.run(["-e", script])
-        s.check("%s: one error" % script, r.returncode == 2 and want in r.stderr and
-                r.stderr.count("error:") == 1, describe(r))
+             "error: no kernel function 'no_such_function_here' in the kernel's BTF")))
 
 # Under -c only the traced process's calls count: other processes sleep meanwhile.
 if s.case("pid"):
@@ -186,7 +191,7 @@ if s.case("pid"):
             describe(r))
 
 if s.case("errors"):
-    for script, want in (
+    one_error_each((
             ("kprobe:no_such_function_here { @ = count(); }",
              "error: no kernel function 'no_such_function_here'"),
             ("kprobe:nothing_matches_*_here { @ = count(); }",
@@ -196,10 +201,7 @@ if s.case("errors"):
             ("kretprobe:do_nanosleep+8 { @ = count(); }",
              "error: kretprobe takes no offset: do_nanosleep+8"),
             ("kprobe:vfs_*+8 { @ = count(); }",
-             "error: an offset needs one function, not a wildcard: vfs_*+8")):
-        r = s.run(["-e", script])
-        s.check("%s: one error" % script, r.returncode == 2 and want in r.stderr and
-                r.stderr.count("error:") == 1, describe(r))
+             "error: an offset needs one function, not a wildcard: vfs_*+8")))
 
 s.check("nothing left attached", not bpf_leftovers(), bpf_leftovers())
 s.finish()
