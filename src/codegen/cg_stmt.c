@@ -410,6 +410,7 @@ void cg_program(struct cg *g, const struct sema_prog *sp)
 	g->cookie = g->now = g->target = g->depth = g->duration = g->gomap_out = NULL;
 	static const char *const sections[] = {"raw_tp", "raw_tp", "uprobe", "perf_event",
 					       "tracepoint", "kprobe", "fentry"};
+	_Static_assert(ARRAY_SIZE(sections) == PLAN_PROG_NKINDS, "a section for each kind");
 	const struct cg_param ctx = {g->ptr, g->di_ptr, "ctx"};
 	cg_begin_function(g, pp->fn_name, g->i32, g->di_int, &ctx, 1, clause->loc.line, false);
 	LLVMSetSection(g->fn, sections[pp->kind]);

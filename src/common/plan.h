@@ -44,6 +44,7 @@ enum plan_prog_kind {
 			     file_off the offset into it), one kprobe perf event each */
 	PLAN_PROG_FENTRY, /* fentry/fexit on the kernel function of its one site (plan_site.func):
 			     kfunc:, kretfunc: */
+	PLAN_PROG_NKINDS, /* tables by kind have this many entries (checked where they are) */
 };
 
 struct plan_site {

@@ -159,8 +159,9 @@ void sema_result_free(struct sema_result *r)
 
 void sema_dump_sites(FILE *out, const struct gt_plan *plan)
 {
-	static const char *const kinds[] = {"BEGIN", "END", "uprobe_multi", "perf_event",
-					    "tracepoint"};
+	static const char *const kinds[] = {"BEGIN",      "END",    "uprobe_multi", "perf_event",
+					    "tracepoint", "kprobe", "fentry"};
+	_Static_assert(ARRAY_SIZE(kinds) == PLAN_PROG_NKINDS, "a name for each program kind");
 	for (int i = 0; i < plan->nprogs; i++) {
 		const struct plan_prog *p = &plan->progs[i];
 		fprintf(out, "program %s (%s, line %d)\n", p->fn_name, kinds[p->kind],

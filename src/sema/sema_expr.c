@@ -380,6 +380,7 @@ int sema_check_probes(struct sema *s, struct ast_node *e, const char *what, unsi
 {
 	static const char *const names[] = {"BEGIN", "END", "go", "interval/profile",
 					    "tracepoint", "kprobe", "kfunc"};
+	_Static_assert(ARRAY_SIZE(names) == PLAN_PROG_NKINDS, "a name for each program kind");
 	unsigned others = s->clause_kinds & ~allowed;
 	if (!others)
 		return 0;
