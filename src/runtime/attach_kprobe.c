@@ -6,29 +6,13 @@
  * keeps the traced one's (cg_stmt.c). */
 #include <bpf/bpf.h>
 #include <errno.h>
-#include <linux/perf_event.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "common/diag.h"
 #include "common/util.h"
 #include "runtime/rt_priv.h"
-
-static int kprobe_open(const struct rt_features *f, const char *func, uint64_t off, bool ret)
-{
-	struct perf_event_attr attr = {
-		.type = (uint32_t)f->kprobe_type,
-		.size = sizeof(attr),
-		.config = ret ? 1ull << f->kprobe_ret_bit : 0,
-		.config1 = (uint64_t)(uintptr_t)func, /* kprobe_func */
-		.config2 = off,                       /* probe_offset */
-	};
-	/* no pid: the function runs in any task; one event, on CPU 0's list, fires on all */
-	long fd = syscall(__NR_perf_event_open, &attr, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
-	return fd < 0 ? -errno : (int)fd;
-}
 
 int rt_attach_fentry(struct rt_session *s, const struct plan_prog *pp, int prog_fd)
 {
@@ -58,7 +42,10 @@ int rt_attach_kprobes(struct rt_session *s, const struct plan_prog *pp, int prog
 	for (int i = 0; i < pp->site_count && !err; i++) {
 		int id = pp->site_begin + i;
 		const struct plan_site *site = &s->plan->sites[id];
-		int pfd = kprobe_open(f, site->func, site->file_off, pp->kprobe_return), fd = pfd;
+		/* no pid: the function runs in any task */
+		int pfd = rt_perf_probe_open(f->kprobe_type, f->kprobe_ret_bit, site->func,
+					     site->file_off, 0, pp->kprobe_return);
+		int fd = pfd;
 		if (pfd >= 0) {
 			fd = rt_perf_link_create(prog_fd, pfd, (uint64_t)id);
 			if (fd < 0)

@@ -22,21 +22,28 @@
 #include "common/util.h"
 #include "runtime/rt_priv.h"
 
-int rt_perf_uprobe_open(const struct rt_features *f, const char *path, uint64_t off, pid_t pid,
-			bool ret)
+/* One event of a probe PMU (uprobe or kprobe: their attrs differ only in the type, the
+ * return bit and what config1 names, a file or a kernel function). A pid filter: that
+ * process (every thread: uprobes filter on its mm); none: every process, with the event
+ * on CPU 0 (the program runs on whichever CPU is hit). */
+int rt_perf_probe_open(int type, int ret_bit, const char *name, uint64_t off, pid_t pid, bool ret)
 {
 	struct perf_event_attr attr = {
-		.type = (uint32_t)f->uprobe_type,
+		.type = (uint32_t)type,
 		.size = sizeof(attr),
-		.config = ret ? 1ull << f->uprobe_ret_bit : 0,
-		.config1 = (uint64_t)(uintptr_t)path, /* uprobe_path */
+		.config = ret ? 1ull << ret_bit : 0,
+		.config1 = (uint64_t)(uintptr_t)name, /* uprobe_path or kprobe_func */
 		.config2 = off,                       /* probe_offset */
 	};
-	/* A pid filter: that process (every thread: uprobes filter on its mm); none: every
-	 * process, with the event on CPU 0 (the program runs on whichever CPU is hit). */
 	long fd = syscall(__NR_perf_event_open, &attr, pid > 0 ? pid : -1, pid > 0 ? -1 : 0, -1,
 			  PERF_FLAG_FD_CLOEXEC);
 	return fd < 0 ? -errno : (int)fd;
+}
+
+int rt_perf_uprobe_open(const struct rt_features *f, const char *path, uint64_t off, pid_t pid,
+			bool ret)
+{
+	return rt_perf_probe_open(f->uprobe_type, f->uprobe_ret_bit, path, off, pid, ret);
 }
 
 int rt_perf_link_create(int prog_fd, int pfd, uint64_t cookie)

@@ -113,6 +113,8 @@ const struct rt_features *rt_features_probe(unsigned what);
 /* attach_perf.c */
 /* A uprobe perf event (uretprobe when RET) at OFF of PATH for PID (0: every process):
  * the fd, or a negative errno. */
+int rt_perf_probe_open(int type, int ret_bit, const char *name, uint64_t off, pid_t pid,
+		       bool ret);
 int rt_perf_uprobe_open(const struct rt_features *f, const char *path, uint64_t off, pid_t pid,
 			bool ret);
 /* A BPF_PERF_EVENT link of PROG_FD to the perf event PFD carrying COOKIE: fd or -errno. */

@@ -115,6 +115,10 @@ int sema_expand_kfunc(struct sema *s, struct ast_node *clause, struct ast_node *
 	bool wild = strpbrk(fn, "*?[") != NULL;
 	int found = 0;
 	unsigned n = btf__type_cnt(b);
+	/* ftrace's list, where it can be read: fentry goes through its trampolines */
+	const char *const *names;
+	size_t nn;
+	bool ftrace_list = !binfo_kernel_funcs(&names, &nn) && nn;
 	for (unsigned id = 1; id < n; id++) {
 		const struct btf_type *t = btf__type_by_id(b, id);
 		if (!btf_is_func(t))
@@ -122,10 +126,7 @@ int sema_expand_kfunc(struct sema *s, struct ast_node *clause, struct ast_node *
 		const char *name = btf__name_by_offset(b, t->name_off);
 		if (!name || (wild ? fnmatch(fn, name, 0) : strcmp(fn, name)))
 			continue;
-		/* ftrace's list, where it can be read: fentry goes through its trampolines */
-		const char *const *names;
-		size_t nn;
-		if (!binfo_kernel_funcs(&names, &nn) && nn && !binfo_kernel_func_exists(name))
+		if (ftrace_list && !binfo_kernel_func_exists(name))
 			continue;
 		sema_open_group(s);
 		struct plan_site site = {
