@@ -77,10 +77,10 @@ void info_report(FILE *out, const char *version)
 		"\nProbe types\n  uprobe: %s\n  uprobe_multi: %s\n  perf_uprobe_cookie: %s\n"
 		"  tracefs uprobe_events: %s\n"
 		"  tracepoint: %s\n  perf_event (profile, interval): %s\n  raw_tracepoint: %s\n"
-		"  kprobe: %s\n  kfunc: %s\n\n",
+		"  kprobe: %s\n  kprobe_multi: %s\n  kfunc: %s\n\n",
 		yes(f->uprobe_pmu), yes(f->uprobe_multi), yes(f->perf_uprobe_cookie), yes(f->tracefs),
 		yes(f->tracepoint), yes(f->perf_cpu_clock), yes(f->raw_tp), yes(f->kprobe_pmu),
-		yes(f->fentry));
+		yes(f->kprobe_multi), yes(f->fentry));
 	fprintf(out, "Stacks\n  uprobe at push %%rbp keeps the caller: %s\n\n",
 		yes(rt_uprobe_stack_has_caller(true)));
 	const char *why;

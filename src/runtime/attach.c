@@ -389,8 +389,8 @@ int rt_session__attach(struct rt_session *s)
 	report_refused(s);
 	if (s->opts->verbose)
 		diag_print(DIAG_INFO, "attached %d sites with %d %s in %.1f ms", s->nattached_sites,
-			   s->nuprobe_links,
-			   rt_path_links(s->path),
+			   s->nuprobe_links ? s->nuprobe_links : s->nlinks,
+			   s->nuprobe_links ? rt_path_links(s->path) : "links and events",
 			   (double)(now_ns() - t0) / 1e6);
 	return 0;
 }

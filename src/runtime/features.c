@@ -76,6 +76,26 @@ static bool probe_fentry(void)
 	return true;
 }
 
+/* kprobe_multi (5.18, with fprobe): a link on a name no kernel has fails with ESRCH or
+ * ENOENT where the kernel looks names up; EINVAL where it does not know the attach type,
+ * EOPNOTSUPP where it was built without fprobe. */
+static bool probe_kprobe_multi(void)
+{
+	int prog = load_trivial(BPF_PROG_TYPE_KPROBE, BPF_TRACE_KPROBE_MULTI);
+	if (prog < 0)
+		return false;
+	const char *syms[] = {"gt_no_such_kernel_function"};
+	__u64 cookie = 0;
+	LIBBPF_OPTS(bpf_link_create_opts, o, .kprobe_multi.syms = syms, .kprobe_multi.cnt = 1,
+		    .kprobe_multi.cookies = &cookie);
+	int fd = bpf_link_create(prog, 0, BPF_TRACE_KPROBE_MULTI, &o);
+	int err = fd < 0 ? -errno : 0;
+	if (fd >= 0)
+		close(fd);
+	close(prog);
+	return err == -ESRCH || err == -ENOENT;
+}
+
 static bool pmu_exists(const char *name)
 {
 	char path[128];
@@ -261,6 +281,7 @@ static void hide_features(struct rt_features *f)
 		{"perf_uprobe_cookie", offsetof(struct rt_features, perf_uprobe_cookie)},
 		{"tracefs", offsetof(struct rt_features, tracefs)},
 		{"ringbuf", offsetof(struct rt_features, ringbuf)},
+		{"kprobe_multi", offsetof(struct rt_features, kprobe_multi)},
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
 		size_t n = strlen(names[i].name);
@@ -366,6 +387,7 @@ const struct rt_features *rt_features_probe(unsigned what)
 	if (what & RT_FEAT_REST) {
 		f.kprobe_pmu = pmu_exists("kprobe");
 		read_probe_pmu("kprobe", &f.kprobe_type, &f.kprobe_ret_bit);
+		f.kprobe_multi = probe_kprobe_multi();
 		f.perf_cpu_clock = probe_perf_cpu_clock();
 		f.btf = access("/sys/kernel/btf/vmlinux", R_OK) == 0;
 		f.fentry = probe_fentry();

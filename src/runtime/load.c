@@ -211,7 +211,9 @@ static int configure_programs(struct rt_session *s)
 		} else if (pp->kind == PLAN_PROG_KPROBE) {
 			err = bpf_program__set_type(prog, BPF_PROG_TYPE_KPROBE);
 			if (!err)
-				err = bpf_program__set_expected_attach_type(prog, 0);
+				err = bpf_program__set_expected_attach_type(
+					prog, rt_kprobe_multi(pp) ? BPF_TRACE_KPROBE_MULTI
+								  : (enum bpf_attach_type)0);
 		} else if (pp->kind == PLAN_PROG_FENTRY) {
 			/* fentry/fexit: the function is fixed at load (its BTF id) */
 			err = bpf_program__set_type(prog, BPF_PROG_TYPE_TRACING);

@@ -51,6 +51,8 @@ struct rt_symbolizer {
 	int (*user)(void *ctx, int pid, uint64_t pc, bool ret, struct rt_frame *out, int max);
 	/* The kernel symbol holding PC: 1, or 0 when unknown. */
 	int (*kernel)(void *ctx, uint64_t pc, struct rt_frame *out);
+	/* The address of kernel symbol NAME (kprobe_multi links by address): 0 or -ENOENT. */
+	int (*kernel_addr)(void *ctx, const char *name, uint64_t *addr);
 	/* While PID runs: learn where its binary is mapped (a PIE's load bias). True once
 	 * known, or when nothing needs learning. */
 	bool (*prime)(void *ctx, int pid);
@@ -87,9 +89,8 @@ struct rt_options {
 };
 
 /* What the running kernel allows, probed once (features.c). GT_HIDE_FEATURES=a,b (names
- * as in --info: uprobe_multi, perf_uprobe_cookie, tracefs, ringbuf) makes it report them
- * absent:
- * how the tests reach the paths of older kernels on a new one. */
+ * as in --info: uprobe_multi, perf_uprobe_cookie, tracefs, ringbuf, kprobe_multi) makes it
+ * report them absent: how the tests reach the paths of older kernels on a new one. */
 struct rt_features {
 	bool uprobe_multi;   /* BPF_TRACE_UPROBE_MULTI links (kernel 6.6) */
 	bool uprobe_pmu;     /* perf_event_open uprobes */
@@ -99,6 +100,7 @@ struct rt_features {
 	int uprobe_ret_bit;  /* its retprobe bit in attr.config (format/retprobe) */
 	bool kprobe_pmu;
 	int kprobe_type, kprobe_ret_bit; /* the kprobe PMU's, as uprobe_type/_ret_bit */
+	bool kprobe_multi;   /* BPF_TRACE_KPROBE_MULTI links (5.18, fprobe) */
 	bool perf_cpu_clock; /* software cpu-clock events: profile:, interval: */
 	bool ringbuf;
 	bool btf;            /* /sys/kernel/btf/vmlinux */

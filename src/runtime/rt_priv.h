@@ -126,6 +126,9 @@ int rt_perf_attach_sites(struct rt_session *s, int prog_fd, const char *path,
 /* attach_kprobe.c: a kprobe perf event for each site of the KPROBE program PP (the
  * site's id its cookie). 0 or a negative errno, reported. */
 int rt_attach_kprobes(struct rt_session *s, const struct plan_prog *pp, int prog_fd);
+/* PP (kprobe:/kretprobe:) attaches through one kprobe_multi link: loaded with that attach
+ * type. */
+bool rt_kprobe_multi(const struct plan_prog *pp);
 /* ... and a FENTRY program: 0 or a negative errno, reported. */
 int rt_attach_fentry(struct rt_session *s, const struct plan_prog *pp, int prog_fd);
 /* attach_tracefs.c */

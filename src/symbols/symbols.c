@@ -165,7 +165,14 @@ static int kernel(void *ctx, uint64_t pc, struct rt_frame *out)
 	return 1;
 }
 
+static int kernel_addr(void *ctx, const char *name, uint64_t *addr)
+{
+	(void)ctx;
+	return binfo_kallsyms_addr(name, addr);
+}
+
 struct rt_symbolizer symbols_rt(struct symbols *s)
 {
-	return (struct rt_symbolizer){.ctx = s, .user = user, .kernel = kernel, .prime = prime};
+	return (struct rt_symbolizer){.ctx = s, .user = user, .kernel = kernel,
+				      .kernel_addr = kernel_addr, .prime = prime};
 }

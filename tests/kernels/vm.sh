@@ -41,7 +41,8 @@ cache=${GT_KERNEL_CACHE:-${HOME:-/root}/.cache/gotrace-tests/kernels}
 mkdir -p "$cache"
 
 # 1. The kernel package: the newest Debian offers, else the newest already cached.
-re="^linux-image-$(echo "$kver" | sed 's/\./\\./g')\\.[0-9]+-[0-9]+-amd64-unsigned\$"
+# 6.1 is named linux-image-6.1.0-56-amd64-unsigned, 6.12 linux-image-6.12.117+deb12-...
+re="^linux-image-$(echo "$kver" | sed 's/\./\\./g')\\.[0-9]+(-[0-9]+|\\+deb[0-9]+)-amd64-unsigned\$"
 pkg=$(apt-cache search --names-only "$re" 2>/dev/null | cut -d' ' -f1 | sort -V | tail -n 1)
 if [ -n "$pkg" ]; then
     pver=$(apt-cache policy "$pkg" | sed -n 's/^ *Candidate: //p')
@@ -53,7 +54,7 @@ if [ -n "$pkg" ]; then
             die "apt-get download $pkg failed"
     fi
 else
-    deb=$(ls "$cache"/linux-image-"$kver".*-amd64-unsigned_*.deb 2>/dev/null | sort -V |
+    deb=$(ls "$cache"/linux-image-"$kver".[0-9]*-amd64-unsigned_*.deb 2>/dev/null | sort -V |
           tail -n 1 || true)
     [ -n "$deb" ] || die "Debian offers no linux-image-$kver.*-amd64-unsigned (apt-get update?)"
 fi
@@ -81,15 +82,22 @@ if [ ! -f "$initrd" ] || [ "$here/init" -nt "$initrd" ] || [ "$0" -nt "$initrd" 
     cp "$here/init" "$root/init"
     chmod 755 "$root/init"
     order=""
-    add() { # add MODULE after what it depends on
+    add() { # add MODULE after what it depends on (6.12's come xz-compressed)
         case " $order " in *" $1 "*) return 0 ;; esac
-        f=$(find "$mods/kernel" -name "$1.ko" | head -n 1)
-        [ -n "$f" ] || die "module $1 is not in $(basename "$deb")"
-        for d in $(tr '\0' '\n' <"$f" | sed -n 's/^depends=//p' | tr ',' ' '); do
+        f=$(find "$mods/kernel" -name "$1.ko" -o -name "$1.ko.xz" | head -n 1)
+        if [ -z "$f" ]; then
+            # built into the kernel (6.12's virtio_pci)
+            grep -q "/$1\.ko\$" "$mods/modules.builtin" 2>/dev/null && return 0
+            die "module $1 is not in $(basename "$deb")"
+        fi
+        case $f in
+        *.xz) xz -dc "$f" >"$root/lib/modules/$1.ko" ;;
+        *) cp "$f" "$root/lib/modules/$1.ko" ;;
+        esac
+        for d in $(tr '\0' '\n' <"$root/lib/modules/$1.ko" | sed -n 's/^depends=//p' |
+                   tr ',' ' '); do
             add "$d"
         done
-        f=$(find "$mods/kernel" -name "$1.ko" | head -n 1)
-        cp "$f" "$root/lib/modules/"
         order="$order $1"
     }
     for m in virtio_pci 9pnet_virtio 9p overlay; do
