@@ -7,11 +7,22 @@
 
 #define GT_EEXIST 17
 
-void gt_map_full(void *full, __u32 id)
+#define GT_E2BIG 7
+
+/* A failed update of map ID: full (E2BIG) counts apart from the rest (EBUSY: the map's
+ * bucket was being updated on this CPU by a program this one preempted or interrupted;
+ * ENOMEM), whose last errno is kept for the message. */
+void gt_map_full(void *full, __u32 id, long err)
 {
 	__u64 *v = bpf_map_lookup_elem(full, &id);
-	if (v)
-		__sync_fetch_and_add(v, 1);
+	if (!v)
+		return;
+	if (err == -GT_E2BIG) {
+		__sync_fetch_and_add(&v[0], 1);
+	} else {
+		__sync_fetch_and_add(&v[1], 1);
+		v[2] = (__u64)-err;
+	}
 }
 
 /* Inserts INIT under KEY unless another update got there first; counts a full map. */
@@ -22,7 +33,7 @@ static __always_inline int insert(void *map, void *key, void *init, void *full, 
 		return 0;
 	if (err == -GT_EEXIST)
 		return 1; /* look it up again */
-	gt_map_full(full, id);
+	gt_map_full(full, id, err);
 	return -1;
 }
 

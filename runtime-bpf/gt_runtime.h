@@ -63,8 +63,9 @@ void gt_goroutine_exit(void *ctx, const struct gt_target *t, __u64 cookie);
 __s64 gt_unwind(void *ctx, void *tab, __u32 ntab, void *scratch, void *stacks, __u32 depth,
 		__u64 pid, const struct gt_uwtarget *t);
 
-/* Aggregations (gt_maps.c). FULL is the gt_mapfull array, ID the map's index. */
-void gt_map_full(void *full, __u32 id);
+/* Aggregations (gt_maps.c). FULL is the gt_mapfull array (per map: updates dropped as
+ * full, other failures, the last one's errno), ID the map's index. */
+void gt_map_full(void *full, __u32 id, long err);
 void gt_agg_add(void *map, void *key, __s64 v, void *full, __u32 id);
 void gt_agg_avg(void *map, void *key, __s64 v, void *full, __u32 id);
 void gt_agg_minmax(void *map, void *key, __s64 v, int is_max, void *full, __u32 id);

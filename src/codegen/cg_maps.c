@@ -20,7 +20,7 @@ void cg_define_script_maps(struct cg *g)
 	}
 	if (plan->nmaps)
 		g->map_full = cg_define_map_sized(g, PLAN_MAP_FULL, BPF_MAP_TYPE_ARRAY,
-						  (unsigned)plan->nmaps, 4, 8);
+						  (unsigned)plan->nmaps, 4, 24);
 	g->stackmaps = xcalloc((size_t)plan->nstackmaps + 1, sizeof(LLVMValueRef));
 	for (int i = 0; i < plan->nstackmaps; i++)
 		g->stackmaps[i] = cg_define_map_sized(g, plan->stackmaps[i].bpf_name,
@@ -90,7 +90,7 @@ static LLVMValueRef lookup(struct cg *g, int id, LLVMValueRef key)
 	return cg_helper(g, BPF_FUNC_map_lookup_elem, g->ptr, args, 2);
 }
 
-/* bpf_map_update_elem; a failure means the map is full: count it. */
+/* bpf_map_update_elem; a failure is counted (full, or another errno). */
 static void update(struct cg *g, int id, LLVMValueRef key, LLVMValueRef val)
 {
 	LLVMValueRef args[4] = {g->maps[id], key, val, cg_const(g, 0 /* BPF_ANY */)};
@@ -99,8 +99,8 @@ static void update(struct cg *g, int id, LLVMValueRef key, LLVMValueRef val)
 	LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "map.done");
 	LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntNE, r, cg_const(g, 0), ""), full, done);
 	LLVMPositionBuilderAtEnd(g->b, full);
-	LLVMValueRef fargs[2] = {g->map_full, LLVMConstInt(g->i32, (uint64_t)id, false)};
-	cg_runtime_call(g, "gt_map_full", fargs, 2);
+	LLVMValueRef fargs[3] = {g->map_full, LLVMConstInt(g->i32, (uint64_t)id, false), r};
+	cg_runtime_call(g, "gt_map_full", fargs, 3);
 	LLVMBuildBr(g->b, done);
 	LLVMPositionBuilderAtEnd(g->b, done);
 }

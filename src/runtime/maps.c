@@ -1052,7 +1052,7 @@ struct rt_maps *rt_maps__new(const struct gt_plan *plan, struct bpf_object *obj,
 
 	struct bpf_map *full = bpf_object__find_map_by_name(obj, PLAN_MAP_FULL);
 	if (full && bpf_map__fd(full) >= 0 && bpf_map__key_size(full) == 4 &&
-	    bpf_map__value_size(full) == 8) {
+	    bpf_map__value_size(full) == 24) {
 		ms->full_fd = bpf_map__fd(full);
 		ms->full_nvals = is_percpu_type(bpf_map__type(full)) ? ncpus : 1;
 	}
@@ -1181,21 +1181,31 @@ void rt_maps__report_full(struct rt_maps *m)
 {
 	if (!m || m->full_fd < 0)
 		return;
-	uint64_t *vals = xcalloc((size_t)m->full_nvals, sizeof(uint64_t));
+	uint64_t(*vals)[3] = xcalloc((size_t)m->full_nvals, sizeof(*vals));
 	for (int i = 0; i < m->nmaps; i++) {
 		uint32_t key = (uint32_t)i;
 		if (bpf_map_lookup_elem(m->full_fd, &key, vals))
 			continue;
-		uint64_t dropped = 0;
-		for (int c = 0; c < m->full_nvals; c++)
-			dropped += vals[c];
+		uint64_t dropped = 0, failed = 0, err = 0;
+		for (int c = 0; c < m->full_nvals; c++) {
+			dropped += vals[c][0];
+			failed += vals[c][1];
+			err = vals[c][2] ? vals[c][2] : err;
+		}
+		const char *name = m->maps[i].pm->name;
 		if (dropped)
 			diag_print(DIAG_WARNING,
 				   "map %s is full (%" PRIu32 " keys): %" PRIu64 " updates were dropped",
-				   m->maps[i].pm->name,
+				   name,
 				   m->maps[i].pm->max_entries ? m->maps[i].pm->max_entries
 							      : m->maps[i].max_entries,
 				   dropped);
+		if (failed)
+			diag_print(DIAG_WARNING, "map %s: %" PRIu64 " updates failed: %s%s", name,
+				   failed, strerror((int)err),
+				   err == EBUSY ? " (the kernel's lock of the map was held on that "
+						  "CPU: a program updating it was interrupted there)"
+						: "");
 	}
 	free(vals);
 }

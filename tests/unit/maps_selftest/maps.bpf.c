@@ -23,7 +23,7 @@ char LICENSE[] SEC("license") = "GPL";
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__type(key, __u32);
-	__type(value, __u64);
+	__type(value, __u64[3]); /* as gotrace's: dropped as full, other failures, errno */
 	__uint(max_entries, MT_MAPFULL_ENTRIES);
 } gt_mapfull SEC(".maps");
 
@@ -104,11 +104,17 @@ MAP(m_lneg, H, struct hk0, __u64, N);
 
 /* --- what codegen does for each kind --- */
 
-static __always_inline void map_full(__u32 id)
+static __always_inline void map_full(__u32 id, long err)
 {
 	__u64 *v = bpf_map_lookup_elem(&gt_mapfull, &id);
-	if (v)
-		__sync_fetch_and_add(v, 1);
+	if (!v)
+		return;
+	if (err == -7 /* E2BIG */) {
+		__sync_fetch_and_add(&v[0], 1);
+	} else {
+		__sync_fetch_and_add(&v[1], 1);
+		v[2] = (__u64)-err;
+	}
 }
 
 static __always_inline void add(void *map, void *key, __s64 d, __u32 id)
@@ -118,8 +124,9 @@ static __always_inline void add(void *map, void *key, __s64 d, __u32 id)
 		*v += d;
 		return;
 	}
-	if (bpf_map_update_elem(map, key, &d, BPF_NOEXIST))
-		map_full(id);
+	long err = bpf_map_update_elem(map, key, &d, BPF_NOEXIST);
+	if (err)
+		map_full(id, err);
 }
 
 static __always_inline void set(void *map, void *key, __s64 x)
