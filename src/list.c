@@ -150,6 +150,8 @@ int list_probes(const char *pattern, const char *target, bool verbose)
 		return list_perf(pat, pv->id);
 	if (pv && (pv->id == PV_KPROBE || pv->id == PV_KRETPROBE))
 		return list_kprobes(pat, pv->name);
+	if (pv && (pv->id == PV_KFUNC || pv->id == PV_KRETFUNC))
+		return list_kfuncs(pat, pv->name, verbose);
 	if (pv && pv->id == PV_GO) {
 		if (!target) {
 			diag_fatal("-l %s needs a target: -b BINARY, -c CMD or -p PID", pattern);
@@ -174,8 +176,10 @@ int list_probes(const char *pattern, const char *target, bool verbose)
 	/* no provider: Go functions of the target by name, or every kind by full name */
 	if (target && !colon)
 		return list_go(pat, target, verbose);
-	list_perf(pat, PV_SOFTWARE);
+	/* in bpftrace's order: its kinds by name, kretfunc and kretprobe left out */
 	list_perf(pat, PV_HARDWARE);
+	list_kfuncs(pat, NULL, verbose);
 	list_kprobes(pat, NULL);
+	list_perf(pat, PV_SOFTWARE);
 	return list_tracepoints(pat, verbose);
 }

@@ -187,6 +187,9 @@ void binfo_kallsyms_free(void);
  * unique; read once, kfuncs.c): 0, or a negative errno (no tracefs). */
 int binfo_kernel_funcs(const char *const **names, size_t *n);
 bool binfo_kernel_func_exists(const char *name);
+/* NAME's module in that list ("vmlinux": the kernel's own) in *MOD when it is one: 1;
+ * 2 when it is in several (*MOD untouched); 0 when NAME is absent or the list unread. */
+int binfo_kernel_func_module(const char *name, const char **mod);
 void binfo_kernel_funcs_free(void);
 
 /* ---- source-line sites (golines.c) ---- */

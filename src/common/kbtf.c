@@ -2,14 +2,19 @@
 
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "common/util.h"
 
 /* /sys/kernel/btf/vmlinux through mmap (kernels from 6.16 allow it): one mapping
  * instead of ~1,350 page-sized reads of sysfs, which took half of the ~100 ms a load
@@ -49,6 +54,68 @@ const struct btf *kbtf_vmlinux(void)
 			btf = NULL;
 	}
 	return btf;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int kbtf_modules(const char *const **out, size_t *n)
+{
+	static char **names;
+	static size_t count;
+	static bool tried;
+	if (!tried) {
+		tried = true;
+		DIR *d = opendir("/sys/kernel/btf");
+		struct dirent *e;
+		size_t cap = 0;
+		while (d && (e = readdir(d))) {
+			if (e->d_name[0] == '.' || !strcmp(e->d_name, "vmlinux"))
+				continue;
+			if (count == cap) {
+				cap = cap ? 2 * cap : 64;
+				names = xrealloc(names, cap * sizeof(*names));
+			}
+			names[count++] = xstrdup(e->d_name);
+		}
+		if (d)
+			closedir(d);
+		if (count)
+			qsort(names, count, sizeof(*names), cmp_str);
+	}
+	*out = (const char *const *)names;
+	*n = count;
+	return 0;
+}
+
+const struct btf *kbtf_module(const char *name)
+{
+	static struct {
+		char *name;
+		struct btf *btf;
+	} *cache;
+	static size_t n;
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(cache[i].name, name))
+			return cache[i].btf;
+	const struct btf *base = kbtf_vmlinux();
+	const char *const *mods;
+	size_t nmods;
+	kbtf_modules(&mods, &nmods);
+	/* only a name the kernel lists: never a path made of what a script says */
+	if (!base || !bsearch(&name, mods, nmods, sizeof(*mods), cmp_str))
+		return NULL;
+	char path[320];
+	snprintf(path, sizeof(path), "/sys/kernel/btf/%s", name);
+	struct btf *b = btf__parse_split(path, (struct btf *)base);
+	if (libbpf_get_error(b))
+		b = NULL;
+	cache = xrealloc(cache, (n + 1) * sizeof(*cache));
+	cache[n].name = xstrdup(name);
+	cache[n++].btf = b;
+	return b;
 }
 
 /* Bit offset of member NAME (LEN bytes) in the struct/union TYPE_ID, looking through

@@ -3,10 +3,20 @@
 #ifndef GT_KBTF_H
 #define GT_KBTF_H
 
+#include <stddef.h>
+
 struct btf;
 
 /* The kernel's BTF, loaded on first use and kept (never free it); NULL without one. */
 const struct btf *kbtf_vmlinux(void);
+
+/* The kernel modules with BTF (/sys/kernel/btf/NAME but vmlinux): their names, sorted,
+ * read once and kept. 0. */
+int kbtf_modules(const char *const **names, size_t *n);
+
+/* Module NAME's BTF, split on the kernel's (its type ids continue vmlinux's), loaded on
+ * first use and kept; NULL when NAME is not a module with BTF. */
+const struct btf *kbtf_module(const char *name);
 
 /* The byte offset of PATH ("thread.fsbase": a member of a member) in the kernel's
  * struct STRUCT_NAME, looking through anonymous members (randomized task_struct and

@@ -23,8 +23,9 @@ int sema_expand_kprobe(struct sema *s, struct ast_node *clause, struct ast_node 
 {
 	bool ret = pv->id == PV_KRETPROBE;
 	if (p->u.probe.nparts != 1 || !p->u.probe.parts[0][0]) {
-		diag_error(s->src, p->loc, "%s probes are %s:FUNCTION%s", pv->name, pv->name,
-			   ret ? "" : "[+OFFSET]");
+		/* bpftrace's words first: scripts and tests look for them */
+		diag_error(s->src, p->loc, "%s probe type requires 1 argument: %s:FUNCTION%s",
+			   pv->name, pv->name, ret ? "" : "[+OFFSET]");
 		return -EINVAL;
 	}
 	char *fn = arena_strdup(s->arena, p->u.probe.parts[0]);
@@ -93,33 +94,24 @@ int sema_expand_kprobe(struct sema *s, struct ast_node *clause, struct ast_node 
 }
 
 
-/* kfunc:FUNC, kfunc:vmlinux:FUNC, kretfunc: alike; * and ? in FUNC: an FENTRY program
- * for each kernel function with a BTF prototype that ftrace can trace. */
-int sema_expand_kfunc(struct sema *s, struct ast_node *clause, struct ast_node *p,
-		      const struct provider *pv, int ci)
+/* The FUNCs of OBJ ("vmlinux" or a module) whose name matches FN (a pattern when WILD)
+ * and ftrace can trace: an FENTRY program each. A module's split BTF holds vmlinux's
+ * types first: only its own are looked at. The number found, or a negative errno. */
+static int kfunc_object(struct sema *s, struct ast_node *clause, const struct provider *pv,
+			int ci, const char *obj, const char *fn, bool wild, int found)
 {
 	bool ret = pv->id == PV_KRETFUNC;
-	int np = p->u.probe.nparts;
-	if (np < 1 || np > 2 || (np == 2 && strcmp(p->u.probe.parts[0], "vmlinux"))) {
-		diag_error(s->src, p->loc, "%s probes are %s:FUNCTION or %s:vmlinux:FUNCTION "
-			   "(module functions are not supported yet)", pv->name, pv->name, pv->name);
-		return -EINVAL;
-	}
-	const char *fn = p->u.probe.parts[np - 1];
-	const struct btf *b = kbtf_vmlinux();
-	if (!b) {
-		diag_error(s->src, p->loc, "%s probes need the kernel's BTF "
-			   "(/sys/kernel/btf/vmlinux)", pv->name);
-		return -ENOTSUP;
-	}
-	bool wild = strpbrk(fn, "*?[") != NULL;
-	int found = 0;
-	unsigned n = btf__type_cnt(b);
+	const struct btf *vml = kbtf_vmlinux();
+	bool is_vmlinux = !strcmp(obj, "vmlinux");
+	const struct btf *b = is_vmlinux ? vml : kbtf_module(obj);
+	if (!b)
+		return found;
 	/* ftrace's list, where it can be read: fentry goes through its trampolines */
 	const char *const *names;
 	size_t nn;
 	bool ftrace_list = !binfo_kernel_funcs(&names, &nn) && nn;
-	for (unsigned id = 1; id < n; id++) {
+	unsigned n = btf__type_cnt(b);
+	for (unsigned id = is_vmlinux ? 1 : btf__type_cnt(vml); id < n; id++) {
 		const struct btf_type *t = btf__type_by_id(b, id);
 		if (!btf_is_func(t))
 			continue;
@@ -133,7 +125,7 @@ int sema_expand_kfunc(struct sema *s, struct ast_node *clause, struct ast_node *
 			.target = "",
 			.func = arena_strdup(s->arena, name),
 			/* bpftrace's name: the module, vmlinux for the kernel's own */
-			.probe = arena_printf(s->arena, "%s:vmlinux:%s", pv->name, name),
+			.probe = arena_printf(s->arena, "%s:%s:%s", pv->name, obj, name),
 			.sole = !wild,
 		};
 		struct sema_site_info info = {.point = ret ? UP_RETURN : UP_ENTRY};
@@ -143,10 +135,54 @@ int sema_expand_kfunc(struct sema *s, struct ast_node *clause, struct ast_node *
 				 HIDDEN_NONE, arena_printf(s->arena, "c%d_%s_%d", ci, pv->name, found));
 		s->progs.v[s->progs.n - 1].kprobe_return = ret;
 		s->clause_kfunc = !s->clause_kfunc ? (int)id : -1;
+		s->clause_kfunc_btf = b;
 		found++;
 		if (!wild)
 			break;
 	}
+	return found;
+}
+
+/* kfunc:FUNC, kfunc:MODULE:FUNC (vmlinux: the kernel's own), kretfunc: alike; * and ? in
+ * either: an FENTRY program for each kernel function with a BTF prototype that ftrace
+ * can trace. A FUNC without module is the one ftrace's list names (bpftrace 0.17: an
+ * error where several modules have one), a wildcard looks in every module. */
+int sema_expand_kfunc(struct sema *s, struct ast_node *clause, struct ast_node *p,
+		      const struct provider *pv, int ci)
+{
+	int np = p->u.probe.nparts;
+	if (np < 1 || np > 2) {
+		diag_error(s->src, p->loc, "%s probe type requires 1 or 2 arguments: %s:FUNCTION "
+			   "or %s:MODULE:FUNCTION", pv->name, pv->name, pv->name);
+		return -EINVAL;
+	}
+	const char *fn = p->u.probe.parts[np - 1];
+	if (!kbtf_vmlinux()) {
+		diag_error(s->src, p->loc, "%s probes need the kernel's BTF "
+			   "(/sys/kernel/btf/vmlinux)", pv->name);
+		return -ENOTSUP;
+	}
+	bool wild = strpbrk(fn, "*?[") != NULL;
+	const char *target = np == 2 ? p->u.probe.parts[0] : "*";
+	if (np == 1 && !wild) {
+		const char *mod = "vmlinux";
+		if (binfo_kernel_func_module(fn, &mod) == 2) {
+			diag_error(s->src, p->loc, "%s:%s is ambiguous: several modules have a "
+				   "function '%s'; name one (%s:MODULE:%s)", pv->name, fn, fn,
+				   pv->name, fn);
+			return -EINVAL;
+		}
+		target = mod;
+	}
+	int found = 0;
+	if (!fnmatch(target, "vmlinux", 0))
+		found = kfunc_object(s, clause, pv, ci, "vmlinux", fn, wild, found);
+	const char *const *mods;
+	size_t nmods;
+	kbtf_modules(&mods, &nmods);
+	for (size_t i = 0; i < nmods && (wild || !found); i++)
+		if (!fnmatch(target, mods[i], 0))
+			found = kfunc_object(s, clause, pv, ci, mods[i], fn, wild, found);
 	if (!found) {
 		diag_error(s->src, p->loc, wild ? "no kernel function with BTF matches '%s'"
 					    : "no kernel function '%s' in the kernel's BTF (or it cannot "
@@ -164,16 +200,46 @@ static const struct btf_type *kfunc_proto(struct sema *s, struct ast_node *e, co
 			   what, s->clause_kfunc < 0 ? " (this one matches several)" : "");
 		return NULL;
 	}
-	const struct btf *b = kbtf_vmlinux();
+	const struct btf *b = s->clause_kfunc_btf;
 	const struct btf_type *f = btf__type_by_id(b, (unsigned)s->clause_kfunc);
 	return f ? btf__type_by_id(b, f->type) : NULL;
+}
+
+/* Type ID of the clause's BTF: vmlinux's types through sema_ctypes; a module's own (ids
+ * past vmlinux's) as far as a context slot needs them: integers, enums, pointers (to a
+ * vmlinux type, else to bytes), and structs only to be refused by value. */
+static struct gt_type *kfunc_ctype(struct sema *s, unsigned id)
+{
+	const struct btf *b = s->clause_kfunc_btf;
+	unsigned base = btf__type_cnt(kbtf_vmlinux());
+	for (int depth = 0; id >= base && depth < 32; depth++) {
+		const struct btf_type *t = btf__type_by_id(b, id);
+		if (!t)
+			break;
+		if (btf_is_typedef(t) || btf_is_mod(t)) {
+			id = t->type;
+		} else if (btf_is_int(t)) {
+			return sema_type_new(s, TY_INT, t->size <= 8 ? (int)t->size : 8,
+					     btf_int_encoding(t) & BTF_INT_SIGNED);
+		} else if (btf_is_enum(t) || btf_is_enum64(t)) {
+			return sema_type_new(s, TY_INT, t->size <= 8 ? (int)t->size : 8, btf_kflag(t));
+		} else if (btf_is_ptr(t)) {
+			struct gt_type *r = sema_type_new(s, TY_PTR, 8, false);
+			r->pointee = t->type && t->type < base ? sema_ctype_from_btf(s, (int)t->type)
+							       : sema_type_new(s, TY_INT, 1, false);
+			return r;
+		} else {
+			return sema_type_new(s, btf_is_composite(t) ? TY_STRUCT : TY_INT, 8, false);
+		}
+	}
+	return id < base ? sema_ctype_from_btf(s, (int)id) : sema_type_new(s, TY_INT, 8, false);
 }
 
 /* An 8-byte context slot: its integer narrowed to the BTF type's width. */
 static int slot_type(struct sema *s, struct ast_node *e, int slot, unsigned type_id)
 {
 	struct sema_node *sn = sema_node_of(s, e);
-	struct gt_type *t = sema_ctype_from_btf(s, (int)type_id);
+	struct gt_type *t = kfunc_ctype(s, type_id);
 	if (e->kind == AST_FIELD)
 		sn->builtin = BI_TPARG; /* retval keeps its own: codegen reads the slot */
 	sn->tp_offset = 8 * slot;
@@ -198,7 +264,7 @@ int sema_check_kfunc_arg(struct sema *s, struct ast_node *e)
 	const struct btf_type *proto = kfunc_proto(s, e, "args");
 	if (!proto)
 		return -EINVAL;
-	const struct btf *b = kbtf_vmlinux();
+	const struct btf *b = s->clause_kfunc_btf;
 	const struct btf_param *pa = btf_params(proto);
 	int n = btf_vlen(proto);
 	for (int i = 0; i < n; i++) {

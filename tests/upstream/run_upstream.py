@@ -607,10 +607,11 @@ def case_key(case, dialect, tests_dir):
 # ---------------------------------------------------------------- running
 
 class Runner:
-    def __init__(self, tests_dir, dialect, stop_signal):
+    def __init__(self, tests_dir, dialect, stop_signal, scale=1.0):
         self.tests_dir = tests_dir
         self.dialect = dialect
-        self.attach_timeout = 5 if dialect == "legacy" else 10
+        self.scale = scale          # every time limit, for emulated kernels (--timeout-scale)
+        self.attach_timeout = (5 if dialect == "legacy" else 10) * scale
         self.stop_signal = stop_signal
         self.lock = threading.Lock()
         self.active = set()
@@ -658,7 +659,7 @@ class Runner:
         if tool in self.notifying:      # as the engine: time to attach, then TIMEOUT
             deadline = start + self.attach_timeout
         else:
-            deadline = start + case.timeout + NO_NOTIFY_GRACE
+            deadline = start + case.timeout * self.scale + NO_NOTIFY_GRACE
         timed_out = False
         phase = "run"      # run -> stopping (stop signal sent) -> killing (SIGKILL sent)
         try:
@@ -691,7 +692,7 @@ class Runner:
                     if m:
                         notify_at = m.end()
                         if phase == "run":
-                            deadline = time.monotonic() + case.timeout
+                            deadline = time.monotonic() + case.timeout * self.scale
             try:
                 rc = p.wait(timeout=KILL_GRACE)
             except subprocess.TimeoutExpired:
@@ -1052,6 +1053,10 @@ def snapshot(path, directory):
             time.sleep(2 - age)
             continue
         shutil.copy2(path, dest)
+        # the code generator is built apart, loaded from beside the binary
+        cg = os.path.join(os.path.dirname(path), "gotrace-cg.so")
+        if os.path.exists(cg):
+            shutil.copy2(cg, os.path.join(directory, "gotrace-cg.so"))
         if os.stat(path).st_mtime == os.stat(dest).st_mtime and tool_version(dest) != "?":
             return dest
         time.sleep(1)
@@ -1103,6 +1108,11 @@ def main():
                          "(features newer than it) and report them apart")
     ap.add_argument("--no-snapshot", action="store_true",
                     help="run gotrace in place instead of from a private copy made at the start")
+    ap.add_argument("--timeout-scale", type=float,
+                    default=float(os.environ.get("GT_UPSTREAM_TIMEOUT_SCALE") or
+                                  (8 if os.environ.get("GT_VM") else 1)),
+                    help="multiply every case's time limit (default 8 under tests/kernels/vm.sh's "
+                         "emulation, GT_VM set; else 1)")
     ap.add_argument("-q", "--quiet", action="store_true", help="no per-case lines")
     args = ap.parse_args()
 
@@ -1136,7 +1146,7 @@ def main():
 def run(args, ap, t0, co, tests_dir, dialect, bpftrace, gotrace, gotrace_src, gt_mtime, stop):
     cases = read_cases(tests_dir, dialect)
     env = Env(bpftrace, tests_dir, args.allow_probe)
-    runner = Runner(tests_dir, dialect, stop)
+    runner = Runner(tests_dir, dialect, stop, args.timeout_scale)
     for tool in (bpftrace, gotrace):
         if tool_notifies(tool):
             runner.notifying.add(tool)
