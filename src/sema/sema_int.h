@@ -73,6 +73,7 @@ struct sema {
 	VEC(struct tp_format *) tp_formats; /* freed at the end of sema */
 	struct tp_format *clause_tp; /* the clause's tracepoint; (void *)-1 for several */
 	int clause_kfunc; /* the BTF id of the clause's kfunc/kretfunc FUNC, -1 for several */
+	const struct btf *clause_kfunc_btf; /* where that id is: a BPF program's, NULL: vmlinux */
 	bool clause_tp_user;         /* its pointer fields point into user memory */
 	struct binfo **targets;
 	const char **target_paths;
