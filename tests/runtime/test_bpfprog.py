@@ -6,7 +6,9 @@ the first's own count is the oracle, exactly. Needs a kernel that allows fentry 
 programs: this suite's machine refuses it (EPERM), so here the errors and the listing
 are checked; the kernels stage (tests/kernels/stage.py, Debian's 6.1 under qemu) runs
 the rest."""
+import ctypes
 import os
+import struct
 import subprocess
 import time
 
@@ -65,6 +67,21 @@ def run_adds(n):
         subprocess.run([ADDS], stderr=subprocess.DEVNULL, check=True)
 
 
+def load_without_btf(name):
+    """A loaded socket filter (r0 = 0; exit) without BTF, as bpf(2) makes it: its fd."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    insns = ctypes.create_string_buffer(bytes([0xb7, 0, 0, 0, 0, 0, 0, 0,
+                                               0x95, 0, 0, 0, 0, 0, 0, 0]), 16)
+    lic = ctypes.create_string_buffer(b"GPL")
+    attr = ctypes.create_string_buffer(128)
+    struct.pack_into("<IIQQ", attr, 0, 1, 2, ctypes.addressof(insns), ctypes.addressof(lic))
+    struct.pack_into("16s", attr, 48, name.encode())
+    fd = libc.syscall(321, 5, attr, 128)  # SYS_bpf, BPF_PROG_LOAD
+    if fd < 0:
+        raise OSError(ctypes.get_errno(), "BPF_PROG_LOAD")
+    return fd
+
+
 def one_error(script, want, status=2):
     r = s.run(["-e", script])
     s.check("%s: one error" % script, r.returncode == status and want in r.stderr and
@@ -116,6 +133,13 @@ try:
                   "error: the function has no argument 'nosuch'")
         one_error("fentry:bpf:%d:%s { @ = retval; }" % (PID, NAME),
                   "error: retval is only available in kretfunc probes")
+        fd = load_without_btf("nobtf_target")
+        try:
+            bid = [i for i in prog_ids(os.getpid())][0]
+            one_error("fentry:bpf:%d:nobtf_target { @ = count(); }" % bid,
+                      "error: BPF program %d (nobtf_target) has no BTF" % bid)
+        finally:
+            os.close(fd)
         if not fentry_allowed():
             one_error("fentry:bpf:%d:%s { @ = count(); }" % (PID, NAME),
                       "error: this kernel refuses fentry programs on BPF programs", status=1)
@@ -148,6 +172,10 @@ try:
             "fexit:bpf:%d:gt_* { @w[probe] = count(); }" % (PID, NAME, PID, NAME, PID)])
         s.check("the second gotrace attaches to the first's program", second, why)
         if second:
+            # the second's programs are fentry/fexit ones: a wildcard leaves them out
+            one_error("fentry:bpf:*:gt_c0_fentry_* { @ = count(); }",
+                      "error: fentry:bpf:*:gt_c0_fentry_* matches only fentry/fexit or "
+                      "extension programs")
             run_adds(2)
             g2 = stop(second)
             run_adds(1)  # the first one goes on unharmed
