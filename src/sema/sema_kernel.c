@@ -111,8 +111,9 @@ static void bpfprog_none(struct sema *s, struct ast_node *p, const char *spell, 
 			   nobtf->prog_id, nobtf->name, spell);
 	else if (tracing)
 		diag_error(s->src, p->loc, "%s:bpf:%s:%s matches only fentry/fexit or extension "
-			   "programs (%u %s ...), which a wildcard leaves out: the kernel refuses "
-			   "fentry on them (before 6.8); name one by ID and function to try",
+			   "programs (%u %s ...), left out without an ID: the kernel refuses "
+			   "fentry on them (6.1: \"Cannot recursively attach\"); name one by ID "
+			   "and function to try",
 			   spell, id, fn, tracing->prog_id, tracing->name);
 	else if (own)
 		diag_error(s->src, p->loc, "%s:bpf:%s:%s matches only gotrace's own program %u "
@@ -133,9 +134,10 @@ static void bpfprog_none(struct sema *s, struct ast_node *p, const char *spell, 
 /* fentry:bpf[:ID]:NAME, fexit:bpf:... (kfunc:/kretfunc: alike), as bpftrace spells them:
  * fentry/fexit on the function NAME (its BTF name: a program's main function or a
  * subprogram) of the loaded program ID, or of every loaded program with one; * and ?
- * in NAME, ID a number or *. An FENTRY program each function. A wildcard leaves out
- * what cannot be a target: gotrace's own programs (a -c follow checks the script again
- * once they are loaded), programs without BTF, fentry/fexit/extension programs. */
+ * in NAME, ID a number or *. An FENTRY program each function. Left out: what cannot be
+ * a target, gotrace's own programs (a -c follow checks the script again once they are
+ * loaded) and programs without BTF; and, unless ID and an exact NAME name one function,
+ * fentry/fexit/extension programs (6.1 refuses fentry on them). */
 static int expand_bpfprog(struct sema *s, struct ast_node *clause, struct ast_node *p,
 			  const struct provider *pv, int ci)
 {
