@@ -1,7 +1,8 @@
 /* list: -l [PATTERN]: the probes gotrace can attach, one full name per line, as
  * bpftrace lists them. Go functions of the target (go:NAME); kernel tracepoints from
  * tracefs (tracepoint:CAT:NAME, with their fields under -v). A pattern may name the
- * provider (`t:syscalls:*`, `go:main.*`) or not (`*sleep*`: every kind it matches). */
+ * provider (`t:syscalls:*`, `go:main.*`) or not (`*sleep*`: every kind it matches).
+ * The functions of loaded BPF programs as fentry:bpf:ID:NAME (`fentry:bpf:*`). */
 #include "list.h"
 
 #include <dirent.h>
@@ -126,6 +127,42 @@ static int list_kprobes(const char *pat, const char *prov)
 	return 0;
 }
 
+/* fentry:bpf:ID:NAME (fexit for FEXIT): the functions of the loaded BPF programs with
+ * BTF that match PAT's "bpf[:ID]:NAME" (ID may be *), sorted as bpftrace lists them. */
+static int list_bpfprogs(const char *pat, bool fexit)
+{
+	const struct binfo_bpf_func *f;
+	size_t n;
+	int err = binfo_bpf_funcs(&f, &n);
+	if (err) {
+		diag_fatal("-l: the loaded BPF programs cannot be listed: %s", strerror(-err));
+		return err;
+	}
+	const char *rest = strchr(pat, ':') + 1; /* "bpf:..." */
+	const char *tail = rest + 3;
+	char want[512];
+	snprintf(want, sizeof(want), "bpf:%s%s", strchr(tail + 1, ':') ? "" : "*:",
+		 *tail ? tail + 1 : "*");
+	char **lines = xcalloc(n + 1, sizeof(*lines));
+	size_t nl = 0;
+	for (size_t i = 0; i < n; i++) {
+		char *full = xasprintf("bpf:%u:%s", f[i].prog_id, f[i].name);
+		if (f[i].btf_id && !f[i].own && !fnmatch(want, full, 0))
+			lines[nl++] = full;
+		else
+			free(full);
+	}
+	qsort(lines, nl, sizeof(*lines), cmp_str);
+	for (size_t i = 0; i < nl; i++) {
+		if (!i || strcmp(lines[i], lines[i - 1]))
+			printf("%s:%s\n", fexit ? "fexit" : "fentry", lines[i]);
+	}
+	for (size_t i = 0; i < nl; i++)
+		free(lines[i]);
+	free(lines);
+	return 0;
+}
+
 int list_probes(const char *pattern, const char *target, bool verbose)
 {
 	const char *pat = pattern && *pattern ? pattern : "*";
@@ -150,6 +187,9 @@ int list_probes(const char *pattern, const char *target, bool verbose)
 		return list_perf(pat, pv->id);
 	if (pv && (pv->id == PV_KPROBE || pv->id == PV_KRETPROBE))
 		return list_kprobes(pat, pv->name);
+	if (pv && (pv->id == PV_KFUNC || pv->id == PV_KRETFUNC) && !strncmp(colon, ":bpf", 4) &&
+	    (!colon[4] || colon[4] == ':'))
+		return list_bpfprogs(pat, pv->id == PV_KRETFUNC);
 	if (pv && (pv->id == PV_KFUNC || pv->id == PV_KRETFUNC))
 		return list_kfuncs(pat, pv->name, verbose);
 	if (pv && pv->id == PV_GO) {

@@ -500,7 +500,7 @@ static int str_len_from_env(void)
  * features, the options sema took, the targets, the script (cache.c compares it all). */
 static void cache_key_of(struct cache_key *k, const struct options *o,
 			 const struct sema_options *so, const struct sema_result *sr,
-			 const char *text)
+			 const struct gt_plan *plan, const char *text)
 {
 	struct utsname u;
 	const char *why, *env;
@@ -528,6 +528,12 @@ static void cache_key_of(struct cache_key *k, const struct options *o,
 		cache_key_file(k, "target0", so->default_target);
 	else
 		cache_key_add(k, "target0", "%s", so->default_target ? so->default_target : "");
+	/* fentry:bpf: which loaded programs, typed from which BTF (ids are not reused) */
+	for (int i = 0; i < plan->nprogs; i++)
+		if (plan->progs[i].bpf_prog_id)
+			cache_key_add(k, "bpfprog", "%u %u %s", plan->progs[i].bpf_prog_id,
+				      plan->progs[i].bpf_btf_id,
+				      plan->sites[plan->progs[i].site_begin].func);
 	(void)o;
 	cache_key_add(k, "script", "%s", text);
 }
@@ -736,7 +742,7 @@ int main(int argc, char **argv)
 	char *distrust = NULL; /* why a cache another user could write is not used */
 	bool hit = false;
 	if (cacheable && (cache = cache_open(&distrust))) {
-		cache_key_of(&ck, &o, &so, &sr, text);
+		cache_key_of(&ck, &o, &so, &sr, &plan, text);
 		if (cache_lookup(cache, &ck, &plan.obj, &plan.obj_size, &distrust) == -EPERM) {
 			cache_close(cache);
 			cache = NULL;

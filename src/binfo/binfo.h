@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 struct binfo;
+struct btf;
 
 struct binfo_func {
 	const char *name;
@@ -181,6 +182,9 @@ int binfo_kallsyms_sym(uint64_t addr, const char **name, uint64_t *off);
 
 /* The address of kernel symbol NAME (/proc/kallsyms, read once): 0, or -ENOENT. */
 int binfo_kallsyms_addr(const char *name, uint64_t *addr);
+/* The bytes from kernel symbol NAME to the next symbol above it (its size, as bpftrace
+ * takes it): 0, or -ENOENT. */
+int binfo_kallsyms_size(const char *name, uint64_t *size);
 void binfo_kallsyms_free(void);
 
 /* The kernel functions kprobes may name (tracefs available_filter_functions, sorted,
@@ -191,6 +195,26 @@ bool binfo_kernel_func_exists(const char *name);
  * 2 when it is in several (*MOD untouched); 0 when NAME is absent or the list unread. */
 int binfo_kernel_func_module(const char *name, const char **mod);
 void binfo_kernel_funcs_free(void);
+
+/* ---- loaded BPF programs (bpfprogs.c): fentry:bpf: targets ---- */
+
+/* A function of a loaded BPF program: its main one (func_info[0]) or a subprogram. */
+struct binfo_bpf_func {
+	uint32_t prog_id;
+	uint32_t prog_type; /* enum bpf_prog_type */
+	uint32_t btf_id;    /* the program's BTF object; 0: it has none (not a target) */
+	uint32_t type_id;   /* the function's FUNC in that BTF */
+	const char *name;   /* the FUNC's name (without BTF: the kernel's 16-byte name) */
+	bool main;          /* the program's main function */
+	bool own;           /* a program of this process: never a target */
+};
+
+/* Every function of every loaded program (read once; ids ascending): 0, or a negative
+ * errno (-EPERM: not allowed to walk them). */
+int binfo_bpf_funcs(const struct binfo_bpf_func **out, size_t *n);
+/* The BTF object BTF_ID of a loaded program (loaded once, kept until the free), or NULL. */
+const struct btf *binfo_bpf_btf(uint32_t btf_id);
+void binfo_bpf_funcs_free(void);
 
 /* ---- source-line sites (golines.c) ---- */
 

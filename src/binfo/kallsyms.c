@@ -97,3 +97,23 @@ void binfo_kallsyms_free(void)
 	nksyms = 0;
 	loaded = false;
 }
+
+int binfo_kallsyms_size(const char *name, uint64_t *size)
+{
+	uint64_t addr;
+	int err = binfo_kallsyms_addr(name, &addr);
+	if (err)
+		return err;
+	size_t lo = 0, hi = nksyms;
+	while (lo < hi) { /* the first symbol above ADDR */
+		size_t mid = lo + (hi - lo) / 2;
+		if (by_addr_v[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == nksyms)
+		return -ENOENT;
+	*size = by_addr_v[lo].addr - addr;
+	return 0;
+}

@@ -72,11 +72,35 @@ static LLVMValueRef tp_field_ptr(struct cg *g, int off)
 	return LLVMBuildGEP2(g->b, g->i8, g->ctx_arg, &idx, 1, "");
 }
 
+/* fentry:bpf: an argument or the return value through bpf_get_func_arg/_ret, which
+ * read the count the trampoline stored: where the verifier found the target's BTF
+ * unreliable (a main function whose ctx is not its program type's: gotrace's own take
+ * void *), the trampoline passes five u64 arguments, whatever that BTF says. */
+static LLVMValueRef func_slot(struct cg *g, const struct sema_node *sn)
+{
+	LLVMValueRef tmp = cg_alloca(g, g->i64, "slot");
+	LLVMBuildStore(g->b, cg_const(g, 0), tmp);
+	if (sn->builtin == BI_RETVAL) {
+		LLVMValueRef a[2] = {g->ctx_arg, tmp};
+		cg_helper(g, BPF_FUNC_get_func_ret, g->i64, a, 2);
+	} else {
+		LLVMValueRef a[3] = {g->ctx_arg,
+				     LLVMConstInt(g->i32, (uint64_t)sn->tp_offset / 8, false), tmp};
+		cg_helper(g, BPF_FUNC_get_func_arg, g->i64, a, 3);
+	}
+	return LLVMBuildLoad2(g->b, g->i64, tmp, "tparg");
+}
+
 static LLVMValueRef tp_int(struct cg *g, const struct sema_node *sn)
 {
 	LLVMTypeRef t = LLVMIntTypeInContext(g->ctx, (unsigned)sn->tp_size * 8);
-	LLVMValueRef v = LLVMBuildLoad2(g->b, t, tp_field_ptr(g, sn->tp_offset), "tparg");
-	LLVMSetAlignment(v, (unsigned)sn->tp_size);
+	LLVMValueRef v;
+	if (g->pp->kind == PLAN_PROG_FENTRY && g->pp->bpf_prog_id) {
+		v = func_slot(g, sn);
+	} else {
+		v = LLVMBuildLoad2(g->b, t, tp_field_ptr(g, sn->tp_offset), "tparg");
+		LLVMSetAlignment(v, (unsigned)sn->tp_size);
+	}
 	if (sn->tp_narrow) /* a kfunc's 8-byte slot of a narrower int */
 		return cg_narrow(g, v, sn->tp_narrow, sn->tp_signed);
 	if (sn->tp_size == 8)

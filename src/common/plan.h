@@ -43,7 +43,8 @@ enum plan_prog_kind {
 	PLAN_PROG_KPROBE, /* sites[site_begin .. +site_count]: kernel functions (plan_site.func,
 			     file_off the offset into it), one kprobe perf event each */
 	PLAN_PROG_FENTRY, /* fentry/fexit on the kernel function of its one site (plan_site.func):
-			     kfunc:, kretfunc: */
+			     kfunc:, kretfunc:; or on that function of the loaded BPF program
+			     bpf_prog_id (fentry:bpf:) */
 	PLAN_PROG_NKINDS, /* tables by kind have this many entries (checked where they are) */
 };
 
@@ -73,6 +74,9 @@ struct plan_prog {
 	bool uprobe_return; /* UPROBE: a uretprobe on a C function (uretprobe:); go: :return
 			       sites are entry-style uprobes on RET instructions */
 	bool kprobe_return; /* KPROBE: kretprobe:; FENTRY: kretfunc: (fexit) */
+	/* FENTRY on a loaded BPF program's function (fentry:bpf:): the program's id, and
+	 * the id of its BTF (the cache key: the object is typed from it); 0: a kernel one */
+	uint32_t bpf_prog_id, bpf_btf_id;
 	/* TRACEPOINT: sema read its format; the id is what perf_event_open wants */
 	const char *tp_category, *tp_name;
 	int tp_id;

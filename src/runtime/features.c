@@ -346,7 +346,7 @@ int rt_features_check(const struct gt_plan *plan, bool attach)
 	}
 	bool fentry = false;
 	for (int i = 0; i < plan->nprogs; i++)
-		fentry |= plan->progs[i].kind == PLAN_PROG_FENTRY;
+		fentry |= plan->progs[i].kind == PLAN_PROG_FENTRY && !plan->progs[i].bpf_prog_id;
 	if (fentry && !rt_features_probe(RT_FEAT_REST)->fentry) {
 		diag_fatal("this kernel refuses fentry programs on its functions: kfunc: and "
 			   "kretfunc: probes cannot attach (kprobe: and kretprobe: may)");

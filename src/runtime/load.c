@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 
 #include "common/diag.h"
 #include "common/util.h"
@@ -151,7 +152,15 @@ static void report_load_failure(struct rt_session *s, int err)
 		if (s->log_bufs[i][0])
 			break;
 	if (i == s->plan->nprogs) {
-		diag_fatal("cannot load the BPF object: %s", strerror(-err));
+		bool bpf_fentry = false;
+		for (int j = 0; j < s->plan->nprogs; j++)
+			bpf_fentry |= s->plan->progs[j].bpf_prog_id != 0;
+		/* as kfunc: where the kernel refuses fentry on its functions (features.c) */
+		if (bpf_fentry && err == -EPERM)
+			diag_fatal("this kernel refuses fentry programs on BPF programs: fentry:bpf: "
+				   "and fexit:bpf: probes cannot attach");
+		else
+			diag_fatal("cannot load the BPF object: %s", strerror(-err));
 		return;
 	}
 	const char *log = s->log_bufs[i];
@@ -179,6 +188,35 @@ static int find_map_fd(struct rt_session *s, const char *name, bool required)
 		return required ? -ENOENT : -1;
 	}
 	return bpf_map__fd(map);
+}
+
+/* fentry:bpf: the program of PLAN_PROG I is fixed at load to a function of the loaded
+ * program bpf_prog_id, by an fd of it, held until the load is over. */
+static int target_prog_fd(struct rt_session *s, int i)
+{
+	const struct plan_prog *pp = &s->plan->progs[i];
+	if (!s->target_fds) {
+		s->target_fds = xcalloc((size_t)s->plan->nprogs, sizeof(*s->target_fds));
+		for (int j = 0; j < s->plan->nprogs; j++)
+			s->target_fds[j] = -1;
+	}
+	s->target_fds[i] = bpf_prog_get_fd_by_id(pp->bpf_prog_id);
+	if (s->target_fds[i] < 0) {
+		int err = -errno;
+		diag_fatal("cannot attach %s: %s", s->plan->sites[pp->site_begin].probe,
+			   err == -ENOENT ? "the BPF program is no longer loaded" : strerror(-err));
+		return -ESRCH;
+	}
+	return 0;
+}
+
+static void close_targets(struct rt_session *s)
+{
+	for (int i = 0; s->target_fds && i < s->plan->nprogs; i++)
+		if (s->target_fds[i] >= 0)
+			close(s->target_fds[i]);
+	free(s->target_fds);
+	s->target_fds = NULL;
 }
 
 static int configure_programs(struct rt_session *s)
@@ -220,9 +258,14 @@ static int configure_programs(struct rt_session *s)
 			if (!err)
 				err = bpf_program__set_expected_attach_type(
 					prog, pp->kprobe_return ? BPF_TRACE_FEXIT : BPF_TRACE_FENTRY);
+			if (!err && pp->bpf_prog_id)
+				err = target_prog_fd(s, i);
 			if (!err)
-				err = bpf_program__set_attach_target(prog, 0,
+				err = bpf_program__set_attach_target(prog, pp->bpf_prog_id ?
+									 s->target_fds[i] : 0,
 								     plan->sites[pp->site_begin].func);
+			if (err == -ESRCH)
+				return err; /* said why */
 		} else if (pp->kind == PLAN_PROG_PERF) {
 			err = bpf_program__set_type(prog, BPF_PROG_TYPE_PERF_EVENT);
 		} else if (pp->kind == PLAN_PROG_TRACEPOINT) {
@@ -279,8 +322,10 @@ int rt_session__load(struct rt_session *s)
 		return err;
 	}
 	err = configure_programs(s);
-	if (err)
+	if (err) {
+		close_targets(s);
 		return err;
+	}
 	/* The ring buffer's room grows with the CPUs that fill it: 512 KiB each (1 MiB at
 	 * least, 16 MiB at most; a power of 2). The consumer drains it every 5 ms at most; a
 	 * CPU hitting uprobes (~10 us each) writes ~500 records in that time. Zeroing and
@@ -311,6 +356,7 @@ int rt_session__load(struct rt_session *s)
 	if (sites && s->plan->nsites > 0 && rt_attach_path(NULL) == RT_ATTACH_TRACEFS)
 		bpf_map__set_max_entries(sites, (uint32_t)s->plan->nsites);
 	err = bpf_object__load(s->obj);
+	close_targets(s); /* a loaded fentry program holds its target itself */
 	if (err) {
 		report_load_failure(s, err);
 		return err;
@@ -352,5 +398,6 @@ void rt_session__unload(struct rt_session *s)
 	free(s->progs);
 	s->progs = NULL;
 	free_logs(s);
+	close_targets(s);
 	s->events_fd = s->lost_fd = s->config_fd = -1;
 }

@@ -40,6 +40,7 @@ struct rt_session {
 	struct bpf_object *obj;
 	struct bpf_program **progs; /* [plan->nprogs], by fn_name */
 	char **log_bufs;            /* [plan->nprogs] verifier logs, while loading */
+	int *target_fds; /* [plan->nprogs] fentry:bpf: the target programs, while loading */
 	int events_fd, lost_fd, config_fd; /* map fds owned by obj, -1 when absent */
 	bool lost_percpu;
 

@@ -28,6 +28,8 @@ static int check_clause(struct sema *s, struct ast_node *clause, int ci)
 	s->clause_uses_goruntime = false;
 	s->clause_tp = NULL;
 	s->clause_kfunc = 0;
+	s->clause_kfunc_btf = NULL;
+	s->clause_kfunc_bpf = false;
 	s->clause_tp_user = false;
 	s->vars.n = 0;
 	s->clause_site_begin = s->sites.n;
@@ -150,6 +152,7 @@ void sema_result_free(struct sema_result *r)
 {
 	binfo_kallsyms_free();
 	binfo_kernel_funcs_free();
+	binfo_bpf_funcs_free();
 	for (int i = 0; i < r->ntargets; i++)
 		binfo__close(r->targets[i]);
 	free(r->targets);

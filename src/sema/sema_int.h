@@ -73,7 +73,9 @@ struct sema {
 	VEC(struct tp_format *) tp_formats; /* freed at the end of sema */
 	struct tp_format *clause_tp; /* the clause's tracepoint; (void *)-1 for several */
 	int clause_kfunc; /* the BTF id of the clause's kfunc/kretfunc FUNC, -1 for several */
-	const struct btf *clause_kfunc_btf; /* the BTF it is in: vmlinux's or a module's */
+	const struct btf *clause_kfunc_btf; /* where that id is: vmlinux's, a module's or a
+					     * BPF program's BTF */
+	bool clause_kfunc_bpf;              /* fentry:bpf: the id is a BPF program's */
 	bool clause_tp_user;         /* its pointer fields point into user memory */
 	struct binfo **targets;
 	const char **target_paths;

@@ -1,15 +1,19 @@
 /* sema_kernel: probes on kernel functions. kprobe:/kretprobe: (one KPROBE program, a
  * site each function, told apart by the cookie) and kfunc:/kretfunc: (fentry/fexit:
  * one FENTRY program each function, its arguments typed from the kernel's BTF). Names
- * are matched against tracefs available_filter_functions, as bpftrace does. */
+ * are matched against tracefs available_filter_functions, as bpftrace does. The same
+ * providers on a loaded BPF program's function (fentry:bpf[:ID]:NAME) find it through
+ * binfo/bpfprogs.c and type its arguments from that program's BTF. */
 #include "sema/sema_int.h"
 
 #include <bpf/btf.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/bpf.h>
 
 #include "binfo/binfo.h"
 #include "common/kbtf.h"
@@ -58,10 +62,35 @@ int sema_expand_kprobe(struct sema *s, struct ast_node *clause, struct ast_node 
 			   "(tracefs available_filter_functions: %s)", pv->name, strerror(-err));
 		return err;
 	}
+	/* kretprobes bpftrace refuses: their trampoline takes a lock these hold, and the
+	 * machine can lock up; a wildcard leaves them out */
+	static const char *const banned[] = {"_raw_spin_lock", "_raw_spin_lock_irqsave",
+					     "_raw_spin_unlock_irqrestore",
+					     "queued_spin_lock_slowpath"};
+	if (ret && !wild) {
+		for (size_t i = 0; i < ARRAY_SIZE(banned); i++) {
+			if (!strcmp(fn, banned[i])) {
+				diag_error(s->src, p->loc, "kretprobe:%s can't be used as it might lock "
+					   "up your system.", fn);
+				return -EPERM;
+			}
+		}
+	}
+	uint64_t size;
+	if (off && !binfo_kallsyms_size(fn, &size) && off >= size) {
+		diag_error(s->src, p->loc, "Offset outside the function bounds ('%s' size is %llu)",
+			   fn, (unsigned long long)size);
+		return -EINVAL;
+	}
 	sema_open_group(s);
 	int found = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (wild ? fnmatch(fn, names[i], 0) : strcmp(fn, names[i]))
+			continue;
+		bool skip = false;
+		for (size_t k = 0; ret && k < ARRAY_SIZE(banned); k++)
+			skip |= !strcmp(names[i], banned[k]);
+		if (skip)
 			continue;
 		struct plan_site site = {
 			.target = "",
@@ -93,6 +122,137 @@ int sema_expand_kprobe(struct sema *s, struct ast_node *clause, struct ast_node 
 	return 0;
 }
 
+
+/* Why nothing of fentry:bpf:ID:NAME matched, where something was left out on purpose. */
+static void bpfprog_none(struct sema *s, struct ast_node *p, const char *spell, uint32_t want,
+			 const char *fn, bool wild, const struct binfo_bpf_func *own,
+			 const struct binfo_bpf_func *nobtf, const struct binfo_bpf_func *tracing)
+{
+	char id[16] = "*";
+	if (want)
+		snprintf(id, sizeof(id), "%u", want);
+	if (nobtf)
+		diag_error(s->src, p->loc, "BPF program %u (%s) has no BTF: %s:bpf needs its "
+			   "functions' BTF (a program loaded without it cannot be traced)",
+			   nobtf->prog_id, nobtf->name, spell);
+	else if (tracing)
+		diag_error(s->src, p->loc, "%s:bpf:%s:%s matches only fentry/fexit or extension "
+			   "programs (%u %s ...), left out without an ID: the kernel refuses "
+			   "fentry on them (6.1: \"Cannot recursively attach\"); name one by ID "
+			   "and function to try",
+			   spell, id, fn, tracing->prog_id, tracing->name);
+	else if (own)
+		diag_error(s->src, p->loc, "%s:bpf:%s:%s matches only gotrace's own program %u "
+			   "(%s): gotrace does not trace itself", spell, id, fn, own->prog_id,
+			   own->name);
+	else if (want)
+		diag_error(s->src, p->loc, wild ? "no function of BPF program %u matches '%s' "
+					   "(-l '%s:bpf:%u:*' lists them)"
+					 : "BPF program %u has no function '%s' (-l '%s:bpf:%u:*' "
+					   "lists them)", want, fn, spell, want);
+	else
+		diag_error(s->src, p->loc, wild ? "no function of a loaded BPF program matches "
+					   "'%s' (-l '%s:bpf:*' lists them)"
+					 : "no loaded BPF program has a function '%s' (-l '%s:bpf:*' "
+					   "lists them)", fn, spell);
+}
+
+/* fentry:bpf[:ID]:NAME, fexit:bpf:... (kfunc:/kretfunc: alike), as bpftrace spells them:
+ * fentry/fexit on the function NAME (its BTF name: a program's main function or a
+ * subprogram) of the loaded program ID, or of every loaded program with one; * and ?
+ * in NAME, ID a number or *. An FENTRY program each function. Left out: what cannot be
+ * a target, gotrace's own programs (a -c follow checks the script again once they are
+ * loaded) and programs without BTF; and, unless ID and an exact NAME name one function,
+ * fentry/fexit/extension programs (6.1 refuses fentry on them). */
+static int expand_bpfprog(struct sema *s, struct ast_node *clause, struct ast_node *p,
+			  const struct provider *pv, int ci)
+{
+	bool ret = pv->id == PV_KRETFUNC;
+	const char *spell = ret ? "fexit" : "fentry"; /* bpftrace's names for this form */
+	int np = p->u.probe.nparts;
+	const char *idp = np == 3 ? p->u.probe.parts[1] : "*";
+	const char *fn = p->u.probe.parts[np - 1];
+	uint32_t want = 0;
+	if (np < 2 || np > 3 || !*fn) {
+		diag_error(s->src, p->loc, "%s:bpf probes are %s:bpf:PROGRAM or "
+			   "%s:bpf:ID:PROGRAM (PROGRAM: a function name of a loaded BPF program)",
+			   spell, spell, spell);
+		return -EINVAL;
+	}
+	if (strcmp(idp, "*")) {
+		char *end;
+		unsigned long long v = strtoull(idp, &end, 10);
+		if (!isdigit((unsigned char)*idp) || *end || !v || v > UINT32_MAX) {
+			diag_error(s->src, p->loc, "the BPF program id must be a number or '*': %s",
+				   idp);
+			return -EINVAL;
+		}
+		want = (uint32_t)v;
+	}
+	bool wild = strpbrk(fn, "*?[") != NULL;
+	bool one = want && !wild; /* one program's one function: the kernel's answer counts */
+	const struct binfo_bpf_func *f, *own = NULL, *nobtf = NULL, *tracing = NULL;
+	size_t n;
+	int err = binfo_bpf_funcs(&f, &n);
+	if (err) {
+		diag_error(s->src, p->loc, "%s:bpf: the loaded BPF programs cannot be listed: %s",
+			   spell, strerror(-err));
+		return err;
+	}
+	int found = 0;
+	bool loaded = !want;
+	for (size_t i = 0; i < n; i++) {
+		if (want && f[i].prog_id != want)
+			continue;
+		loaded = true;
+		if (wild ? fnmatch(fn, f[i].name, 0) : strcmp(fn, f[i].name))
+			continue;
+		if (f[i].own) {
+			own = own ? own : &f[i];
+			continue;
+		}
+		if (!f[i].btf_id) {
+			nobtf = nobtf ? nobtf : &f[i];
+			continue;
+		}
+		if (!one && (f[i].prog_type == BPF_PROG_TYPE_TRACING ||
+			     f[i].prog_type == BPF_PROG_TYPE_EXT)) {
+			tracing = tracing ? tracing : &f[i];
+			continue;
+		}
+		sema_open_group(s);
+		struct plan_site site = {
+			.target = "",
+			.func = arena_strdup(s->arena, f[i].name),
+			/* bpftrace's probe name: the program's id, always */
+			.probe = arena_printf(s->arena, "%s:bpf:%u:%s", spell, f[i].prog_id, f[i].name),
+			.sole = one,
+		};
+		struct sema_site_info info = {.point = ret ? UP_RETURN : UP_ENTRY};
+		vec_push(&s->sites, site);
+		vec_push(&s->site_info, info);
+		sema_close_group(s, clause, PLAN_PROG_FENTRY, NULL, ret ? UP_RETURN : UP_ENTRY,
+				 HIDDEN_NONE, arena_printf(s->arena, "c%d_%s_%d", ci, spell, found));
+		struct plan_prog *pp = &s->progs.v[s->progs.n - 1];
+		pp->kprobe_return = ret;
+		pp->bpf_prog_id = f[i].prog_id;
+		pp->bpf_btf_id = f[i].btf_id;
+		s->clause_kfunc = !s->clause_kfunc ? (int)f[i].type_id : -1;
+		s->clause_kfunc_btf = binfo_bpf_btf(f[i].btf_id);
+		s->clause_kfunc_bpf = true;
+		found++;
+	}
+	if (!loaded) {
+		diag_error(s->src, p->loc, "no BPF program %u is loaded (-l '%s:bpf:*' lists them)",
+			   want, spell);
+		return -ENOENT;
+	}
+	if (!found) {
+		bpfprog_none(s, p, spell, want, fn, wild, own, nobtf, tracing);
+		return -ENOENT;
+	}
+	return 0;
+}
 
 /* The FUNCs of OBJ ("vmlinux" or a module) whose name matches FN (a pattern when WILD)
  * and ftrace can trace: an FENTRY program each. A module's split BTF holds vmlinux's
@@ -151,9 +311,12 @@ int sema_expand_kfunc(struct sema *s, struct ast_node *clause, struct ast_node *
 		      const struct provider *pv, int ci)
 {
 	int np = p->u.probe.nparts;
+	if (np >= 1 && !strcmp(p->u.probe.parts[0], "bpf"))
+		return expand_bpfprog(s, clause, p, pv, ci);
 	if (np < 1 || np > 2) {
-		diag_error(s->src, p->loc, "%s probe type requires 1 or 2 arguments: %s:FUNCTION "
-			   "or %s:MODULE:FUNCTION", pv->name, pv->name, pv->name);
+		diag_error(s->src, p->loc, "%s probe type requires 1 or 2 arguments: %s:FUNCTION, "
+			   "%s:MODULE:FUNCTION or %s:bpf[:ID]:PROGRAM", pv->name, pv->name, pv->name,
+			   pv->name);
 		return -EINVAL;
 	}
 	const char *fn = p->u.probe.parts[np - 1];
@@ -201,8 +364,40 @@ static const struct btf_type *kfunc_proto(struct sema *s, struct ast_node *e, co
 		return NULL;
 	}
 	const struct btf *b = s->clause_kfunc_btf;
-	const struct btf_type *f = btf__type_by_id(b, (unsigned)s->clause_kfunc);
+	const struct btf_type *f = b ? btf__type_by_id(b, (unsigned)s->clause_kfunc) : NULL;
 	return f ? btf__type_by_id(b, f->type) : NULL;
+}
+
+static const struct btf_type *skip_mods(const struct btf *b, const struct btf_type *t)
+{
+	while (t && (btf_is_mod(t) || btf_is_typedef(t)))
+		t = btf__type_by_id(b, t->type);
+	return t;
+}
+
+/* A type of a BPF program's own BTF, as sema's: integers and enums by size; a pointer
+ * to a struct the kernel's BTF has by that name is typed as the kernel's (a program's
+ * ctx: struct pt_regs *), other pointers as void's; anything else a struct (refused). */
+static struct gt_type *bpf_ctype(struct sema *s, const struct btf *b, unsigned id)
+{
+	const struct btf_type *t = skip_mods(b, btf__type_by_id(b, id));
+	if (!t)
+		return sema_type_new(s, TY_INT, 8, false);
+	if (btf_is_int(t))
+		return sema_type_new(s, TY_INT, (int)t->size, btf_int_encoding(t) & BTF_INT_SIGNED);
+	if (btf_is_any_enum(t))
+		return sema_type_new(s, TY_INT, (int)t->size, btf_kflag(t));
+	if (!btf_is_ptr(t))
+		return sema_type_new(s, TY_STRUCT, (int)t->size, false);
+	struct gt_type *r = sema_type_new(s, TY_PTR, 8, false);
+	const struct btf_type *to = skip_mods(b, btf__type_by_id(b, t->type));
+	const char *name = to && btf_is_composite(to) ? btf__name_by_offset(b, to->name_off) : NULL;
+	if (name && *name)
+		r->pointee = sema_struct_named(s, arena_printf(s->arena, "%s %s", btf_is_union(to) ?
+							       "union" : "struct", name));
+	if (!r->pointee)
+		r->pointee = sema_type_new(s, TY_INT, 1, false);
+	return r;
 }
 
 /* Type ID of the clause's BTF: vmlinux's types through sema_ctypes; a module's own (ids
@@ -239,7 +434,8 @@ static struct gt_type *kfunc_ctype(struct sema *s, unsigned id)
 static int slot_type(struct sema *s, struct ast_node *e, int slot, unsigned type_id)
 {
 	struct sema_node *sn = sema_node_of(s, e);
-	struct gt_type *t = kfunc_ctype(s, type_id);
+	struct gt_type *t = s->clause_kfunc_bpf ? bpf_ctype(s, s->clause_kfunc_btf, type_id)
+						: kfunc_ctype(s, type_id);
 	if (e->kind == AST_FIELD)
 		sn->builtin = BI_TPARG; /* retval keeps its own: codegen reads the slot */
 	sn->tp_offset = 8 * slot;

@@ -275,7 +275,14 @@ if s.case("errors"):
             ("kretprobe:do_nanosleep+8 { @ = count(); }",
              "error: kretprobe takes no offset: do_nanosleep+8"),
             ("kprobe:vfs_*+8 { @ = count(); }",
-             "error: an offset needs one function, not a wildcard: vfs_*+8")))
+             "error: an offset needs one function, not a wildcard: vfs_*+8"),
+            # bpftrace's own words (its tests look for them)
+            ("kretprobe:_raw_spin_lock { exit(); }",
+             "error: kretprobe:_raw_spin_lock can't be used as it might lock up your system."),
+            ("kprobe:vfs_read+1000000 { exit(); }",
+             "error: Offset outside the function bounds ('vfs_read' size is "),
+            ("kprobe:syscalls:sys_exit_nanosleep { exit(); }",
+             "error: kprobe probe type requires 1 argument")))
 
 s.check("nothing left attached", not bpf_leftovers(), bpf_leftovers())
 s.finish()
