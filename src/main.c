@@ -500,7 +500,7 @@ static int str_len_from_env(void)
  * features, the options sema took, the targets, the script (cache.c compares it all). */
 static void cache_key_of(struct cache_key *k, const struct options *o,
 			 const struct sema_options *so, const struct sema_result *sr,
-			 const char *text)
+			 const struct diag_src *src)
 {
 	struct utsname u;
 	const char *why, *env;
@@ -529,7 +529,8 @@ static void cache_key_of(struct cache_key *k, const struct options *o,
 	else
 		cache_key_add(k, "target0", "%s", so->default_target ? so->default_target : "");
 	(void)o;
-	cache_key_add(k, "script", "%s", text);
+	/* the name too: the object's line info (-d jit) names the script */
+	cache_key_add(k, "script", "%s\n%s", src->name, src->text);
 }
 
 /* Does the script fit the program at PATH: parse and check it again against PATH,
@@ -736,7 +737,7 @@ int main(int argc, char **argv)
 	char *distrust = NULL; /* why a cache another user could write is not used */
 	bool hit = false;
 	if (cacheable && (cache = cache_open(&distrust))) {
-		cache_key_of(&ck, &o, &so, &sr, text);
+		cache_key_of(&ck, &o, &so, &sr, &src);
 		if (cache_lookup(cache, &ck, &plan.obj, &plan.obj_size, &distrust) == -EPERM) {
 			cache_close(cache);
 			cache = NULL;
