@@ -771,6 +771,8 @@ int main(int argc, char **argv)
 	fflush(stdout);
 
 	syms = symbols__new(sr.targets, sr.ntargets, target);
+	if (o.verbose) /* FILE:LINE on every frame: kernel frames' too */
+		symbols_kernel_lines(syms);
 	struct rt_symbolizer rsym = symbols_rt(syms);
 	struct rt_options ro = {
 		.sym = &rsym,
