@@ -500,7 +500,7 @@ static int str_len_from_env(void)
  * features, the options sema took, the targets, the script (cache.c compares it all). */
 static void cache_key_of(struct cache_key *k, const struct options *o,
 			 const struct sema_options *so, const struct sema_result *sr,
-			 const struct gt_plan *plan, const char *text)
+			 const struct gt_plan *plan, const struct diag_src *src)
 {
 	struct utsname u;
 	const char *why, *env;
@@ -535,7 +535,8 @@ static void cache_key_of(struct cache_key *k, const struct options *o,
 				      plan->progs[i].bpf_btf_id,
 				      plan->sites[plan->progs[i].site_begin].func);
 	(void)o;
-	cache_key_add(k, "script", "%s", text);
+	/* the name too: the object's line info (-d jit) names the script */
+	cache_key_add(k, "script", "%s\n%s", src->name, src->text);
 }
 
 /* Does the script fit the program at PATH: parse and check it again against PATH,
@@ -742,7 +743,7 @@ int main(int argc, char **argv)
 	char *distrust = NULL; /* why a cache another user could write is not used */
 	bool hit = false;
 	if (cacheable && (cache = cache_open(&distrust))) {
-		cache_key_of(&ck, &o, &so, &sr, &plan, text);
+		cache_key_of(&ck, &o, &so, &sr, &plan, &src);
 		if (cache_lookup(cache, &ck, &plan.obj, &plan.obj_size, &distrust) == -EPERM) {
 			cache_close(cache);
 			cache = NULL;
@@ -776,6 +777,8 @@ int main(int argc, char **argv)
 	fflush(stdout);
 
 	syms = symbols__new(sr.targets, sr.ntargets, target);
+	if (o.verbose) /* FILE:LINE on every frame: kernel frames' too */
+		symbols_kernel_lines(syms);
 	struct rt_symbolizer rsym = symbols_rt(syms);
 	struct rt_options ro = {
 		.sym = &rsym,

@@ -71,17 +71,37 @@ _Noreturn void cg_internal_error(struct cg *g, const struct ast_node *n, const c
 	abort();
 }
 
+/* Where the builder was before an excursion into the entry block. */
+struct cg_spot {
+	LLVMBasicBlockRef bb;
+	LLVMMetadataRef loc;
+};
+
+/* Puts the builder before AT of the entry block (NULL: at its end). Positioning before
+ * an instruction also takes its debug location, which would stick to the statement's
+ * code after the return (its lines lost from -d bpf and the BTF line info). */
+static struct cg_spot to_entry(struct cg *g, LLVMValueRef at)
+{
+	struct cg_spot sp = {LLVMGetInsertBlock(g->b), LLVMGetCurrentDebugLocation2(g->b)};
+	if (at)
+		LLVMPositionBuilderBefore(g->b, at);
+	else
+		LLVMPositionBuilderAtEnd(g->b, g->alloca_bb);
+	return sp;
+}
+
+static void back_from_entry(struct cg *g, struct cg_spot sp)
+{
+	LLVMPositionBuilderAtEnd(g->b, sp.bb);
+	LLVMSetCurrentDebugLocation2(g->b, sp.loc);
+}
+
 /* Allocas go in the entry block so that mem2reg/SROA see them. */
 LLVMValueRef cg_alloca(struct cg *g, LLVMTypeRef ty, const char *name)
 {
-	LLVMBasicBlockRef cur = LLVMGetInsertBlock(g->b);
-	LLVMValueRef first = LLVMGetFirstInstruction(g->alloca_bb);
-	if (first)
-		LLVMPositionBuilderBefore(g->b, first);
-	else
-		LLVMPositionBuilderAtEnd(g->b, g->alloca_bb);
+	struct cg_spot sp = to_entry(g, LLVMGetFirstInstruction(g->alloca_bb));
 	LLVMValueRef a = LLVMBuildAlloca(g->b, ty, name);
-	LLVMPositionBuilderAtEnd(g->b, cur);
+	back_from_entry(g, sp);
 	return a;
 }
 
@@ -89,15 +109,10 @@ LLVMValueRef cg_alloca(struct cg *g, LLVMTypeRef ty, const char *name)
  * a probe that needs neither pays for neither helper call. */
 static LLVMValueRef at_entry(struct cg *g, enum bpf_func_id helper, bool with_ctx)
 {
-	LLVMBasicBlockRef cur = LLVMGetInsertBlock(g->b);
-	LLVMValueRef first = LLVMGetFirstInstruction(g->alloca_bb);
-	if (first)
-		LLVMPositionBuilderBefore(g->b, first);
-	else
-		LLVMPositionBuilderAtEnd(g->b, g->alloca_bb);
+	struct cg_spot sp = to_entry(g, LLVMGetFirstInstruction(g->alloca_bb));
 	LLVMValueRef a = g->ctx_arg;
 	LLVMValueRef v = cg_helper(g, helper, g->i64, with_ctx ? &a : NULL, with_ctx ? 1 : 0);
-	LLVMPositionBuilderAtEnd(g->b, cur);
+	back_from_entry(g, sp);
 	return v;
 }
 
@@ -113,16 +128,12 @@ LLVMValueRef cg_cookie(struct cg *g)
 	}
 	/* after the allocas already made (cg_alloca puts new ones first): the call is
 	 * inlined, which splits the block, and an alloca past the split is dynamic */
-	LLVMBasicBlockRef cur = LLVMGetInsertBlock(g->b);
 	LLVMValueRef at = LLVMGetFirstInstruction(g->alloca_bb);
 	while (at && LLVMIsAAllocaInst(at))
 		at = LLVMGetNextInstruction(at);
-	if (at)
-		LLVMPositionBuilderBefore(g->b, at);
-	else
-		LLVMPositionBuilderAtEnd(g->b, g->alloca_bb);
+	struct cg_spot sp = to_entry(g, at);
 	g->cookie = cg_runtime_call(g, "gt_site_cookie", &g->ctx_arg, 1);
-	LLVMPositionBuilderAtEnd(g->b, cur);
+	back_from_entry(g, sp);
 	return g->cookie;
 }
 
@@ -328,7 +339,8 @@ static bool asm_is_directive(const char *p, size_t len)
 }
 
 /* -d bpf: the BPF assembly LLVM emits, each `.loc` of the script turned into the
- * script line it stands for, so every instruction is read under its source. */
+ * script line it stands for, of runtime-bpf into its FILE:LINE, so every instruction
+ * is read under its source (as -d jit does from the kernel's line info). */
 static void dump_bpf(struct cg *g, const struct diag_src *src)
 {
 	LLVMModuleRef copy = LLVMCloneModule(g->mod);
@@ -341,22 +353,34 @@ static void dump_bpf(struct cg *g, const struct diag_src *src)
 		return;
 	}
 	const char *p = LLVMGetBufferStart(asm_buf), *end = p + LLVMGetBufferSize(asm_buf);
-	int last_line = 0;
+	unsigned last_file = 0, last_line = 0;
 	uint64_t script_files = 0; /* bit N: .file N is the script */
+	char *names[64] = {0};     /* runtime-bpf's files, by number */
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
 		unsigned file, line;
-		char name[256];
-		if (sscanf(p, " .file %u \".\" \"%255[^\"]\"", &file, name) == 2) {
+		char dir[256], name[256];
+		if (sscanf(p, " .file %u \"%255[^\"]\" \"%255[^\"]\"", &file, dir, name) == 3) {
 			/* the script is the file in directory "." (setup()); runtime-bpf's
-			 * sources carry the directory they were built in */
-			if (file < 64)
+			 * sources carry the directory they were built in, named here from
+			 * the project's folder */
+			if (file < 64 && !strcmp(dir, ".")) {
 				script_files |= 1ull << file;
+			} else if (file < 64 && !names[file]) {
+				char *path = xasprintf("%s/%s", dir, name);
+				const char *rt = strstr(path, "runtime-bpf/");
+				names[file] = xstrdup(rt ? rt : path);
+				free(path);
+			}
 		} else if (sscanf(p, " .loc %u %u", &file, &line) == 2) {
-			if (file < 64 && (script_files >> file & 1) && line &&
-			    (int)line != last_line && src && src->text) {
-				const char *l = src->text;
+			/* line 0: the compiler's own code, of no line */
+			if (file >= 64 || !line || (file == last_file && line == last_line)) {
+				p += len + 1;
+				continue;
+			}
+			if (script_files >> file & 1) {
+				const char *l = src && src->text ? src->text : NULL;
 				for (unsigned i = 1; i < line && l; i++) {
 					l = strchr(l, '\n');
 					l = l ? l + 1 : NULL;
@@ -365,13 +389,18 @@ static void dump_bpf(struct cg *g, const struct diag_src *src)
 					const char *le = strchr(l, '\n');
 					printf("; %u: %.*s\n", line, le ? (int)(le - l) : (int)strlen(l), l);
 				}
-				last_line = (int)line;
+			} else if (names[file]) {
+				printf("; %s:%u\n", names[file], line);
 			}
+			last_file = file;
+			last_line = line;
 		} else if (len && !asm_is_directive(p, len)) {
 			printf("%.*s\n", (int)len, p);
 		}
 		p += len + 1;
 	}
+	for (int i = 0; i < 64; i++)
+		free(names[i]);
 	LLVMDisposeMemoryBuffer(asm_buf);
 	LLVMDisposeModule(copy);
 }
@@ -418,7 +447,13 @@ static int setup(struct cg *g)
 
 	g->dib = LLVMCreateDIBuilder(g->mod);
 	const char *fname = g->src && g->src->name ? g->src->name : "gotrace";
-	g->di_file = LLVMDIBuilderCreateFile(g->dib, fname, strlen(fname), ".", 1);
+	/* LLVM's BTF writer opens DIRECTORY/NAME for each line's text. A script of no file
+	 * (-e, stdin, --funcgraph) gets /dev/null, where nothing can be: not ./stdin, which
+	 * anyone could have made (a FIFO there hung the run) */
+	bool no_file = !g->src || !g->src->name || !strcmp(fname, "stdin") ||
+		       !strcmp(fname, "funcgraph");
+	const char *dir = no_file ? "/dev/null" : ".";
+	g->di_file = LLVMDIBuilderCreateFile(g->dib, fname, strlen(fname), dir, strlen(dir));
 	g->di_cu = LLVMDIBuilderCreateCompileUnit(g->dib, LLVMDWARFSourceLanguageC, g->di_file,
 						  "gotrace", 7, true, "", 0, 0, "", 0,
 						  LLVMDWARFEmissionFull, 0, false, false, "", 0,

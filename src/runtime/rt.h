@@ -49,8 +49,8 @@ struct rt_symbolizer {
 	/* The frames of user address PC in process PID, inlined calls expanded, innermost
 	 * first; RET: PC is a return address (the call is at PC - 1). Count, 0: unknown. */
 	int (*user)(void *ctx, int pid, uint64_t pc, bool ret, struct rt_frame *out, int max);
-	/* The kernel symbol holding PC: 1, or 0 when unknown. */
-	int (*kernel)(void *ctx, uint64_t pc, struct rt_frame *out);
+	/* The kernel symbol holding PC: 1, or 0 when unknown (RET: as for user). */
+	int (*kernel)(void *ctx, uint64_t pc, bool ret, struct rt_frame *out);
 	/* The address of kernel symbol NAME (kprobe_multi links by address): 0 or -ENOENT. */
 	int (*kernel_addr)(void *ctx, const char *name, uint64_t *addr);
 	/* While PID runs: learn where its binary is mapped (a PIE's load bias). True once

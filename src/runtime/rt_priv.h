@@ -83,6 +83,23 @@ void rt_libbpf_print_restore(void);
 /* jit.c */
 int rt_session__dump_jit(struct rt_session *s, FILE *out);
 
+/* proglines.c: a loaded program's source lines, by offset in its dumped JIT image */
+struct rt_src_line {
+	uint32_t off;     /* of the first instruction the line produced */
+	uint32_t idx;     /* the record's place in the kernel's list (order of the BPF code) */
+	const char *file; /* as the compiler named it (in btf) */
+	uint32_t line, col;
+};
+struct rt_prog_lines {
+	struct rt_src_line *v; /* [n], by off */
+	int n;
+	struct btf *btf;
+};
+/* 0; -ENODATA when the kernel holds no line info for the program (no BTF, no JIT, an
+ * older kernel, addresses hidden); or a negative errno. */
+int rt_prog_lines__load(struct rt_prog_lines *pl, int prog_fd);
+void rt_prog_lines__free(struct rt_prog_lines *pl);
+
 /* attach.c */
 /* A raw BPF_LINK_CREATE of type uprobe_multi (libbpf 1.1 has no wrapper): the link fd, or
  * a negative errno. */

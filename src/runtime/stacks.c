@@ -144,7 +144,7 @@ int rt_stack_frames(const struct plan_arg *a, const uint8_t *p, uint64_t addr, i
 	if (!st.sym)
 		return 0;
 	if (kernel)
-		return st.sym->kernel(st.sym->ctx, addr, out);
+		return st.sym->kernel(st.sym->ctx, addr, index > 0, out);
 	return st.sym->user(st.sym->ctx, (int)rt_rd64(p + 8), addr, index > 0, out, max);
 }
 
@@ -199,7 +199,7 @@ void rt_sym_format(struct strbuf *sb, const struct plan_arg *a, const uint8_t *p
 	struct rt_frame fr[INLINE_MAX];
 	int n = 0;
 	if (st.sym && a->stack_mode == PLAN_SYM_KERNEL)
-		n = st.sym->kernel(st.sym->ctx, addr, fr);
+		n = st.sym->kernel(st.sym->ctx, addr, false, fr);
 	else if (st.sym)
 		n = st.sym->user(st.sym->ctx, (int)rt_rd64(p + 8), addr, a->stack_mode == PLAN_SYM_CALLER,
 				 fr, INLINE_MAX);
@@ -209,6 +209,8 @@ void rt_sym_format(struct strbuf *sb, const struct plan_arg *a, const uint8_t *p
 	}
 	if (a->stack_mode != PLAN_SYM_CALLER) { /* as bpftrace: the symbol holding ADDR */
 		strbuf_puts(sb, fr[n - 1].func);
+		if (st.lines && a->stack_mode == PLAN_SYM_KERNEL && fr[0].file) /* -v */
+			strbuf_printf(sb, " %s:%d", fr[0].file, fr[0].line);
 		return;
 	}
 	/* the innermost frame of the call: an inlined function calls too */

@@ -13,6 +13,7 @@
 
 #include "binfo/binfo.h"
 #include "common/util.h"
+#include "symbols/klines.h"
 
 #define FRAMES_MAX 16
 
@@ -28,6 +29,7 @@ struct symbols {
 	struct binfo_lines **lines; /* opened on first use */
 	int nbins;
 	VEC(struct proc) procs;
+	struct klines *klines; /* kernel frames' lines (-v), or NULL */
 };
 
 struct symbols *symbols__new(struct binfo **bins, int nbins, const char *main_path)
@@ -60,6 +62,7 @@ void symbols__free(struct symbols *s)
 		binfo__close(s->bins[i]);
 	free(s->bins);
 	free(s->lines);
+	klines__free(s->klines);
 	vec_free(&s->procs);
 	free(s);
 }
@@ -154,14 +157,23 @@ static int user(void *ctx, int pid, uint64_t pc, bool ret, struct rt_frame *out,
 	return n > 0 ? n : 0;
 }
 
-static int kernel(void *ctx, uint64_t pc, struct rt_frame *out)
+void symbols_kernel_lines(struct symbols *s)
 {
+	if (!s->klines)
+		s->klines = klines__new();
+}
+
+static int kernel(void *ctx, uint64_t pc, bool ret, struct rt_frame *out)
+{
+	struct symbols *s = ctx;
 	const char *name;
 	uint64_t off;
-	(void)ctx;
 	if (binfo_kallsyms_sym(pc, &name, &off))
 		return 0;
 	*out = (struct rt_frame){.func = name, .off = off};
+	/* a return address names the call before it, as for user frames */
+	if (s->klines)
+		klines_lookup(s->klines, pc - (ret ? 1 : 0), &out->file, &out->line);
 	return 1;
 }
 

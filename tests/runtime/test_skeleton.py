@@ -1,6 +1,7 @@
 """Walking skeleton acceptance: one-liners on real Go targets, wildcards, fetch rules,
 entry probes under stack growth, -p attach/detach, -c child lifecycle."""
 
+import os
 import re
 import signal
 import subprocess
@@ -131,6 +132,98 @@ if s.case("dump"):
     s.check("-d jit disassembles the kernel's JIT code",
             r.returncode == 0 and r.stdout.startswith("gt_c0_entry0: ") and "bytes of x86-64" in r.stdout
             and " push " in r.stdout, describe(r))
+
+    # -d jit: each source line the kernel holds (BTF line info) above the JIT code it
+    # produced. The oracle is -d bpf, made from LLVM's assembly before loading: the
+    # same lines in the same order (the verifier may drop dead code, never reorder).
+    script = ('go:main.Add:entry\n/arg0 > 0/\n{\n  @n[arg0] = count();\n  $x = arg0 * 2;\n'
+              '  printf("%d\\n", $x);\n}\nEND { printf("end\\n"); }\n')
+    texts = script.split("\n")
+
+    def src_lines(out, jit):
+        """Per program of a -d bpf/-d jit dump: its source lines in order, as ("script",
+        N) or (runtime-bpf file, N), a line repeated in a row once; and the dump's lines
+        that do not read as a program, an instruction or a source line."""
+        progs, bad, cur = {}, [], None
+        for l in out.split("\n"):
+            m = re.match(r"(\w+):( \d+ bytes of x86-64)?$", l)
+            if m and not l.startswith("LBB"):
+                cur = progs.setdefault(m.group(1), [])
+                continue
+            if not l.startswith("; "):
+                if l and not (l.startswith("\t") or re.match(r" +[0-9a-f]+: \S", l) or
+                              l.startswith("LBB")):
+                    bad.append(l)
+                continue
+            m = (re.match(r"; stdin:(\d+):\d+: (.*)$", l) if jit else
+                 re.match(r"; (\d+): (.*)$", l))
+            if m:
+                k = ("script", int(m.group(1)))
+                if m.group(2) != texts[k[1] - 1]:
+                    bad.append(l)
+            else:
+                m = re.match(r"; (runtime-bpf/gt_\w+\.[ch]):(\d+)$", l)
+                if not m:
+                    bad.append(l)
+                    continue
+                k = (m.group(1), int(m.group(2)))
+            if cur is None:
+                bad.append(l)
+            elif not cur or cur[-1] != k:
+                cur.append(k)
+        return progs, bad
+
+    def subsequence(a, b):
+        it = iter(b)
+        return all(x in it for x in a)
+
+    rb = s.run(["--dry-run", "-d", "bpf", "-b", pair, "-e", script])
+    rj = s.run(["--dry-run", "-d", "jit", "-b", pair, "-e", script])
+    bpf, bad_b = src_lines(rb.stdout, False)
+    jit, bad_j = src_lines(rj.stdout, True)
+    names = sorted(jit)
+    script_lines = {n: sorted({k[1] for k in jit[n] if k[0] == "script"}) for n in names}
+    s.check("-d jit: each script line with code, FILE:LINE:COL and its text",
+            rb.returncode == 0 and rj.returncode == 0 and not bad_j and not bad_b and
+            "warning" not in rj.stderr and len(names) == 2 and
+            script_lines.get("gt_c0_entry0") == [1, 2, 4, 5, 6] and
+            [v for k, v in script_lines.items() if k != "gt_c0_entry0"] == [[8]],
+            "%r %r\n%s" % (script_lines, bad_j + bad_b, describe(rj)))
+    s.check("-d jit: the lines in the order of the program's code (-d bpf's)",
+            all(n in bpf and subsequence(jit[n], bpf[n]) and
+                [k for k in jit[n] if k[0] == "script"] ==
+                [k for k in bpf[n] if k[0] == "script"] for n in names),
+            "jit %r\nbpf %r" % (jit, {n: bpf.get(n) for n in names}))
+    # count() is runtime-bpf's gt_agg_add: its lines hold code, not blanks or comments
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+
+    def code_line(k):
+        with open(os.path.join(root, k[0])) as f:
+            t = f.read().split("\n")
+        return 0 < k[1] <= len(t) and t[k[1] - 1].strip() not in ("", "{", "}") and \
+            not re.match(r"/\*|//|\*( |$)", t[k[1] - 1].strip())
+    rt_j = [k for k in jit.get("gt_c0_entry0", []) if k[0] != "script"]
+    rt_b = [k for k in bpf.get("gt_c0_entry0", []) if k[0] != "script"]
+    s.check("-d jit and -d bpf: runtime-bpf's code named FILE:LINE",
+            rt_j and {k[0] for k in rt_j} == {"runtime-bpf/gt_maps.c"} and
+            all(code_line(k) for k in rt_j) and subsequence(rt_j, rt_b), "%r\n%r" % (rt_j, rt_b))
+    # the same text from a file: its lines under the file's name (the compiled-program
+    # cache, which the -e run filled, keys on the name as well)
+    path = os.path.join(s.work, "jitlines.gt")
+    with open(path, "w") as f:
+        f.write(script)
+    rf = s.run(["--dry-run", "-d", "jit", "-b", pair, path])
+    s.check("-d jit: a script file's lines under its path",
+            rf.returncode == 0 and
+            ("; %s:4:3:   @n[arg0] = count();\n" % path) in rf.stdout and "; stdin:" not in rf.stdout,
+            describe(rf))
+    # every source line is followed by its instructions: the next line is another
+    # source line or an instruction, and the last of a program is not a source line
+    lj = rj.stdout.split("\n")
+    s.check("-d jit: instructions follow each source line",
+            all(re.match(r"; | +[0-9a-f]+: \S", lj[i + 1])
+                for i in range(len(lj) - 1) if lj[i].startswith("; ")),
+            describe(rj))
 
 # -l lists matching functions with the go: prefix.
 if s.case("list"):
