@@ -362,10 +362,10 @@ static void dump_bpf(struct cg *g, const struct diag_src *src)
 		unsigned file, line;
 		char dir[256], name[256];
 		if (sscanf(p, " .file %u \"%255[^\"]\" \"%255[^\"]\"", &file, dir, name) == 3) {
-			/* the script is the file in directory "." (setup()); runtime-bpf's
+			/* the script is the file in directory "." or /dev/null (setup()); runtime-bpf's
 			 * sources carry the directory they were built in, named here from
 			 * the project's folder */
-			if (file < 64 && !strcmp(dir, ".")) {
+			if (file < 64 && (!strcmp(dir, ".") || !strcmp(dir, "/dev/null"))) {
 				script_files |= 1ull << file;
 			} else if (file < 64 && !names[file]) {
 				char *path = xasprintf("%s/%s", dir, name);

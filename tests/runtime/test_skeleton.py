@@ -2,9 +2,11 @@
 entry probes under stack growth, -p attach/detach, -c child lifecycle."""
 
 import os
+import shutil
 import re
 import signal
 import subprocess
+import tempfile
 import time
 
 from gtlib import Suite, bpf_leftovers, collect, describe, wait_for_line
@@ -217,6 +219,20 @@ if s.case("dump"):
             rf.returncode == 0 and
             ("; %s:4:3:   @n[arg0] = count();\n" % path) in rf.stdout and "; stdin:" not in rf.stdout,
             describe(rf))
+    # a FIFO named stdin in the current directory: LLVM read ./stdin for an -e script's
+    # line text, and blocked there; now nothing is read for a script of no file
+    fifodir = tempfile.mkdtemp(dir=s.work)
+    os.mkfifo(os.path.join(fifodir, "stdin"))
+    try:
+        rq = s.run(["--no-cache", "--dry-run", "-d", "jit", "-b", pair, "-e", script],
+                   cwd=fifodir, timeout=120)
+        ok = rq.returncode == 0 and "; stdin:4:3:   @n[arg0] = count();" in rq.stdout
+        why = describe(rq)
+    except subprocess.TimeoutExpired:
+        ok, why = False, "hung: ./stdin read as the script's text"
+    finally:
+        shutil.rmtree(fifodir)
+    s.check("-e: a FIFO named stdin in the current directory is not read", ok, why)
     # every source line is followed by its instructions: the next line is another
     # source line or an instruction, and the last of a program is not a source line
     lj = rj.stdout.split("\n")
