@@ -17,11 +17,12 @@ void gt_map_full(void *full, __u32 id, long err)
 	__u64 *v = bpf_map_lookup_elem(full, &id);
 	if (!v)
 		return;
-	if (err == -GT_E2BIG) {
+	int e = (int)err; /* see insert() */
+	if (e == -GT_E2BIG) {
 		__sync_fetch_and_add(&v[0], 1);
 	} else {
 		__sync_fetch_and_add(&v[1], 1);
-		v[2] = (__u64)-err;
+		v[2] = (__u64)(__u32)-e;
 	}
 }
 
@@ -31,7 +32,11 @@ static __always_inline int insert(void *map, void *key, void *init, void *full, 
 	long err = bpf_map_update_elem(map, key, init, BPF_NOEXIST);
 	if (!err)
 		return 0;
-	if (err == -GT_EEXIST)
+	/* Read as an int: before Linux 6.4 ("bpf: Make bpf_map_ops return long") the
+	 * verifier calls the map's int-returning update op directly, and the errno comes
+	 * back zero-extended (0xffffffef, not -17): on 6.1 a lost race to insert a key was
+	 * counted as a full map, and every full map's E2BIG as another error. */
+	if ((int)err == -GT_EEXIST)
 		return 1; /* look it up again */
 	gt_map_full(full, id, err);
 	return -1;

@@ -216,8 +216,19 @@ if s.case("kstack"):
     script = ('kprobe:do_nanosleep /comm == "sleep"/ { @a[kstack] = count(); } '
               'kretprobe:do_nanosleep /comm == "sleep"/ { @b[kstack(4)] = count(); }')
     g, b = both(script, run_sleep)
-    s.check("kprobe/kretprobe: @[kstack] as bpftrace's", g[0] == 0 and b[0] == 0 and
-            lines(g[1]) == lines(b[1]) and "    do_nanosleep+" in g[1], show(g, b))
+    if b[0] == 0:
+        s.check("kprobe/kretprobe: @[kstack] as bpftrace's", g[0] == 0 and
+                lines(g[1]) == lines(b[1]) and "    do_nanosleep+" in g[1], show(g, b))
+    else:
+        # bpftrace 0.17 did not end on SIGINT with this script in the 6.12 guest (killed
+        # after 120 s, in CI's run of both guests): gotrace's stacks by their shape
+        ls = lines(g[1])
+        s.check("kprobe/kretprobe: @[kstack] from do_nanosleep down to the syscall entry "
+                "(bpftrace 0.17 did not finish here: status %s)" % b[0],
+                g[0] == 0 and ls[:2] == ["@a[", "    do_nanosleep+1"] and
+                "    __x64_sys_clock_nanosleep+" in ls and "@b[" in ls and
+                ls[ls.index("@b[") + 1].startswith("    hrtimer_nanosleep+") and
+                ls.count("]: 3") == 2, show(g, b))
     r = traced([s.gotrace, "-e", 'kfunc:do_nanosleep /comm == "sleep"/ { @[kstack(3)] = count(); }'],
                run_sleep)
     ls = lines(r[1])

@@ -109,7 +109,7 @@ static __always_inline void map_full(__u32 id, long err)
 	__u64 *v = bpf_map_lookup_elem(&gt_mapfull, &id);
 	if (!v)
 		return;
-	if (err == -7 /* E2BIG */) {
+	if ((int)err == -7 /* E2BIG, zero-extended before 6.4: gt_maps.c */) {
 		__sync_fetch_and_add(&v[0], 1);
 	} else {
 		__sync_fetch_and_add(&v[1], 1);
