@@ -55,9 +55,8 @@ static void print_decl(const struct btf *b, unsigned type_id, const char *name)
 static void add_object(struct kfunc **v, size_t *n, size_t *cap, const char *obj,
 		       const char *prefix, const char *pat)
 {
-	const struct btf *vml = kbtf_vmlinux();
-	bool is_vmlinux = !strcmp(obj, "vmlinux");
-	const struct btf *b = is_vmlinux ? vml : kbtf_module(obj);
+	unsigned first;
+	const struct btf *b = kbtf_object(obj, &first);
 	if (!b)
 		return;
 	const char *const *names;
@@ -65,7 +64,7 @@ static void add_object(struct kfunc **v, size_t *n, size_t *cap, const char *obj
 	bool ftrace_list = !binfo_kernel_funcs(&names, &nn) && nn;
 	char full[512];
 	size_t plen = strlen(prefix);
-	for (unsigned id = is_vmlinux ? 1 : btf__type_cnt(vml); id < btf__type_cnt(b); id++) {
+	for (unsigned id = first; id < btf__type_cnt(b); id++) {
 		const struct btf_type *t = btf__type_by_id(b, id);
 		if (!btf_is_func(t))
 			continue;

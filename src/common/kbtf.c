@@ -163,3 +163,16 @@ long kbtf_offsetof(const char *struct_name, const char *path)
 	}
 	return total % 8 == 0 && total / 8 <= INT32_MAX ? (long)(total / 8) : -ENOENT;
 }
+
+const struct btf *kbtf_object(const char *obj, unsigned *first_id)
+{
+	const struct btf *vml = kbtf_vmlinux();
+	if (!vml)
+		return NULL;
+	if (!strcmp(obj, "vmlinux")) {
+		*first_id = 1;
+		return vml;
+	}
+	*first_id = btf__type_cnt(vml);
+	return kbtf_module(obj);
+}

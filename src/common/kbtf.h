@@ -18,6 +18,10 @@ int kbtf_modules(const char *const **names, size_t *n);
  * first use and kept; NULL when NAME is not a module with BTF. */
 const struct btf *kbtf_module(const char *name);
 
+/* OBJ's BTF: the kernel's ("vmlinux") or a module's, and in *FIRST_ID the first type id
+ * that is its own (a module's split BTF holds vmlinux's first); NULL without one. */
+const struct btf *kbtf_object(const char *obj, unsigned *first_id);
+
 /* The byte offset of PATH ("thread.fsbase": a member of a member) in the kernel's
  * struct STRUCT_NAME, looking through anonymous members (randomized task_struct and
  * mm_struct wrap their fields in them): >= 0, or -ENOENT (no BTF, no such member, not

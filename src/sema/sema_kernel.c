@@ -123,6 +123,31 @@ int sema_expand_kprobe(struct sema *s, struct ast_node *clause, struct ast_node 
 }
 
 
+/* One FENTRY program (fexit where RET) on function FUNC, site PROBE, the clause's
+ * program TAG_FOUND; its BTF id ID in B becomes the clause's (args, retval). */
+static struct plan_prog *add_fentry(struct sema *s, struct ast_node *clause, bool ret, int ci,
+				    const char *tag, int found, const char *func, char *probe,
+				    bool sole, unsigned id, const struct btf *b)
+{
+	sema_open_group(s);
+	struct plan_site site = {
+		.target = "",
+		.func = arena_strdup(s->arena, func),
+		.probe = probe,
+		.sole = sole,
+	};
+	struct sema_site_info info = {.point = ret ? UP_RETURN : UP_ENTRY};
+	vec_push(&s->sites, site);
+	vec_push(&s->site_info, info);
+	sema_close_group(s, clause, PLAN_PROG_FENTRY, NULL, ret ? UP_RETURN : UP_ENTRY,
+			 HIDDEN_NONE, arena_printf(s->arena, "c%d_%s_%d", ci, tag, found));
+	struct plan_prog *pp = &s->progs.v[s->progs.n - 1];
+	pp->kprobe_return = ret;
+	s->clause_kfunc = !s->clause_kfunc ? (int)id : -1;
+	s->clause_kfunc_btf = b;
+	return pp;
+}
+
 /* Why nothing of fentry:bpf:ID:NAME matched, where something was left out on purpose. */
 static void bpfprog_none(struct sema *s, struct ast_node *p, const char *spell, uint32_t want,
 			 const char *fn, bool wild, const struct binfo_bpf_func *own,
@@ -220,25 +245,13 @@ static int expand_bpfprog(struct sema *s, struct ast_node *clause, struct ast_no
 			tracing = tracing ? tracing : &f[i];
 			continue;
 		}
-		sema_open_group(s);
-		struct plan_site site = {
-			.target = "",
-			.func = arena_strdup(s->arena, f[i].name),
+		struct plan_prog *pp = add_fentry(
+			s, clause, ret, ci, spell, found, f[i].name,
 			/* bpftrace's probe name: the program's id, always */
-			.probe = arena_printf(s->arena, "%s:bpf:%u:%s", spell, f[i].prog_id, f[i].name),
-			.sole = one,
-		};
-		struct sema_site_info info = {.point = ret ? UP_RETURN : UP_ENTRY};
-		vec_push(&s->sites, site);
-		vec_push(&s->site_info, info);
-		sema_close_group(s, clause, PLAN_PROG_FENTRY, NULL, ret ? UP_RETURN : UP_ENTRY,
-				 HIDDEN_NONE, arena_printf(s->arena, "c%d_%s_%d", ci, spell, found));
-		struct plan_prog *pp = &s->progs.v[s->progs.n - 1];
-		pp->kprobe_return = ret;
+			arena_printf(s->arena, "%s:bpf:%u:%s", spell, f[i].prog_id, f[i].name), one,
+			f[i].type_id, binfo_bpf_btf(f[i].btf_id));
 		pp->bpf_prog_id = f[i].prog_id;
 		pp->bpf_btf_id = f[i].btf_id;
-		s->clause_kfunc = !s->clause_kfunc ? (int)f[i].type_id : -1;
-		s->clause_kfunc_btf = binfo_bpf_btf(f[i].btf_id);
 		s->clause_kfunc_bpf = true;
 		found++;
 	}
@@ -261,9 +274,8 @@ static int kfunc_object(struct sema *s, struct ast_node *clause, const struct pr
 			int ci, const char *obj, const char *fn, bool wild, int found)
 {
 	bool ret = pv->id == PV_KRETFUNC;
-	const struct btf *vml = kbtf_vmlinux();
-	bool is_vmlinux = !strcmp(obj, "vmlinux");
-	const struct btf *b = is_vmlinux ? vml : kbtf_module(obj);
+	unsigned first;
+	const struct btf *b = kbtf_object(obj, &first);
 	if (!b)
 		return found;
 	/* ftrace's list, where it can be read: fentry goes through its trampolines */
@@ -271,7 +283,7 @@ static int kfunc_object(struct sema *s, struct ast_node *clause, const struct pr
 	size_t nn;
 	bool ftrace_list = !binfo_kernel_funcs(&names, &nn) && nn;
 	unsigned n = btf__type_cnt(b);
-	for (unsigned id = is_vmlinux ? 1 : btf__type_cnt(vml); id < n; id++) {
+	for (unsigned id = first; id < n; id++) {
 		const struct btf_type *t = btf__type_by_id(b, id);
 		if (!btf_is_func(t))
 			continue;
@@ -280,22 +292,9 @@ static int kfunc_object(struct sema *s, struct ast_node *clause, const struct pr
 			continue;
 		if (ftrace_list && !binfo_kernel_func_exists(name))
 			continue;
-		sema_open_group(s);
-		struct plan_site site = {
-			.target = "",
-			.func = arena_strdup(s->arena, name),
-			/* bpftrace's name: the module, vmlinux for the kernel's own */
-			.probe = arena_printf(s->arena, "%s:%s:%s", pv->name, obj, name),
-			.sole = !wild,
-		};
-		struct sema_site_info info = {.point = ret ? UP_RETURN : UP_ENTRY};
-		vec_push(&s->sites, site);
-		vec_push(&s->site_info, info);
-		sema_close_group(s, clause, PLAN_PROG_FENTRY, NULL, ret ? UP_RETURN : UP_ENTRY,
-				 HIDDEN_NONE, arena_printf(s->arena, "c%d_%s_%d", ci, pv->name, found));
-		s->progs.v[s->progs.n - 1].kprobe_return = ret;
-		s->clause_kfunc = !s->clause_kfunc ? (int)id : -1;
-		s->clause_kfunc_btf = b;
+		/* bpftrace's name: the module, vmlinux for the kernel's own */
+		add_fentry(s, clause, ret, ci, pv->name, found, name,
+			   arena_printf(s->arena, "%s:%s:%s", pv->name, obj, name), !wild, id, b);
 		found++;
 		if (!wild)
 			break;
