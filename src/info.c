@@ -10,6 +10,7 @@
 #include "binfo/binfo.h"
 #include "common/util.h"
 #include "runtime/rt.h"
+#include "runtime/rt_lbr.h"
 
 static const char *yes(bool b)
 {
@@ -81,8 +82,13 @@ void info_report(FILE *out, const char *version)
 		yes(f->uprobe_pmu), yes(f->uprobe_multi), yes(f->perf_uprobe_cookie), yes(f->tracefs),
 		yes(f->tracepoint), yes(f->perf_cpu_clock), yes(f->raw_tp), yes(f->kprobe_pmu),
 		yes(f->kprobe_multi), yes(f->fentry));
-	fprintf(out, "Stacks\n  uprobe at push %%rbp keeps the caller: %s\n\n",
+	fprintf(out, "Stacks\n  uprobe at push %%rbp keeps the caller: %s\n",
 		yes(rt_uprobe_stack_has_caller(true)));
+	const char *lbr;
+	if (rt_lbr_probe(&lbr))
+		fprintf(out, "  lbr() (last branch records): no, %s\n\n", lbr);
+	else
+		fputs("  lbr() (last branch records): yes\n\n", out);
 	const char *why;
 	rt_attach_path(&why);
 	fprintf(out, "Attach path of go: probes\n  %s\n", why);

@@ -175,6 +175,18 @@ static void cg_call_stmt(struct cg *g, struct ast_node *e)
 		record_submit(g, rec, done);
 		break;
 	}
+	case BI_LBR: { /* straight into the record: 768 bytes do not fit the BPF stack */
+		const struct plan_event *ev = &g->plan->events[sn->event_id];
+		LLVMBasicBlockRef done;
+		LLVMValueRef rec = record_begin(g, sn->event_id, &done);
+		LLVMValueRef idx = cg_const(g, 16);
+		LLVMValueRef args[3] = {LLVMBuildGEP2(g->b, g->i8, rec, &idx, 1, ""),
+					LLVMConstInt(g->i32, (uint64_t)(ev->slots * ev->slot_size), false),
+					cg_const(g, 0)};
+		cg_store64(g, rec, 8, cg_helper(g, BPF_FUNC_get_branch_snapshot, g->i64, args, 3));
+		record_submit(g, rec, done);
+		break;
+	}
 	case BI_EXIT: /* and the probe ends here, as in bpftrace */
 		cg_event(g, e, 0);
 		LLVMBuildBr(g->b, g->exit_bb);

@@ -212,6 +212,8 @@ enum plan_event_kind {
 	PLAN_EV_FG_RETURN,
 	PLAN_EV_HELPER_ERROR, /* -k: fmt the helper's name, loc the call; arg: its return code */
 	PLAN_EV_JOIN,      /* join(argv, delim): fmt the delimiter; record: slots x slot_size */
+	PLAN_EV_LBR,       /* lbr(): i64 at 8, bpf_get_branch_snapshot's bytes or -errno, then
+			    * slots struct perf_branch_entry of slot_size bytes */
 };
 
 struct plan_event {

@@ -2,6 +2,7 @@
  * numbers alone): probe types and the attach path of go: probes. The attach code and
  * --info (src/info.c) ask rt_features_get(); a run probes only what it needs
  * (rt_features_probe). */
+#include "runtime/rt_lbr.h"
 #include "runtime/rt_priv.h"
 
 #include <bpf/bpf.h>
@@ -344,6 +345,9 @@ int rt_features_check(const struct gt_plan *plan, bool attach)
 			min_minor = 15;
 		}
 	}
+	/* first: no kernel gives what the hardware lacks */
+	if (rt_lbr_wanted(plan) && rt_lbr_check())
+		return -ENOTSUP;
 	bool fentry = false;
 	for (int i = 0; i < plan->nprogs; i++)
 		fentry |= plan->progs[i].kind == PLAN_PROG_FENTRY && !plan->progs[i].bpf_prog_id;

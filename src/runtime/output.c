@@ -12,6 +12,7 @@
 #include "common/fmt.h"
 #include "common/util.h"
 #include "runtime/rt_priv.h"
+#include "runtime/rt_stacks.h"
 
 #define RT_REC_HDR 8 /* u64 event_id */
 
@@ -289,6 +290,50 @@ static void emit_helper_error(struct rt_output *o, const struct plan_event *ev,
 		diag_warning(o->src, ev->loc, "Failed to %s: %lld", ev->fmt, (long long)rc);
 }
 
+/* lbr(): the branches oldest first, as bpflbr lists them ([#0] is the newest), each
+ * "from -> to" named from kallsyms; or why there are none. */
+static void emit_lbr(struct rt_output *o, const struct plan_event *ev, const uint8_t *rec)
+{
+	int64_t rc = (int64_t)rec_u64(rec, 8);
+	struct strbuf t = {0};
+	if (rc < 0) {
+		if (o->json)
+			fprintf(o->f, "{\"type\": \"lbr\", \"error\": \"%s\", \"retcode\": %lld}\n",
+				strerror((int)-rc), (long long)rc);
+		else
+			fprintf(o->f, "lbr: no branch records: %s (%lld)\n", strerror((int)-rc),
+				(long long)rc);
+		return;
+	}
+	int n = (int)(rc / ev->slot_size);
+	if (n > ev->slots)
+		n = ev->slots;
+	strbuf_puts(&t, o->json ? "{\"type\": \"lbr\", \"data\": [" : "");
+	if (!o->json)
+		strbuf_printf(&t, "lbr: %d branches, oldest first\n", n);
+	for (int i = n - 1; i >= 0; i--) {
+		const uint8_t *e = rec + 16 + (size_t)i * (size_t)ev->slot_size;
+		struct strbuf from = {0}, to = {0};
+		rt_kaddr_format(&from, rec_u64(e, 0));
+		rt_kaddr_format(&to, rec_u64(e, 8));
+		if (o->json) {
+			strbuf_puts(&t, i == n - 1 ? "{\"from\": " : ", {\"from\": ");
+			strbuf_json_string(&t, from.buf, from.len);
+			strbuf_puts(&t, ", \"to\": ");
+			strbuf_json_string(&t, to.buf, to.len);
+			strbuf_puts(&t, "}");
+		} else {
+			strbuf_printf(&t, "    [#%d] %s -> %s\n", i, from.buf, to.buf);
+		}
+		strbuf_free(&from);
+		strbuf_free(&to);
+	}
+	if (o->json)
+		strbuf_puts(&t, "]}\n");
+	fwrite(t.buf, 1, t.len, o->f);
+	strbuf_free(&t);
+}
+
 /* GT_CAT_BYTES_MAX (bpftrace's BPFTRACE_CAT_BYTES_MAX too), 10 KiB by default */
 static size_t cat_bytes_max(void)
 {
@@ -426,6 +471,9 @@ int rt_output__handle(void *ctx, void *data, size_t size)
 	case PLAN_EV_JOIN:
 		emit_join(o, ev, rec);
 		break;
+	case PLAN_EV_LBR:
+		emit_lbr(o, ev, rec);
+		break;
 	case PLAN_EV_EXIT:
 		break;
 	}
@@ -500,6 +548,12 @@ static int check_event(const struct gt_plan *plan, int id, struct fmt *f, int *m
 	case PLAN_EV_TIME:
 	case PLAN_EV_HELPER_ERROR:
 	case PLAN_EV_JOIN:
+		break;
+	case PLAN_EV_LBR:
+		if (ev->slot_size != 24 || ev->size != 16 + ev->slots * ev->slot_size) {
+			diag_fatal("internal error: lbr() event %d of %d bytes", id, ev->size);
+			return -EINVAL;
+		}
 		break;
 	}
 	return 0;

@@ -25,6 +25,8 @@ int rt_stack_frames(const struct plan_arg *a, const uint8_t *p, uint64_t addr, i
 		    struct rt_frame *out, int max);
 /* usym(), ksym(), caller: the function (caller: and the call's file:line), or 0xADDR. */
 void rt_sym_format(struct strbuf *sb, const struct plan_arg *a, const uint8_t *p);
+/* A kernel address as "sym+0xoff" (with -v its file:line), or "0xADDR": lbr()'s branches. */
+void rt_kaddr_format(struct strbuf *sb, uint64_t addr);
 /* bpftrace's text: "\n" then one line per frame. */
 void rt_stack_format(struct strbuf *sb, const struct plan_arg *a, const uint8_t *p);
 

@@ -18,6 +18,7 @@
 #include "common/stopsig.h"
 #include "common/util.h"
 #include "runtime/guard.h"
+#include "runtime/rt_lbr.h"
 #include "runtime/rt_priv.h"
 #include "runtime/rt_profile.h"
 #include "runtime/rt_stacks.h"
@@ -295,6 +296,7 @@ int rt_run(struct gt_plan *plan, const struct rt_options *opts)
 		s.more_pidfds[i] = -1;
 	struct rt_sigsave sigsave = {0};
 	struct guard *guard = NULL; /* --max-overhead */
+	struct rt_lbr *lbr = NULL;  /* lbr(): the CPUs' branch-recording events */
 	bool out_failed = false, over = false;
 	uint64_t t_start = now_ns();
 	int ret = 1, err;
@@ -376,6 +378,11 @@ int rt_run(struct gt_plan *plan, const struct rt_options *opts)
 	if (stopped_early(opts)) {
 		ret = 0;
 		goto cleanup;
+	}
+	if (rt_lbr_wanted(plan)) { /* recording before the first lbr() can run */
+		err = rt_lbr__open(&lbr);
+		if (err)
+			goto cleanup;
 	}
 	err = rt_session__attach(&s);
 	if (err)
@@ -511,6 +518,7 @@ int rt_run(struct gt_plan *plan, const struct rt_options *opts)
 
 cleanup:
 	rt_session__detach(&s); /* no-op when already detached */
+	rt_lbr__close(lbr);
 	rt_child__stop(&s, true);
 	if (opts->verbose && s.child_exited) {
 		int st = s.child_status;

@@ -219,3 +219,16 @@ void rt_sym_format(struct strbuf *sb, const struct plan_arg *a, const uint8_t *p
 		strbuf_printf(sb, " %s:%d", strrchr(fr[0].file, '/') ? strrchr(fr[0].file, '/') + 1
 								 : fr[0].file, fr[0].line);
 }
+
+void rt_kaddr_format(struct strbuf *sb, uint64_t addr)
+{
+	struct rt_frame fr[INLINE_MAX];
+	int n = st.sym ? st.sym->kernel(st.sym->ctx, addr, false, fr) : 0;
+	if (n <= 0) {
+		strbuf_printf(sb, "0x%" PRIx64, addr);
+		return;
+	}
+	strbuf_printf(sb, "%s+0x%" PRIx64, fr[n - 1].func, fr[n - 1].off);
+	if (st.lines && fr[0].file)
+		strbuf_printf(sb, " %s:%d", fr[0].file, fr[0].line);
+}

@@ -126,7 +126,8 @@ void sema_finish_events(struct sema *s)
 {
 	for (int i = 0; i < s->events.n; i++)
 		if (s->events.v[i].kind != PLAN_EV_HELPER_ERROR &&
-		    s->events.v[i].kind != PLAN_EV_JOIN) /* laid out when made */
+		    s->events.v[i].kind != PLAN_EV_JOIN &&
+		    s->events.v[i].kind != PLAN_EV_LBR) /* laid out when made */
 			layout_event(s, &s->events.v[i], s->event_types.v[i]);
 }
 
@@ -507,6 +508,18 @@ int sema_check_join(struct sema *s, struct ast_node *e, const struct builtin *b)
 	ev->slots = 16;
 	ev->slot_size = s->opts->str_len;
 	ev->size = 8 + ev->slots * ev->slot_size;
+	return 0;
+}
+
+/* lbr(): the record has room for 32 branch records, the deepest LBR of Intel's CPUs;
+ * the kernel fills as many as the CPU keeps. */
+int sema_check_lbr(struct sema *s, struct ast_node *e, const struct builtin *b)
+{
+	int id = sema_node_of(s, e)->event_id = sema_new_event(s, b->event, NULL, NULL, 0);
+	struct plan_event *ev = &s->events.v[id];
+	ev->slots = 32;
+	ev->slot_size = 24; /* struct perf_branch_entry: from, to, flags */
+	ev->size = 16 + ev->slots * ev->slot_size;
 	return 0;
 }
 

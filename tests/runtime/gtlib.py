@@ -22,6 +22,7 @@ import gotool  # noqa: E402  (tests/gotool.py: which go builds the targets)
 
 class Suite:
     def __init__(self, name):
+        self._last = time.time()
         ap = argparse.ArgumentParser()
         ap.add_argument("--gotrace", required=True)
         ap.add_argument("--work", required=True)
@@ -153,6 +154,10 @@ class Suite:
         return not self.only or any(o in name for o in self.only)
 
     def check(self, name, ok, detail=""):
+        if os.environ.get("GT_CHECK_TIMES"):  # where a stage's time goes (tests/kernels)
+            now = time.time()
+            name += " [%.1f s]" % (now - self._last)
+            self._last = now
         if ok:
             self.passed += 1
             print("PASS %s" % name)
