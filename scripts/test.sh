@@ -1,8 +1,9 @@
 #!/bin/sh
-# The whole suite: a -Werror build and ctest, then the same under ASan+UBSan, then
-# 60 s of fuzzing the front end and, at the same time, the binary readers (tests/fuzz,
-# libFuzzer with ASan+UBSan) while the kernels stages (ctest label `kernels`: the runtime
-# cases on Debian's 6.1 and 6.12 under qemu, tests/kernels/) run beside them.
+# The whole suite: a -Werror build and ctest, then the same under ASan+UBSan while the
+# kernels stages (ctest label `kernels`: the runtime cases on Debian's 6.1 and 6.12 under
+# qemu, tests/kernels/) run beside it, one guest at a time, then 60 s of fuzzing the
+# front end and, at the same time, the binary readers (tests/fuzz, libFuzzer with
+# ASan+UBSan).
 # Runtime tests trace real Go programs with real BPF: run as root.
 set -eu
 cd "$(dirname "$0")/.."
@@ -10,17 +11,19 @@ export GT_REQUIRE_BPF=${GT_REQUIRE_BPF:-1}
 export GOCACHE=${GOCACHE:-/tmp/gotrace-gocache}
 BUILD_DIR=build BUILD_TYPE=RelWithDebInfo scripts/build.sh -DGT_WERROR=ON -DGT_SANITIZE=OFF
 (cd build && ctest --output-on-failure -j1 -LE kernels)
+# The kernels stages (6.1, then 6.12: one qemu thread each, TCG) beside the ASan pass,
+# which leaves the other core to them: the plain pass's timing wants both cores, ASan's
+# tests are slowed by ASan already. They reuse the Go programs the plain pass built into
+# build/testwork. (A failure above stops the script; the guest still running then ends
+# at its own timeout.)
+(set +e; cd build && ctest --output-on-failure -j1 -L kernels >kernels.log 2>&1; echo $? >kernels.rc) &
+kernels=$!
 BUILD_DIR=build-asan BUILD_TYPE=Debug scripts/build.sh -DGT_WERROR=ON -DGT_SANITIZE=ON
 # leak checks on; LLVM's static state is freed at exit, so no suppressions are needed
 # the release matrix at its ends only (Debian's 1.19, the newest, the machine's): the
 # plain pass above ran every release, and each costs ~35 s under ASan
 (cd build-asan && GT_MATRIX_ENDS=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j1)
-# The kernels stages (6.1 and 6.12, one qemu each: TCG, one host thread), beside the
-# fuzzers' fixed 60 s: the timing of the runtime tests above wants both cores, the
-# fuzzers do not care. They reuse the Go programs the plain pass built into build/testwork.
-(set +e; cd build && ctest --output-on-failure -j2 -L kernels >kernels.log 2>&1; echo $? >kernels.rc) &
-kernels=$!
 # a crash, leak or hang of a fuzzer fails; its input is kept in build-fuzz/fuzz/artifacts
 # (the front end's) or build-fuzz/fuzz-binfo/artifacts (the binary readers',
 # tests/fuzz/fuzz_binfo.c: the kept crash inputs of tests/fuzz/binfo-regress first, then

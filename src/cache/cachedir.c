@@ -29,41 +29,22 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/trust.h"
 #include "common/util.h"
-
-#define G_O_WRITE (S_IWGRP | S_IWOTH)
-
-static char *owner_distrust(const struct stat *st, const char *path, bool ancestor)
-{
-	uid_t me = geteuid();
-	if (st->st_uid == me || (ancestor && st->st_uid == 0))
-		return NULL;
-	if (ancestor && me != 0)
-		return xasprintf("%s is owned by uid %u, not 0 or %u", path, (unsigned)st->st_uid,
-				 (unsigned)me);
-	return xasprintf("%s is owned by uid %u, not %u", path, (unsigned)st->st_uid, (unsigned)me);
-}
 
 /* Why the directory with ST is not to be trusted (malloc'd), or NULL. */
 static char *dir_distrust(const struct stat *st, const char *path, bool ancestor)
 {
-	char *why = owner_distrust(st, path, ancestor);
-	if (why)
-		return why;
-	if ((st->st_mode & G_O_WRITE) && !(ancestor && (st->st_mode & S_ISVTX)))
-		return xasprintf("%s is writable by group or others", path);
-	return NULL;
+	return trust_distrust(st, path, geteuid(), ancestor);
 }
 
 char *cachedir_distrust_entry(const struct stat *st, const char *path)
 {
 	if (!S_ISREG(st->st_mode))
 		return xasprintf("%s is not a regular file", path);
-	char *why = owner_distrust(st, path, false);
+	char *why = trust_distrust(st, path, geteuid(), false);
 	if (why)
 		return why;
-	if (st->st_mode & G_O_WRITE)
-		return xasprintf("%s is writable by group or others", path);
 	/* a second name elsewhere is a way to change it without this directory */
 	if (st->st_nlink != 1)
 		return xasprintf("%s has %lu hard links", path, (unsigned long)st->st_nlink);

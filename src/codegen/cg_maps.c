@@ -254,8 +254,8 @@ LLVMValueRef cg_map_read(struct cg *g, struct ast_node *e)
 		cg_helper_check(g, e, LLVMBuildIsNull(g->b, lookup(g, id, key), ""), cg_const(g, 0));
 	if (m->kind == PLAN_MAP_INT ||
 	    (m->kind == PLAN_MAP_VALUE && (e->ty->kind == TY_STRFTIME || e->ty->kind == TY_STRERROR ||
-					   e->ty->kind == TY_USERNAME ||
-					   e->ty->kind == TY_CGROUP_PATH)))
+					   e->ty->kind == TY_USERNAME || e->ty->kind == TY_SITE_PROBE ||
+					   e->ty->kind == TY_SITE_FUNC || e->ty->kind == TY_CGROUP_PATH)))
 		return read_int(g, id, key);
 	/* string: copy out, or "" when absent */
 	int size = e->ty->size;

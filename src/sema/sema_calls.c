@@ -153,12 +153,13 @@ int sema_new_event(struct sema *s, enum plan_event_kind kind, const char *fmt,
 	const struct gt_type **tys = arena_alloc(s->arena, sizeof(*tys) * (size_t)(nargs + 1));
 	for (int i = 0; i < nargs; i++) {
 		tys[i] = args[i]->ty;
-		/* `probe` in BEGIN or END is that name (the clause is known only now) */
-		if (args[i]->ty->kind == TY_SITE_PROBE &&
-		    s->clause_kinds == (1u << PLAN_PROG_BEGIN))
+		/* `probe` in BEGIN or END is that name (the clause is known only now); a probe
+		 * read from a map (@m = probe) is where it was stored */
+		bool here = args[i]->ty->kind == TY_SITE_PROBE &&
+			    sema_node_of(s, args[i])->builtin == BI_PROBE;
+		if (here && s->clause_kinds == (1u << PLAN_PROG_BEGIN))
 			ev.args[i].literal = "BEGIN";
-		else if (args[i]->ty->kind == TY_SITE_PROBE &&
-			 s->clause_kinds == (1u << PLAN_PROG_END))
+		else if (here && s->clause_kinds == (1u << PLAN_PROG_END))
 			ev.args[i].literal = "END";
 	}
 	layout_event(s, &ev, tys);

@@ -116,8 +116,14 @@ int sema_expand_kprobe(struct sema *s, struct ast_node *clause, struct ast_node 
 	if (!wild && off) /* the offset is the site's, in its probe name too */
 		s->sites.v[s->sites.n - 1].probe =
 			arena_printf(s->arena, "%s:%s+%llu", pv->name, fn, (unsigned long long)off);
+	/* the program named after what it probes, as bpftrace's are: `bpftool prog` shows
+	 * gt_c0_ksys__0 (the kernel keeps 15 characters) */
+	char *tag = arena_printf(s->arena, "c%d_%.20s_", ci, fn);
+	for (char *c = tag; *c; c++)
+		if (!isalnum((unsigned char)*c))
+			*c = '_';
 	sema_close_group(s, clause, PLAN_PROG_KPROBE, NULL, ret ? UP_RETURN : UP_ENTRY,
-			 HIDDEN_NONE, arena_printf(s->arena, "c%d_%s", ci, pv->name));
+			 HIDDEN_NONE, tag);
 	s->progs.v[s->progs.n - 1].kprobe_return = ret;
 	return 0;
 }

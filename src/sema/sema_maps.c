@@ -495,7 +495,8 @@ int sema_map_assign(struct sema *s, struct ast_node *st)
 		     rhs->ty->kind == TY_STRFTIME ||
 		     rhs->ty->kind == TY_STRERROR || rhs->ty->kind == TY_USERNAME ||
 		     rhs->ty->kind == TY_BUF || rhs->ty->kind == TY_INET || rhs->ty->kind == TY_STACK || rhs->ty->kind == TY_SYM ||
-		     rhs->ty->kind == TY_CGROUP_PATH;
+		     rhs->ty->kind == TY_CGROUP_PATH || rhs->ty->kind == TY_SITE_PROBE ||
+		     rhs->ty->kind == TY_SITE_FUNC;
 	if (m->kind == PLAN_MAP_INT && first && !m->value_ty && value)
 		m->kind = PLAN_MAP_VALUE; /* @s = *p, @t = $tuple: discover took it for an int */
 	if (m->kind == PLAN_MAP_VALUE && value && !st->u.assign.op &&

@@ -16,6 +16,7 @@
 
 #include "binfo/binfo.h"
 #include "common/diag.h"
+#include "common/trust.h"
 #include "common/util.h"
 
 struct klines {
@@ -39,30 +40,6 @@ void klines__free(struct klines *k)
 	free(k);
 }
 
-/* Why PATH (and each directory above it) is not to be trusted, or NULL: a file root
- * reads must be root's and writable by nobody else (a sticky directory excepted). */
-static char *distrust(const char *path, struct stat *file)
-{
-	char p[PATH_MAX];
-	if (!realpath(path, p))
-		return xasprintf("%s: %s", path, strerror(errno));
-	for (bool top = true;; top = false) {
-		struct stat st;
-		if (stat(p, &st))
-			return xasprintf("%s: %s", p, strerror(errno));
-		if (top)
-			*file = st;
-		if (st.st_uid != 0)
-			return xasprintf("%s is owned by uid %u, not root", p, (unsigned)st.st_uid);
-		if ((st.st_mode & (S_IWGRP | S_IWOTH)) && (top || !(st.st_mode & S_ISVTX)))
-			return xasprintf("%s is writable by group or others", p);
-		char *slash = strrchr(p, '/');
-		if (!slash || slash == p)
-			return NULL;
-		*slash = 0;
-	}
-}
-
 static void open_vmlinux(struct klines *k)
 {
 	k->tried = true;
@@ -79,7 +56,7 @@ static void open_vmlinux(struct klines *k)
 	}
 	const char *path = env && *env ? env : def;
 	struct stat st = {0};
-	char *why = distrust(path, &st);
+	char *why = trust_path_distrust(path, 0, &st); /* root's, as root reads it */
 	uint64_t a, b, c, d;
 	if (!why && binfo__open_quiet(path, &k->bi))
 		why = xasprintf("%s: not an ELF file with symbols", path);

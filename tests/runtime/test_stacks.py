@@ -328,7 +328,7 @@ if s.case("klines"):
         return r, stacks_, total
 
     for label, mode, src, why in (
-            ("owned by another user", 0o644, "/bin/true", "is owned by uid 65534, not root"),
+            ("owned by another user", 0o644, "/bin/true", "is owned by uid 65534, not 0"),
             ("writable by others", 0o666, "/bin/true", "is writable by group or others"),
             ("not a vmlinux", 0o644, burn, "or /proc/kallsyms has no _stext/_etext")):
         path = os.path.join(s.work, "vmlinux-" + label.replace(" ", "-"))
