@@ -41,7 +41,7 @@ STAGES = {
         # same guest, wildcards one perf event a function without forcing it, -c. The
         # listings, module BTF and the errors are the 6.12 stage's: the kernel's release
         # does not change them, and CI's time is counted.
-        ("test_kprobes.py", ["maps", "kstack", "multi", "pid"]),
+        ("test_kprobes.py", ["maps", "kstack", "ustack", "multi", "pid"]),
     ],
     # Debian 12's backported 6.12 (bookworm-security): uprobe_multi, kprobe_multi
     # (fprobe), IBT, a uprobe's stack keeping the caller (6.11)

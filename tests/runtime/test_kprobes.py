@@ -237,6 +237,32 @@ if s.case("kstack"):
             and ls[3].strip().startswith("do_nanosleep+") and ls[4] == "]: 3",
             "status %s\n%s%s" % r)
 
+# ustack at kernel probes of a Go program's write(2): the program's code is the oracle.
+# tests/go/funcgraph writes with fmt.Printf in main.say (from main.doSomething) and
+# fmt.Fprintf in main.main; every write goes through os.(*File).Write.
+if s.case("ustack"):
+    b = s.go_build("funcgraph")
+    cmd = "%s -rounds 1 -g 2 -unit 1" % b
+    for probe in ("kprobe:ksys_write", "kfunc:ksys_write"):
+        r = s.run(["-c", cmd, "-e",
+                   '%s /comm == "funcgraph"/ { @[ustack] = count(); }' % probe], timeout=180)
+        sts = [([re.sub(r"\+\d+$| \(inlined\)$", "", f.strip())
+                 for f in m.group(1).split("\n")], int(m.group(2)))
+               for m in re.finditer(r"^@\[\n(.*?)\n\]: (\d+)$", r.stdout, re.S | re.M)]
+        # one write a line the program printed: "worker ..." by main.say, "took ..." by
+        # main.main; other writes are the runtime's own (netpoll wake-ups: runtime.write1)
+        says = sum(n for f, n in sts if "os.(*File).Write" in f and "fmt.Printf" in f and
+                   "main.say" in f and "main.doSomething" in f)
+        mains = sum(n for f, n in sts if "os.(*File).Write" in f and "fmt.Fprintf" in f and
+                    "main.main" in f and "main.say" not in f)
+        runtime = sum(n for f, n in sts if all(x.startswith("runtime.") for x in f))
+        ok = (r.returncode == 0 and says == r.stdout.count("worker ") and
+              mains == r.stderr.count("took ") and says + mains + runtime == sum(
+                  n for _, n in sts) and says > 0 and mains > 0)
+        s.check("%s: ustack of the Go program's writes: main.say's %d and main.main's %d "
+                "as many as the lines it printed, the runtime's own apart"
+                % (probe, says, mains), ok, describe(r))
+
 # Under -c only the traced process's calls count: other processes sleep meanwhile.
 if s.case("pid"):
     other = subprocess.Popen(["sh", "-c", "while :; do sleep 0.01; done"])
