@@ -32,7 +32,10 @@ STAGES = {
         # hardware does: docs/kernels.md), kstack at sys_enter (empty for bpftrace too)
         # and the bpftrace comparison of usym (bpftrace 0.17 does not name them in the
         # guest).
-        ("test_stacks.py", ["entry", "return", "tuple keys", "caller", "unwind leaf"]),
+        # klines: kstack -v's FILE:LINE against addr2line on the vmlinux with DWARF that
+        # vm.sh --dbg hands over as GT_VMLINUX (the refusals only without it).
+        ("test_stacks.py", ["entry", "return", "tuple keys", "caller", "unwind leaf",
+                            "klines"]),
         # uprobe, uretprobe, tracepoint, profile, interval, the pid filter, --info
         ("test_probes.py", []),
         # both paths of older kernels, shown by bpftool; a killed gotrace's tracefs events

@@ -1,26 +1,31 @@
 #!/bin/sh
 # Runs CMD on one of Debian's kernels under qemu (TCG), in the host's own tree:
-#   tests/kernels/vm.sh [--kernel 6.1] [--timeout SEC] [--mem MIB] -- CMD...
+#   tests/kernels/vm.sh [--kernel 6.1] [--timeout SEC] [--mem MIB] [--dbg] -- CMD...
 # The newest linux-image-X.Y.*-amd64-unsigned Debian offers is downloaded (apt-get
 # download) into ${GT_KERNEL_CACHE:-~/.cache/gotrace-tests/kernels}, with a busybox
 # initramfs that mounts the host's root read-only over 9p under a tmpfs overlay (see
 # tests/kernels/init). CMD runs as root in the current directory with this environment
 # and GT_VM=tcg; its output comes to stdout, its exit status is vm.sh's. The guest's
 # console goes to a log that is shown when the guest dies or the timeout (default 900 s)
-# kills qemu.
+# kills qemu. --dbg also fetches the kernel's linux-image-*-dbg once (858 MB for 6.1),
+# keeps only its vmlinux with DWARF (633 MB, ~150 s of xz) next to the kernel, and hands
+# it to CMD as GT_VMLINUX (kernel source lines, src/symbols/klines.c).
 # Exit status: CMD's, or 125 when the guest could not run it.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 kver=6.1
 timeout=900
 mem=2048
+dbg=0
 while [ $# -gt 0 ]; do
     case $1 in
     --kernel) kver=$2; shift 2 ;;
     --timeout) timeout=$2; shift 2 ;;
     --mem) mem=$2; shift 2 ;;
+    --dbg) dbg=1; shift ;;
     --) shift; break ;;
-    *) echo "usage: $0 [--kernel X.Y] [--timeout SEC] [--mem MIB] -- CMD..." >&2; exit 125 ;;
+    *) echo "usage: $0 [--kernel X.Y] [--timeout SEC] [--mem MIB] [--dbg] -- CMD..." >&2
+       exit 125 ;;
     esac
 done
 if [ $# -eq 0 ]; then
@@ -68,6 +73,29 @@ if [ ! -f "$kdir/ok" ]; then
 fi
 kernel=$(ls "$kdir"/pkg/boot/vmlinuz-* | head -n 1)
 mods=$(ls -d "$kdir"/pkg/lib/modules/* | head -n 1)
+
+# 1b. --dbg: the same release's vmlinux with DWARF, from its -dbg package (the .deb is
+# dropped once the vmlinux is out: only that is read).
+vmlinux=""
+if [ "$dbg" = 1 ]; then
+    vmlinux="$kdir/vmlinux-$(basename "$mods")"
+    if [ ! -s "$vmlinux" ]; then
+        dpkg=$(basename "$deb" | sed 's/-unsigned_/-dbg_/')
+        dname=${dpkg%%_*}
+        dver=$(echo "$dpkg" | cut -d_ -f2)
+        if [ ! -f "$cache/$dpkg" ]; then
+            echo "vm.sh: downloading $dname $dver" >&2
+            (cd "$cache" && apt-get download -q -o APT::Sandbox::User=root "$dname=$dver" >&2) ||
+                die "apt-get download $dname=$dver failed"
+        fi
+        dpkg-deb --fsys-tarfile "$cache/$dpkg" |
+            tar -xO --wildcards './usr/lib/debug/boot/vmlinux-*' >"$vmlinux.tmp" ||
+            die "no vmlinux in $dpkg"
+        rm -f "$cache/$dpkg"
+        [ -s "$vmlinux.tmp" ] || die "no vmlinux in $dpkg"
+        mv "$vmlinux.tmp" "$vmlinux"
+    fi
+fi
 
 # 2. The initramfs: busybox, the modules 9p and the overlay need (with what they depend
 # on, read from each module's depends= field: the package has no modules.dep), /init.
@@ -126,6 +154,7 @@ quote() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
     export -p | grep -Ev '^(export )?(PWD|OLDPWD|SHLVL|_|GT_VM)='
     # tests/runtime/gtlib.py widens its timing windows under emulation
     echo "export GT_VM=tcg"
+    [ -z "$vmlinux" ] || printf 'export GT_VMLINUX=%s\n' "$(quote "$vmlinux")"
     printf 'cd %s || exit 125\n' "$(quote "$(pwd)")"
     printf 'exec'
     for a in "$@"; do printf ' %s' "$(quote "$a")"; done
