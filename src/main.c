@@ -691,6 +691,7 @@ int main(int argc, char **argv)
 		.include_dirs = o.include_dirs.v,
 		.ninclude_dirs = o.include_dirs.n,
 		.unsafe = o.unsafe,
+		.child = child_argv != NULL,
 		.str_len = str_len_from_env(),
 		.funcgraph = fg != NULL,
 		.uprobe_stack_has_caller = stack_has_caller,

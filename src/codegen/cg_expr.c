@@ -433,6 +433,8 @@ static LLVMValueRef cg_ident(struct cg *g, struct ast_node *e)
 	case BI_USERNAME: /* the uid; user space names it */
 		return LLVMBuildAnd(g->b, cg_helper(g, BPF_FUNC_get_current_uid_gid, g->i64, NULL, 0),
 				    cg_const(g, 0xffffffff), "");
+	case BI_CPID: /* the traced command's tgid, written before anything attaches */
+		return cg_config(g, 1 /* filter_pid */);
 	case BI_ELAPSED: {
 		LLVMValueRef now = cg_helper(g, BPF_FUNC_ktime_get_ns, g->i64, NULL, 0);
 		return LLVMBuildSub(g->b, now, cg_config(g, 0 /* start_ns */), "");

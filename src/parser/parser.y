@@ -156,6 +156,32 @@ static struct ast_node *mk_if(struct parse_ctx *pc, struct gt_loc loc, struct as
 	return n;
 }
 
+static struct ast_node *mk_var(struct parse_ctx *pc, struct gt_loc loc, const char *name)
+{
+	struct ast_node *n = mk(pc, AST_VAR, loc);
+	n->u.name = name;
+	return n;
+}
+
+/* `let $x: TYPE = EXPR`: (TYPE)EXPR; without EXPR the type's zero ("" for a string) */
+static struct ast_node *mk_cast(struct parse_ctx *pc, struct gt_loc loc, struct type_name type,
+				struct ast_node *expr)
+{
+	if (!expr && !type.ptr_depth && !strcmp(type.name, "string")) {
+		expr = mk(pc, AST_STR, loc);
+		expr->u.str.bytes = "";
+		return expr;
+	}
+	if (!expr) {
+		expr = mk(pc, AST_INT, loc);
+		expr->u.int_.value = 0;
+	}
+	struct ast_node *n = mk(pc, AST_CAST, loc);
+	n->u.cast.type = type;
+	n->u.cast.expr = expr;
+	return n;
+}
+
 static struct fetch_rule *mk_rule(struct parse_ctx *pc, enum fetch_kind kind, struct gt_loc loc)
 {
 	struct fetch_rule *r = arena_alloc(pc->arena, sizeof(*r));
@@ -207,7 +233,7 @@ static void push(struct parse_ctx *pc, struct ast_list *l, struct ast_node *n)
 %token <num> POSPARAM "positional parameter"
 %token <strlit> STRING "string"
 %token IF "'if'" ELSE "'else'" UNROLL "'unroll'" WHILE "'while'" RETURN "'return'"
-%token FOR "'for'" BREAK "'break'" CONTINUE "'continue'" DOTDOT "'..'"
+%token FOR "'for'" BREAK "'break'" CONTINUE "'continue'" DOTDOT "'..'" LET "'let'"
 %token FETCH_ARG "'arg('"
 %token PRED_CLOSE "'/'"  /* the '/' that ends a predicate */
 %token ANGLE_CLOSE "'>'" /* the '>' that ends a < > block */
@@ -327,6 +353,16 @@ simple_stmt
 		$$->u.expr_stmt.expr = $1;
 	}
 	| lvalue assign_op expr { $$ = mk_assign(pc, @$, $1, $2, $3); }
+	/* current bpftrace's declarations: `let $x = e` assigns, `let $x: type [= e]` casts
+	 * (a type alone: its zero), `let $x` alone declares nothing more than its first
+	 * assignment will */
+	| LET VAR { $$ = mk(pc, AST_BLOCK, @$); }
+	| LET VAR '=' expr { $$ = mk_assign(pc, @$, mk_var(pc, @2, $2), OP_NONE, $4); }
+	| LET VAR ':' type { $$ = mk_assign(pc, @$, mk_var(pc, @2, $2), OP_NONE,
+					     mk_cast(pc, @4, $4, NULL)); }
+	| LET VAR ':' type '=' expr {
+		$$ = mk_assign(pc, @$, mk_var(pc, @2, $2), OP_NONE, mk_cast(pc, @4, $4, $6));
+	}
 	| RETURN { $$ = mk(pc, AST_RETURN, @$); }
 	| BREAK { $$ = mk(pc, AST_BREAK, @$); }
 	| CONTINUE { $$ = mk(pc, AST_CONTINUE, @$); }
@@ -357,7 +393,8 @@ assign_op
 compound_stmt
 	: if_stmt
 	| UNROLL '(' expr ')' block { $$ = mk_loop(pc, AST_UNROLL, @$, $3, $5); }
-	| WHILE '(' expr ')' block { $$ = mk_loop(pc, AST_WHILE, @$, $3, $5); }
+	/* `while (c)` and current bpftrace's `while c`: a parenthesised expression is one */
+	| WHILE expr block { $$ = mk_loop(pc, AST_WHILE, @$, $2, $3); }
 	/* for ($kv : @map) and for ($i : a..b): sema checks that the first is a map */
 	| FOR '(' VAR ':' expr ')' block { $$ = mk_for(pc, @$, $3, @3, $5, NULL, $7); }
 	| FOR '(' VAR ':' expr DOTDOT expr ')' block { $$ = mk_for(pc, @$, $3, @3, $5, $7, $9); }
@@ -365,9 +402,9 @@ compound_stmt
 
 /* No dangling else: bodies are always braced. */
 if_stmt
-	: IF '(' expr ')' block { $$ = mk_if(pc, @$, $3, $5, NULL); }
-	| IF '(' expr ')' block ELSE block { $$ = mk_if(pc, @$, $3, $5, $7); }
-	| IF '(' expr ')' block ELSE if_stmt { $$ = mk_if(pc, @$, $3, $5, $7); }
+	: IF expr block { $$ = mk_if(pc, @$, $2, $3, NULL); }
+	| IF expr block ELSE block { $$ = mk_if(pc, @$, $2, $3, $5); }
+	| IF expr block ELSE if_stmt { $$ = mk_if(pc, @$, $2, $3, $5); }
 	;
 
 expr

@@ -22,6 +22,7 @@ struct rt_output {
 	bool json;
 	bool discard;   /* after exit(): consume records, print nothing */
 	bool exit_seen;
+	int exit_status; /* exit(N)'s N */
 	struct fmt *fmts; /* [plan->nevents], parsed for PLAN_EV_PRINTF and PLAN_EV_FG_ENTRY */
 	struct rt_maps *maps;
 	const struct rt_consumer *consumer; /* PLAN_EV_FG_* records, or NULL */
@@ -425,7 +426,10 @@ int rt_output__handle(void *ctx, void *data, size_t size)
 	}
 	const struct plan_event *ev = &o->plan->events[id];
 	if (ev->kind == PLAN_EV_EXIT) {
-		/* As bpftrace: what the probes emitted after exit() is not printed. */
+		/* As bpftrace: what the probes emitted after exit() is not printed. The
+		 * first exit(status) is gotrace's. */
+		if (!o->exit_seen && ev->nargs == 1)
+			o->exit_status = (int)rec_u64(rec, ev->args[0].offset);
 		o->exit_seen = true;
 		o->discard = true;
 		return 0;
@@ -601,6 +605,11 @@ void rt_output__free(struct rt_output *o)
 bool rt_output__exit_seen(const struct rt_output *o)
 {
 	return o->exit_seen;
+}
+
+int rt_output__exit_status(const struct rt_output *o)
+{
+	return o->exit_status & 0xff; /* as a process's */
 }
 
 void rt_output__set_maps(struct rt_output *o, struct rt_maps *maps)

@@ -177,6 +177,7 @@ struct rt_output *rt_output__new(const struct gt_plan *plan, FILE *f, bool json,
 void rt_output__free(struct rt_output *o);
 int rt_output__handle(void *ctx, void *data, size_t size); /* ring_buffer_sample_fn */
 bool rt_output__exit_seen(const struct rt_output *o);
+int rt_output__exit_status(const struct rt_output *o); /* exit(N): N, else 0 */
 /* The script, for the located warnings of -k. */
 void rt_output__set_src(struct rt_output *o, const struct diag_src *src);
 /* While discarding (after exit()), records are consumed and not printed. */

@@ -506,7 +506,7 @@ int rt_run(struct gt_plan *plan, const struct rt_options *opts)
 		struct pollfd pf = {.fd = s.pidfd, .events = POLLIN};
 		poll(&pf, s.pidfd >= 0 ? 1 : 0, RT_POLL_MS);
 	}
-	ret = out_failed ? 1 : over ? RT_EXIT_OVERHEAD : 0;
+	ret = out_failed ? 1 : over ? RT_EXIT_OVERHEAD : rt_output__exit_status(s.output);
 	/* A -c command that failed on its own (not stopped by gotrace): its status is
 	 * gotrace's, as a shell reports it (128 + a signal's number), so a CI job that
 	 * traces its tests still fails when they do. */

@@ -177,6 +177,7 @@ struct sema_options {
 	char **posargs;             /* $1.. */
 	int nposargs;
 	bool unsafe;
+	bool child;                 /* -c: a command runs (cpid) */
 	int str_len;                /* GT_STRLEN, default 64 */
 	bool funcgraph;             /* call-graph mode: fgentry(), fgreturn(), __retaddr */
 	const char **includes;      /* --include FILE: headers whose macros the script sees */

@@ -465,6 +465,16 @@ int sema_check_ctx(struct sema *s, struct ast_node *e, const struct builtin *b)
 	return 0;
 }
 
+/* cpid: bpftrace's words where there is no -c */
+int sema_check_cpid(struct sema *s, struct ast_node *e, const struct builtin *b)
+{
+	(void)b;
+	if (s->opts->child)
+		return 0;
+	diag_error(s->src, e->loc, "cpid cannot be used without child command");
+	return -EINVAL;
+}
+
 int sema_check_username(struct sema *s, struct ast_node *e, const struct builtin *b)
 {
 	(void)b;
@@ -660,6 +670,20 @@ int sema_check_str(struct sema *s, struct ast_node *e, const struct builtin *b)
 	/* str(p, len) with a run-time len reads exactly len bytes (at most the string
 	 * size - 1): a Go string's pointer and length, for instance */
 	e->ty = sema_type_new(s, TY_STR, size, false);
+	return 0;
+}
+
+/* exit(), or exit(status) as current bpftrace: gotrace's exit status */
+int sema_check_exit(struct sema *s, struct ast_node *e, const struct builtin *b)
+{
+	struct ast_list *args = &e->u.call.args;
+	if (args->n && sema_check_expr(s, args->v[0]))
+		return -EINVAL;
+	if (args->n && !sema_is_int(args->v[0])) {
+		diag_error(s->src, args->v[0]->loc, "%s", b->usage);
+		return -EINVAL;
+	}
+	sema_node_of(s, e)->event_id = sema_new_event(s, b->event, NULL, args->v, args->n);
 	return 0;
 }
 

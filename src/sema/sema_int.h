@@ -201,6 +201,8 @@ int sema_check_kaddr(struct sema *s, struct ast_node *e, const struct builtin *b
 int sema_check_ntop(struct sema *s, struct ast_node *e, const struct builtin *b);
 int sema_check_join(struct sema *s, struct ast_node *e, const struct builtin *b);
 int sema_check_lbr(struct sema *s, struct ast_node *e, const struct builtin *b);
+int sema_check_cpid(struct sema *s, struct ast_node *e, const struct builtin *b);
+int sema_check_exit(struct sema *s, struct ast_node *e, const struct builtin *b);
 int sema_check_cgroup_path(struct sema *s, struct ast_node *e, const struct builtin *b);
 int sema_check_pton(struct sema *s, struct ast_node *e, const struct builtin *b);
 /* int8 .. uint64, bool: the integer type of a cast or sizeof, or NULL */

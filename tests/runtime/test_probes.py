@@ -116,6 +116,18 @@ if s.case("pid-filter"):
             r.returncode == 0 and child is not None and pkeys == [child.group(1)] and
             skeys == [child.group(1)], describe(r))
 
+if s.case("cpid"):
+    # cpid is the -c command's pid, as the command itself says it (its own $$), from
+    # BEGIN on, and a filter on it sees the command's writes only
+    import re
+    r = s.run(["-c", "sh -c 'echo $$; echo two'", "-e",
+               'BEGIN { printf("cpid %d\\n", cpid); } '
+               'tracepoint:syscalls:sys_enter_write /pid == cpid/ { @w[pid == cpid] = count(); }'])
+    own = re.findall(r"^(\d+)$", r.stdout, re.M)
+    s.check("cpid is the -c command's pid from BEGIN on, the one it echoes",
+            r.returncode == 0 and own and re.search(r"^cpid %s$" % own[0], r.stdout, re.M)
+            and re.search(r"^@w\[1\]: 2$", r.stdout, re.M), describe(r))
+
 # -l without a target lists tracepoints as bpftrace 0.17 does (the oracle, when installed)
 if s.case("list"):
     import shutil
