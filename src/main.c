@@ -46,8 +46,8 @@ struct options {
 	enum rt_profile_format profile; /* -f folded, -f pprof */
 	int helper_checks; /* -k, -kk */
 	bool dump_ast, dump_types, dump_sites, dump_ir, dump_bpf, dump_jit;
-	char **posargs;
-	int nposargs;
+	VEC(char *) posargs;         /* $1 .. */
+	VEC(const char *) named;     /* after --: NAME or NAME=VALUE of --NAME[=VALUE] */
 	struct fg_options fg; /* --funcgraph mode when fg.patterns.n > 0 */
 	VEC(const char *) includes, include_dirs; /* --include FILE, -I DIR */
 };
@@ -329,6 +329,8 @@ again:
 		}
 	}
 	int rest = optind;
+	/* getopt took a `--` of its own: what follows may hold named parameters */
+	bool dashdash = rest > 1 && !strcmp(argv[rest - 1], "--");
 	if (o->list_mode) {
 		/* -l PATTERN may be followed by more options: -l 'main.*' -b ./prog */
 		if (rest < argc && !o->list) {
@@ -381,8 +383,16 @@ again:
 		}
 		o->script_path = argv[rest++];
 	}
-	o->posargs = argv + rest;
-	o->nposargs = argc - rest;
+	/* as current bpftrace: positional parameters before and after a `--`, and after it
+	 * --NAME[=VALUE] for getopt() */
+	for (int i = rest; i < argc; i++) {
+		if (!strcmp(argv[i], "--") && !dashdash)
+			dashdash = true;
+		else if (dashdash && !strncmp(argv[i], "--", 2) && argv[i][2])
+			vec_push(&o->named, argv[i] + 2);
+		else
+			vec_push(&o->posargs, argv[i]);
+	}
 	if (o->cmd && o->pid) {
 		diag_fatal("-c and -p cannot be used together");
 		return -EINVAL;
@@ -520,6 +530,8 @@ static void cache_key_of(struct cache_key *k, const struct options *o,
 		      so->helper_checks, so->unsafe, so->funcgraph);
 	for (int i = 0; i < so->nposargs; i++)
 		cache_key_add(k, "arg", "%s", so->posargs[i]);
+	for (int i = 0; i < so->nnamed; i++)
+		cache_key_add(k, "named", "%s", so->named[i]);
 	for (int i = 0; i < so->nexcludes; i++)
 		cache_key_add(k, "exclude", "%s", so->excludes[i]);
 	for (int i = 0; i < sr->ntargets; i++)
@@ -665,7 +677,7 @@ int main(int argc, char **argv)
 	arena = arena__new();
 	uint64_t t0 = now_ns();
 	prog = parse_program(arena, &src);
-	if (!prog)
+	if (!prog || sema_config_apply(arena, &src, prog))
 		goto out;
 	if (o.dump_ast)
 		ast_dump(stdout, prog);
@@ -681,8 +693,10 @@ int main(int argc, char **argv)
 	}
 	struct sema_options so = {
 		.default_target = target,
-		.posargs = o.posargs,
-		.nposargs = o.nposargs,
+		.posargs = o.posargs.v,
+		.nposargs = o.posargs.n,
+		.named = o.named.v,
+		.nnamed = o.named.n,
 		.helper_checks = o.helper_checks,
 		.includes = o.includes.v,
 		.nincludes = o.includes.n,
@@ -816,6 +830,8 @@ out:
 	fg_options_free(&o.fg);
 	vec_free(&o.includes);
 	vec_free(&o.include_dirs);
+	vec_free(&o.posargs);
+	vec_free(&o.named);
 	sema_result_free(&sr);
 	free(plan.obj);
 	if (arena)

@@ -556,6 +556,9 @@ static LLVMValueRef cg_call(struct cg *g, struct ast_node *e)
 	}
 	case BI_UADDR:
 		return cg_const(g, (uint64_t)sn->const_val);
+	case BI_CONST: /* getopt(): its value */
+	case BI_CONSTSTR:
+		return cg_ident(g, e);
 	case BI_LEN:
 	case BI_CAP:
 		if (e->u.call.args.v[0]->kind != AST_MAP)

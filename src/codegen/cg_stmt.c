@@ -158,6 +158,8 @@ static void cg_call_stmt(struct cg *g, struct ast_node *e)
 		cg_map_delete(g, e);
 		break;
 	case BI_PRINTF:
+	case BI_ERRORF:
+	case BI_WARNF:
 	case BI_SYSTEM:
 	case BI_CAT:
 		cg_event(g, e, 1); /* the format is not a record field */

@@ -177,6 +177,7 @@ struct plan_arg {
 	bool go_rebase;          /* GO, PG_IFACE in a PIE: the type's address is stored as
 				    linked (the load bias taken off), as plan.gotypes has it */
 	enum plan_go_show go_show; /* GO: a well-known type printed as its String() does */
+	bool is_bool;            /* INT: printed true or false (%d-style formats: 1, 0) */
 	bool go_int;             /* INT: a Go integer (args, rets, retval, duration): %d, %u,
 				    %x without a length print all of it, as Go's fmt */
 	bool go_key;             /* GO, PG_IFACE as a map key: only what %v shows is kept
@@ -214,6 +215,8 @@ enum plan_event_kind {
 	PLAN_EV_JOIN,      /* join(argv, delim): fmt the delimiter; record: slots x slot_size */
 	PLAN_EV_LBR,       /* lbr(): i64 at 8, bpf_get_branch_snapshot's bytes or -errno, then
 			    * slots struct perf_branch_entry of slot_size bytes */
+	PLAN_EV_ERRORF,    /* errorf(fmt, args): as printf, a message at loc on stderr */
+	PLAN_EV_WARNF,     /* warnf(fmt, args): the same as a warning */
 };
 
 struct plan_event {
@@ -224,7 +227,7 @@ struct plan_event {
 	struct plan_arg *args;
 	int nargs;
 	int size; /* record size in bytes */
-	struct gt_loc loc; /* HELPER_ERROR: where in the script */
+	struct gt_loc loc; /* HELPER_ERROR, ERRORF, WARNF: where in the script */
 	int slots, slot_size; /* JOIN: strings at 8 + i * slot_size, empty after the last */
 };
 
@@ -265,6 +268,7 @@ struct plan_map {
 	int key_size;   /* bytes, bucket index included */
 	int value_size; /* bytes per CPU */
 	bool value_signed;
+	bool value_bool; /* INT: the values are bools, printed true or false */
 	struct plan_arg value; /* VALUE: the value's layout (offset 0) */
 	int64_t lhist_min, lhist_max, lhist_step;
 	uint32_t max_entries;

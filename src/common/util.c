@@ -289,6 +289,24 @@ uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* The script's config block: a few settings, so a short list */
+static struct {
+	const char *name, *value;
+} config[32];
+static int nconfig;
+
+void gt_config_set(const char *name, const char *value)
+{
+	for (int i = 0; i < nconfig; i++) {
+		if (!strcmp(config[i].name, name)) {
+			config[i].value = value;
+			return;
+		}
+	}
+	if (nconfig < (int)ARRAY_SIZE(config))
+		config[nconfig++] = (typeof(config[0])){name, value};
+}
+
 const char *gt_getenv(const char *name)
 {
 	char buf[128];
@@ -297,7 +315,12 @@ const char *gt_getenv(const char *name)
 	if (v)
 		return v;
 	snprintf(buf, sizeof(buf), "BPFTRACE_%s", name);
-	return getenv(buf);
+	if ((v = getenv(buf)))
+		return v;
+	for (int i = 0; i < nconfig; i++)
+		if (!strcmp(config[i].name, name))
+			return config[i].value;
+	return NULL;
 }
 
 uint32_t str_hash(const char *s)

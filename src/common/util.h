@@ -75,8 +75,11 @@ uint64_t now_ns(void); /* CLOCK_MONOTONIC */
 /* FNV-1a of S: the hash of the name tables (binfo's functions, codegen's sites). */
 uint32_t str_hash(const char *s);
 
-/* GT_NAME, or bpftrace's BPFTRACE_NAME for the same setting (NULL when neither). */
+/* GT_NAME, or bpftrace's BPFTRACE_NAME for the same setting, or else what the script's
+ * config block set (gt_config_set): the environment wins, as in bpftrace. NULL when none. */
 const char *gt_getenv(const char *name);
+/* A config block's NAME = VALUE (NAME as gt_getenv takes it); VALUE is kept, not copied. */
+void gt_config_set(const char *name, const char *value);
 /* Whether the environment variable NAME is set to something other than "" or "0". */
 bool env_flag(const char *name);
 

@@ -68,7 +68,7 @@ const char *ast_kind_name(enum ast_kind kind)
 {
 	static const char *const names[AST_KIND_COUNT] = {
 		[AST_PROGRAM] = "program",   [AST_CLAUSE] = "clause",     [AST_PROBE] = "probe",
-		[AST_CDEF] = "cdef",         [AST_DIRECTIVE] = "directive",
+		[AST_CDEF] = "cdef",         [AST_DIRECTIVE] = "directive", [AST_CONFIG] = "config",
 		[AST_BLOCK] = "block",       [AST_EXPR_STMT] = "expr",    [AST_ASSIGN] = "assign",
 		[AST_IF] = "if",             [AST_UNROLL] = "unroll",     [AST_WHILE] = "while",
 		[AST_FOR] = "for",           [AST_BREAK] = "break",       [AST_CONTINUE] = "continue",
@@ -174,6 +174,11 @@ static void dump_node(FILE *out, const struct ast_node *n, int depth)
 	case AST_DIRECTIVE:
 		fputc(' ', out);
 		dump_quoted(out, n->u.name, (int)strlen(n->u.name));
+		fputc('\n', out);
+		break;
+	case AST_CONFIG:
+		fprintf(out, " %s=", n->u.config.name);
+		dump_quoted(out, n->u.config.value, (int)strlen(n->u.config.value));
 		fputc('\n', out);
 		break;
 	case AST_CLAUSE:

@@ -59,6 +59,7 @@ enum ast_kind {
 	AST_PROBE,   /* u.probe: one probe spec such as go:main.add*:entry */
 	AST_CDEF,    /* u.name: the text of a C definition, struct NAME { ... } */
 	AST_DIRECTIVE, /* u.name: a #define or #include line */
+	AST_CONFIG,    /* u.config: NAME = VALUE of a config = { ... } block */
 	/* statements */
 	AST_BLOCK,     /* u.block.stmts */
 	AST_EXPR_STMT, /* u.expr_stmt.expr */
@@ -122,8 +123,11 @@ struct ast_node {
 	union {
 		struct {
 			struct ast_list clauses;
-			struct ast_list cdefs; /* AST_CDEF and AST_DIRECTIVE, in order */
+			struct ast_list cdefs; /* AST_CDEF, AST_DIRECTIVE, AST_CONFIG, in order */
 		} program;
+		struct {
+			const char *name, *value; /* as written: stack_mode, BPFTRACE_MAX_STRLEN */
+		} config;
 		struct {
 			struct ast_list probes;      /* AST_PROBE nodes */
 			struct ast_node *pred;       /* NULL without /pred/ */
@@ -162,6 +166,7 @@ struct ast_node {
 		struct {
 			uint64_t value;
 			bool is_unsigned; /* literal did not fit int64 */
+			bool is_bool;     /* true or false */
 		} int_;
 		struct {
 			const char *bytes;

@@ -230,11 +230,13 @@ static void push(struct parse_ctx *pc, struct ast_list *l, struct ast_node *n)
 %token <str> MAP "map"
 %token <str> REG "register"
 %token <num> INT "integer"
+%token <num> BOOL "boolean"
 %token <num> POSPARAM "positional parameter"
 %token <strlit> STRING "string"
 %token IF "'if'" ELSE "'else'" UNROLL "'unroll'" WHILE "'while'" RETURN "'return'"
 %token FOR "'for'" BREAK "'break'" CONTINUE "'continue'" DOTDOT "'..'" LET "'let'"
 %token FETCH_ARG "'arg('"
+%token CONFIG "'config ='"
 %token PRED_CLOSE "'/'"  /* the '/' that ends a predicate */
 %token ANGLE_CLOSE "'>'" /* the '>' that ends a < > block */
 /* OR .. SHR_ASSIGN are the operators that continue an expression: keep them together
@@ -247,7 +249,8 @@ static void push(struct parse_ctx *pc, struct ast_list *l, struct ast_node *n)
 
 %type <node> clauses clause cdef predicate block body stmts stmt simple_stmt compound_stmt if_stmt
 %type <node> lvalue map expr unary postfix primary
-%type <list> probes exprs
+%type <list> probes exprs config_items
+%type <str> config_value
 %type <rule> fetch_rule
 %type <type> type
 %type <str> field_name fetch_type
@@ -280,12 +283,42 @@ clauses
 	| clauses clause { $$ = $1; $$->loc = @$; push(pc, &$$->u.program.clauses, $2); }
 	| clauses cdef { $$ = $1; push(pc, &$$->u.program.cdefs, $2); }
 	| clauses cdef ';' { $$ = $1; push(pc, &$$->u.program.cdefs, $2); }
+	| clauses CONFIG '{' config_items '}' {
+		/* current bpftrace's config = { NAME = VALUE; ... }, before any probe */
+		if ($1->u.program.clauses.n) {
+			diag_error(pc->src, @2, "the config block must come before the probes");
+			YYABORT;
+		}
+		$$ = $1;
+		for (int i = 0; i < $4.n; i++)
+			push(pc, &$$->u.program.cdefs, $4.v[i]);
+	}
 	| clauses DIRECTIVE {
 		$$ = $1;
 		struct ast_node *d = mk(pc, AST_DIRECTIVE, @2);
 		d->u.name = $2;
 		push(pc, &$$->u.program.cdefs, d);
 	}
+	;
+
+config_items
+	: %empty { $$ = (struct ast_list){0}; }
+	| config_items ';' { $$ = $1; }
+	| config_items IDENT '=' config_value {
+		$$ = $1;
+		struct ast_node *c = mk(pc, AST_CONFIG, span(@2, @4));
+		c->u.config.name = $2;
+		c->u.config.value = $4;
+		push(pc, &$$, c);
+	}
+	;
+
+config_value
+	: IDENT
+	| TYPENAME
+	| INT { $$ = arena_printf(pc->arena, "%" PRIu64, $1); }
+	| BOOL { $$ = $1 ? "true" : "false"; }
+	| STRING { $$ = $1.bytes; }
 	;
 
 /* struct NAME { ... }: C definitions, read by sema (sema_ctypes.c) */
@@ -493,6 +526,11 @@ primary
 		$$->u.int_.value = $1;
 		$$->u.int_.is_unsigned = $1 > INT64_MAX;
 	}
+	| BOOL {
+		$$ = mk(pc, AST_INT, @$);
+		$$->u.int_.value = $1;
+		$$->u.int_.is_bool = true;
+	}
 	| STRING {
 		$$ = mk(pc, AST_STR, @$);
 		$$->u.str.bytes = $1.bytes;
@@ -627,6 +665,7 @@ static bool starts_expr(yysymbol_kind_t sym)
 			return true;
 	switch (sym) {
 	case YYSYMBOL_INT:
+	case YYSYMBOL_BOOL:
 	case YYSYMBOL_STRING:
 	case YYSYMBOL_VAR:
 	case YYSYMBOL_POSPARAM:
@@ -676,9 +715,11 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, void *scanner, struct 
 	if (expr)
 		names[nnames++] = "expression";
 	for (int i = 0; i < n; i++)
-		/* a C definition is never what a mistake is missing: not worth listing */
+		/* a C definition or a config block is never what a mistake is missing: not
+		 * worth listing */
 		if (!(expr && starts_expr(exp[i])) && !(after_expr && continues_expr(exp[i])) &&
-		    exp[i] != YYSYMBOL_CDEF && exp[i] != YYSYMBOL_DIRECTIVE)
+		    exp[i] != YYSYMBOL_CDEF && exp[i] != YYSYMBOL_DIRECTIVE &&
+		    exp[i] != YYSYMBOL_CONFIG)
 			names[nnames++] = yysymbol_name(exp[i]);
 
 	struct strbuf sb = {0};

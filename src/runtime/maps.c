@@ -545,7 +545,9 @@ static void key_field(struct strbuf *sb, const struct rt_maps *ms, const struct 
 	const uint8_t *p = key + f->offset;
 	switch (f->kind) {
 	case PLAN_ARG_INT:
-		if (f->is_signed)
+		if (f->is_bool)
+			strbuf_puts(sb, *p ? "true" : "false");
+		else if (f->is_signed)
 			strbuf_printf(sb, "%" PRId64, (int64_t)rt_rd64(p));
 		else
 			strbuf_printf(sb, "%" PRIu64, rt_rd64(p));
@@ -783,7 +785,9 @@ static void value_str(struct strbuf *sb, const struct rt_maps *ms, const struct 
 	case PLAN_MAP_SUM:
 	case PLAN_MAP_MIN:
 	case PLAN_MAP_MAX:
-		if (pm->value_signed)
+		if (pm->value_bool)
+			strbuf_puts(sb, r->num & 0xff ? "true" : "false");
+		else if (pm->value_signed)
 			strbuf_printf(sb, "%" PRId64, (int64_t)r->num);
 		else
 			strbuf_printf(sb, "%" PRIu64, r->num);

@@ -206,6 +206,24 @@ static void emit_printf(struct rt_output *o, const struct plan_event *ev, const 
 	strbuf_free(&j);
 }
 
+/* errorf(), warnf(): the formatted text as a message at the call, as bpftrace (one line:
+ * a newline at its end is the message's own) */
+static void emit_diag(struct rt_output *o, const struct plan_event *ev, const struct fmt *f,
+		      const uint8_t *rec)
+{
+	struct strbuf t = {0};
+	format_pieces(o, &t, ev, f, rec, 0);
+	int n = (int)t.len;
+	if (n && t.buf[n - 1] == '\n')
+		n--;
+	fflush(o->f);
+	if (ev->kind == PLAN_EV_ERRORF)
+		diag_error(o->src, ev->loc, "%.*s", n, t.buf ? t.buf : "");
+	else
+		diag_warning(o->src, ev->loc, "%.*s", n, t.buf ? t.buf : "");
+	strbuf_free(&t);
+}
+
 static void emit_print(struct rt_output *o, const struct plan_event *ev, const uint8_t *rec)
 {
 	const struct plan_arg *a = &ev->args[0];
@@ -440,6 +458,10 @@ int rt_output__handle(void *ctx, void *data, size_t size)
 	case PLAN_EV_PRINTF:
 		emit_printf(o, ev, &o->fmts[id], rec);
 		break;
+	case PLAN_EV_ERRORF:
+	case PLAN_EV_WARNF:
+		emit_diag(o, ev, &o->fmts[id], rec);
+		break;
 	case PLAN_EV_PRINT:
 		emit_print(o, ev, rec);
 		break;
@@ -512,6 +534,8 @@ static int check_event(const struct gt_plan *plan, int id, struct fmt *f, int *m
 	}
 	switch (ev->kind) {
 	case PLAN_EV_PRINTF:
+	case PLAN_EV_ERRORF:
+	case PLAN_EV_WARNF:
 	case PLAN_EV_SYSTEM:
 	case PLAN_EV_CAT:
 	case PLAN_EV_FG_ENTRY:

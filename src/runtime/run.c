@@ -496,7 +496,10 @@ int rt_run(struct gt_plan *plan, const struct rt_options *opts)
 		out_failed |= write_profile(&s, opts, now_ns() - t_start) != 0;
 		rt_maps__report_full(s.maps);
 	} else if (s.maps && !out_failed) {
-		rt_maps__print_all(s.maps, s.out, opts->json);
+		/* print_maps_on_exit = 0 (config block, BPFTRACE_PRINT_MAPS_ON_EXIT): none */
+		const char *pm = gt_getenv("PRINT_MAPS_ON_EXIT");
+		if (!pm || strcmp(pm, "0"))
+			rt_maps__print_all(s.maps, s.out, opts->json);
 		rt_maps__report_full(s.maps);
 	}
 	flush_output(&s, &out_failed);

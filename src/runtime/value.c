@@ -117,7 +117,9 @@ void rt_value_format(struct strbuf *sb, const struct gt_plan *plan, const struct
 		break;
 	}
 	case PLAN_ARG_INT:
-		if (a->is_signed)
+		if (a->is_bool)
+			strbuf_puts(sb, rd_int(p, a->size, false) & 0xff ? "true" : "false");
+		else if (a->is_signed)
 			strbuf_printf(sb, "%" PRId64, (int64_t)rd_int(p, a->size, true));
 		else
 			strbuf_printf(sb, "%" PRIu64, rd_int(p, a->size, false));

@@ -92,8 +92,9 @@ int sema_check(struct arena *a, const struct diag_src *src, struct ast_node *pro
 	err |= sema_macros_includes(&s);
 	for (int i = 0; i < program->u.program.cdefs.n; i++) {
 		struct ast_node *d = program->u.program.cdefs.v[i];
-		err |= d->kind == AST_DIRECTIVE ? sema_macros_directive(&s, d)
-						: sema_ctypes_define(&s, d);
+		if (d->kind != AST_CONFIG) /* applied before: sema_config_apply */
+			err |= d->kind == AST_DIRECTIVE ? sema_macros_directive(&s, d)
+							: sema_ctypes_define(&s, d);
 	}
 	/* the probes are not checked against definitions that failed: one message, no
 	 * cascade of unknown fields */
@@ -102,6 +103,8 @@ int sema_check(struct arena *a, const struct diag_src *src, struct ast_node *pro
 		for (int i = 0; i < cl->n; i++)
 			err |= check_clause(&s, cl->v[i], i);
 	}
+	if (!err)
+		err = sema_getopt_finish(&s);
 	if (!err)
 		err = sema_finish_tracking(&s);
 	if (!err)
@@ -136,6 +139,7 @@ int sema_check(struct arena *a, const struct diag_src *src, struct ast_node *pro
 	vec_free(&s.vars);
 	vec_free(&s.for_loops);
 	vec_free(&s.maps);
+	vec_free(&s.getopts);
 	vec_free(&s.structs);
 	vec_free(&s.macros);
 	for (int i = 0; i < s.tp_formats.n; i++)

@@ -57,6 +57,7 @@ struct gt_type {
 	int stack_map;                /* TY_STACK: index into plan.stackmaps */
 	int stack_mode;               /* TY_STACK: enum plan_stack_mode */
 	bool go_int;                  /* TY_INT: a Go integer (plan_arg.go_int) */
+	bool is_bool;                 /* TY_INT of size 1: true/false, bool casts */
 };
 
 /* A Go value named through args / rets (sema_go.c), for codegen: what it is and where
@@ -176,6 +177,8 @@ struct sema_options {
 	                               binfo__open (the fuzzer); used, never closed */
 	char **posargs;             /* $1.. */
 	int nposargs;
+	const char *const *named;   /* getopt(): NAME or NAME=VALUE of --NAME[=VALUE] */
+	int nnamed;
 	bool unsafe;
 	bool child;                 /* -c: a command runs (cpid) */
 	int str_len;                /* GT_STRLEN, default 64 */
@@ -199,6 +202,11 @@ struct sema_result {
 	struct binfo **targets; /* opened target binaries, closed by sema_result_free */
 	int ntargets;
 };
+
+/* sema_config.c: checks the script's config block and hands its settings to gt_getenv
+ * (before anything reads them). 0, or -EINVAL after reporting errors. */
+int sema_config_apply(struct arena *a, const struct diag_src *src,
+		      const struct ast_node *program);
 
 /* Returns 0, or -EINVAL after reporting every error through diag. */
 int sema_check(struct arena *a, const struct diag_src *src, struct ast_node *program,

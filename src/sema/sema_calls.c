@@ -95,6 +95,7 @@ static void plan_arg(struct sema *s, const struct gt_type *t, int offset, bool i
 		a->kind = PLAN_ARG_INT;
 		a->is_signed = t->is_signed;
 		a->go_int = t->kind == TY_INT && t->go_int;
+		a->is_bool = t->kind == TY_INT && t->is_bool;
 		a->size = in_tuple ? t->size : 8;
 		break;
 	}
@@ -283,8 +284,9 @@ int sema_check_printf(struct sema *s, struct ast_node *e, const struct builtin *
 		return err;
 	if (b->id == BI_FGENTRY)
 		return check_fg_event(s, e, b->event, fnode->u.str.bytes);
-	sema_node_of(s, e)->event_id =
-		sema_new_event(s, b->event, fnode->u.str.bytes, args->v + 1, args->n - 1);
+	int id = sema_new_event(s, b->event, fnode->u.str.bytes, args->v + 1, args->n - 1);
+	sema_node_of(s, e)->event_id = id;
+	s->events.v[id].loc = e->loc; /* errorf, warnf */
 	return 0;
 }
 

@@ -9,6 +9,7 @@
 
 struct gt_type sema_ty_void = {.kind = TY_VOID, .size = 0, .is_signed = false};
 struct gt_type sema_ty_i64 = {.kind = TY_INT, .size = 8, .is_signed = true};
+static struct gt_type sema_ty_bool = {.kind = TY_INT, .size = 1, .is_bool = true};
 struct gt_type sema_ty_u64 = {.kind = TY_INT, .size = 8, .is_signed = false};
 
 struct sema_node *sema_node_of(struct sema *s, struct ast_node *n)
@@ -136,6 +137,7 @@ struct gt_type *sema_type_copy(struct sema *s, const struct gt_type *t)
 	struct gt_type *c = sema_type_new(s, t->kind, t->size, t->is_signed);
 	c->fmt = t->fmt;
 	c->pointee = t->pointee;
+	c->is_bool = t->is_bool;
 	if (t->kind != TY_TUPLE)
 		return c;
 	c->nfields = t->nfields;
@@ -695,8 +697,11 @@ struct gt_type *sema_int_type_named(struct sema *s, const struct type_name *tn)
 	for (size_t i = 0; i < ARRAY_SIZE(cast_types); i++) {
 		if (strcmp(tn->name, cast_types[i]))
 			continue;
-		if (!strcmp(tn->name, "bool"))
-			return sema_type_new(s, TY_INT, 1, false);
+		if (!strcmp(tn->name, "bool")) {
+			struct gt_type *t = sema_type_new(s, TY_INT, 1, false);
+			t->is_bool = true;
+			return t;
+		}
 		return sema_type_new(s, TY_INT, atoi(tn->name + (tn->name[0] == 'u' ? 4 : 3)) / 8,
 				     tn->name[0] != 'u');
 	}
@@ -769,7 +774,9 @@ int sema_check_expr(struct sema *s, struct ast_node *e)
 {
 	switch (e->kind) {
 	case AST_INT:
-		e->ty = e->u.int_.is_unsigned ? &sema_ty_u64 : &sema_ty_i64;
+		e->ty = e->u.int_.is_bool	  ? &sema_ty_bool
+			: e->u.int_.is_unsigned ? &sema_ty_u64
+						: &sema_ty_i64;
 		return 0;
 	case AST_STR: {
 		int len = e->u.str.len + 1;

@@ -41,6 +41,7 @@ struct sema_map {
 	struct gt_type *value_ty; /* VALUE, and INT maps of pointers: set by the first store */
 	bool read;                /* read somewhere already (its kind cannot change) */
 	bool stored;              /* a store was checked (its kind cannot change) */
+	bool value_bool;          /* INT: the first store was a bool */
 	bool lhist_set;
 	int64_t lhist_min, lhist_max, lhist_step;
 	struct gt_loc first_use;
@@ -51,6 +52,11 @@ struct sema_macro {
 	const char *name;
 	int64_t ival;
 	const char *sval;
+};
+
+/* A named parameter getopt() reads: its default as text (to compare calls) */
+struct sema_getopt {
+	const char *name, *dflt, *desc;
 };
 
 struct binfo_godwarf;
@@ -100,6 +106,7 @@ struct sema {
 	bool btf_tried;
 	struct gt_type **btf_types; /* by BTF id */
 	VEC(struct sema_macro) macros; /* #define, #include, --include (sema_macros.c) */
+	VEC(struct sema_getopt) getopts; /* getopt()'s names, first use first */
 	int loop_depth; /* while and for loops around the statement: break, continue */
 	VEC(struct ast_node *) for_loops; /* AST_FOR around it, outermost first */
 	/* Go values by name (sema_go.c) */
@@ -202,6 +209,10 @@ int sema_check_ntop(struct sema *s, struct ast_node *e, const struct builtin *b)
 int sema_check_join(struct sema *s, struct ast_node *e, const struct builtin *b);
 int sema_check_lbr(struct sema *s, struct ast_node *e, const struct builtin *b);
 int sema_check_cpid(struct sema *s, struct ast_node *e, const struct builtin *b);
+/* sema_getopt.c: getopt() becomes its value; after every clause, the --NAME options no
+ * getopt() reads are an error (and --help lists them) */
+int sema_check_getopt(struct sema *s, struct ast_node *e, const struct builtin *b);
+int sema_getopt_finish(struct sema *s);
 int sema_check_exit(struct sema *s, struct ast_node *e, const struct builtin *b);
 int sema_check_cgroup_path(struct sema *s, struct ast_node *e, const struct builtin *b);
 int sema_check_pton(struct sema *s, struct ast_node *e, const struct builtin *b);

@@ -479,6 +479,8 @@ int sema_map_assign(struct sema *s, struct ast_node *st)
 	if (m->kind == PLAN_MAP_INT && first && !m->value_ty && rhs->ty->kind == TY_STR)
 		m->kind = PLAN_MAP_STR; /* @m = $s: discover could not see a string */
 	if (m->kind == PLAN_MAP_INT && gt_type_is_int(rhs->ty)) {
+		if (first)
+			m->value_bool = rhs->ty->is_bool;
 		/* a map that holds pointers keeps their type: @p += 1 moves one element */
 		if (!st->u.assign.op && rhs->ty->kind == TY_PTR && !m->value_ty)
 			m->value_ty = rhs->ty;
@@ -682,6 +684,7 @@ int sema_finish_maps(struct sema *s, struct gt_plan *plan, struct arena *a)
 		pm->kind = (int)m->kind < 0 ? PLAN_MAP_INT : m->kind;
 		pm->percpu = pm->kind != PLAN_MAP_INT && pm->kind != PLAN_MAP_STR &&
 			     pm->kind != PLAN_MAP_VALUE;
+		pm->value_bool = m->value_bool;
 		pm->nkeys = m->nkeys;
 		pm->keys = arena_alloc(a, sizeof(struct plan_arg) * (size_t)(m->nkeys + 1));
 		int off = 0;

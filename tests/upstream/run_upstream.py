@@ -1329,13 +1329,25 @@ def run(args, ap, t0, co, tests_dir, dialect, bpftrace, gotrace, gotrace_src, gt
                     st = bfiles.setdefault(c.file, [0, 0])
                     st[1] += 1
                     st[0] += beyond[c.ident]["status"] == "PASS"
+            if args.list_failures:
+                log("")
+                log("failures beyond the baseline:")
+                for c in standalone:
+                    r = beyond.get(c.ident)
+                    if not r or r["status"] == "PASS":
+                        continue
+                    log("  %s (%s:%d)" % (c.ident, c.file, c.lineno))
+                    log("      command:  %s" % short(r["command"], 300))
+                    log("      reason:   %s" % r["reason"])
+                    for line in r["output"].splitlines()[:8]:
+                        log("      | %s" % short(line, 150))
             log("beyond the baseline (cases %s fails, not counted above): gotrace passes %d of %d; "
                 "per file: %s" % (bt_version, sum(v[0] for v in bfiles.values()), len(beyond),
                                   ", ".join("%s %d/%d" % (f, v[0], v[1]) for f, v in sorted(bfiles.items()))))
     log("elapsed %.0f s" % (time.monotonic() - t0))
 
     if args.json:
-        for ident, r in results.items():
+        for ident, r in list(results.items()) + list(beyond.items()):
             rec = records[ident]
             rec["gotrace"] = {k: r.get(k) for k in ("status", "reason", "category", "detail",
                                                      "rc", "timed_out", "seconds", "command",
