@@ -764,6 +764,9 @@ LLVMValueRef cg_expr(struct cg *g, struct ast_node *e)
 		return cg_narrow(g, cg_expr(g, e->u.cast.expr), e->ty->size, e->ty->is_signed);
 	case AST_CALL:
 		return cg_call(g, e);
+	case AST_BLOCK_EXPR:
+		cg_block(g, e->u.blockexpr.block);
+		return e->u.blockexpr.value ? cg_expr(g, e->u.blockexpr.value) : cg_const(g, 0);
 	case AST_FIELD:
 		if (e->u.field.expr->ty && e->u.field.expr->ty->kind != TY_TUPLE &&
 		    sn->builtin != BI_TPARG) { /* a C struct's field: its address, then read */

@@ -69,6 +69,7 @@ const char *ast_kind_name(enum ast_kind kind)
 	static const char *const names[AST_KIND_COUNT] = {
 		[AST_PROGRAM] = "program",   [AST_CLAUSE] = "clause",     [AST_PROBE] = "probe",
 		[AST_CDEF] = "cdef",         [AST_DIRECTIVE] = "directive", [AST_CONFIG] = "config",
+		[AST_MACRO] = "macro",       [AST_BLOCK_EXPR] = "blockexpr",
 		[AST_BLOCK] = "block",       [AST_EXPR_STMT] = "expr",    [AST_ASSIGN] = "assign",
 		[AST_IF] = "if",             [AST_UNROLL] = "unroll",     [AST_WHILE] = "while",
 		[AST_FOR] = "for",           [AST_BREAK] = "break",       [AST_CONTINUE] = "continue",
@@ -168,6 +169,7 @@ static void dump_node(FILE *out, const struct ast_node *n, int depth)
 	case AST_PROGRAM:
 		fputc('\n', out);
 		dump_list(out, &n->u.program.cdefs, depth + 1);
+		dump_list(out, &n->u.program.macros, depth + 1);
 		dump_list(out, &n->u.program.clauses, depth + 1);
 		break;
 	case AST_CDEF:
@@ -175,6 +177,17 @@ static void dump_node(FILE *out, const struct ast_node *n, int depth)
 		fputc(' ', out);
 		dump_quoted(out, n->u.name, (int)strlen(n->u.name));
 		fputc('\n', out);
+		break;
+	case AST_MACRO:
+		fprintf(out, " %s\n", n->u.macro.name);
+		dump_list(out, &n->u.macro.params, depth + 1);
+		dump_node(out, n->u.macro.body, depth + 1);
+		break;
+	case AST_BLOCK_EXPR:
+		fputc('\n', out);
+		dump_node(out, n->u.blockexpr.block, depth + 1);
+		if (n->u.blockexpr.value)
+			dump_labeled(out, "value", n->u.blockexpr.value, depth + 1);
 		break;
 	case AST_CONFIG:
 		fprintf(out, " %s=", n->u.config.name);
@@ -322,6 +335,173 @@ static void dump_node(FILE *out, const struct ast_node *n, int depth)
 	}
 }
 
+/* The one place that knows where a node keeps its children. */
+void ast_for_each_slot(struct ast_node *n, void (*one)(struct ast_node **slot, void *ctx),
+		       void (*list)(struct ast_list *l, void *ctx), void *ctx)
+{
+#define ONE(x) do { if (x) one(&(x), ctx); } while (0)
+	switch (n->kind) {
+	case AST_PROGRAM:
+		list(&n->u.program.cdefs, ctx);
+		list(&n->u.program.macros, ctx);
+		list(&n->u.program.clauses, ctx);
+		break;
+	case AST_CLAUSE:
+		list(&n->u.clause.probes, ctx);
+		ONE(n->u.clause.pred);
+		ONE(n->u.clause.body);
+		break;
+	case AST_MACRO:
+		list(&n->u.macro.params, ctx);
+		ONE(n->u.macro.body);
+		break;
+	case AST_BLOCK:
+		list(&n->u.block.stmts, ctx);
+		break;
+	case AST_BLOCK_EXPR:
+		ONE(n->u.blockexpr.block);
+		ONE(n->u.blockexpr.value);
+		break;
+	case AST_EXPR_STMT:
+		ONE(n->u.expr_stmt.expr);
+		break;
+	case AST_ASSIGN:
+		ONE(n->u.assign.lhs);
+		ONE(n->u.assign.rhs);
+		break;
+	case AST_IF:
+		ONE(n->u.if_.cond);
+		ONE(n->u.if_.then);
+		ONE(n->u.if_.els);
+		break;
+	case AST_UNROLL:
+	case AST_WHILE:
+		ONE(n->u.loop.expr);
+		ONE(n->u.loop.body);
+		break;
+	case AST_FOR:
+		ONE(n->u.for_.var);
+		ONE(n->u.for_.iter);
+		ONE(n->u.for_.end);
+		ONE(n->u.for_.body);
+		break;
+	case AST_MAP:
+		list(&n->u.map.keys, ctx);
+		break;
+	case AST_UNARY:
+		ONE(n->u.unary.operand);
+		break;
+	case AST_INCDEC:
+		ONE(n->u.incdec.operand);
+		break;
+	case AST_BINARY:
+		ONE(n->u.binary.lhs);
+		ONE(n->u.binary.rhs);
+		break;
+	case AST_TERNARY:
+		ONE(n->u.ternary.cond);
+		ONE(n->u.ternary.then);
+		ONE(n->u.ternary.els);
+		break;
+	case AST_CAST:
+		ONE(n->u.cast.expr);
+		break;
+	case AST_FIELD:
+		ONE(n->u.field.expr);
+		break;
+	case AST_INDEX:
+		ONE(n->u.index.expr);
+		ONE(n->u.index.index);
+		break;
+	case AST_CALL:
+		list(&n->u.call.args, ctx);
+		break;
+	case AST_TUPLE:
+		list(&n->u.tuple.items, ctx);
+		break;
+	case AST_PROBE:
+	case AST_CDEF:
+	case AST_DIRECTIVE:
+	case AST_CONFIG:
+	case AST_BREAK:
+	case AST_CONTINUE:
+	case AST_RETURN:
+	case AST_INT:
+	case AST_STR:
+	case AST_VAR:
+	case AST_IDENT:
+	case AST_POSPARAM:
+	case AST_FETCH:
+	case AST_TYPE:
+	case AST_KIND_COUNT:
+		break;
+	}
+#undef ONE
+}
+
+struct visit {
+	void (*fn)(struct ast_node *child, void *ctx);
+	void *ctx;
+};
+
+static void visit_one(struct ast_node **slot, void *ctx)
+{
+	struct visit *v = ctx;
+	v->fn(*slot, v->ctx);
+}
+
+static void visit_list(struct ast_list *l, void *ctx)
+{
+	struct visit *v = ctx;
+	for (int i = 0; i < l->n; i++)
+		v->fn(l->v[i], v->ctx);
+}
+
+void ast_for_each_child(struct ast_node *n, void (*fn)(struct ast_node *child, void *ctx),
+			void *ctx)
+{
+	struct visit v = {fn, ctx};
+	ast_for_each_slot(n, visit_one, visit_list, &v);
+}
+
+struct cloner {
+	struct arena *a;
+	struct ast_node *(*hook)(const struct ast_node *n, void *ctx);
+	void *ctx;
+};
+
+static void clone_one(struct ast_node **slot, void *ctx)
+{
+	struct cloner *c = ctx;
+	*slot = ast_clone(c->a, *slot, c->hook, c->ctx);
+}
+
+static void clone_list(struct ast_list *l, void *ctx)
+{
+	struct ast_node **v = arena_alloc(((struct cloner *)ctx)->a, sizeof(*v) * (size_t)(l->n + 1));
+	for (int i = 0; i < l->n; i++) {
+		v[i] = l->v[i];
+		clone_one(&v[i], ctx);
+	}
+	l->v = v;
+	l->cap = l->n;
+}
+
+struct ast_node *ast_clone(struct arena *a, const struct ast_node *n,
+			   struct ast_node *(*hook)(const struct ast_node *n, void *ctx), void *ctx)
+{
+	struct ast_node *r = hook ? hook(n, ctx) : NULL;
+	if (r)
+		return r;
+	r = arena_alloc(a, sizeof(*r));
+	*r = *n;
+	r->ty = NULL;
+	r->sema = NULL;
+	struct cloner c = {a, hook, ctx};
+	ast_for_each_slot(r, clone_one, clone_list, &c);
+	return r;
+}
+
 void ast_dump(FILE *out, const struct ast_node *program)
 {
 	dump_node(out, program, 0);
@@ -346,7 +526,7 @@ struct ast_node *parse_program(struct arena *a, const struct diag_src *src)
 	yy_delete_buffer(buf, scanner);
 	yylex_destroy(scanner);
 	strbuf_free(&pc.cdef);
-	if (rc)
+	if (rc || ast_expand_macros(a, src, pc.program))
 		return NULL;
 	if (!pc.program->u.program.clauses.n) {
 		diag_error(src, (struct gt_loc){1, 1, 1, 1}, "the program has no probes");

@@ -60,6 +60,7 @@ enum ast_kind {
 	AST_CDEF,    /* u.name: the text of a C definition, struct NAME { ... } */
 	AST_DIRECTIVE, /* u.name: a #define or #include line */
 	AST_CONFIG,    /* u.config: NAME = VALUE of a config = { ... } block */
+	AST_MACRO,     /* u.macro: macro NAME(params) { body }; expanded by ast_expand_macros */
 	/* statements */
 	AST_BLOCK,     /* u.block.stmts */
 	AST_EXPR_STMT, /* u.expr_stmt.expr */
@@ -89,6 +90,8 @@ enum ast_kind {
 	AST_TUPLE,    /* u.tuple.items: (a, b) */
 	AST_FETCH,    /* u.fetch: arg(RULE):TYPE */
 	AST_TYPE,     /* u.type: a type name as a call's argument, sizeof(uint32) */
+	AST_BLOCK_EXPR, /* u.blockexpr: { stmts; value }: the statements, then the value's
+			   value (value NULL: no value) */
 	AST_KIND_COUNT
 };
 
@@ -124,6 +127,7 @@ struct ast_node {
 		struct {
 			struct ast_list clauses;
 			struct ast_list cdefs; /* AST_CDEF, AST_DIRECTIVE, AST_CONFIG, in order */
+			struct ast_list macros; /* AST_MACRO */
 		} program;
 		struct {
 			const char *name, *value; /* as written: stack_mode, BPFTRACE_MAX_STRLEN */
@@ -142,7 +146,17 @@ struct ast_node {
 		} probe;
 		struct {
 			struct ast_list stmts;
+			bool open_tail; /* the last statement has no ';' (a block expression's value) */
 		} block;
+		struct {
+			struct ast_node *block; /* AST_BLOCK */
+			struct ast_node *value; /* NULL: the block has no value */
+		} blockexpr;
+		struct {
+			const char *name;
+			struct ast_list params; /* AST_VAR ($x), AST_MAP (@m) or AST_IDENT (x) */
+			struct ast_node *body;  /* AST_BLOCK */
+		} macro;
 		struct {
 			struct ast_node *expr;
 		} expr_stmt;
@@ -235,6 +249,21 @@ void ast_probe_split(struct arena *a, struct ast_node *n);
 const char *ast_op_str(enum ast_op op);
 /* ==, !=, <, <=, >, >= */
 bool ast_op_is_compare(enum ast_op op);
+
+/* The child slots of n, in source order: one(slot) for each single child that is there,
+ * list(l) for each list of children (a rewrite can replace what they hold). */
+void ast_for_each_slot(struct ast_node *n, void (*one)(struct ast_node **slot, void *ctx),
+		       void (*list)(struct ast_list *l, void *ctx), void *ctx);
+/* Calls fn on each child node of n that is there, in source order. */
+void ast_for_each_child(struct ast_node *n, void (*fn)(struct ast_node *child, void *ctx),
+			void *ctx);
+/* A deep copy of n from arena a. Where hook returns a node, that node stands for the
+ * one it was given (the hook copies it if it must). */
+struct ast_node *ast_clone(struct arena *a, const struct ast_node *n,
+			   struct ast_node *(*hook)(const struct ast_node *n, void *ctx), void *ctx);
+/* macro.c: replaces every call of a script macro by its body (parse_program does). 0, or
+ * -EINVAL after reporting errors. */
+int ast_expand_macros(struct arena *a, const struct diag_src *src, struct ast_node *program);
 
 /* -d ast: an indented S-expression-like dump, stable for tests. */
 void ast_dump(FILE *out, const struct ast_node *program);

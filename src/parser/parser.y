@@ -26,6 +26,7 @@ enum lex_mode {
 	LEX_PRED,  /* /pred/: a '/' at paren/bracket depth 0 */
 	LEX_BRACE, /* { ... }: the '}' at brace depth 0 */
 	LEX_ANGLE, /* < ... >: a token starting with '>' at depth 0 */
+	LEX_MACRO, /* macro NAME( ... ): until the '{' of its body, then LEX_BRACE */
 };
 
 /* Shared by parser and lexer (the lexer's extra data). */
@@ -237,6 +238,7 @@ static void push(struct parse_ctx *pc, struct ast_list *l, struct ast_node *n)
 %token FOR "'for'" BREAK "'break'" CONTINUE "'continue'" DOTDOT "'..'" LET "'let'"
 %token FETCH_ARG "'arg('"
 %token CONFIG "'config ='"
+%token <str> MACRO "'macro'"
 %token PRED_CLOSE "'/'"  /* the '/' that ends a predicate */
 %token ANGLE_CLOSE "'>'" /* the '>' that ends a < > block */
 /* OR .. SHR_ASSIGN are the operators that continue an expression: keep them together
@@ -249,7 +251,8 @@ static void push(struct parse_ctx *pc, struct ast_list *l, struct ast_node *n)
 
 %type <node> clauses clause cdef predicate block body stmts stmt simple_stmt compound_stmt if_stmt
 %type <node> lvalue map expr unary postfix primary
-%type <list> probes exprs config_items
+%type <list> probes exprs config_items macro_params
+%type <node> macro_param
 %type <str> config_value
 %type <rule> fetch_rule
 %type <type> type
@@ -293,12 +296,41 @@ clauses
 		for (int i = 0; i < $4.n; i++)
 			push(pc, &$$->u.program.cdefs, $4.v[i]);
 	}
+	| clauses MACRO '(' ')' '{' body '}' {
+		$$ = $1;
+		struct ast_node *m = mk(pc, AST_MACRO, @$);
+		m->u.macro.name = $2;
+		m->u.macro.body = $6;
+		$6->loc = span(@5, @7);
+		push(pc, &$$->u.program.macros, m);
+	}
+	| clauses MACRO '(' macro_params ')' '{' body '}' {
+		$$ = $1;
+		struct ast_node *m = mk(pc, AST_MACRO, span(@2, @8));
+		m->u.macro.name = $2;
+		m->u.macro.params = $4;
+		m->u.macro.body = $7;
+		$7->loc = span(@6, @8);
+		push(pc, &$$->u.program.macros, m);
+	}
 	| clauses DIRECTIVE {
 		$$ = $1;
 		struct ast_node *d = mk(pc, AST_DIRECTIVE, @2);
 		d->u.name = $2;
 		push(pc, &$$->u.program.cdefs, d);
 	}
+	;
+
+/* $x (a variable, by reference), @m (a map) or x (an expression) */
+macro_params
+	: macro_param { $$ = (struct ast_list){0}; push(pc, &$$, $1); }
+	| macro_params ',' macro_param { $$ = $1; push(pc, &$$, $3); }
+	;
+
+macro_param
+	: VAR { $$ = mk_var(pc, @1, $1); }
+	| MAP { $$ = mk(pc, AST_MAP, @1); $$->u.map.name = $1; }
+	| IDENT { $$ = mk(pc, AST_IDENT, @1); $$->u.name = $1; }
 	;
 
 config_items
@@ -366,7 +398,11 @@ block
 
 body
 	: stmts
-	| stmts simple_stmt { $$ = $1; push(pc, &$$->u.block.stmts, $2); }
+	| stmts simple_stmt {
+		$$ = $1;
+		push(pc, &$$->u.block.stmts, $2);
+		$$->u.block.open_tail = true;
+	}
 	;
 
 stmts
@@ -549,6 +585,15 @@ primary
 		$$->u.name = $1;
 	}
 	| map
+	/* a block expression: its last statement, left without ';', is its value */
+	| '{' body '}' {
+		$$ = mk(pc, AST_BLOCK_EXPR, @$);
+		struct ast_list *l = &$2->u.block.stmts;
+		if ($2->u.block.open_tail && l->v[l->n - 1]->kind == AST_EXPR_STMT)
+			$$->u.blockexpr.value = l->v[--l->n]->u.expr_stmt.expr;
+		$2->loc = @$;
+		$$->u.blockexpr.block = $2;
+	}
 	| '(' expr ')' { $$ = $2; }
 	| '(' expr ',' exprs ')' {
 		$$ = mk(pc, AST_TUPLE, @$);
@@ -659,7 +704,7 @@ static void yyerror(YYLTYPE *loc, void *scanner, struct parse_ctx *pc, const cha
  * "expression" instead. */
 static bool starts_expr(yysymbol_kind_t sym)
 {
-	static const int chars[] = {'(', '-', '!', '~', '*', '&'};
+	static const int chars[] = {'(', '-', '!', '~', '*', '&', '{'};
 	for (size_t i = 0; i < ARRAY_SIZE(chars); i++)
 		if (sym == YYTRANSLATE(chars[i]))
 			return true;
@@ -719,7 +764,7 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, void *scanner, struct 
 		 * worth listing */
 		if (!(expr && starts_expr(exp[i])) && !(after_expr && continues_expr(exp[i])) &&
 		    exp[i] != YYSYMBOL_CDEF && exp[i] != YYSYMBOL_DIRECTIVE &&
-		    exp[i] != YYSYMBOL_CONFIG)
+		    exp[i] != YYSYMBOL_CONFIG && exp[i] != YYSYMBOL_MACRO)
 			names[nnames++] = yysymbol_name(exp[i]);
 
 	struct strbuf sb = {0};

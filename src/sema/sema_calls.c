@@ -747,10 +747,29 @@ int sema_check_reg(struct sema *s, struct ast_node *e, const struct builtin *b)
 	return 0;
 }
 
+/* Current bpftrace's spellings of a builtin: __builtin_NAME for NAME, and NAME() for
+ * the identifier NAME (its stdlib wraps each builtin in a macro). The call becomes the
+ * identifier it stands for. */
+static void builtin_spelling(struct sema *s, struct ast_node *e)
+{
+	bool call = e->kind == AST_CALL;
+	const char **name = call ? &e->u.call.name : &e->u.name;
+	if (!strncmp(*name, "__builtin_", 10) && (*name)[10])
+		*name += 10;
+	if (call && !e->u.call.args.n &&
+	    !builtin_find(*name, BFORM_CALL, s->opts->funcgraph) &&
+	    builtin_find(*name, BFORM_IDENT, s->opts->funcgraph)) {
+		const char *n = *name;
+		e->kind = AST_IDENT;
+		e->u.name = n;
+	}
+}
+
 const struct builtin *sema_resolve(struct sema *s, struct ast_node *e)
 {
 	struct sema_node *sn = sema_node_of(s, e);
 	if (!sn->resolved) {
+		builtin_spelling(s, e);
 		bool call = e->kind == AST_CALL;
 		const struct builtin *b =
 			builtin_find(call ? e->u.call.name : e->u.name,
@@ -816,8 +835,8 @@ static int unknown_name(struct sema *s, struct ast_node *e, bool call)
 
 int sema_check_builtin(struct sema *s, struct ast_node *e)
 {
+	const struct builtin *b = sema_resolve(s, e); /* first: it may respell e */
 	bool call = e->kind == AST_CALL;
-	const struct builtin *b = sema_resolve(s, e);
 	if (!b)
 		return unknown_name(s, e, call);
 	if (b->flags & BF_LATER) {

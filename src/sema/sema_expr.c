@@ -778,6 +778,19 @@ int sema_check_expr(struct sema *s, struct ast_node *e)
 			: e->u.int_.is_unsigned ? &sema_ty_u64
 						: &sema_ty_i64;
 		return 0;
+	case AST_BLOCK_EXPR: {
+		struct ast_node *v = e->u.blockexpr.value;
+		if (sema_check_block(s, e->u.blockexpr.block) || (v && sema_check_expr(s, v)))
+			return -EINVAL;
+		if (v && v->ty->kind == TY_VOID) { /* { printf("hi") }: a statement after all */
+			struct ast_node *st = ast_new(s->arena, AST_EXPR_STMT, v->loc);
+			st->u.expr_stmt.expr = v;
+			ast_list_push(s->arena, &e->u.blockexpr.block->u.block.stmts, st);
+			e->u.blockexpr.value = v = NULL;
+		}
+		e->ty = v ? v->ty : &sema_ty_void;
+		return 0;
+	}
 	case AST_STR: {
 		int len = e->u.str.len + 1;
 		e->ty = sema_type_new(s, TY_STR, len, false);

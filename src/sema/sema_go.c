@@ -191,65 +191,28 @@ static const struct binfo_goparam *clause_param(struct sema *s, struct ast_node 
 	return found;
 }
 
-static bool list_reads_go_names(struct sema *s, const struct ast_list *l)
+struct reads_ctx {
+	struct sema *s;
+	bool found;
+};
+
+static void reads_child(struct ast_node *c, void *ctx)
 {
-	for (int i = 0; i < l->n; i++)
-		if (sema_reads_go_names(s, l->v[i]))
-			return true;
-	return false;
+	struct reads_ctx *r = ctx;
+	r->found = r->found || sema_reads_go_names(r->s, c);
 }
 
 bool sema_reads_go_names(struct sema *s, struct ast_node *n)
 {
 	if (!n)
 		return false;
-	switch (n->kind) {
-	case AST_IDENT: {
+	if (n->kind == AST_IDENT) {
 		const struct builtin *b = sema_resolve(s, n);
 		return b && (b->id == BI_ARGS || b->id == BI_RETS || b->id == BI_RETVAL);
 	}
-	case AST_CLAUSE:
-		return sema_reads_go_names(s, n->u.clause.pred) ||
-		       sema_reads_go_names(s, n->u.clause.body);
-	case AST_BLOCK:
-		return list_reads_go_names(s, &n->u.block.stmts);
-	case AST_EXPR_STMT:
-		return sema_reads_go_names(s, n->u.expr_stmt.expr);
-	case AST_ASSIGN:
-		return sema_reads_go_names(s, n->u.assign.lhs) || sema_reads_go_names(s, n->u.assign.rhs);
-	case AST_IF:
-		return sema_reads_go_names(s, n->u.if_.cond) || sema_reads_go_names(s, n->u.if_.then) ||
-		       sema_reads_go_names(s, n->u.if_.els);
-	case AST_UNROLL:
-	case AST_WHILE:
-		return sema_reads_go_names(s, n->u.loop.expr) || sema_reads_go_names(s, n->u.loop.body);
-	case AST_FOR:
-		return sema_reads_go_names(s, n->u.for_.iter) || sema_reads_go_names(s, n->u.for_.end) ||
-		       sema_reads_go_names(s, n->u.for_.body);
-	case AST_MAP:
-		return list_reads_go_names(s, &n->u.map.keys);
-	case AST_UNARY:
-		return sema_reads_go_names(s, n->u.unary.operand);
-	case AST_INCDEC:
-		return sema_reads_go_names(s, n->u.incdec.operand);
-	case AST_BINARY:
-		return sema_reads_go_names(s, n->u.binary.lhs) || sema_reads_go_names(s, n->u.binary.rhs);
-	case AST_TERNARY:
-		return sema_reads_go_names(s, n->u.ternary.cond) ||
-		       sema_reads_go_names(s, n->u.ternary.then) || sema_reads_go_names(s, n->u.ternary.els);
-	case AST_CAST:
-		return sema_reads_go_names(s, n->u.cast.expr);
-	case AST_FIELD:
-		return sema_reads_go_names(s, n->u.field.expr);
-	case AST_INDEX:
-		return sema_reads_go_names(s, n->u.index.expr) || sema_reads_go_names(s, n->u.index.index);
-	case AST_CALL:
-		return list_reads_go_names(s, &n->u.call.args);
-	case AST_TUPLE:
-		return list_reads_go_names(s, &n->u.tuple.items);
-	default:
-		return false;
-	}
+	struct reads_ctx r = {s, false};
+	ast_for_each_child(n, reads_child, &r);
+	return r.found;
 }
 
 /* The scalar view and kind of a Go value of type T at E (an error for floats). */

@@ -67,7 +67,10 @@ int sema_check_stack(struct sema *s, struct ast_node *e, const struct builtin *b
 	 * caller and reads assembly's data in BP as frames (runtime-bpf/gt_unwind.c) */
 	if (!kernel && (s->clause_kinds & (1u << PLAN_PROG_PERF)))
 		s->unwind = true;
-	int mode = PLAN_STACK_BPFTRACE, depth = STACK_MAX_DEPTH;
+	/* the default: bpftrace's stack_mode (BPFTRACE_STACK_MODE, a config block) */
+	const char *dm = gt_getenv("STACK_MODE");
+	int mode = dm && !strcmp(dm, "perf") ? PLAN_STACK_PERF : PLAN_STACK_BPFTRACE;
+	int depth = STACK_MAX_DEPTH;
 	struct ast_list *args = e->kind == AST_CALL ? &e->u.call.args : NULL;
 	for (int i = 0; args && i < args->n; i++) {
 		struct ast_node *a = args->v[i];
