@@ -211,6 +211,24 @@ LLVMValueRef cg_gep8(struct cg *g, LLVMValueRef p, int off)
 }
 
 /* An integer of SIZE bytes at P, extended to i64 / stored from an i64. */
+/* $s[i]: the byte at i of a string buffer of size bytes, 0 at or past its end (the
+ * check is what lets the verifier take a variable i). */
+static LLVMValueRef str_byte(struct cg *g, LLVMValueRef buf, LLVMValueRef i, int size)
+{
+	LLVMValueRef out = cg_alloca(g, g->i64, "strbyte");
+	LLVMBuildStore(g->b, cg_const(g, 0), out);
+	LLVMBasicBlockRef in = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "str.in");
+	LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "str.done");
+	LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntULT, i, cg_const(g, (uint64_t)size), ""),
+			in, done);
+	LLVMPositionBuilderAtEnd(g->b, in);
+	LLVMValueRef c = LLVMBuildLoad2(g->b, g->i8, LLVMBuildGEP2(g->b, g->i8, buf, &i, 1, ""), "");
+	LLVMBuildStore(g->b, LLVMBuildSExt(g->b, c, g->i64, ""), out);
+	LLVMBuildBr(g->b, done);
+	LLVMPositionBuilderAtEnd(g->b, done);
+	return LLVMBuildLoad2(g->b, g->i64, out, "");
+}
+
 static LLVMValueRef load_int(struct cg *g, LLVMValueRef p, int size, bool is_signed)
 {
 	LLVMTypeRef t = LLVMIntTypeInContext(g->ctx, (unsigned)size * 8);
@@ -799,6 +817,8 @@ LLVMValueRef cg_expr(struct cg *g, struct ast_node *e)
 		/* a[i]: the element's address, then its value */
 		const struct gt_type *bt = e->u.index.expr->ty;
 		LLVMValueRef i = cg_expr(g, e->u.index.index);
+		if (bt->kind == TY_STR)
+			return str_byte(g, cg_expr(g, e->u.index.expr), i, bt->size);
 		LLVMValueRef off = LLVMBuildMul(g->b, i, cg_const(g, (uint64_t)bt->pointee->size), "");
 		LLVMValueRef a = LLVMBuildAdd(g->b, cg_expr(g, e->u.index.expr), off, "");
 		return mem_value(g, a, e->ty, sn->user_mem);

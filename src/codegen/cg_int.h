@@ -86,6 +86,8 @@ LLVMValueRef cg_site_bias(struct cg *g);
 void cg_define_script_maps(struct cg *g);
 void cg_map_assign(struct cg *g, struct ast_node *st);
 LLVMValueRef cg_map_read(struct cg *g, struct ast_node *e);
+/* The value of an aggregation (plan_map.percpu) at key, its CPUs' parts made one. */
+LLVMValueRef cg_agg_read(struct cg *g, int id, const struct plan_map *m, LLVMValueRef key);
 void cg_map_delete(struct cg *g, struct ast_node *call);
 LLVMValueRef cg_map_has(struct cg *g, struct ast_node *mn); /* has_key(): 0 or 1 */
 LLVMValueRef cg_load_or_zero(struct cg *g, LLVMValueRef map, LLVMValueRef key);

@@ -51,15 +51,7 @@ static void fill_pair(struct cg *g, struct ast_node *st, LLVMValueRef kv, const 
 			     m->keys[i].offset, &m->keys[i]);
 	int voff = t->offsets[1];
 	if (m->percpu) { /* this CPU's value is not the map's: add them up */
-		static const enum gt_agg_read how[] = {
-			[PLAN_MAP_COUNT] = GT_AGG_READ_SUM, [PLAN_MAP_SUM] = GT_AGG_READ_SUM,
-			[PLAN_MAP_MIN] = GT_AGG_READ_MIN,   [PLAN_MAP_MAX] = GT_AGG_READ_MAX,
-			[PLAN_MAP_AVG] = GT_AGG_READ_AVG,
-		};
-		LLVMValueRef args[4] = {g->maps[sn->map_id], key,
-					LLVMConstInt(g->i32, (uint64_t)how[m->kind], false),
-					LLVMBuildTrunc(g->b, cg_config(g, 2 /* ncpus */), g->i32, "")};
-		LLVMValueRef v = cg_runtime_call(g, "gt_agg_read", args, 4);
+		LLVMValueRef v = cg_agg_read(g, sn->map_id, m, key);
 		LLVMSetAlignment(LLVMBuildStore(g->b, v, cg_gep8(g, kv, voff)), 8);
 		return;
 	}

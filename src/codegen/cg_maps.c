@@ -245,11 +245,26 @@ LLVMValueRef cg_map_incdec(struct cg *g, struct ast_node *e)
 	return e->u.incdec.prefix ? nv : old;
 }
 
+LLVMValueRef cg_agg_read(struct cg *g, int id, const struct plan_map *m, LLVMValueRef key)
+{
+	static const enum gt_agg_read how[] = {
+		[PLAN_MAP_COUNT] = GT_AGG_READ_SUM, [PLAN_MAP_SUM] = GT_AGG_READ_SUM,
+		[PLAN_MAP_MIN] = GT_AGG_READ_MIN,   [PLAN_MAP_MAX] = GT_AGG_READ_MAX,
+		[PLAN_MAP_AVG] = GT_AGG_READ_AVG,
+	};
+	LLVMValueRef args[4] = {g->maps[id], key,
+				LLVMConstInt(g->i32, (uint64_t)how[m->kind], false),
+				LLVMBuildTrunc(g->b, cg_config(g, 2 /* ncpus */), g->i32, "")};
+	return cg_runtime_call(g, "gt_agg_read", args, 4);
+}
+
 LLVMValueRef cg_map_read(struct cg *g, struct ast_node *e)
 {
 	int id;
 	const struct plan_map *m = map_of(g, e, &id);
 	LLVMValueRef key = build_key(g, e, m);
+	if (m->percpu) /* count(), sum(), min(), max(), avg(): sema lets only these through */
+		return cg_agg_read(g, id, m, key);
 	if (e->sema && ((const struct sema_node *)e->sema)->err_event) /* -kk: a missing key */
 		cg_helper_check(g, e, LLVMBuildIsNull(g->b, lookup(g, id, key), ""), cg_const(g, 0));
 	if (m->kind == PLAN_MAP_INT ||

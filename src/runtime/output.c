@@ -254,7 +254,9 @@ static void emit_print(struct rt_output *o, const struct plan_event *ev, const u
 	uint64_t v = rec_u64(rec, a->offset);
 	if (o->json)
 		fputs("{\"type\": \"value\", \"data\": ", o->f);
-	if (a->is_signed)
+	if (a->is_bool)
+		fputs(v & 0xff ? "true" : "false", o->f);
+	else if (a->is_signed)
 		fprintf(o->f, "%lld", (long long)v);
 	else
 		fprintf(o->f, "%llu", (unsigned long long)v);

@@ -23,7 +23,7 @@ enum builtin_id {
 	BI_CONSTSTR,             /* a #define'd string: const_str */
 };
 
-enum builtin_result { RES_NONE, RES_VOID, RES_I64, RES_U64, RES_STR, RES_FUNC, RES_PROBE };
+enum builtin_result { RES_NONE, RES_VOID, RES_I64, RES_U64, RES_BOOL, RES_STR, RES_FUNC, RES_PROBE };
 
 enum builtin_flags {
 	BF_EVENT = 1 << 0,     /* emits a ring-buffer record of kind .event */

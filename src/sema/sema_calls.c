@@ -704,7 +704,8 @@ int sema_check_time(struct sema *s, struct ast_node *e, const struct builtin *b)
 int sema_check_print(struct sema *s, struct ast_node *e, const struct builtin *b)
 {
 	struct ast_node *arg = e->u.call.args.v[0];
-	if (arg->kind == AST_MAP)
+	/* print(@m) dumps the map; print(@m[k]) is a value (current bpftrace) */
+	if (arg->kind == AST_MAP && (!arg->u.map.keys.n || e->u.call.args.n > 1))
 		return sema_map_call(s, e, b);
 	if (e->u.call.args.n != 1) {
 		diag_error(s->src, e->loc, "print() of a value takes one argument (top and divisor "
@@ -789,6 +790,11 @@ static struct gt_type *result_type(struct sema *s, const struct builtin *b)
 		return &sema_ty_i64;
 	case RES_U64:
 		return &sema_ty_u64;
+	case RES_BOOL: {
+		struct gt_type *t = sema_type_new(s, TY_INT, 1, false);
+		t->is_bool = true;
+		return t;
+	}
 	case RES_STR:
 		return sema_type_new(s, TY_STR, b->str_size ? b->str_size : s->opts->str_len,
 				     false);

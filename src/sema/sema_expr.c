@@ -770,6 +770,36 @@ static int check_posparam(struct sema *s, struct ast_node *e)
 	return 0;
 }
 
+/* An integer known before the program runs: a literal, or +, -, * of such. */
+static bool const_int(struct sema *s, const struct ast_node *e, int64_t *out)
+{
+	int64_t a, b;
+	switch (e->kind) {
+	case AST_INT:
+		*out = (int64_t)e->u.int_.value;
+		return true;
+	case AST_POSPARAM:
+		*out = sema_node_of(s, (struct ast_node *)e)->const_val;
+		return sema_is_int(e);
+	case AST_UNARY:
+		if (e->u.unary.op != OP_NEG || !const_int(s, e->u.unary.operand, &a))
+			return false;
+		*out = -a;
+		return true;
+	case AST_BINARY:
+		if (!const_int(s, e->u.binary.lhs, &a) || !const_int(s, e->u.binary.rhs, &b))
+			return false;
+		switch (e->u.binary.op) {
+		case OP_ADD: *out = a + b; return true;
+		case OP_SUB: *out = a - b; return true;
+		case OP_MUL: *out = a * b; return true;
+		default: return false;
+		}
+	default:
+		return false;
+	}
+}
+
 int sema_check_expr(struct sema *s, struct ast_node *e)
 {
 	switch (e->kind) {
@@ -922,6 +952,19 @@ int sema_check_expr(struct sema *s, struct ast_node *e)
 			return sema_go_index(s, e);
 		if (sema_check_expr(s, i))
 			return -EINVAL;
+		int64_t k;
+		if (b->ty->kind == TY_TUPLE && const_int(s, i, &k)) {
+			/* $t[1] is $t.1 (current bpftrace): the index is known here */
+			e->kind = AST_FIELD;
+			e->u.field.expr = b;
+			e->u.field.name = arena_printf(s->arena, "%lld", (long long)k);
+			e->u.field.arrow = false;
+			return check_tuple_field(s, e);
+		}
+		if (b->ty->kind == TY_STR && sema_is_int(i)) { /* a byte of the text, 0 past it */
+			e->ty = sema_type_new(s, TY_INT, 1, true);
+			return 0;
+		}
 		if ((b->ty->kind != TY_ARRAY && b->ty->kind != TY_PTR) || !sema_is_int(i)) {
 			diag_error(s->src, e->loc, "only an array or a pointer can be indexed, "
 				   "by an integer");

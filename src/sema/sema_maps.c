@@ -287,6 +287,13 @@ int sema_map_read(struct sema *s, struct ast_node *e)
 		e->ty = m->value_ty;
 		return 0;
 	}
+	if (m->kind == PLAN_MAP_COUNT || m->kind == PLAN_MAP_SUM || m->kind == PLAN_MAP_MIN ||
+	    m->kind == PLAN_MAP_MAX || m->kind == PLAN_MAP_AVG) {
+		/* current bpftrace: the value user space would print, the CPUs' parts
+		 * made one in BPF (cg_agg_read) */
+		e->ty = m->kind == PLAN_MAP_COUNT ? &sema_ty_u64 : &sema_ty_i64;
+		return 0;
+	}
 	diag_error(s->src, e->loc,
 		   "@%s holds %s: aggregations are read by user space; print(@%s) shows it",
 		   e->u.map.name, kind_name(m->kind), e->u.map.name);

@@ -730,10 +730,13 @@ class Runner:
                 return re.search(r"^\s*%s\s*$" % re.escape(e.text), out, re.M) is None
             with open(os.path.join(self.tests_dir, e.text)) as f:
                 want = f.read()
-            if e.mode == "file":
+            if e.mode in ("file", "file_rstrip"):
                 want = want.strip()
                 if case.localize_ts >= 0:
                     want = time.strftime(want, time.localtime(case.localize_ts))
+                if e.mode == "file_rstrip":
+                    return [l.rstrip() for l in out.strip().splitlines()] == \
+                        [l.rstrip() for l in want.splitlines()]
                 return out.strip() == want
             lines = out.strip().splitlines()
             if e.text.endswith(".ndjson"):
@@ -799,16 +802,35 @@ class Runner:
         return res
 
 
+ATTACHED_RE = re.compile(r"^Attached (\d+) probes?$")
+
+
 def departure(e):
-    """The expectation as gotrace meets it on purpose, or None: bpftrace's "ERROR: MSG" and
-    "WARNING: MSG" are gotrace's "error: MSG" and "warning: MSG" after its location or
-    name (so a leading ^ goes), and the tool's own name is gotrace. Only regex and text
-    expectations: expected files and JSON are compared as they are."""
+    """The expectation as gotrace meets it on purpose, or None. These are the departures
+    docs/bpftrace-differences.md documents:
+    - bpftrace's "ERROR: MSG" and "WARNING: MSG" are gotrace's "error: MSG" and
+      "warning: MSG" after its location or name (so a leading ^ goes); its location
+      FILE:LINE:COL-END is gotrace's FILE:LINE:COL; the tool's own name is gotrace;
+    - current bpftrace's banner "Attached N probes" is bpftrace 0.17's
+      "Attaching N probes..." (row 11);
+    - the "\n\n" bpftrace prints at exit is not printed (row 11): a regex that ends
+      with it ends with the line's own "\n";
+    - an expected file is compared without trailing blanks on its lines (bpftrace 0.17
+      prints "@m: " above a histogram, current bpftrace "@m:").
+    JSON files are compared as they are."""
+    if e.mode == "file":
+        return Expect("file_rstrip", e.text)
     if e.mode not in ("regex", "text"):
         return None
     text = e.text
+    m = ATTACHED_RE.match(text) if e.mode == "text" else None
+    if m:
+        return Expect("regex", r"^Attaching %s probes?\.\.\.$" % m.group(1))
     if e.mode == "regex":
         text = re.sub(r"^\^(?=(ERROR|WARNING): )", "", text)
+        if text.endswith("\\n\\n"):
+            text = text[:-2]
+    text = re.sub(r"^(\S*:\d+:\d+)-\d+: (?=(ERROR|WARNING): )", r"\1: ", text)
     text = text.replace("ERROR: ", "error: ").replace("WARNING: ", "warning: ")
     text = text.replace("bpftrace", "gotrace")
     if text == e.text:
@@ -1344,6 +1366,13 @@ def run(args, ap, t0, co, tests_dir, dialect, bpftrace, gotrace, gotrace_src, gt
             log("beyond the baseline (cases %s fails, not counted above): gotrace passes %d of %d; "
                 "per file: %s" % (bt_version, sum(v[0] for v in bfiles.values()), len(beyond),
                                   ", ".join("%s %d/%d" % (f, v[0], v[1]) for f, v in sorted(bfiles.items()))))
+            bdep = [c.ident for c in standalone if c.ident in beyond and
+                    beyond[c.ident]["status"] == "FAIL" and beyond[c.ident].get("departure_only")
+                    and not beyond[c.ident]["timed_out"]]
+            log("beyond the baseline, counting the departures documented in "
+                "docs/bpftrace-differences.md as passes: %d of %d (%d departures: %s)" % (
+                    sum(v[0] for v in bfiles.values()) + len(bdep), len(beyond), len(bdep),
+                    ", ".join(bdep)))
     log("elapsed %.0f s" % (time.monotonic() - t0))
 
     if args.json:
