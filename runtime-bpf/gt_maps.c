@@ -203,13 +203,14 @@ static __always_inline char byte_at(const char *p, __u64 i)
 }
 
 /* Whether NEEDLE (nsz bytes, NUL-terminated or full) occurs in HAY (hsz bytes). */
-__u64 gt_strcontains(const char *hay, __u32 hsz, const char *needle, __u32 nsz)
+/* strstr(): where needle first starts in hay, -1 when nowhere (0 for "") */
+__s64 gt_strstr(const char *hay, __u32 hsz, const char *needle, __u32 nsz)
 {
 	if (!nsz || !needle[0])
-		return 1;
+		return 0;
 	for (__u32 i = 0; i < hsz && i < 1024; i++) {
 		if (!byte_at(hay, i))
-			return 0;
+			return -1;
 		__u32 j = 0;
 		for (; j < nsz && i + j < hsz && j < 1024; j++) {
 			char c = byte_at(needle, j);
@@ -217,9 +218,23 @@ __u64 gt_strcontains(const char *hay, __u32 hsz, const char *needle, __u32 nsz)
 				break;
 		}
 		if (j == nsz || !byte_at(needle, j < nsz ? j : 0))
-			return 1;
+			return i;
 	}
-	return 0;
+	return -1;
+}
+
+__u64 gt_strcontains(const char *hay, __u32 hsz, const char *needle, __u32 nsz)
+{
+	return gt_strstr(hay, hsz, needle, nsz) >= 0;
+}
+
+/* strlen(): the bytes before the first NUL, within n */
+__u64 gt_strlen(const char *s, __u32 n)
+{
+	__u32 i = 0;
+	while (i < n && i < 1024 && byte_at(s, i))
+		i++;
+	return i;
 }
 
 /* buf() values (u64 length, then bytes) with the same length and bytes. */

@@ -427,11 +427,18 @@ static LLVMValueRef cg_ident(struct cg *g, struct ast_node *e)
 		return sn->builtin == BI_GID ? LLVMBuildLShr(g->b, v, cg_const(g, 32), "")
 					     : LLVMBuildAnd(g->b, v, cg_const(g, 0xffffffff), "");
 	}
-	case BI_NSECS:
+	case BI_NSECS: {
 		/* a call-graph record's time: the reading its call's frame is timed with */
 		if (sn->probe_now)
 			return cg_now(g);
-		return cg_helper(g, BPF_FUNC_ktime_get_ns, g->i64, NULL, 0);
+		static const int helper[] = {BPF_FUNC_ktime_get_ns, BPF_FUNC_ktime_get_boot_ns,
+					     BPF_FUNC_ktime_get_tai_ns};
+		return cg_helper(g, helper[sn->const_val], g->i64, NULL, 0);
+	}
+	case BI_NCPUS:
+		return cg_config(g, 2 /* ncpus */);
+	case BI_JIFFIES:
+		return cg_helper(g, BPF_FUNC_jiffies64, g->i64, NULL, 0);
 	case BI_RAND:
 		return LLVMBuildZExt(g->b, cg_helper(g, BPF_FUNC_get_prandom_u32, g->i32, NULL, 0),
 				     g->i64, "");
@@ -576,7 +583,15 @@ static LLVMValueRef cg_call(struct cg *g, struct ast_node *e)
 		return cg_const(g, (uint64_t)sn->const_val);
 	case BI_CONST: /* getopt(): its value */
 	case BI_CONSTSTR:
+	case BI_NSECS: /* nsecs(boot) */
+	case BI_NCPUS:
+	case BI_JIFFIES:
 		return cg_ident(g, e);
+	case BI_STRLEN: {
+		struct ast_node *a = e->u.call.args.v[0];
+		LLVMValueRef args[2] = {cg_expr(g, a), LLVMConstInt(g->i32, (uint64_t)a->ty->size, false)};
+		return cg_runtime_call(g, "gt_strlen", args, 2);
+	}
 	case BI_LEN:
 	case BI_CAP:
 		if (e->u.call.args.v[0]->kind != AST_MAP)
@@ -680,13 +695,15 @@ static LLVMValueRef cg_call(struct cg *g, struct ast_node *e)
 					LLVMConstInt(g->i32, (uint64_t)n, false)};
 		return LLVMBuildXor(g->b, cg_runtime_call(g, "gt_streq", args, 3), cg_const(g, 1), "");
 	}
-	case BI_STRCONTAINS: {
+	case BI_STRCONTAINS:
+	case BI_STRSTR: {
 		struct ast_node **a = e->u.call.args.v;
 		LLVMValueRef args[4] = {cg_expr(g, a[0]),
 					LLVMConstInt(g->i32, (uint64_t)a[0]->ty->size, false),
 					cg_expr(g, a[1]),
 					LLVMConstInt(g->i32, (uint64_t)a[1]->ty->size, false)};
-		return cg_runtime_call(g, "gt_strcontains", args, 4);
+		return cg_runtime_call(g, sn->builtin == BI_STRSTR ? "gt_strstr" : "gt_strcontains",
+				       args, 4);
 	}
 	default:
 		cg_internal_error(g, e, "a call without a value");

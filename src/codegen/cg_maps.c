@@ -13,9 +13,11 @@ void cg_define_script_maps(struct cg *g)
 	g->maps = xcalloc((size_t)plan->nmaps + 1, sizeof(LLVMValueRef));
 	for (int i = 0; i < plan->nmaps; i++) {
 		const struct plan_map *m = &plan->maps[i];
-		g->maps[i] = cg_define_map_sized(g, m->bpf_name,
-						 m->percpu ? BPF_MAP_TYPE_PERCPU_HASH : BPF_MAP_TYPE_HASH,
-						 m->max_entries, (unsigned)m->key_size,
+		enum bpf_map_type t = m->percpu ? (m->lru ? BPF_MAP_TYPE_LRU_PERCPU_HASH
+							    : BPF_MAP_TYPE_PERCPU_HASH)
+						: (m->lru ? BPF_MAP_TYPE_LRU_HASH : BPF_MAP_TYPE_HASH);
+		g->maps[i] = cg_define_map_sized(g, m->bpf_name, t, m->max_entries,
+						 (unsigned)m->key_size,
 						 (unsigned)((m->value_size + 7) & ~7));
 	}
 	if (plan->nmaps)

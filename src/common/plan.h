@@ -272,6 +272,7 @@ struct plan_map {
 	struct plan_arg value; /* VALUE: the value's layout (offset 0) */
 	int64_t lhist_min, lhist_max, lhist_step;
 	uint32_t max_entries;
+	bool lru; /* let @m = lruhash(N) / percpulruhash(N): the least recent key makes room */
 };
 
 struct gt_plan {

@@ -69,7 +69,7 @@ const char *ast_kind_name(enum ast_kind kind)
 	static const char *const names[AST_KIND_COUNT] = {
 		[AST_PROGRAM] = "program",   [AST_CLAUSE] = "clause",     [AST_PROBE] = "probe",
 		[AST_CDEF] = "cdef",         [AST_DIRECTIVE] = "directive", [AST_CONFIG] = "config",
-		[AST_MACRO] = "macro",       [AST_BLOCK_EXPR] = "blockexpr",
+		[AST_MACRO] = "macro",       [AST_BLOCK_EXPR] = "blockexpr", [AST_MAPDECL] = "mapdecl",
 		[AST_BLOCK] = "block",       [AST_EXPR_STMT] = "expr",    [AST_ASSIGN] = "assign",
 		[AST_IF] = "if",             [AST_UNROLL] = "unroll",     [AST_WHILE] = "while",
 		[AST_FOR] = "for",           [AST_BREAK] = "break",       [AST_CONTINUE] = "continue",
@@ -188,6 +188,10 @@ static void dump_node(FILE *out, const struct ast_node *n, int depth)
 		dump_node(out, n->u.blockexpr.block, depth + 1);
 		if (n->u.blockexpr.value)
 			dump_labeled(out, "value", n->u.blockexpr.value, depth + 1);
+		break;
+	case AST_MAPDECL:
+		fprintf(out, " @%s %s(%" PRIu64 ")\n", n->u.mapdecl.name, n->u.mapdecl.type,
+			n->u.mapdecl.entries);
 		break;
 	case AST_CONFIG:
 		fprintf(out, " %s=", n->u.config.name);
@@ -423,6 +427,7 @@ void ast_for_each_slot(struct ast_node *n, void (*one)(struct ast_node **slot, v
 	case AST_CDEF:
 	case AST_DIRECTIVE:
 	case AST_CONFIG:
+	case AST_MAPDECL:
 	case AST_BREAK:
 	case AST_CONTINUE:
 	case AST_RETURN:

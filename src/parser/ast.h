@@ -61,6 +61,7 @@ enum ast_kind {
 	AST_DIRECTIVE, /* u.name: a #define or #include line */
 	AST_CONFIG,    /* u.config: NAME = VALUE of a config = { ... } block */
 	AST_MACRO,     /* u.macro: macro NAME(params) { body }; expanded by ast_expand_macros */
+	AST_MAPDECL,   /* u.mapdecl: let @NAME = TYPE(ENTRIES); */
 	/* statements */
 	AST_BLOCK,     /* u.block.stmts */
 	AST_EXPR_STMT, /* u.expr_stmt.expr */
@@ -126,12 +127,17 @@ struct ast_node {
 	union {
 		struct {
 			struct ast_list clauses;
-			struct ast_list cdefs; /* AST_CDEF, AST_DIRECTIVE, AST_CONFIG, in order */
+			struct ast_list cdefs; /* AST_CDEF, AST_DIRECTIVE, AST_CONFIG, AST_MAPDECL */
 			struct ast_list macros; /* AST_MACRO */
 		} program;
 		struct {
 			const char *name, *value; /* as written: stack_mode, BPFTRACE_MAX_STRLEN */
 		} config;
+		struct {
+			const char *name; /* without '@' */
+			const char *type; /* hash, lruhash, percpuhash, percpulruhash */
+			uint64_t entries;
+		} mapdecl;
 		struct {
 			struct ast_list probes;      /* AST_PROBE nodes */
 			struct ast_node *pred;       /* NULL without /pred/ */

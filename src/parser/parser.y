@@ -27,6 +27,7 @@ enum lex_mode {
 	LEX_BRACE, /* { ... }: the '}' at brace depth 0 */
 	LEX_ANGLE, /* < ... >: a token starting with '>' at depth 0 */
 	LEX_MACRO, /* macro NAME( ... ): until the '{' of its body, then LEX_BRACE */
+	LEX_DECL,  /* let @m = TYPE(N);: the ';' at depth 0 */
 };
 
 /* Shared by parser and lexer (the lexer's extra data). */
@@ -312,6 +313,15 @@ clauses
 		m->u.macro.body = $7;
 		$7->loc = span(@6, @8);
 		push(pc, &$$->u.program.macros, m);
+	}
+	/* current bpftrace's map declarations: let @m = hash(N); (sema_maps.c) */
+	| clauses LET MAP '=' IDENT '(' INT ')' ';' {
+		$$ = $1;
+		struct ast_node *d = mk(pc, AST_MAPDECL, span(@2, @8));
+		d->u.mapdecl.name = $3;
+		d->u.mapdecl.type = $5;
+		d->u.mapdecl.entries = $7;
+		push(pc, &$$->u.program.cdefs, d);
 	}
 	| clauses DIRECTIVE {
 		$$ = $1;
@@ -764,7 +774,7 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, void *scanner, struct 
 		 * worth listing */
 		if (!(expr && starts_expr(exp[i])) && !(after_expr && continues_expr(exp[i])) &&
 		    exp[i] != YYSYMBOL_CDEF && exp[i] != YYSYMBOL_DIRECTIVE &&
-		    exp[i] != YYSYMBOL_CONFIG && exp[i] != YYSYMBOL_MACRO)
+		    exp[i] != YYSYMBOL_CONFIG && exp[i] != YYSYMBOL_MACRO && exp[i] != YYSYMBOL_LET)
 			names[nnames++] = yysymbol_name(exp[i]);
 
 	struct strbuf sb = {0};

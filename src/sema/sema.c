@@ -92,9 +92,19 @@ int sema_check(struct arena *a, const struct diag_src *src, struct ast_node *pro
 	err |= sema_macros_includes(&s);
 	for (int i = 0; i < program->u.program.cdefs.n; i++) {
 		struct ast_node *d = program->u.program.cdefs.v[i];
-		if (d->kind != AST_CONFIG) /* applied before: sema_config_apply */
-			err |= d->kind == AST_DIRECTIVE ? sema_macros_directive(&s, d)
-							: sema_ctypes_define(&s, d);
+		switch (d->kind) {
+		case AST_DIRECTIVE:
+			err |= sema_macros_directive(&s, d);
+			break;
+		case AST_MAPDECL:
+			err |= sema_map_declare(&s, d);
+			break;
+		case AST_CONFIG: /* applied before: sema_config_apply */
+			break;
+		default:
+			err |= sema_ctypes_define(&s, d);
+			break;
+		}
 	}
 	/* the probes are not checked against definitions that failed: one message, no
 	 * cascade of unknown fields */
@@ -140,6 +150,7 @@ int sema_check(struct arena *a, const struct diag_src *src, struct ast_node *pro
 	vec_free(&s.for_loops);
 	vec_free(&s.maps);
 	vec_free(&s.getopts);
+	vec_free(&s.mapdecls);
 	vec_free(&s.structs);
 	vec_free(&s.macros);
 	for (int i = 0; i < s.tp_formats.n; i++)

@@ -381,9 +381,27 @@ int sema_check_strncmp(struct sema *s, struct ast_node *e, const struct builtin 
 	return 0;
 }
 
+/* strcontains(h, n), strstr(h, n), strlen(s) */
 int sema_check_strcontains(struct sema *s, struct ast_node *e, const struct builtin *b)
 {
-	return check_strings(s, e, 2, b);
+	return check_strings(s, e, e->u.call.args.n, b);
+}
+
+/* nsecs(CLOCK): which helper reads it, in const_val (0: monotonic) */
+int sema_check_nsecs(struct sema *s, struct ast_node *e, const struct builtin *b)
+{
+	static const char *const clocks[] = {"monotonic", "boot", "tai"};
+	if (e->kind != AST_CALL || !e->u.call.args.n)
+		return 0;
+	struct ast_node *a = e->u.call.args.v[0];
+	for (size_t i = 0; a->kind == AST_IDENT && i < ARRAY_SIZE(clocks); i++) {
+		if (!strcmp(a->u.name, clocks[i])) {
+			sema_node_of(s, e)->const_val = (int64_t)i;
+			return 0;
+		}
+	}
+	diag_error(s->src, a->loc, "%s", b->usage);
+	return -EINVAL;
 }
 
 /* sizeof(TYPE) or sizeof(expr): the bytes of the type, a constant */

@@ -107,6 +107,7 @@ struct sema {
 	struct gt_type **btf_types; /* by BTF id */
 	VEC(struct sema_macro) macros; /* #define, #include, --include (sema_macros.c) */
 	VEC(struct sema_getopt) getopts; /* getopt()'s names, first use first */
+	VEC(const struct ast_node *) mapdecls; /* let @m = hash(N); */
 	int loop_depth; /* while and for loops around the statement: break, continue */
 	VEC(struct ast_node *) for_loops; /* AST_FOR around it, outermost first */
 	/* Go values by name (sema_go.c) */
@@ -209,9 +210,12 @@ int sema_check_ntop(struct sema *s, struct ast_node *e, const struct builtin *b)
 int sema_check_join(struct sema *s, struct ast_node *e, const struct builtin *b);
 int sema_check_lbr(struct sema *s, struct ast_node *e, const struct builtin *b);
 int sema_check_cpid(struct sema *s, struct ast_node *e, const struct builtin *b);
+int sema_check_nsecs(struct sema *s, struct ast_node *e, const struct builtin *b);
 /* sema_getopt.c: getopt() becomes its value; after every clause, the --NAME options no
  * getopt() reads are an error (and --help lists them) */
 int sema_check_getopt(struct sema *s, struct ast_node *e, const struct builtin *b);
+/* let @m = TYPE(N); checked and kept for sema_finish_maps */
+int sema_map_declare(struct sema *s, const struct ast_node *d);
 int sema_getopt_finish(struct sema *s);
 int sema_check_exit(struct sema *s, struct ast_node *e, const struct builtin *b);
 int sema_check_cgroup_path(struct sema *s, struct ast_node *e, const struct builtin *b);

@@ -672,6 +672,14 @@ int sema_map_call(struct sema *s, struct ast_node *call, const struct builtin *b
 	return 0;
 }
 
+static const struct ast_node *declared(struct sema *s, const char *name)
+{
+	for (int i = 0; i < s->mapdecls.n; i++)
+		if (!strcmp(s->mapdecls.v[i]->u.mapdecl.name, name))
+			return s->mapdecls.v[i];
+	return NULL;
+}
+
 /* Fixes key offsets and value sizes into plan.maps. */
 int sema_finish_maps(struct sema *s, struct gt_plan *plan, struct arena *a)
 {
@@ -732,6 +740,42 @@ int sema_finish_maps(struct sema *s, struct gt_plan *plan, struct arena *a)
 		pm->lhist_max = m->lhist_max;
 		pm->lhist_step = m->lhist_step;
 		pm->max_entries = max_entries;
+		const struct ast_node *d = declared(s, m->name);
+		if (d) {
+			pm->max_entries = (uint32_t)d->u.mapdecl.entries;
+			pm->lru = strstr(d->u.mapdecl.type, "lru") != NULL;
+		}
 	}
+	for (int i = 0; i < s->mapdecls.n; i++) {
+		const struct ast_node *d = s->mapdecls.v[i];
+		int id;
+		if (!find_map(s, d->u.mapdecl.name, &id))
+			diag_warning(s->src, d->loc, "Unused map: @%s", d->u.mapdecl.name);
+	}
+	return 0;
+}
+
+/* let @m = TYPE(N);: the type one of bpftrace's four, N keys (at least one), once */
+int sema_map_declare(struct sema *s, const struct ast_node *d)
+{
+	static const char *const types[] = {"hash", "lruhash", "percpuhash", "percpulruhash"};
+	bool ok = false;
+	for (size_t i = 0; i < ARRAY_SIZE(types); i++)
+		ok |= !strcmp(d->u.mapdecl.type, types[i]);
+	if (!ok) {
+		diag_error(s->src, d->loc, "unknown map type '%s': a map is declared as hash(N), "
+			   "lruhash(N), percpuhash(N) or percpulruhash(N)", d->u.mapdecl.type);
+		return -EINVAL;
+	}
+	if (!d->u.mapdecl.entries || d->u.mapdecl.entries > UINT32_MAX) {
+		diag_error(s->src, d->loc, "@%s: a map holds from 1 to %u keys", d->u.mapdecl.name,
+			   UINT32_MAX);
+		return -EINVAL;
+	}
+	if (declared(s, d->u.mapdecl.name)) {
+		diag_error(s->src, d->loc, "@%s is declared twice", d->u.mapdecl.name);
+		return -EINVAL;
+	}
+	vec_push(&s->mapdecls, d);
 	return 0;
 }
