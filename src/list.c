@@ -13,8 +13,10 @@
 #include <string.h>
 
 #include "binfo/binfo.h"
+#include "common/arena.h"
 #include "common/diag.h"
 #include "common/util.h"
+#include "parser/ast.h"
 #include "sema/providers.h"
 #include "sema/tracepoint.h"
 
@@ -222,4 +224,32 @@ int list_probes(const char *pattern, const char *target, bool verbose)
 	list_kprobes(pat, NULL);
 	list_perf(pat, PV_SOFTWARE);
 	return list_tracepoints(pat, verbose);
+}
+
+/* -l with a program (-e PROGRAM or a script): the probes its clauses name, each as -l
+ * lists it; the ones -l has nothing to search for (BEGIN, interval:s:1 ...) as written. */
+int list_program(const char *text, const char *name, const char *target, bool verbose)
+{
+	struct arena *a = arena__new();
+	struct diag_src src = {.name = name, .text = text};
+	struct ast_node *p = parse_program(a, &src);
+	int err = p ? 0 : -EINVAL;
+	for (int i = 0; p && i < p->u.program.clauses.n; i++) {
+		const struct ast_list *probes = &p->u.program.clauses.v[i]->u.clause.probes;
+		for (int j = 0; j < probes->n; j++) {
+			const struct ast_node *pr = probes->v[j];
+			const struct provider *pv = provider_find(pr->u.probe.provider);
+			enum provider_id id = pv ? pv->id : PV_LATER;
+			if (id == PV_GO && pr->u.probe.nparts && target)
+				err |= list_go(pr->u.probe.parts[0], target, verbose);
+			else if (id == PV_KPROBE || id == PV_KRETPROBE || id == PV_KFUNC ||
+				 id == PV_KRETFUNC || id == PV_TRACEPOINT || id == PV_SOFTWARE ||
+				 id == PV_HARDWARE)
+				err |= list_probes(pr->u.probe.raw, target, verbose);
+			else
+				printf("%s\n", pr->u.probe.raw);
+		}
+	}
+	arena__free(a);
+	return err ? -EINVAL : 0;
 }

@@ -656,6 +656,16 @@ int main(int argc, char **argv)
 			status = 0;
 			goto out;
 		}
+		/* -l -e PROGRAM, -l SCRIPT.bt: the probes of that program (current bpftrace) */
+		size_t ll = o.list ? strlen(o.list) : 0;
+		bool script = ll > 3 && (!strcmp(o.list + ll - 3, ".bt") ||
+					 !strcmp(o.list + ll - 3, ".gt"));
+		if ((o.program && !o.list) || script) {
+			text = script ? read_file(o.list) : xstrdup(o.program);
+			status = !text || list_program(text, script ? o.list : "stdin", target,
+						       o.verbose) ? EXIT_USAGE : 0;
+			goto out;
+		}
 		status = list_probes(o.list, target, o.verbose) ? EXIT_USAGE : 0;
 		goto out;
 	}

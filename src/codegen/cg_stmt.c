@@ -111,9 +111,9 @@ static void cg_event(struct cg *g, struct ast_node *call, int first)
 			LLVMValueRef dst = LLVMBuildGEP2(g->b, g->i8, rec, &idx, 1, "");
 			if (a->kind == PLAN_ARG_GO)
 				cg_go_capture(g, e, dst, a);
-			else if (a->kind == PLAN_ARG_STRUCT)
+			else if (a->kind == PLAN_ARG_STRUCT && e->ty->kind == TY_STRUCT)
 				cg_struct_into(g, e, dst);
-			else if (a->kind == PLAN_ARG_TUPLE)
+			else if (a->kind == PLAN_ARG_TUPLE || a->kind == PLAN_ARG_STRUCT) /* a record */
 				cg_tuple_into(g, e, dst, e->ty);
 			else
 				cg_str_into(g, e, dst, a->size);

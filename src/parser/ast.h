@@ -235,6 +235,7 @@ struct ast_node {
 		} call;
 		struct {
 			struct ast_list items;
+			const char **names; /* a record, (a=1, b="x"): the items' names; else NULL */
 		} tuple;
 		struct type_name type;
 		struct {

@@ -253,6 +253,7 @@ static void push(struct parse_ctx *pc, struct ast_list *l, struct ast_node *n)
 %type <node> clauses clause cdef predicate block body stmts stmt simple_stmt compound_stmt if_stmt
 %type <node> lvalue map expr unary postfix primary
 %type <list> probes exprs config_items macro_params
+%type <node> record_items
 %type <node> macro_param
 %type <str> config_value
 %type <rule> fetch_rule
@@ -328,6 +329,25 @@ clauses
 		struct ast_node *d = mk(pc, AST_DIRECTIVE, @2);
 		d->u.name = $2;
 		push(pc, &$$->u.program.cdefs, d);
+	}
+	;
+
+/* a record, current bpftrace's named tuple: (name = expr, ...) */
+record_items
+	: IDENT '=' expr {
+		$$ = mk(pc, AST_TUPLE, @$);
+		$$->u.tuple.names = arena_alloc(pc->arena, sizeof(char *));
+		$$->u.tuple.names[0] = $1;
+		push(pc, &$$->u.tuple.items, $3);
+	}
+	| record_items ',' IDENT '=' expr {
+		$$ = $1;
+		int n = $$->u.tuple.items.n;
+		const char **names = arena_alloc(pc->arena, sizeof(char *) * (size_t)(n + 1));
+		memcpy(names, $$->u.tuple.names, sizeof(char *) * (size_t)n);
+		names[n] = $3;
+		$$->u.tuple.names = names;
+		push(pc, &$$->u.tuple.items, $5);
 	}
 	;
 
@@ -605,6 +625,7 @@ primary
 		$$->u.blockexpr.block = $2;
 	}
 	| '(' expr ')' { $$ = $2; }
+	| '(' record_items ')' { $$ = $2; $$->loc = @$; }
 	| '(' expr ',' exprs ')' {
 		$$ = mk(pc, AST_TUPLE, @$);
 		$$->u.tuple.items = (struct ast_list){0};

@@ -64,7 +64,8 @@ static void plan_arg(struct sema *s, const struct gt_type *t, int offset, bool i
 	case TY_STRUCT:
 		if (t->kind == TY_STRUCT)
 			sema_struct_field(s, (struct gt_type *)t, ""); /* a kernel struct: all fields */
-		a->kind = t->kind == TY_TUPLE ? PLAN_ARG_TUPLE : PLAN_ARG_STRUCT;
+		/* a record prints as a struct does */
+		a->kind = t->kind == TY_TUPLE && !t->names ? PLAN_ARG_TUPLE : PLAN_ARG_STRUCT;
 		a->size = t->size;
 		a->nfields = t->nfields;
 		a->fields = arena_alloc(s->arena, sizeof(*a->fields) * (size_t)(t->nfields + 1));
@@ -385,6 +386,55 @@ int sema_check_strncmp(struct sema *s, struct ast_node *e, const struct builtin 
 int sema_check_strcontains(struct sema *s, struct ast_node *e, const struct builtin *b)
 {
 	return check_strings(s, e, e->u.call.args.n, b);
+}
+
+static struct ast_node *mk_call(struct sema *s, struct gt_loc loc, const char *name, int n,
+			       struct ast_node **args)
+{
+	struct ast_node *c = ast_new(s->arena, AST_CALL, loc);
+	c->u.call.name = name;
+	c->u.call.name_loc = loc;
+	for (int i = 0; i < n; i++)
+		ast_list_push(s->arena, &c->u.call.args, args[i]);
+	return c;
+}
+
+static struct ast_node *mk_stmt(struct sema *s, struct ast_node *e)
+{
+	struct ast_node *st = ast_new(s->arena, AST_EXPR_STMT, e->loc);
+	st->u.expr_stmt.expr = e;
+	return st;
+}
+
+/* assert(cond, msg) is current bpftrace's stdlib macro; here the same statements:
+ * { if (!cond) { errorf("assert failed: %s", msg); exit(1); } } */
+int sema_check_assert(struct sema *s, struct ast_node *e, const struct builtin *b)
+{
+	(void)b;
+	struct gt_loc at = e->loc;
+	struct ast_node *cond = e->u.call.args.v[0], *msg = e->u.call.args.v[1];
+	struct ast_node *fmt = ast_new(s->arena, AST_STR, at);
+	fmt->u.str.bytes = "assert failed: %s";
+	fmt->u.str.len = (int)strlen(fmt->u.str.bytes);
+	struct ast_node *one = ast_new(s->arena, AST_INT, at);
+	one->u.int_.value = 1;
+	struct ast_node *eargs[2] = {fmt, msg};
+	struct ast_node *then = ast_new(s->arena, AST_BLOCK, at);
+	ast_list_push(s->arena, &then->u.block.stmts, mk_stmt(s, mk_call(s, at, "errorf", 2, eargs)));
+	ast_list_push(s->arena, &then->u.block.stmts, mk_stmt(s, mk_call(s, at, "exit", 1, &one)));
+	struct ast_node *not = ast_new(s->arena, AST_UNARY, cond->loc);
+	not->u.unary.op = OP_LNOT;
+	not->u.unary.operand = cond;
+	struct ast_node *iff = ast_new(s->arena, AST_IF, at);
+	iff->u.if_.cond = not;
+	iff->u.if_.then = then;
+	struct ast_node *block = ast_new(s->arena, AST_BLOCK, at);
+	ast_list_push(s->arena, &block->u.block.stmts, iff);
+	e->kind = AST_BLOCK_EXPR;
+	e->u.blockexpr.block = block;
+	e->u.blockexpr.value = NULL;
+	e->sema = NULL;
+	return sema_check_expr(s, e);
 }
 
 /* nsecs(CLOCK): which helper reads it, in const_val (0: monotonic) */

@@ -138,6 +138,7 @@ struct gt_type *sema_type_copy(struct sema *s, const struct gt_type *t)
 	c->fmt = t->fmt;
 	c->pointee = t->pointee;
 	c->is_bool = t->is_bool;
+	c->names = t->names;
 	if (t->kind != TY_TUPLE)
 		return c;
 	c->nfields = t->nfields;
@@ -190,7 +191,15 @@ static int check_tuple(struct sema *s, struct ast_node *e)
 			return -EINVAL;
 		}
 		t->fields[i] = (struct gt_type *)it;
+		for (int j = 0; e->u.tuple.names && j < i; j++) {
+			if (!strcmp(e->u.tuple.names[j], e->u.tuple.names[i])) {
+				diag_error(s->src, items->v[i]->loc, "the record names '%s' twice",
+					   e->u.tuple.names[i]);
+				return -EINVAL;
+			}
+		}
 	}
+	t->names = e->u.tuple.names; /* a record prints as a struct: { .a = 1 } */
 	tuple_layout(t);
 	e->ty = t;
 	return 0;
@@ -210,10 +219,11 @@ static bool merge(struct gt_type *a, const struct gt_type *b)
 		return a == b || (a->name && b->name && !strcmp(a->name, b->name));
 	if (a->kind != TY_TUPLE)
 		return true;
-	if (a->nfields != b->nfields)
+	if (a->nfields != b->nfields || !a->names != !b->names)
 		return false;
 	for (int i = 0; i < a->nfields; i++)
-		if (!merge(a->fields[i], b->fields[i]))
+		if (!merge(a->fields[i], b->fields[i]) ||
+		    (a->names && strcmp(a->names[i], b->names[i])))
 			return false;
 	return true;
 }
@@ -269,7 +279,15 @@ static int check_tuple_field(struct sema *s, struct ast_node *e)
 	const char *name = e->u.field.name;
 	char *end;
 	long i = strtol(name, &end, 10);
-	if (e->u.field.arrow || *end || name[0] < '0' || name[0] > '9' || i >= base->ty->nfields) {
+	if (base->ty->names) { /* a record: by name */
+		for (i = 0; i < base->ty->nfields && strcmp(base->ty->names[i], name); i++)
+			;
+		if (i == base->ty->nfields) {
+			diag_error(s->src, e->loc, "the record has no field '%s'", name);
+			return -EINVAL;
+		}
+	} else if (e->u.field.arrow || *end || name[0] < '0' || name[0] > '9' ||
+		   i >= base->ty->nfields) {
 		diag_error(s->src, e->loc, "a tuple of %d element%s has no field '%s'",
 			   base->ty->nfields, base->ty->nfields == 1 ? "" : "s", name);
 		return -EINVAL;

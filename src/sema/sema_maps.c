@@ -431,7 +431,22 @@ int sema_map_assign(struct sema *s, struct ast_node *st)
 				   ast_op_str(st->u.assign.op));
 			return -EINVAL;
 		}
-		if (args->n != want) {
+		if (agg == PLAN_MAP_HIST && args->n == 2) {
+			/* current bpftrace's hist(x, k): 2^k buckets a power of 2; k = 0 is
+			 * hist(x) */
+			int64_t k;
+			if (sema_check_expr(s, args->v[1]) || const_arg(s, args->v[1], &k))
+				return -EINVAL;
+			if (k < 0 || k > 5) {
+				diag_error(s->src, args->v[1]->loc, "hist(x, k) takes k from 0 to 5");
+				return -EINVAL;
+			}
+			if (k) {
+				diag_error(s->src, args->v[1]->loc, "hist(x, k) with k above 0 (finer "
+					   "buckets) is not supported yet");
+				return -ENOTSUP;
+			}
+		} else if (args->n != want) {
 			diag_error(s->src, rhs->loc, "%s() takes %d argument%s", rhs->u.call.name,
 				   want, want == 1 ? "" : "s");
 			return -EINVAL;
