@@ -186,6 +186,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{"include", required_argument, NULL, OPT_INCLUDE},
 		{"exclude", required_argument, NULL, OPT_EXCLUDE},
 		{"max-overhead", required_argument, NULL, OPT_MAX_OVERHEAD},
+		{"output", required_argument, NULL, 'o'}, /* current bpftrace's spellings */
+		{"list", no_argument, NULL, 'l'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{0},

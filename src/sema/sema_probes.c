@@ -627,14 +627,20 @@ static int expand_timer(struct sema *s, struct ast_node *clause, struct ast_node
 	char *end = NULL;
 	unsigned long long n = 0;
 	errno = 0;
-	if (p->u.probe.nparts == 2)
-		n = strtoull(p->u.probe.parts[1], &end, 10);
-	if (p->u.probe.nparts != 2 || !end || *end || n == 0) {
-		diag_error(s->src, p->loc, "%s probes are %s:hz:N, %s:s:N, %s:ms:N or %s:us:N", prov,
-			   prov, prov, prov, prov);
+	const char *unit = p->u.probe.parts[0], *count = p->u.probe.nparts == 2 ? p->u.probe.parts[1] : NULL;
+	if (p->u.probe.nparts == 1) { /* current bpftrace's interval:100ms, profile:99hz */
+		count = unit;
+		unit = count + strspn(count, "0123456789");
+		if (unit == count)
+			count = NULL;
+	}
+	if (count)
+		n = strtoull(count, &end, 10);
+	if (!count || !end || (p->u.probe.nparts == 2 ? *end != 0 : end != unit) || n == 0) {
+		diag_error(s->src, p->loc, "%s probes are %s:hz:N, %s:s:N, %s:ms:N or %s:us:N "
+			   "(or %s:NUNIT: %s:100ms)", prov, prov, prov, prov, prov, prov, prov);
 		return -EINVAL;
 	}
-	const char *unit = p->u.probe.parts[0];
 	uint64_t period = 0, freq = 0, scale = 0;
 	if (!strcmp(unit, "s"))
 		scale = 1000000000ull;
@@ -652,7 +658,7 @@ static int expand_timer(struct sema *s, struct ast_node *clause, struct ast_node
 	/* a period that does not fit in 64 bits of nanoseconds would wrap to a wrong rate */
 	if ((scale && n > UINT64_MAX / scale) || errno == ERANGE) {
 		diag_error(s->src, p->loc, "%s period %s%s does not fit in 64 bits of nanoseconds",
-			   prov, p->u.probe.parts[1], unit);
+			   prov, count, unit);
 		return -EINVAL;
 	}
 	period = n * scale;
