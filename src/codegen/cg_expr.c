@@ -581,6 +581,8 @@ static LLVMValueRef cg_call(struct cg *g, struct ast_node *e)
 	}
 	case BI_UADDR:
 		return cg_const(g, (uint64_t)sn->const_val);
+	case BI_DELETE:
+		return cg_map_delete(g, e);
 	case BI_CONST: /* getopt(): its value */
 	case BI_CONSTSTR:
 	case BI_NSECS: /* nsecs(boot) */

@@ -88,7 +88,8 @@ void cg_map_assign(struct cg *g, struct ast_node *st);
 LLVMValueRef cg_map_read(struct cg *g, struct ast_node *e);
 /* The value of an aggregation (plan_map.percpu) at key, its CPUs' parts made one. */
 LLVMValueRef cg_agg_read(struct cg *g, int id, const struct plan_map *m, LLVMValueRef key);
-void cg_map_delete(struct cg *g, struct ast_node *call);
+/* delete(): 1 when the key was there (current bpftrace's bool), else 0 */
+LLVMValueRef cg_map_delete(struct cg *g, struct ast_node *call);
 LLVMValueRef cg_map_has(struct cg *g, struct ast_node *mn); /* has_key(): 0 or 1 */
 LLVMValueRef cg_load_or_zero(struct cg *g, LLVMValueRef map, LLVMValueRef key);
 /* u64 number FIELD of gt_config (struct plan_config, in its order), 0 if unreadable. */

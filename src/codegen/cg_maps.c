@@ -290,7 +290,7 @@ LLVMValueRef cg_map_read(struct cg *g, struct ast_node *e)
 	return buf;
 }
 
-void cg_map_delete(struct cg *g, struct ast_node *call)
+LLVMValueRef cg_map_delete(struct cg *g, struct ast_node *call)
 {
 	struct ast_node *mn = call->u.call.args.v[0];
 	int id;
@@ -299,8 +299,9 @@ void cg_map_delete(struct cg *g, struct ast_node *call)
 	LLVMValueRef args[2] = {g->maps[id], key};
 	if (m->kind != PLAN_MAP_HIST && m->kind != PLAN_MAP_LHIST) {
 		LLVMValueRef r = cg_helper(g, BPF_FUNC_map_delete_elem, g->i64, args, 2);
-		cg_helper_check(g, call, LLVMBuildICmp(g->b, LLVMIntNE, r, cg_const(g, 0), ""), r);
-		return;
+		LLVMValueRef failed = LLVMBuildICmp(g->b, LLVMIntNE, r, cg_const(g, 0), "");
+		cg_helper_check(g, call, failed, r);
+		return LLVMBuildZExt(g->b, LLVMBuildNot(g->b, failed, ""), g->i64, "");
 	}
 	/* a hist key is one map key per bucket: delete every bucket (a bounded loop) */
 	uint64_t nb = m->kind == PLAN_MAP_HIST
@@ -323,6 +324,7 @@ void cg_map_delete(struct cg *g, struct ast_node *call)
 	LLVMBuildStore(g->b, LLVMBuildAdd(g->b, cur, cg_const(g, 1), ""), i);
 	LLVMBuildBr(g->b, cond);
 	LLVMPositionBuilderAtEnd(g->b, done);
+	return cg_const(g, 1); /* the buckets there were are gone */
 }
 
 LLVMValueRef cg_map_has(struct cg *g, struct ast_node *mn)

@@ -157,6 +157,32 @@ static bool key_type_ok(const struct gt_type *t)
 		     t->kind == TY_SYM);
 }
 
+/* current bpftrace's @m[(a, b)] and @m[$t] ($t a tuple) are @m[a, b] and @m[$t.0, $t.1]:
+ * the keys become the tuple's items (a tuple inside is still refused). 0, or -EINVAL. */
+static int flatten_tuple_key(struct sema *s, struct ast_list *keys)
+{
+	struct ast_node *k = keys->v[0];
+	if (k->kind == AST_TUPLE && !k->u.tuple.names) {
+		*keys = k->u.tuple.items;
+		return 0;
+	}
+	if (k->kind != AST_VAR || !sema_find_var(s, k->u.name, &(int){0}))
+		return 0;
+	if (sema_check_expr(s, k))
+		return -EINVAL;
+	if (k->ty->kind != TY_TUPLE || k->ty->names)
+		return 0;
+	struct ast_list items = {0};
+	for (int i = 0; i < k->ty->nfields; i++) {
+		struct ast_node *f = ast_new(s->arena, AST_FIELD, k->loc);
+		f->u.field.expr = k;
+		f->u.field.name = arena_printf(s->arena, "%d", i);
+		ast_list_push(s->arena, &items, f);
+	}
+	*keys = items;
+	return 0;
+}
+
 /* Checks the keys of one use and merges them into the map's key layout. */
 int sema_map_use(struct sema *s, struct ast_node *e, struct sema_map **out)
 {
@@ -169,6 +195,8 @@ int sema_map_use(struct sema *s, struct ast_node *e, struct sema_map **out)
 	}
 	struct ast_list *keys = &e->u.map.keys;
 	int err = 0;
+	if (keys->n == 1 && flatten_tuple_key(s, keys))
+		return -EINVAL;
 	/* Go interfaces' key types (a capture of what %v shows), else NULL */
 	struct gt_type **gokeys = arena_alloc(s->arena, sizeof(*gokeys) * (size_t)(keys->n + 1));
 	for (int i = 0; i < keys->n; i++) {
@@ -672,6 +700,10 @@ int sema_map_call(struct sema *s, struct ast_node *call, const struct builtin *b
 		return -EINVAL;
 	}
 	call->ty = &sema_ty_void;
+	if (del) { /* current bpftrace: whether the key was there */
+		call->ty = sema_type_new(s, TY_INT, 1, false);
+		call->ty->is_bool = true;
+	}
 	struct sema_node *sn = sema_node_of(s, call);
 	sn->map_id = id;
 	if (del)
