@@ -774,6 +774,19 @@ LLVMValueRef cg_expr(struct cg *g, struct ast_node *e)
 	case AST_BINARY:
 		return cg_binary(g, e);
 	case AST_TERNARY: {
+		if (!e->u.ternary.then) { /* c ?: f */
+			LLVMValueRef c = cg_expr(g, e->u.ternary.cond);
+			LLVMValueRef res = cg_alloca(g, g->i64, "elvis");
+			LLVMBuildStore(g->b, c, res);
+			LLVMBasicBlockRef f = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "elvis.f");
+			LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "elvis.done");
+			LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntNE, c, cg_const(g, 0), ""), done, f);
+			LLVMPositionBuilderAtEnd(g->b, f);
+			LLVMBuildStore(g->b, cg_expr(g, e->u.ternary.els), res);
+			LLVMBuildBr(g->b, done);
+			LLVMPositionBuilderAtEnd(g->b, done);
+			return LLVMBuildLoad2(g->b, g->i64, res, "");
+		}
 		bool str = e->ty->kind == TY_STR;
 		LLVMValueRef res = str ? cg_str_alloca(g, e->ty->size) : cg_alloca(g, g->i64, "sel");
 		LLVMBasicBlockRef t = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "sel.t");
@@ -794,6 +807,12 @@ LLVMValueRef cg_expr(struct cg *g, struct ast_node *e)
 		return str ? res : LLVMBuildLoad2(g->b, g->i64, res, "");
 	}
 	case AST_CAST:
+		if (sn && sn->cast_bool && e->u.cast.expr->ty->kind == TY_STR) /* not "" */
+			return LLVMBuildZExt(g->b, LLVMBuildICmp(g->b, LLVMIntNE,
+								 LLVMBuildLoad2(g->b, g->i8,
+										cg_expr(g, e->u.cast.expr), ""),
+								 LLVMConstInt(g->i8, 0, false), ""),
+					     g->i64, "");
 		if (sn && sn->cast_bool)
 			return LLVMBuildZExt(g->b, LLVMBuildICmp(g->b, LLVMIntNE, cg_expr(g, e->u.cast.expr),
 								 cg_const(g, 0), ""),

@@ -296,7 +296,8 @@ static void dump_node(FILE *out, const struct ast_node *n, int depth)
 	case AST_TERNARY:
 		fputc('\n', out);
 		dump_node(out, n->u.ternary.cond, depth + 1);
-		dump_node(out, n->u.ternary.then, depth + 1);
+		if (n->u.ternary.then)
+			dump_node(out, n->u.ternary.then, depth + 1);
 		dump_node(out, n->u.ternary.els, depth + 1);
 		break;
 	case AST_CAST:

@@ -83,7 +83,7 @@ enum ast_kind {
 	AST_UNARY,    /* u.unary: OP_NEG, OP_LNOT, OP_BNOT, OP_DEREF, OP_ADDR */
 	AST_INCDEC,   /* u.incdec: ++/-- on lvalue, prefix or postfix */
 	AST_BINARY,   /* u.binary: OP_ADD .. OP_LOR */
-	AST_TERNARY,  /* u.ternary */
+	AST_TERNARY,  /* u.ternary; then NULL: c ?: els, c's own value when nonzero */
 	AST_CAST,     /* u.cast: (type)expr */
 	AST_FIELD,    /* u.field: expr.name or expr->name */
 	AST_INDEX,    /* u.index: expr[index] */

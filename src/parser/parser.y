@@ -514,6 +514,12 @@ expr
 		$$->u.ternary.then = $3;
 		$$->u.ternary.els = $5;
 	}
+	/* current bpftrace's a ?: b: a when it is nonzero, else b (a evaluated once) */
+	| expr '?' ':' expr {
+		$$ = mk(pc, AST_TERNARY, @$);
+		$$->u.ternary.cond = $1;
+		$$->u.ternary.els = $4;
+	}
 	| expr OR expr { $$ = mk_binary(pc, @$, OP_LOR, $1, $3); }
 	| expr AND expr { $$ = mk_binary(pc, @$, OP_LAND, $1, $3); }
 	| expr '|' expr { $$ = mk_binary(pc, @$, OP_BOR, $1, $3); }

@@ -748,7 +748,8 @@ static int check_cast(struct sema *s, struct ast_node *e)
 		diag_error(s->src, tn->loc, "cannot cast to '%s' yet", tn->name);
 		return -ENOTSUP;
 	}
-	if (!sema_is_int(e->u.cast.expr)) {
+	bool str_bool = !strcmp(tn->name, "bool") && e->u.cast.expr->ty->kind == TY_STR;
+	if (!sema_is_int(e->u.cast.expr) && !str_bool) { /* (bool)"s": not "" */
 		diag_error(s->src, e->u.cast.expr->loc, "cannot cast %s to %s",
 			   sema_kind_word(e->u.cast.expr), tn->name);
 		return -EINVAL;
@@ -919,12 +920,26 @@ int sema_check_expr(struct sema *s, struct ast_node *e)
 	case AST_TERNARY: {
 		struct ast_node *c = e->u.ternary.cond, *t = e->u.ternary.then,
 				*f = e->u.ternary.els;
+		if (!t) { /* c ?: f */
+			if (sema_check_expr(s, c) | sema_check_expr(s, f))
+				return -EINVAL;
+			if (!sema_is_int(c) || !sema_is_int(f)) {
+				diag_error(s->src, e->loc, "?: without a middle operand takes integers");
+				return -EINVAL;
+			}
+			e->ty = c->ty->is_signed && f->ty->is_signed ? &sema_ty_i64 : &sema_ty_u64;
+			return 0;
+		}
 		if (sema_check_expr(s, c) | sema_check_expr(s, t) | sema_check_expr(s, f))
 			return -EINVAL;
 		if (!sema_is_cond(c)) {
 			diag_error(s->src, c->loc, "condition must be an integer, got %s",
 				   sema_kind_word(c));
 			return -EINVAL;
+		}
+		if (t->ty->is_bool && f->ty->is_bool) {
+			e->ty = t->ty;
+			return 0;
 		}
 		if (sema_is_int(t) && sema_is_int(f)) {
 			e->ty = t->ty->is_signed && f->ty->is_signed ? &sema_ty_i64 : &sema_ty_u64;
