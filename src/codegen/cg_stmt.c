@@ -157,6 +157,20 @@ static void cg_call_stmt(struct cg *g, struct ast_node *e)
 	case BI_DELETE:
 		cg_map_delete(g, e);
 		break;
+	case BI_DEBUGF: { /* bpf_trace_printk(fmt, size, a, b, c): strings by address */
+		struct ast_list *a = &e->u.call.args;
+		LLVMValueRef args[5];
+		int n = 0, len = a->v[0]->u.str.len;
+		args[n++] = cg_expr(g, a->v[0]);
+		args[n++] = LLVMConstInt(g->i32, (uint64_t)len + 1, false);
+		for (int i = 1; i < a->n; i++) {
+			LLVMValueRef v = cg_expr(g, a->v[i]);
+			args[n++] = a->v[i]->ty->kind == TY_STR ? LLVMBuildPtrToInt(g->b, v, g->i64, "")
+								: v;
+		}
+		cg_helper(g, BPF_FUNC_trace_printk, g->i64, args, n);
+		break;
+	}
 	case BI_PRINTF:
 	case BI_ERRORF:
 	case BI_WARNF:

@@ -437,6 +437,27 @@ int sema_check_assert(struct sema *s, struct ast_node *e, const struct builtin *
 	return sema_check_expr(s, e);
 }
 
+/* debugf(fmt, a, b, c): the kernel formats it (bpf_trace_printk), so the arguments are
+ * integers or strings (passed by address) */
+int sema_check_debugf(struct sema *s, struct ast_node *e, const struct builtin *b)
+{
+	struct ast_list *args = &e->u.call.args;
+	if (args->v[0]->kind != AST_STR) {
+		diag_error(s->src, args->v[0]->loc, "%s", b->usage);
+		return -EINVAL;
+	}
+	for (int i = 0; i < args->n; i++) {
+		struct ast_node *a = args->v[i];
+		if (sema_check_expr(s, a))
+			return -EINVAL;
+		if (i && !sema_is_int(a) && a->ty->kind != TY_STR) {
+			diag_error(s->src, a->loc, "%s", b->usage);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 /* nsecs(CLOCK): which helper reads it, in const_val (0: monotonic) */
 int sema_check_nsecs(struct sema *s, struct ast_node *e, const struct builtin *b)
 {

@@ -212,6 +212,7 @@ int sema_check_lbr(struct sema *s, struct ast_node *e, const struct builtin *b);
 int sema_check_cpid(struct sema *s, struct ast_node *e, const struct builtin *b);
 int sema_check_nsecs(struct sema *s, struct ast_node *e, const struct builtin *b);
 int sema_check_assert(struct sema *s, struct ast_node *e, const struct builtin *b);
+int sema_check_debugf(struct sema *s, struct ast_node *e, const struct builtin *b);
 /* sema_getopt.c: getopt() becomes its value; after every clause, the --NAME options no
  * getopt() reads are an error (and --help lists them) */
 int sema_check_getopt(struct sema *s, struct ast_node *e, const struct builtin *b);
