@@ -178,6 +178,7 @@ struct plan_arg {
 				    linked (the load bias taken off), as plan.gotypes has it */
 	enum plan_go_show go_show; /* GO: a well-known type printed as its String() does */
 	bool is_bool;            /* INT: printed true or false (%d-style formats: 1, 0) */
+	int enum_id;             /* INT: 1 + its plan.enums entry: %s prints the enumerator */
 	bool go_int;             /* INT: a Go integer (args, rets, retval, duration): %d, %u,
 				    %x without a length print all of it, as Go's fmt */
 	bool go_key;             /* GO, PG_IFACE as a map key: only what %v shows is kept
@@ -275,6 +276,14 @@ struct plan_map {
 	bool lru; /* let @m = lruhash(N) / percpulruhash(N): the least recent key makes room */
 };
 
+/* enum NAME { A = 1, B }: what printf's %s prints for a value of the type */
+struct plan_enum {
+	const char *name; /* NULL for an anonymous enum */
+	int n;
+	const char **names;
+	int64_t *values;
+};
+
 struct gt_plan {
 	struct plan_site *sites;
 	int nsites;
@@ -292,6 +301,8 @@ struct gt_plan {
 	int ngotypes;
 	struct plan_stackmap *stackmaps;
 	int nstackmaps;
+	struct plan_enum *enums; /* the script's enum definitions: printf("%s", ENUMERATOR) */
+	int nenums;
 	/* The target's SP deltas (binfo_spdeltas) for ustack in profile / interval programs:
 	 * their BPF unwinder's table (runtime-bpf/gt_unwind.c); 0 rows: the kernel's walk. */
 	struct plan_sprow *unwind;

@@ -58,6 +58,18 @@ static const char *arg_text(struct rt_output *o, const uint8_t *rec, const struc
 		strbuf_putc(&o->text, 0);
 		return o->text.buf;
 	}
+	if (a->kind == PLAN_ARG_INT && a->enum_id > 0 && a->enum_id <= o->plan->nenums) {
+		/* an enum's value: its enumerator, or the number when it has none */
+		const struct plan_enum *en = &o->plan->enums[a->enum_id - 1];
+		int64_t v = (int64_t)rec_u64(rec, a->offset);
+		for (int i = 0; i < en->n; i++)
+			if (en->values[i] == v)
+				return en->names[i];
+		o->text.len = 0;
+		strbuf_printf(&o->text, "%lld", (long long)v);
+		strbuf_putc(&o->text, 0);
+		return o->text.buf;
+	}
 	if (a->kind == PLAN_ARG_STR) {
 		/* NUL-padded, but not NUL-terminated when full. */
 		size_t n = strnlen((const char *)rec + a->offset, (size_t)a->size);
@@ -112,7 +124,7 @@ static void put_conv(struct rt_output *o, struct strbuf *l, const struct fmt_pie
 		strbuf_free(&t);
 		return;
 	}
-	if (arg_is_text(a)) {
+	if (arg_is_text(a) || (pc->conv == FMT_STR && a->enum_id)) { /* an enum by name */
 		const char *t = arg_text(o, rec, a);
 		if (pc->conv == FMT_STR || pc->conv == FMT_PTR || pc->conv == FMT_BUF)
 			strbuf_printf(l, pc->cspec, t);

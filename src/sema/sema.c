@@ -150,6 +150,9 @@ int sema_check(struct arena *a, const struct diag_src *src, struct ast_node *pro
 	vec_free(&s.for_loops);
 	vec_free(&s.maps);
 	vec_free(&s.getopts);
+	plan->nenums = s.enums.n;
+	plan->enums = arena_copy(a, s.enums.v, sizeof(struct plan_enum) * (size_t)s.enums.n);
+	vec_free(&s.enums);
 	vec_free(&s.mapdecls);
 	vec_free(&s.structs);
 	vec_free(&s.macros);

@@ -58,6 +58,8 @@ struct gt_type {
 	int stack_mode;               /* TY_STACK: enum plan_stack_mode */
 	bool go_int;                  /* TY_INT: a Go integer (plan_arg.go_int) */
 	bool is_bool;                 /* TY_INT of size 1: true/false, bool casts */
+	int enum_id;                  /* TY_INT: 1 + its sema.enums entry (an enumerator or a
+					 (enum NAME) cast; arithmetic drops it) */
 };
 
 /* A Go value named through args / rets (sema_go.c), for codegen: what it is and where

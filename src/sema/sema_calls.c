@@ -97,6 +97,7 @@ static void plan_arg(struct sema *s, const struct gt_type *t, int offset, bool i
 		a->is_signed = t->is_signed;
 		a->go_int = t->kind == TY_INT && t->go_int;
 		a->is_bool = t->kind == TY_INT && t->is_bool;
+		a->enum_id = t->kind == TY_INT ? t->enum_id : 0;
 		a->size = in_tuple ? t->size : 8;
 		break;
 	}
@@ -269,8 +270,10 @@ int sema_check_printf(struct sema *s, struct ast_node *e, const struct builtin *
 			continue;
 		}
 		bool want_str = p->conv == FMT_STR, want_buf = p->conv == FMT_BUF;
+		/* an enum's value prints as its enumerator's name (current bpftrace) */
 		bool ok = want_buf ? arg->ty->kind == TY_BUF
-			  : want_str ? sema_is_textual(arg)
+			  : want_str ? sema_is_textual(arg) || (arg->ty->kind == TY_INT &&
+								arg->ty->enum_id)
 				     : sema_is_int(arg);
 		if (!ok) {
 			diag_error(s->src, arg->loc, "%s: %%%.*s expects %s, got %s", b->name,
@@ -913,6 +916,10 @@ static int unknown_name(struct sema *s, struct ast_node *e, bool call)
 		sn->builtin = BI_CONST;
 		sn->const_val = m ? m->ival : v;
 		e->ty = &sema_ty_i64;
+		if (m && m->enum_id) { /* an enumerator: printf("%s") names it */
+			e->ty = sema_type_new(s, TY_INT, 8, true);
+			e->ty->enum_id = m->enum_id;
+		}
 		return 0;
 	}
 	const char *names[BI_TABLE_END];

@@ -418,12 +418,16 @@ static struct gt_type *parse_struct_body(struct cparse *c, const char *kw, const
 /* enum [NAME] { A = 1, B, C }: its enumerators are integer constants (as #define) */
 static int define_enum(struct cparse *c)
 {
-	if (strcmp(peek(c), "{"))
-		next(c); /* the name: enum types are ints */
+	struct plan_enum en = {0};
+	if (strcmp(peek(c), "{")) /* the name: enum types are ints, (enum NAME)x names them */
+		en.name = arena_strdup(c->s->arena, next(c));
 	if (strcmp(next(c), "{")) {
 		fail(c, "expected '{' in an enum definition", NULL);
 		return -EINVAL;
 	}
+	VEC(const char *) names = {0};
+	VEC(int64_t) values = {0};
+	int id = c->s->enums.n + 1;
 	int64_t v = 0;
 	while (!c->err && strcmp(peek(c), "}")) {
 		const char *n = arena_strdup(c->s->arena, next(c));
@@ -445,13 +449,25 @@ static int define_enum(struct cparse *c)
 			}
 			v = neg ? -x : x;
 		}
-		struct sema_macro m = {.name = n, .ival = v++};
+		vec_push(&names, n);
+		vec_push(&values, v);
+		struct sema_macro m = {.name = n, .ival = v++, .enum_id = id};
 		vec_push(&c->s->macros, m);
 		if (!strcmp(peek(c), ","))
 			next(c);
 		else if (strcmp(peek(c), "}"))
 			fail(c, "expected ',' or '}' in an enum definition", NULL);
 	}
+	en.n = names.n;
+	en.names = arena_alloc(c->s->arena, sizeof(char *) * (size_t)(names.n + 1));
+	en.values = arena_alloc(c->s->arena, sizeof(int64_t) * (size_t)(values.n + 1));
+	for (int i = 0; i < names.n; i++) {
+		en.names[i] = names.v[i];
+		en.values[i] = values.v[i];
+	}
+	vec_free(&names);
+	vec_free(&values);
+	vec_push(&c->s->enums, en);
 	return c->err;
 }
 

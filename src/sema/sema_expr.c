@@ -138,6 +138,7 @@ struct gt_type *sema_type_copy(struct sema *s, const struct gt_type *t)
 	c->fmt = t->fmt;
 	c->pointee = t->pointee;
 	c->is_bool = t->is_bool;
+	c->enum_id = t->enum_id;
 	c->names = t->names;
 	if (t->kind != TY_TUPLE)
 		return c;
@@ -712,6 +713,16 @@ struct gt_type *sema_ptr_type_named(struct sema *s, const struct type_name *tn)
 
 struct gt_type *sema_int_type_named(struct sema *s, const struct type_name *tn)
 {
+	if (!strncmp(tn->name, "enum ", 5)) { /* (enum NAME)x: printf("%s") names it */
+		for (int i = 0; i < s->enums.n; i++) {
+			if (s->enums.v[i].name && !strcmp(s->enums.v[i].name, tn->name + 5)) {
+				struct gt_type *t = sema_type_new(s, TY_INT, 8, true);
+				t->enum_id = i + 1;
+				return t;
+			}
+		}
+		return NULL;
+	}
 	for (size_t i = 0; i < ARRAY_SIZE(cast_types); i++) {
 		if (strcmp(tn->name, cast_types[i]))
 			continue;

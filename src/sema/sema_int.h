@@ -52,6 +52,7 @@ struct sema_macro {
 	const char *name;
 	int64_t ival;
 	const char *sval;
+	int enum_id; /* an enumerator: 1 + its sema.enums entry */
 };
 
 /* A named parameter getopt() reads: its default as text (to compare calls) */
@@ -107,6 +108,7 @@ struct sema {
 	struct gt_type **btf_types; /* by BTF id */
 	VEC(struct sema_macro) macros; /* #define, #include, --include (sema_macros.c) */
 	VEC(struct sema_getopt) getopts; /* getopt()'s names, first use first */
+	VEC(struct plan_enum) enums;     /* the script's enum definitions (sema_ctypes.c) */
 	VEC(const struct ast_node *) mapdecls; /* let @m = hash(N); */
 	int loop_depth; /* while and for loops around the statement: break, continue */
 	VEC(struct ast_node *) for_loops; /* AST_FOR around it, outermost first */

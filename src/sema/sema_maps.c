@@ -532,8 +532,9 @@ int sema_map_assign(struct sema *s, struct ast_node *st)
 		if (first)
 			m->value_bool = rhs->ty->is_bool;
 		/* a map that holds pointers keeps their type: @p += 1 moves one element */
-		if (!st->u.assign.op && rhs->ty->kind == TY_PTR && !m->value_ty)
-			m->value_ty = rhs->ty;
+		if (!st->u.assign.op && (rhs->ty->kind == TY_PTR || (first && rhs->ty->enum_id)) &&
+		    !m->value_ty)
+			m->value_ty = rhs->ty; /* an enum's value keeps its names for printf */
 		lhs->ty = m->value_ty ? m->value_ty : rhs->ty;
 		return 0;
 	}
