@@ -237,6 +237,15 @@ __u64 gt_strlen(const char *s, __u32 n)
 	return i;
 }
 
+/* n bytes alike (tuples laid out alike, their padding zeroed) */
+__u64 gt_memeq(const char *a, const char *b, __u32 n)
+{
+	for (__u32 i = 0; i < n && i < 4096; i++)
+		if (byte_at(a, i) != byte_at(b, i))
+			return 0;
+	return 1;
+}
+
 /* buf() values (u64 length, then bytes) with the same length and bytes. */
 __u64 gt_bufeq(const char *a, const char *b, __u32 asz, __u32 bsz)
 {

@@ -78,6 +78,7 @@ __u64 gt_streq(const char *a, const char *b, __u32 n);
 __u64 gt_strcontains(const char *hay, __u32 hsz, const char *needle, __u32 nsz);
 __s64 gt_strstr(const char *hay, __u32 hsz, const char *needle, __u32 nsz);
 __u64 gt_strlen(const char *s, __u32 n);
+__u64 gt_memeq(const char *a, const char *b, __u32 n);
 __u64 gt_bufeq(const char *a, const char *b, __u32 asz, __u32 bsz);
 
 /* A Go map's entries for print(): the key and value addresses of up to m->max of them

@@ -368,6 +368,16 @@ static LLVMValueRef cg_binary(struct cg *g, struct ast_node *e)
 	if (op == OP_LAND || op == OP_LOR)
 		return cg_logical(g, e, op == OP_LAND);
 	struct ast_node *ln = e->u.binary.lhs, *rn = e->u.binary.rhs;
+	const struct sema_node *sn = e->sema;
+	if (sn && sn->cmp_ty) { /* tuples: both in one layout, then their bytes */
+		int n = sn->cmp_ty->size;
+		LLVMValueRef a = cg_str_alloca(g, n), b = cg_str_alloca(g, n);
+		cg_tuple_into(g, ln, a, sn->cmp_ty);
+		cg_tuple_into(g, rn, b, sn->cmp_ty);
+		LLVMValueRef args[3] = {a, b, LLVMConstInt(g->i32, (uint64_t)n, false)};
+		LLVMValueRef eq = cg_runtime_call(g, "gt_memeq", args, 3);
+		return op == OP_EQ ? eq : LLVMBuildXor(g->b, eq, cg_const(g, 1), "");
+	}
 	if (ln->ty->kind == TY_BUF) { /* buffers: the same length and bytes */
 		LLVMValueRef args[4] = {cg_expr(g, ln), cg_expr(g, rn),
 					LLVMConstInt(g->i32, (uint64_t)ln->ty->size, false),

@@ -116,6 +116,7 @@ enum sema_hidden {
 /* Per-node data sema leaves for codegen (node->sema). */
 struct sema_node {
 	enum builtin_id builtin; /* AST_IDENT, AST_CALL: the resolved name; BI_TPARG */
+	const struct gt_type *cmp_ty; /* AST_BINARY == / != of tuples: the layout both take */
 	bool resolved;           /* builtin was looked up (BI_NONE: not a builtin) */
 	bool fetch_gostr;        /* AST_FETCH of type str: a Go string header */
 	int err_event;           /* -k: helper-error event id + 1 of this delete/read, or 0 */

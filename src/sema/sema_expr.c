@@ -646,6 +646,20 @@ static int check_binary(struct sema *s, struct ast_node *e)
 		e->ty = &sema_ty_i64;
 		return 0;
 	}
+	if (cmp && l->ty->kind == TY_TUPLE && r->ty->kind == TY_TUPLE) {
+		/* current bpftrace: field by field, both laid out alike (strings at the longer
+		 * size), then the bytes compared */
+		struct gt_type *t = sema_type_copy(s, l->ty);
+		if (!sema_tuple_merge(t, r->ty)) {
+			char b1[64], b2[64];
+			diag_error(s->src, e->loc, "cannot compare %s with %s",
+				   gt_type_str(l->ty, b1, sizeof(b1)), gt_type_str(r->ty, b2, sizeof(b2)));
+			return -EINVAL;
+		}
+		sema_node_of(s, e)->cmp_ty = t;
+		e->ty = &sema_ty_i64;
+		return 0;
+	}
 	if (cmp && l->ty->kind == TY_BUF && r->ty->kind == TY_BUF) {
 		e->ty = &sema_ty_i64; /* the same length and bytes */
 		return 0;
