@@ -204,7 +204,7 @@ _gotrace()
                 cands=(-e -c -p -b -l -f -o -d -v -q -k -kk -B -I -h -V
                     --binary --dry-run --no-cache --unsafe --parse-only --funcgraph
                     --drilldown --args --no-color --no-warnings --info --include
-                    --exclude --max-overhead --output --list --help --version)
+                    --exclude --max-overhead --output --list --probe-filter --help --version)
             else
                 files=1
             fi

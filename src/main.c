@@ -42,6 +42,7 @@ struct options {
 	pid_t more_pids[PLAN_MAX_PIDS - 1]; /* -p given again */
 	int nmore_pids;
 	double max_overhead; /* --max-overhead PERCENT, 0: off */
+	const char *probe_filter; /* --probe-filter REGEX */
 	bool json, verbose, quiet, dry_run, unsafe, parse_only, no_cache;
 	enum rt_profile_format profile; /* -f folded, -f pprof */
 	int helper_checks; /* -k, -kk */
@@ -170,7 +171,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 {
 	enum { OPT_DRY_RUN = 256, OPT_UNSAFE, OPT_PARSE_ONLY, OPT_FUNCGRAPH, OPT_DRILLDOWN,
 	       OPT_ARGS, OPT_NO_COLOR, OPT_NO_WARNINGS, OPT_INFO, OPT_INCLUDE,
-	       OPT_EXCLUDE, OPT_NO_CACHE, OPT_MAX_OVERHEAD };
+	       OPT_EXCLUDE, OPT_NO_CACHE, OPT_MAX_OVERHEAD, OPT_PROBE_FILTER };
 	static const struct option longopts[] = {
 		{"binary", required_argument, NULL, 'b'},
 		{"dry-run", no_argument, NULL, OPT_DRY_RUN},
@@ -186,6 +187,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{"include", required_argument, NULL, OPT_INCLUDE},
 		{"exclude", required_argument, NULL, OPT_EXCLUDE},
 		{"max-overhead", required_argument, NULL, OPT_MAX_OVERHEAD},
+		{"probe-filter", required_argument, NULL, OPT_PROBE_FILTER},
 		{"output", required_argument, NULL, 'o'}, /* current bpftrace's spellings */
 		{"list", no_argument, NULL, 'l'},
 		{"help", no_argument, NULL, 'h'},
@@ -298,6 +300,9 @@ again:
 			break;
 		case OPT_EXCLUDE:
 			vec_push(&o->fg.excludes, optarg);
+			break;
+		case OPT_PROBE_FILTER:
+			o->probe_filter = optarg;
 			break;
 		case OPT_MAX_OVERHEAD:
 			if (parse_percent(optarg, &o->max_overhead))
@@ -548,7 +553,7 @@ static void cache_key_of(struct cache_key *k, const struct options *o,
 			cache_key_add(k, "bpfprog", "%u %u %s", plan->progs[i].bpf_prog_id,
 				      plan->progs[i].bpf_btf_id,
 				      plan->sites[plan->progs[i].site_begin].func);
-	(void)o;
+	cache_key_add(k, "probe-filter", "%s", o->probe_filter ? o->probe_filter : "");
 	/* the name too: the object's line info (-d jit) names the script */
 	cache_key_add(k, "script", "%s\n%s", src->name, src->text);
 }
@@ -689,7 +694,8 @@ int main(int argc, char **argv)
 	arena = arena__new();
 	uint64_t t0 = now_ns();
 	prog = parse_program(arena, &src);
-	if (!prog || sema_config_apply(arena, &src, prog))
+	if (!prog || sema_config_apply(arena, &src, prog) ||
+	    (o.probe_filter && ast_filter_probes(prog, o.probe_filter)))
 		goto out;
 	if (o.dump_ast)
 		ast_dump(stdout, prog);

@@ -268,6 +268,10 @@ void ast_for_each_child(struct ast_node *n, void (*fn)(struct ast_node *child, v
  * one it was given (the hook copies it if it must). */
 struct ast_node *ast_clone(struct arena *a, const struct ast_node *n,
 			   struct ast_node *(*hook)(const struct ast_node *n, void *ctx), void *ctx);
+/* --probe-filter REGEX: drops the probes whose name (as written) the extended regex does
+ * not match, BEGIN and END kept, then the clauses left without one. 0, or -EINVAL after
+ * a message (a bad regex, nothing left). */
+int ast_filter_probes(struct ast_node *program, const char *regex);
 /* macro.c: replaces every call of a script macro by its body (parse_program does). 0, or
  * -EINVAL after reporting errors. */
 int ast_expand_macros(struct arena *a, const struct diag_src *src, struct ast_node *program);
