@@ -307,6 +307,11 @@ void gt_config_set(const char *name, const char *value)
 		config[nconfig++] = (typeof(config[0])){name, value};
 }
 
+void gt_config_reset(void)
+{
+	nconfig = 0;
+}
+
 const char *gt_getenv(const char *name)
 {
 	char buf[128];

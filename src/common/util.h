@@ -80,6 +80,8 @@ uint32_t str_hash(const char *s);
 const char *gt_getenv(const char *name);
 /* A config block's NAME = VALUE (NAME as gt_getenv takes it); VALUE is kept, not copied. */
 void gt_config_set(const char *name, const char *value);
+/* Forgets every config block setting (the fuzzer frees their values after each input). */
+void gt_config_reset(void);
 /* Whether the environment variable NAME is set to something other than "" or "0". */
 bool env_flag(const char *name);
 

@@ -17,6 +17,7 @@
 #include "common/arena.h"
 #include "common/diag.h"
 #include "common/plan.h"
+#include "common/util.h"
 #include "parser/ast.h"
 #include "sema/sema.h"
 
@@ -63,7 +64,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct arena *arena = arena__new();
 
 	struct ast_node *prog = parse_program(arena, &src);
-	if (prog) {
+	gt_config_reset(); /* the last input's values were in its arena */
+	if (prog && !sema_config_apply(arena, &src, prog)) {
 		ast_dump(devnull, prog);
 		static char arg1[] = "42", arg2[] = "str";
 		char *posargs[] = {arg1, arg2};
