@@ -227,6 +227,8 @@ int sema_check_pton(struct sema *s, struct ast_node *e, const struct builtin *b)
 /* int8 .. uint64, bool: the integer type of a cast or sizeof, or NULL */
 struct gt_type *sema_int_type_named(struct sema *s, const struct type_name *tn);
 struct gt_type *sema_ptr_type_named(struct sema *s, const struct type_name *tn);
+/* sema_cast.c: (TYPE)expr */
+int sema_check_cast(struct sema *s, struct ast_node *e);
 int sema_map_call(struct sema *s, struct ast_node *call, const struct builtin *b);
 int sema_check_has_key(struct sema *s, struct ast_node *e, const struct builtin *b);
 

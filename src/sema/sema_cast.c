@@ -1,0 +1,92 @@
+/* sema_cast: type names and casts: (uint32)x, (int32 *)p, (bool)x, (enum NAME)x, and
+ * the integer types that let $x: TYPE and sizeof(TYPE) name. */
+#include "sema/sema_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const cast_types[] = {"int8",   "int16",  "int32", "int64", "uint8",
+					 "uint16", "uint32", "uint64", "bool"};
+
+/* (T *), (T **) ...: a pointer to an integer type (or to a pointer), or NULL after an
+ * error. */
+struct gt_type *sema_ptr_type_named(struct sema *s, const struct type_name *tn)
+{
+	struct type_name base = *tn;
+	base.ptr_depth = 0;
+	bool is_struct = !strncmp(tn->name, "struct ", 7) || !strncmp(tn->name, "union ", 6);
+	struct gt_type *t = is_struct ? sema_struct_named(s, tn->name) : sema_int_type_named(s, &base);
+	if (!t) {
+		diag_error(s->src, tn->loc, is_struct ? "unknown type '%s': no definition in the "
+					     "script and none in the kernel's BTF"
+					   : "cannot cast to a pointer to '%s' yet",
+			   tn->name);
+		return NULL;
+	}
+	for (int i = 0; i < tn->ptr_depth; i++) {
+		struct gt_type *p = sema_type_new(s, TY_PTR, 8, false);
+		p->pointee = t;
+		t = p;
+	}
+	return t;
+}
+
+struct gt_type *sema_int_type_named(struct sema *s, const struct type_name *tn)
+{
+	if (!strncmp(tn->name, "enum ", 5)) { /* (enum NAME)x: printf("%s") names it */
+		for (int i = 0; i < s->enums.n; i++) {
+			if (s->enums.v[i].name && !strcmp(s->enums.v[i].name, tn->name + 5)) {
+				struct gt_type *t = sema_type_new(s, TY_INT, 8, true);
+				t->enum_id = i + 1;
+				return t;
+			}
+		}
+		return NULL;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(cast_types); i++) {
+		if (strcmp(tn->name, cast_types[i]))
+			continue;
+		if (!strcmp(tn->name, "bool")) {
+			struct gt_type *t = sema_type_new(s, TY_INT, 1, false);
+			t->is_bool = true;
+			return t;
+		}
+		return sema_type_new(s, TY_INT, atoi(tn->name + (tn->name[0] == 'u' ? 4 : 3)) / 8,
+				     tn->name[0] != 'u');
+	}
+	return NULL;
+}
+
+int sema_check_cast(struct sema *s, struct ast_node *e)
+{
+	struct type_name *tn = &e->u.cast.type;
+	if (sema_check_expr(s, e->u.cast.expr))
+		return -EINVAL;
+	if (tn->ptr_depth) {
+		struct gt_type *t = sema_ptr_type_named(s, tn);
+		if (!t)
+			return -EINVAL;
+		if (!sema_is_int(e->u.cast.expr)) {
+			diag_error(s->src, e->u.cast.expr->loc, "cannot cast %s to a pointer",
+				   sema_kind_word(e->u.cast.expr));
+			return -EINVAL;
+		}
+		e->ty = t;
+		return 0;
+	}
+	struct gt_type *t = sema_int_type_named(s, tn);
+	if (!t) {
+		diag_error(s->src, tn->loc, "cannot cast to '%s' yet", tn->name);
+		return -ENOTSUP;
+	}
+	bool str_bool = !strcmp(tn->name, "bool") && e->u.cast.expr->ty->kind == TY_STR;
+	if (!sema_is_int(e->u.cast.expr) && !str_bool) { /* (bool)"s": not "" */
+		diag_error(s->src, e->u.cast.expr->loc, "cannot cast %s to %s",
+			   sema_kind_word(e->u.cast.expr), tn->name);
+		return -EINVAL;
+	}
+	sema_node_of(s, e)->cast_bool = !strcmp(tn->name, "bool");
+	e->ty = t;
+	return 0;
+}
