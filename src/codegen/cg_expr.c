@@ -447,6 +447,19 @@ static LLVMValueRef cg_ident(struct cg *g, struct ast_node *e)
 	}
 	case BI_NCPUS:
 		return cg_config(g, 2 /* ncpus */);
+	case BI_USERMODE:
+		/* a sample: the interrupted code's privilege level (CS's low bits); the kernel's
+		 * probes fire in the kernel; BEGIN/END run from gotrace, go: and uprobe: in the
+		 * process */
+		if (g->pp->kind == PLAN_PROG_PERF) {
+			LLVMValueRef cs = cg_load_reg(g, offsetof(struct pt_regs, cs));
+			return LLVMBuildZExt(g->b, LLVMBuildICmp(g->b, LLVMIntEQ,
+								 LLVMBuildAnd(g->b, cs, cg_const(g, 3), ""),
+								 cg_const(g, 3), ""),
+					     g->i64, "");
+		}
+		return cg_const(g, g->pp->kind == PLAN_PROG_UPROBE || g->pp->kind == PLAN_PROG_BEGIN ||
+					   g->pp->kind == PLAN_PROG_END);
 	case BI_JIFFIES:
 		return cg_helper(g, BPF_FUNC_jiffies64, g->i64, NULL, 0);
 	case BI_RAND:
@@ -596,6 +609,7 @@ static LLVMValueRef cg_call(struct cg *g, struct ast_node *e)
 	case BI_CONST: /* getopt(): its value */
 	case BI_CONSTSTR:
 	case BI_NSECS: /* nsecs(boot) */
+	case BI_USERMODE:
 	case BI_NCPUS:
 	case BI_JIFFIES:
 		return cg_ident(g, e);

@@ -21,6 +21,7 @@ static void *arena_copy(struct arena *a, const void *src, size_t n)
 
 static int check_clause(struct sema *s, struct ast_node *clause, int ci)
 {
+	s->clause = clause;
 	s->clause_kinds = 0;
 	s->clause_points = 0;
 	s->clause_stack_abi = NULL;

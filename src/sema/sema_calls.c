@@ -7,9 +7,11 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "binfo/binfo.h"
 #include "common/fmt.h"
+#include "sema/providers.h"
 
 /* INT fields of a tuple keep their width; elsewhere integers travel as 8 bytes. */
 static void plan_arg(struct sema *s, const struct gt_type *t, int offset, bool in_tuple,
@@ -459,6 +461,52 @@ int sema_check_debugf(struct sema *s, struct ast_node *e, const struct builtin *
 		}
 	}
 	return 0;
+}
+
+/* probetype: a constant, the same for every probe of the clause */
+int sema_check_probetype(struct sema *s, struct ast_node *e, const struct builtin *b)
+{
+	(void)b;
+	const struct ast_list *ps = &s->clause->u.clause.probes;
+	const char *t = NULL;
+	for (int i = 0; i < ps->n; i++) {
+		const char *prov = ps->v[i]->u.probe.provider;
+		const struct provider *pv = provider_find(prov);
+		const char *pt = !strcasecmp(prov, "BEGIN") || !strcasecmp(prov, "END") ? "special"
+				 : pv							? pv->name
+											: prov;
+		if (t && strcmp(t, pt)) {
+			diag_error(s->src, e->loc, "probetype differs between this clause's probes "
+				   "(%s, %s): give each its own clause", t, pt);
+			return -EINVAL;
+		}
+		t = pt;
+	}
+	struct sema_node *sn = sema_node_of(s, e);
+	sn->builtin = BI_CONSTSTR;
+	sn->const_str = t ? t : "";
+	e->ty = sema_type_new(s, TY_STR, (int)strlen(sn->const_str) + 1, false);
+	return 0;
+}
+
+/* ppid(task) is task.real_parent.tgid, read from the kernel's BTF as the fields are */
+int sema_check_ppid(struct sema *s, struct ast_node *e, const struct builtin *b)
+{
+	(void)b;
+	struct ast_node *task = e->kind == AST_CALL && e->u.call.args.n ? e->u.call.args.v[0] : NULL;
+	if (!task) {
+		task = ast_new(s->arena, AST_IDENT, e->loc);
+		task->u.name = "curtask";
+	}
+	struct ast_node *parent = ast_new(s->arena, AST_FIELD, e->loc);
+	parent->u.field.expr = task;
+	parent->u.field.name = "real_parent";
+	e->kind = AST_FIELD;
+	e->u.field.expr = parent;
+	e->u.field.name = "tgid";
+	e->u.field.arrow = false;
+	e->sema = NULL;
+	return sema_check_expr(s, e);
 }
 
 /* nsecs(CLOCK): which helper reads it, in const_val (0: monotonic) */

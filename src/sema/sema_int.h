@@ -89,6 +89,7 @@ struct sema {
 	int ntargets;
 	int group_site_begin;      /* sema_open_group: where the open program's sites begin */
 	struct pairset group_sites; /* (target, file offset) of those sites (add_site's dedup) */
+	struct ast_node *clause; /* the clause being checked */
 	unsigned clause_kinds;  /* 1 << plan_prog_kind of the clause being checked */
 	unsigned clause_points; /* 1 << go_point of its go probes */
 	int stack_caller_known; /* kernel_adds_caller (sema_stack.c): 0 not asked, 1 yes, -1 no */
@@ -215,6 +216,8 @@ int sema_check_cpid(struct sema *s, struct ast_node *e, const struct builtin *b)
 int sema_check_nsecs(struct sema *s, struct ast_node *e, const struct builtin *b);
 int sema_check_assert(struct sema *s, struct ast_node *e, const struct builtin *b);
 int sema_check_debugf(struct sema *s, struct ast_node *e, const struct builtin *b);
+int sema_check_probetype(struct sema *s, struct ast_node *e, const struct builtin *b);
+int sema_check_ppid(struct sema *s, struct ast_node *e, const struct builtin *b);
 /* sema_getopt.c: getopt() becomes its value; after every clause, the --NAME options no
  * getopt() reads are an error (and --help lists them) */
 int sema_check_getopt(struct sema *s, struct ast_node *e, const struct builtin *b);
