@@ -250,6 +250,13 @@ static void cg_assign(struct cg *g, struct ast_node *st)
 	const struct sema_node *sn = lhs->sema;
 	const struct sema_var *v = &g->sp->vars[sn->var_slot];
 	LLVMValueRef slot = g->vars[sn->var_slot];
+	if (!rhs) { /* let $x;: zero */
+		if (gt_type_is_int(&v->ty))
+			LLVMBuildStore(g->b, cg_const(g, 0), slot);
+		else
+			cg_zero(g, slot, v->ty.size, 1);
+		return;
+	}
 	if (v->ty.kind == TY_TUPLE) {
 		cg_tuple_into(g, rhs, slot, &v->ty);
 		return;

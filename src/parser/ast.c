@@ -228,7 +228,8 @@ static void dump_node(FILE *out, const struct ast_node *n, int depth)
 	case AST_ASSIGN:
 		fprintf(out, " %s=\n", ast_op_str(n->u.assign.op));
 		dump_node(out, n->u.assign.lhs, depth + 1);
-		dump_node(out, n->u.assign.rhs, depth + 1);
+		if (n->u.assign.rhs)
+			dump_node(out, n->u.assign.rhs, depth + 1);
 		break;
 	case AST_IF:
 		fputc('\n', out);

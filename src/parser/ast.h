@@ -65,7 +65,8 @@ enum ast_kind {
 	/* statements */
 	AST_BLOCK,     /* u.block.stmts */
 	AST_EXPR_STMT, /* u.expr_stmt.expr */
-	AST_ASSIGN,    /* u.assign: lhs op= rhs; op is OP_NONE for plain '=' */
+	AST_ASSIGN,    /* u.assign: lhs op= rhs; op is OP_NONE for plain '='; rhs NULL: let $x;
+			  (the variable zeroed) */
 	AST_IF,        /* u.if_: cond, then, els (NULL, AST_BLOCK or AST_IF) */
 	AST_UNROLL,    /* u.loop: count expr, body */
 	AST_WHILE,     /* u.loop: cond expr, body */

@@ -453,9 +453,9 @@ simple_stmt
 	}
 	| lvalue assign_op expr { $$ = mk_assign(pc, @$, $1, $2, $3); }
 	/* current bpftrace's declarations: `let $x = e` assigns, `let $x: type [= e]` casts
-	 * (a type alone: its zero), `let $x` alone declares nothing more than its first
-	 * assignment will */
-	| LET VAR { $$ = mk(pc, AST_BLOCK, @$); }
+	 * (a type alone: its zero), `let $x` alone makes it zero, typed by its first
+	 * assignment (an assignment without a value, u.assign.rhs NULL) */
+	| LET VAR { $$ = mk_assign(pc, @$, mk_var(pc, @2, $2), OP_NONE, NULL); }
 	| LET VAR '=' expr { $$ = mk_assign(pc, @$, mk_var(pc, @2, $2), OP_NONE, $4); }
 	| LET VAR ':' type { $$ = mk_assign(pc, @$, mk_var(pc, @2, $2), OP_NONE,
 					     mk_cast(pc, @4, $4, NULL)); }
@@ -497,6 +497,9 @@ compound_stmt
 	/* for ($kv : @map) and for ($i : a..b): sema checks that the first is a map */
 	| FOR '(' VAR ':' expr ')' block { $$ = mk_for(pc, @$, $3, @3, $5, NULL, $7); }
 	| FOR '(' VAR ':' expr DOTDOT expr ')' block { $$ = mk_for(pc, @$, $3, @3, $5, $7, $9); }
+	/* current bpftrace's for $kv : @m { } and for $i : a..b { } */
+	| FOR VAR ':' expr block { $$ = mk_for(pc, @$, $2, @2, $4, NULL, $5); }
+	| FOR VAR ':' expr DOTDOT expr block { $$ = mk_for(pc, @$, $2, @2, $4, $6, $7); }
 	;
 
 /* No dangling else: bodies are always braced. */

@@ -156,6 +156,7 @@ struct sema_var {
 	struct gt_type ty;
 	bool loop_own;     /* a for loop's variable: stored only while its loop runs */
 	bool out_of_scope; /* a for loop's variable after its loop */
+	bool untyped;      /* made by let $x; alone: an integer 0 until a value gives its type */
 };
 
 struct binfo;

@@ -15,6 +15,22 @@ static int check_assign(struct sema *s, struct ast_node *st)
 		diag_error(s->src, lhs->loc, "can only assign to a $variable");
 		return -EINVAL;
 	}
+	int slot;
+	if (!rhs) { /* let $x;: zero, of the type it has or will be given */
+		struct sema_var *v = sema_find_var(s, lhs->u.name, &slot);
+		if (!v) {
+			v = arena_alloc(s->arena, sizeof(*v));
+			v->name = lhs->u.name;
+			v->ty = sema_ty_i64;
+			v->untyped = true;
+			vec_push(&s->vars, v);
+			slot = s->vars.n - 1;
+		}
+		sema_node_of(s, lhs)->var_slot = slot;
+		sema_loop_capture(s, slot);
+		lhs->ty = &v->ty;
+		return 0;
+	}
 	if (sema_check_expr(s, rhs))
 		return -EINVAL;
 	if (rhs->ty->kind == TY_VOID) {
@@ -31,8 +47,11 @@ static int check_assign(struct sema *s, struct ast_node *st)
 			   "its fields)", rhs->ty->name);
 		return -EINVAL;
 	}
-	int slot;
 	struct sema_var *v = sema_find_var(s, lhs->u.name, &slot);
+	if (v && v->untyped && !st->u.assign.op) { /* the first value of let $x; */
+		v->ty = *sema_type_copy(s, rhs->ty);
+		v->untyped = false;
+	}
 	if (st->u.assign.op) {
 		if (!v) {
 			diag_error(s->src, lhs->loc, "variable '$%s' is used before it is assigned",
