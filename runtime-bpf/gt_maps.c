@@ -173,12 +173,27 @@ __s64 gt_agg_read(void *map, void *key, __u32 how, __u32 ncpus)
 	return r.acc < 0 ? -(__s64)q : (__s64)q;
 }
 
+/* len()'s count leaves through this map: a branch on the count then reads a number the
+ * verifier does not know, instead of making it follow the callback's counter precisely
+ * (one state for every count: "program is too large") */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} gt_len_scratch SEC(".maps");
+
 /* len(@m): the number of keys, counted with bpf_for_each_map_elem. */
 __u64 gt_map_len(void *map)
 {
 	__u64 n = 0;
+	__u32 k = 0;
 	bpf_for_each_map_elem(map, count_elem, &n, 0);
-	return n;
+	__u64 *p = bpf_map_lookup_elem(&gt_len_scratch, &k);
+	if (!p)
+		return 0; /* never: an array's key 0 is always there */
+	*p = n;
+	return *(volatile __u64 *)p;
 }
 
 /* bpftrace compares strings up to the first difference or NUL, within n bytes. */
