@@ -98,12 +98,19 @@ static void cg_event(struct cg *g, struct ast_node *call, int first)
 {
 	const struct sema_node *sn = call->sema;
 	const struct plan_event *ev = &g->plan->events[sn->event_id];
+	struct ast_node **argv = call->u.call.args.v;
+	/* an argument { stmts; value }: its statements first, so that what they print comes
+	 * before this record (the ring buffer keeps the order records were reserved in) */
+	for (int i = 0; i < ev->nargs; i++)
+		if (argv[first + i]->kind == AST_BLOCK_EXPR && argv[first + i]->u.blockexpr.value)
+			cg_block(g, argv[first + i]->u.blockexpr.block);
 	LLVMBasicBlockRef done;
 	LLVMValueRef rec = record_begin(g, sn->event_id, &done);
-	struct ast_node **argv = call->u.call.args.v;
 	for (int i = 0; i < ev->nargs; i++) {
 		const struct plan_arg *a = &ev->args[i];
 		struct ast_node *e = argv[first + i];
+		if (e->kind == AST_BLOCK_EXPR && e->u.blockexpr.value)
+			e = e->u.blockexpr.value;
 		if (a->kind == PLAN_ARG_STR || a->kind == PLAN_ARG_TUPLE || a->kind == PLAN_ARG_BUF ||
 		    a->kind == PLAN_ARG_INET || a->kind == PLAN_ARG_STRUCT || a->kind == PLAN_ARG_GO ||
 		    a->kind == PLAN_ARG_STACK || a->kind == PLAN_ARG_SYM) {
