@@ -229,6 +229,7 @@ struct plan_event {
 	int nargs;
 	int size; /* record size in bytes */
 	struct gt_loc loc; /* HELPER_ERROR, ERRORF, WARNF: where in the script */
+	const struct gt_loc *expanded_from; /* ERRORF, WARNF in a macro: the macro's call */
 	int slots, slot_size; /* JOIN: strings at 8 + i * slot_size, empty after the last */
 };
 

@@ -123,6 +123,7 @@ struct type_name {
 struct ast_node {
 	enum ast_kind kind;
 	struct gt_loc loc;
+	const struct gt_loc *expanded_from; /* in a macro's expansion: the call's range */
 	struct gt_type *ty; /* set by sema for expressions */
 	void *sema;         /* sema's per-node data (resolved builtin, variable slot ...) */
 	union {

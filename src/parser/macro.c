@@ -132,6 +132,21 @@ static int check_args(struct expander *x, const struct ast_node *call, const str
 	return 0;
 }
 
+/* Every node of an expansion's body remembers the call (errorf's "expanded from"), the
+ * nodes of an inner expansion their own inner call. */
+static void mark_child(struct ast_node *n, void *ctx)
+{
+	if (n->expanded_from)
+		return;
+	n->expanded_from = ctx;
+	ast_for_each_child(n, mark_child, ctx);
+}
+
+static void mark_expanded(struct ast_node *body, const struct gt_loc *at)
+{
+	mark_child(body, (void *)at);
+}
+
 /* The expansion of call n of macro m, or NULL after an error. */
 static struct ast_node *expand_call(struct expander *x, struct ast_node *n, const struct ast_node *m)
 {
@@ -148,6 +163,9 @@ static struct ast_node *expand_call(struct expander *x, struct ast_node *n, cons
 	struct ast_node *body = ast_clone(x->a, m->u.macro.body, substitute, &env);
 	if (x->err != err0)
 		return NULL;
+	struct gt_loc *at = arena_alloc(x->a, sizeof(*at));
+	*at = n->loc;
+	mark_expanded(body, at);
 	x->depth++;
 	expand_slots(x, body); /* macros the body calls */
 	x->depth--;

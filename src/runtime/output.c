@@ -233,6 +233,10 @@ static void emit_diag(struct rt_output *o, const struct plan_event *ev, const st
 		diag_error(o->src, ev->loc, "%.*s", n, t.buf ? t.buf : "");
 	else
 		diag_warning(o->src, ev->loc, "%.*s", n, t.buf ? t.buf : "");
+	if (ev->expanded_from && ev->kind == PLAN_EV_ERRORF) /* as bpftrace: the macro's call */
+		diag_error(o->src, *ev->expanded_from, "expanded from");
+	else if (ev->expanded_from)
+		diag_warning(o->src, *ev->expanded_from, "expanded from");
 	strbuf_free(&t);
 }
 

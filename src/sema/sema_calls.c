@@ -293,6 +293,7 @@ int sema_check_printf(struct sema *s, struct ast_node *e, const struct builtin *
 	int id = sema_new_event(s, b->event, fnode->u.str.bytes, args->v + 1, args->n - 1);
 	sema_node_of(s, e)->event_id = id;
 	s->events.v[id].loc = e->loc; /* errorf, warnf */
+	s->events.v[id].expanded_from = e->expanded_from;
 	return 0;
 }
 
