@@ -116,6 +116,9 @@ struct binfo_goruntime {
  * from the ELF headers and symbols. Returns 0, or -ENOENT when neither DWARF nor a
  * known Go version gives the offsets. Prints nothing. */
 int binfo_goruntime(struct binfo *bi, struct binfo_goruntime *out);
+/* How many times binfo_goruntime worked the layout out rather than taking the one it
+ * kept for the same file (its cache, which the unit test checks by this count). */
+unsigned binfo_goruntime_computed(void);
 
 /* The kernel's offset of task_struct.thread.fsbase, from /sys/kernel/btf/vmlinux
  * (fsbase = *(task + offset) is the thread pointer of user space on x86-64). Negative

@@ -391,6 +391,13 @@ static struct {
 	struct binfo_goruntime val;
 } gr_cache;
 
+static unsigned gr_computed;
+
+unsigned binfo_goruntime_computed(void)
+{
+	return gr_computed;
+}
+
 int binfo_goruntime(struct binfo *bi, struct binfo_goruntime *out)
 {
 	bool release, regabi_producer = false;
@@ -406,6 +413,7 @@ int binfo_goruntime(struct binfo *bi, struct binfo_goruntime *out)
 	}
 
 	int rc = 0;
+	gr_computed++;
 	memset(out, 0, sizeof(*out));
 	if (!layout_from_dwarf(bi, out, &regabi_producer) && !layout_from_table(bi, out)) {
 		memset(out, 0, sizeof(*out));
