@@ -210,6 +210,18 @@ int list_probes(const char *pattern, const char *target, bool verbose)
 		}
 		return list_go(fn, target, verbose);
 	}
+	if (pv && (pv->id == PV_INTERVAL || pv->id == PV_PROFILE)) {
+		/* their kinds, as bpftrace lists them: interval:hz:, interval:us: ... */
+		static const char *const units[] = {"hz", "us", "ms", "s"};
+		for (size_t i = 0; i < ARRAY_SIZE(units); i++) {
+			char name[64];
+			snprintf(name, sizeof(name), "%s:%s:", pv->name, units[i]);
+			if (!fnmatch(pat, name, 0) || !fnmatch(pat, units[i], 0) ||
+			    !strcmp(colon + 1, "*"))
+				printf("%s\n", name);
+		}
+		return 0;
+	}
 	if (pv) {
 		diag_fatal("-l: %s probes cannot be listed%s", pv->name,
 			   pv->id == PV_LATER ? " (gotrace does not support them yet)" : "");
@@ -242,6 +254,13 @@ int list_program(const char *text, const char *name, const char *target, bool ve
 			enum provider_id id = pv ? pv->id : PV_LATER;
 			if (id == PV_GO && pr->u.probe.nparts && target)
 				err |= list_go(pr->u.probe.parts[0], target, verbose);
+			else if ((id == PV_INTERVAL || id == PV_PROFILE) && pr->u.probe.nparts) {
+				/* bpftrace lists the kind, not the rate: interval:ms: */
+				const char *u = pr->u.probe.parts[0];
+				if (pr->u.probe.nparts == 1) /* interval:100ms */
+					u += strspn(u, "0123456789");
+				printf("%s:%s:\n", pv->name, u);
+			}
 			else if (id == PV_KPROBE || id == PV_KRETPROBE || id == PV_KFUNC ||
 				 id == PV_KRETFUNC || id == PV_TRACEPOINT || id == PV_SOFTWARE ||
 				 id == PV_HARDWARE)

@@ -442,7 +442,7 @@ static LLVMValueRef cg_ident(struct cg *g, struct ast_node *e)
 		if (sn->probe_now)
 			return cg_now(g);
 		static const int helper[] = {BPF_FUNC_ktime_get_ns, BPF_FUNC_ktime_get_boot_ns,
-					     BPF_FUNC_ktime_get_tai_ns};
+					     BPF_FUNC_ktime_get_tai_ns, BPF_FUNC_ktime_get_tai_ns};
 		return cg_helper(g, helper[sn->const_val], g->i64, NULL, 0);
 	}
 	case BI_NCPUS:

@@ -513,7 +513,9 @@ int sema_check_ppid(struct sema *s, struct ast_node *e, const struct builtin *b)
 /* nsecs(CLOCK): which helper reads it, in const_val (0: monotonic) */
 int sema_check_nsecs(struct sema *s, struct ast_node *e, const struct builtin *b)
 {
-	static const char *const clocks[] = {"monotonic", "boot", "tai"};
+	/* sw_tai, bpftrace's TAI worked out in user space for kernels without the helper:
+	 * the helper's own TAI here (5.19+) */
+	static const char *const clocks[] = {"monotonic", "boot", "tai", "sw_tai"};
 	if (e->kind != AST_CALL || !e->u.call.args.n)
 		return 0;
 	struct ast_node *a = e->u.call.args.v[0];
