@@ -662,6 +662,16 @@ primary
 		t->u.type = $3;
 		push(pc, &$$->u.call.args, t);
 	}
+	| IDENT '(' type ',' expr ')' {
+		/* offsetof(struct T, a.b): sema says which calls take a type */
+		$$ = mk(pc, AST_CALL, @$);
+		$$->u.call.name = $1;
+		$$->u.call.name_loc = @1;
+		struct ast_node *t = mk(pc, AST_TYPE, @3);
+		t->u.type = $3;
+		push(pc, &$$->u.call.args, t);
+		push(pc, &$$->u.call.args, $5);
+	}
 	| FETCH_ARG fetch_rule ')' ':' fetch_type {
 		$$ = mk(pc, AST_FETCH, @$);
 		$$->u.fetch.rule = $2;

@@ -58,6 +58,49 @@ struct gt_type *sema_int_type_named(struct sema *s, const struct type_name *tn)
 	return NULL;
 }
 
+/* offsetof(struct T, a.b.c): the fields' offsets added up, a constant */
+int sema_check_offsetof(struct sema *s, struct ast_node *e, const struct builtin *b)
+{
+	struct ast_node *ta = e->u.call.args.v[0], *fa = e->u.call.args.v[1];
+	struct gt_type *t = NULL;
+	if (ta->kind == AST_TYPE && !ta->u.type.ptr_depth)
+		t = sema_struct_named(s, ta->u.type.name);
+	else if (ta->kind == AST_IDENT) /* offsetof(qspinlock, tail): a struct or union */
+		t = sema_struct_named(s, arena_printf(s->arena, "struct %s", ta->u.name));
+	if (ta->kind == AST_IDENT && !t)
+		t = sema_struct_named(s, arena_printf(s->arena, "union %s", ta->u.name));
+	if (!t || t->kind != TY_STRUCT) {
+		diag_error(s->src, ta->loc, "%s: not a struct or union the script or the kernel's "
+			   "BTF defines", b->name);
+		return -EINVAL;
+	}
+	const char *path[16];
+	int n = 0;
+	struct ast_node *f = fa;
+	for (; f->kind == AST_FIELD && !f->u.field.arrow && n < 15; f = f->u.field.expr)
+		path[n++] = f->u.field.name;
+	if (f->kind != AST_IDENT) {
+		diag_error(s->src, fa->loc, "%s", b->usage);
+		return -EINVAL;
+	}
+	path[n++] = f->u.name;
+	int64_t off = 0;
+	for (int i = n - 1; i >= 0; i--) { /* outermost first */
+		int k = t && t->kind == TY_STRUCT ? sema_struct_field(s, t, path[i]) : -1;
+		if (k < 0) {
+			diag_error(s->src, fa->loc, "%s: no field '%s'", b->name, path[i]);
+			return -EINVAL;
+		}
+		off += t->offsets[k];
+		t = t->fields[k];
+	}
+	struct sema_node *sn = sema_node_of(s, e);
+	sn->builtin = BI_CONST;
+	sn->const_val = off;
+	e->ty = &sema_ty_u64;
+	return 0;
+}
+
 int sema_check_cast(struct sema *s, struct ast_node *e)
 {
 	struct type_name *tn = &e->u.cast.type;

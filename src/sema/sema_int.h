@@ -218,6 +218,7 @@ int sema_check_assert(struct sema *s, struct ast_node *e, const struct builtin *
 int sema_check_debugf(struct sema *s, struct ast_node *e, const struct builtin *b);
 int sema_check_probetype(struct sema *s, struct ast_node *e, const struct builtin *b);
 int sema_check_ppid(struct sema *s, struct ast_node *e, const struct builtin *b);
+int sema_check_offsetof(struct sema *s, struct ast_node *e, const struct builtin *b);
 /* sema_getopt.c: getopt() becomes its value; after every clause, the --NAME options no
  * getopt() reads are an error (and --help lists them) */
 int sema_check_getopt(struct sema *s, struct ast_node *e, const struct builtin *b);
