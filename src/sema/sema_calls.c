@@ -548,6 +548,12 @@ int sema_check_sizeof(struct sema *s, struct ast_node *e, const struct builtin *
 		sn->const_val = t->size;
 		return 0;
 	}
+	struct gt_type *ct;
+	if (a->kind == AST_IDENT && !sema_resolve(s, a) && !sema_macro_find(s, a->u.name) &&
+	    (ct = sema_ctype_int_named(s, a->u.name))) { /* sizeof(uint64_t), sizeof(u32) */
+		sn->const_val = ct->size;
+		return 0;
+	}
 	if (sema_check_expr(s, a))
 		return -EINVAL;
 	if (a->ty->kind == TY_VOID) {

@@ -243,24 +243,33 @@ static struct gt_type *script_struct(struct sema *s, const char *name)
 }
 
 /* C's integer names and the fixed-width ones (uint32_t, u32, __u32 ...). */
+static const struct {
+	const char *name;
+	int size;
+	bool sgn;
+} named[] = {
+	{"int8_t", 1, 1},  {"int16_t", 2, 1},  {"int32_t", 4, 1}, {"int64_t", 8, 1},
+	{"uint8_t", 1, 0}, {"uint16_t", 2, 0}, {"uint32_t", 4, 0}, {"uint64_t", 8, 0},
+	{"s8", 1, 1},      {"s16", 2, 1},      {"s32", 4, 1},      {"s64", 8, 1},
+	{"u8", 1, 0},      {"u16", 2, 0},      {"u32", 4, 0},      {"u64", 8, 0},
+	{"__s8", 1, 1},    {"__s16", 2, 1},    {"__s32", 4, 1},    {"__s64", 8, 1},
+	{"__u8", 1, 0},    {"__u16", 2, 0},    {"__u32", 4, 0},    {"__u64", 8, 0},
+	{"int8", 1, 1},    {"int16", 2, 1},    {"int32", 4, 1},    {"int64", 8, 1},
+	{"uint8", 1, 0},   {"uint16", 2, 0},   {"uint32", 4, 0},   {"uint64", 8, 0},
+	{"bool", 1, 0},    {"_Bool", 1, 0},    {"size_t", 8, 0},   {"ssize_t", 8, 1},
+	{"pid_t", 4, 1},   {"uid_t", 4, 0},    {"gid_t", 4, 0},    {"void", 1, 0},
+};
+
+struct gt_type *sema_ctype_int_named(struct sema *s, const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(named); i++)
+		if (!strcmp(name, named[i].name))
+			return int_type(s, named[i].size, named[i].sgn);
+	return NULL;
+}
+
 static struct gt_type *base_type(struct cparse *c)
 {
-	static const struct {
-		const char *name;
-		int size;
-		bool sgn;
-	} named[] = {
-		{"int8_t", 1, 1},  {"int16_t", 2, 1},  {"int32_t", 4, 1}, {"int64_t", 8, 1},
-		{"uint8_t", 1, 0}, {"uint16_t", 2, 0}, {"uint32_t", 4, 0}, {"uint64_t", 8, 0},
-		{"s8", 1, 1},      {"s16", 2, 1},      {"s32", 4, 1},      {"s64", 8, 1},
-		{"u8", 1, 0},      {"u16", 2, 0},      {"u32", 4, 0},      {"u64", 8, 0},
-		{"__s8", 1, 1},    {"__s16", 2, 1},    {"__s32", 4, 1},    {"__s64", 8, 1},
-		{"__u8", 1, 0},    {"__u16", 2, 0},    {"__u32", 4, 0},    {"__u64", 8, 0},
-		{"int8", 1, 1},    {"int16", 2, 1},    {"int32", 4, 1},    {"int64", 8, 1},
-		{"uint8", 1, 0},   {"uint16", 2, 0},   {"uint32", 4, 0},   {"uint64", 8, 0},
-		{"bool", 1, 0},    {"_Bool", 1, 0},    {"size_t", 8, 0},   {"ssize_t", 8, 1},
-		{"pid_t", 4, 1},   {"uid_t", 4, 0},    {"gid_t", 4, 0},    {"void", 1, 0},
-	};
 	bool sgn = true, seen = false;
 	int size = 0, longs = 0;
 	for (;;) {
@@ -303,9 +312,9 @@ static struct gt_type *base_type(struct cparse *c)
 			fail(c, "unknown type '", full);
 		return t;
 	}
-	for (size_t i = 0; i < ARRAY_SIZE(named); i++)
-		if (!strcmp(w, named[i].name))
-			return int_type(c->s, named[i].size, named[i].sgn);
+	struct gt_type *nt = sema_ctype_int_named(c->s, w);
+	if (nt)
+		return nt;
 	struct btf *b = vmlinux(c->s);
 	int id = b ? btf__find_by_name_kind(b, w, BTF_KIND_TYPEDEF) : -1;
 	if (id > 0)

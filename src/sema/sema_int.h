@@ -242,6 +242,8 @@ int sema_check_has_key(struct sema *s, struct ast_node *e, const struct builtin 
 /* sema_ctypes.c */
 /* Parses a C definition (struct NAME { ... }) into a script type. */
 int sema_ctypes_define(struct sema *s, struct ast_node *cdef);
+/* C's integer type names (uint64_t, u32, size_t ...), or NULL. */
+struct gt_type *sema_ctype_int_named(struct sema *s, const char *name);
 /* "struct NAME": the script's definition, else the kernel's (BTF), else NULL. */
 struct gt_type *sema_struct_named(struct sema *s, const char *name);
 /* The index of field NAME in struct T (a kernel struct's fields are read now), or -1. */
