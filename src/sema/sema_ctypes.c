@@ -6,6 +6,7 @@
 #include <bpf/btf.h>
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -438,6 +439,7 @@ static int define_enum(struct cparse *c)
 	VEC(int64_t) values = {0};
 	int id = c->s->enums.n + 1;
 	int64_t v = 0;
+	bool past_max = false; /* the last value was INT64_MAX: the next one has none */
 	while (!c->err && strcmp(peek(c), "}")) {
 		const char *n = arena_strdup(c->s->arena, next(c));
 		if (!isalpha((unsigned char)n[0]) && n[0] != '_') {
@@ -451,17 +453,31 @@ static int define_enum(struct cparse *c)
 				next(c);
 			char *end;
 			const char *num = next(c);
+			errno = 0;
 			long long x = strtoll(num, &end, 0);
 			if (*end) {
 				fail(c, "an enumerator's value must be an integer, not '", num);
 				break;
 			}
+			if (errno == ERANGE || (neg && x == LLONG_MIN)) {
+				fail(c, "an enumerator's value must fit in 64 bits, not '", num);
+				break;
+			}
 			v = neg ? -x : x;
+			past_max = false;
+		}
+		if (past_max) {
+			fail(c, "an enumerator's value must fit in 64 bits, not '", n);
+			break;
 		}
 		vec_push(&names, n);
 		vec_push(&values, v);
-		struct sema_macro m = {.name = n, .ival = v++, .enum_id = id};
+		struct sema_macro m = {.name = n, .ival = v, .enum_id = id};
 		vec_push(&c->s->macros, m);
+		if (v == INT64_MAX)
+			past_max = true;
+		else
+			v++;
 		if (!strcmp(peek(c), ","))
 			next(c);
 		else if (strcmp(peek(c), "}"))
