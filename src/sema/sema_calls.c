@@ -805,11 +805,8 @@ static struct gt_type *result_type(struct sema *s, const struct builtin *b)
 		return &sema_ty_i64;
 	case RES_U64:
 		return &sema_ty_u64;
-	case RES_BOOL: {
-		struct gt_type *t = sema_type_new(s, TY_INT, 1, false);
-		t->is_bool = true;
-		return t;
-	}
+	case RES_BOOL:
+		return sema_type_bool(s);
 	case RES_STR:
 		return sema_type_new(s, TY_STR, b->str_size ? b->str_size : s->opts->str_len,
 				     false);

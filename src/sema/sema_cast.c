@@ -47,11 +47,8 @@ struct gt_type *sema_int_type_named(struct sema *s, const struct type_name *tn)
 	for (size_t i = 0; i < ARRAY_SIZE(cast_types); i++) {
 		if (strcmp(tn->name, cast_types[i]))
 			continue;
-		if (!strcmp(tn->name, "bool")) {
-			struct gt_type *t = sema_type_new(s, TY_INT, 1, false);
-			t->is_bool = true;
-			return t;
-		}
+		if (!strcmp(tn->name, "bool"))
+			return sema_type_bool(s);
 		return sema_type_new(s, TY_INT, atoi(tn->name + (tn->name[0] == 'u' ? 4 : 3)) / 8,
 				     tn->name[0] != 'u');
 	}

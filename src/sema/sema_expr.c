@@ -19,6 +19,13 @@ struct sema_node *sema_node_of(struct sema *s, struct ast_node *n)
 	return n->sema;
 }
 
+struct gt_type *sema_type_bool(struct sema *s)
+{
+	struct gt_type *t = sema_type_new(s, TY_INT, 1, false);
+	t->is_bool = true;
+	return t;
+}
+
 struct gt_type *sema_type_new(struct sema *s, enum gt_type_kind k, int size, bool is_signed)
 {
 	struct gt_type *t = arena_alloc(s->arena, sizeof(*t));

@@ -77,8 +77,7 @@ static int parse_value(struct sema *s, struct ast_node *e, enum opt_kind kind, c
 			sn->const_val = 1;
 		}
 		sn->builtin = BI_CONST;
-		e->ty = sema_type_new(s, TY_INT, 1, false);
-		e->ty->is_bool = true;
+		e->ty = sema_type_bool(s);
 		return 0;
 	}
 	if (!value)
@@ -164,8 +163,7 @@ int sema_check_getopt(struct sema *s, struct ast_node *e, const struct builtin *
 		return 0;
 	case OPT_BOOL:
 		sn->const_val = dflt ? (int64_t)dflt->u.int_.value : 0;
-		e->ty = sema_type_new(s, TY_INT, 1, false);
-		e->ty->is_bool = true;
+		e->ty = sema_type_bool(s);
 		break;
 	case OPT_UINT:
 		sn->const_val = (int64_t)dflt->u.int_.value;

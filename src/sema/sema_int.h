@@ -155,6 +155,8 @@ void sema_finish_events(struct sema *s);
 extern const char *const sema_go_arg_regs[9];
 extern struct gt_type sema_ty_void, sema_ty_i64, sema_ty_u64;
 struct gt_type *sema_type_new(struct sema *s, enum gt_type_kind k, int size, bool is_signed);
+/* A fresh bool (TY_INT of one byte, is_bool): true/false, (bool)x, has_key(), delete() */
+struct gt_type *sema_type_bool(struct sema *s);
 bool sema_is_int(const struct ast_node *e);
 /* An integer, a pointer, or a Go interface or slice (true when not nil): what a
  * predicate, if, ?:, !, && and || take. */

@@ -701,10 +701,8 @@ int sema_map_call(struct sema *s, struct ast_node *call, const struct builtin *b
 		return -EINVAL;
 	}
 	call->ty = &sema_ty_void;
-	if (del) { /* current bpftrace: whether the key was there */
-		call->ty = sema_type_new(s, TY_INT, 1, false);
-		call->ty->is_bool = true;
-	}
+	if (del) /* current bpftrace: whether the key was there */
+		call->ty = sema_type_bool(s);
 	struct sema_node *sn = sema_node_of(s, call);
 	sn->map_id = id;
 	if (del)
