@@ -667,6 +667,12 @@ int main(int argc, char **argv)
 		size_t ll = o.list ? strlen(o.list) : 0;
 		bool script = ll > 3 && (!strcmp(o.list + ll - 3, ".bt") ||
 					 !strcmp(o.list + ll - 3, ".gt"));
+		if (script && access(o.list, F_OK) && errno == ENOENT) {
+			diag_print(DIAG_WARNING,
+				   "It appears that '%s' is a filename but the file does not "
+				   "exist. Treating '%s' as a search pattern.", o.list, o.list);
+			script = false;
+		}
 		if ((o.program && !o.list) || script) {
 			text = script ? read_file(o.list) : xstrdup(o.program);
 			status = !text || list_program(text, script ? o.list : "stdin", target,

@@ -270,7 +270,12 @@ static void cg_assign(struct cg *g, struct ast_node *st)
 	}
 	if (v->ty.kind == TY_STR || v->ty.kind == TY_BUF || v->ty.kind == TY_INET ||
 	    v->ty.kind == TY_STACK || v->ty.kind == TY_SYM) {
-		cg_str_into(g, rhs, slot, rhs->ty->size < v->ty.size ? rhs->ty->size : v->ty.size);
+		int n = rhs->ty->size < v->ty.size ? rhs->ty->size : v->ty.size;
+		cg_str_into(g, rhs, slot, n);
+		/* the bytes of a longer earlier value go: "a" after "xxxxx" must be the same
+		 * map key as any other "a" */
+		if (n < v->ty.size)
+			cg_zero(g, cg_gep8(g, slot, n), v->ty.size - n, 1);
 		return;
 	}
 	LLVMValueRef val = cg_expr(g, rhs);

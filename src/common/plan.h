@@ -267,6 +267,9 @@ struct plan_map {
 	bool percpu;
 	struct plan_arg *keys; /* key fields: integers are 8 bytes */
 	int nkeys;      /* 0: a scalar map (key is a u64 0) */
+	/* nested tuple keys (@m[a, (b, c)]), kept flat: the '(' before each key and the
+	 * ')' after it, for printing; NULL when there are none */
+	const uint8_t *key_open, *key_close;
 	int key_size;   /* bytes, bucket index included */
 	int value_size; /* bytes per CPU */
 	bool value_signed;

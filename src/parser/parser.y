@@ -463,6 +463,25 @@ simple_stmt
 		$$ = mk_assign(pc, @$, mk_var(pc, @2, $2), OP_NONE, mk_cast(pc, @4, $4, $6));
 	}
 	| RETURN { $$ = mk(pc, AST_RETURN, @$); }
+	/* current bpftrace's `return e` in a probe: e is evaluated, then the probe ends
+	 * (a probe's value goes nowhere here) */
+	| RETURN expr {
+		$$ = mk(pc, AST_BLOCK, @$);
+		struct ast_node *es = mk(pc, AST_EXPR_STMT, @2);
+		es->u.expr_stmt.expr = $2;
+		push(pc, &$$->u.block.stmts, es);
+		push(pc, &$$->u.block.stmts, mk(pc, AST_RETURN, @1));
+	}
+	/* current bpftrace's `_ = e`: e evaluated for its effects, its value dropped */
+	| IDENT '=' expr {
+		if (strcmp($1, "_")) {
+			diag_error(pc->src, @2, "syntax error, unexpected '=': only $variables, "
+				   "@maps and _ are assigned to");
+			YYABORT;
+		}
+		$$ = mk(pc, AST_EXPR_STMT, @$);
+		$$->u.expr_stmt.expr = $3;
+	}
 	| BREAK { $$ = mk(pc, AST_BREAK, @$); }
 	| CONTINUE { $$ = mk(pc, AST_CONTINUE, @$); }
 	;

@@ -619,7 +619,11 @@ static void key_prefix(struct strbuf *sb, const struct rt_maps *ms, const struct
 		for (int i = 0; i < pm->nkeys; i++) {
 			if (i)
 				strbuf_puts(sb, ", ");
+			for (int p = 0; pm->key_open && p < pm->key_open[i]; p++)
+				strbuf_putc(sb, '(');
 			key_field(sb, ms, &pm->keys[i], key, false);
+			for (int p = 0; pm->key_close && p < pm->key_close[i]; p++)
+				strbuf_putc(sb, ')');
 		}
 		strbuf_putc(sb, ']');
 	}
@@ -1199,7 +1203,8 @@ void rt_maps__report_full(struct rt_maps *m)
 		const char *name = m->maps[i].pm->name;
 		if (dropped)
 			diag_print(DIAG_WARNING,
-				   "map %s is full (%" PRIu32 " keys): %" PRIu64 " updates were dropped",
+				   "Map full; can't update element: map %s is full (%" PRIu32
+				   " keys): %" PRIu64 " updates were dropped",
 				   name,
 				   m->maps[i].pm->max_entries ? m->maps[i].pm->max_entries
 							      : m->maps[i].max_entries,

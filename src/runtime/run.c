@@ -396,6 +396,13 @@ int rt_run(struct gt_plan *plan, const struct rt_options *opts)
 			fprintf(s.out, "Attaching %d probe%s...\n", plan->nprobes,
 				plan->nprobes == 1 ? "" : "s");
 	}
+	/* bpftrace's test frameworks wait for this line on stdout before they run the
+	 * traced command (its runtime tests' AFTER); -q does not drop it */
+	if (getenv("__BPFTRACE_NOTIFY_PROBES_ATTACHED")) {
+		fflush(s.out);
+		fputs("__BPFTRACE_NOTIFY_PROBES_ATTACHED\n", stdout);
+		fflush(stdout);
+	}
 
 	/* attached, BEGIN runs even if a stop came meanwhile: END is paired with it */
 	err = run_kind(&s, PLAN_PROG_BEGIN);

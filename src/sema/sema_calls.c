@@ -326,6 +326,11 @@ int sema_check_len(struct sema *s, struct ast_node *e, const struct builtin *b)
 		diag_error(s->src, mn->loc, "len() of a hist map is not supported yet");
 		return -ENOTSUP;
 	}
+	if (m->keys_known && !m->nkeys) { /* bpftrace's words */
+		diag_error(s->src, e->loc, "call to len() expects a map with explicit keys "
+			   "(non-scalar map)");
+		return -EINVAL;
+	}
 	sema_node_of(s, e)->map_id = id;
 	return 0;
 }

@@ -725,9 +725,16 @@ static int check_posparam(struct sema *s, struct ast_node *e)
 	char *end;
 	errno = 0;
 	long long iv = strtoll(v, &end, 0);
+	unsigned long long uv = 0;
+	bool big = false;
+	if (errno == ERANGE && *v != '-') { /* 0xffffffffffffffff: a uint64, as in bpftrace */
+		errno = 0;
+		uv = strtoull(v, &end, 0);
+		big = true;
+	}
 	if (*v && !*end && !errno) {
-		sn->const_val = iv;
-		e->ty = &sema_ty_i64;
+		sn->const_val = big ? (int64_t)uv : iv;
+		e->ty = big ? &sema_ty_u64 : &sema_ty_i64;
 	} else {
 		sn->const_str = v;
 		int len = (int)strlen(v) + 1;

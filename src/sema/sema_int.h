@@ -37,6 +37,7 @@ struct sema_map {
 	struct gt_type *keys;
 	const char **key_names; /* what each key was written as first: goid, comm ... */
 	int nkeys;
+	uint8_t *key_open, *key_close; /* plan_map's: nested tuple keys, or NULL */
 	int value_size; /* STR */
 	struct gt_type *value_ty; /* VALUE, and INT maps of pointers: set by the first store */
 	bool read;                /* read somewhere already (its kind cannot change) */

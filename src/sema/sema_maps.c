@@ -157,29 +157,75 @@ static bool key_type_ok(const struct gt_type *t)
 		     t->kind == TY_SYM);
 }
 
-/* current bpftrace's @m[(a, b)] and @m[$t] ($t a tuple) are @m[a, b] and @m[$t.0, $t.1]:
- * the keys become the tuple's items (a tuple inside is still refused). 0, or -EINVAL. */
-static int flatten_tuple_key(struct sema *s, struct ast_list *keys)
+/* The keys of one use, flattened: current bpftrace's @m[(a, b)] and @m[$t] ($t a tuple)
+ * are @m[a, b] and @m[$t.0, $t.1]; a tuple among several keys (@m[a, (b, c)]) gives its
+ * items too, and the '(' and ')' around them are counted for printing. */
+#define KEYS_MAX 64
+struct key_flat {
+	struct ast_list keys;
+	uint8_t open[KEYS_MAX], close[KEYS_MAX];
+	int pending_open; /* '(' seen, for the next key */
+	bool nested;
+};
+
+static bool tuple_var(const struct ast_node *k)
 {
-	struct ast_node *k = keys->v[0];
-	if (k->kind == AST_TUPLE && !k->u.tuple.names) {
-		*keys = k->u.tuple.items;
-		return 0;
-	}
-	if (k->kind != AST_VAR || !sema_find_var(s, k->u.name, &(int){0}))
-		return 0;
-	if (sema_check_expr(s, k))
-		return -EINVAL;
-	if (k->ty->kind != TY_TUPLE || k->ty->names)
-		return 0;
+	while (k->kind == AST_FIELD)
+		k = k->u.field.expr;
+	return k->kind == AST_VAR;
+}
+
+static int flat_key(struct sema *s, struct ast_node *k, struct key_flat *kf, bool paren)
+{
 	struct ast_list items = {0};
-	for (int i = 0; i < k->ty->nfields; i++) {
-		struct ast_node *f = ast_new(s->arena, AST_FIELD, k->loc);
-		f->u.field.expr = k;
-		f->u.field.name = arena_printf(s->arena, "%d", i);
-		ast_list_push(s->arena, &items, f);
+	if (k->kind == AST_TUPLE && !k->u.tuple.names) {
+		items = k->u.tuple.items;
+	} else if (k->kind == AST_VAR || (k->kind == AST_FIELD && tuple_var(k))) {
+		if (k->kind == AST_VAR && !sema_find_var(s, k->u.name, &(int){0}))
+			goto leaf; /* reported as an unknown variable */
+		if (sema_check_expr(s, k))
+			return -EINVAL;
+		if (k->ty->kind != TY_TUPLE || k->ty->names)
+			goto leaf;
+		for (int i = 0; i < k->ty->nfields; i++) {
+			struct ast_node *f = ast_new(s->arena, AST_FIELD, k->loc);
+			f->u.field.expr = k;
+			f->u.field.name = arena_printf(s->arena, "%d", i);
+			ast_list_push(s->arena, &items, f);
+		}
+	} else {
+		goto leaf;
 	}
-	*keys = items;
+	if (paren) {
+		kf->pending_open++;
+		kf->nested = true;
+	}
+	for (int i = 0; i < items.n; i++)
+		if (flat_key(s, items.v[i], kf, true))
+			return -EINVAL;
+	if (paren && kf->keys.n)
+		kf->close[kf->keys.n - 1]++;
+	return 0;
+leaf:
+	if (kf->keys.n == KEYS_MAX) {
+		diag_error(s->src, k->loc, "more than %d keys", KEYS_MAX);
+		return -EINVAL;
+	}
+	kf->open[kf->keys.n] = (uint8_t)kf->pending_open;
+	kf->close[kf->keys.n] = 0;
+	kf->pending_open = 0;
+	ast_list_push(s->arena, &kf->keys, k);
+	return 0;
+}
+
+static int flatten_keys(struct sema *s, struct ast_list *keys, struct key_flat *kf)
+{
+	memset(kf, 0, sizeof(*kf));
+	bool one = keys->n == 1; /* @m[(a, b)] is @m[a, b] */
+	for (int i = 0; i < keys->n; i++)
+		if (flat_key(s, keys->v[i], kf, !one))
+			return -EINVAL;
+	*keys = kf->keys;
 	return 0;
 }
 
@@ -195,16 +241,13 @@ int sema_map_use(struct sema *s, struct ast_node *e, struct sema_map **out)
 	}
 	struct ast_list *keys = &e->u.map.keys;
 	int err = 0;
-	if (keys->n == 1 && flatten_tuple_key(s, keys))
+	struct key_flat kf;
+	if (flatten_keys(s, keys, &kf))
 		return -EINVAL;
 	/* Go interfaces' key types (a capture of what %v shows), else NULL */
 	struct gt_type **gokeys = arena_alloc(s->arena, sizeof(*gokeys) * (size_t)(keys->n + 1));
 	for (int i = 0; i < keys->n; i++) {
 		struct ast_node *k = keys->v[i];
-		if (k->kind == AST_TUPLE) {
-			diag_error(s->src, k->loc, "write tuple keys as @m[a, b]");
-			return -EINVAL;
-		}
 		if (sema_check_expr(s, k) || sema_go_uniform(s, k))
 			err = -EINVAL;
 		else if (k->ty->kind == TY_GO && !(gokeys[i] = sema_go_key_type(s, k))) {
@@ -236,11 +279,24 @@ int sema_map_use(struct sema *s, struct ast_node *e, struct sema_map **out)
 				m->keys[i].size = 8;
 		}
 		m->first_use = e->loc;
+		if (kf.nested) {
+			m->key_open = arena_alloc(s->arena, (size_t)keys->n);
+			m->key_close = arena_alloc(s->arena, (size_t)keys->n);
+			memcpy(m->key_open, kf.open, (size_t)keys->n);
+			memcpy(m->key_close, kf.close, (size_t)keys->n);
+		}
 	} else {
 		if (m->nkeys != keys->n) {
 			diag_error(s->src, e->loc,
 				   "@%s is used with %d key%s here but with %d before", e->u.map.name,
 				   keys->n, keys->n == 1 ? "" : "s", m->nkeys);
+			return -EINVAL;
+		}
+		if (kf.nested != !!m->key_open ||
+		    (kf.nested && (memcmp(m->key_open, kf.open, (size_t)keys->n) ||
+				   memcmp(m->key_close, kf.close, (size_t)keys->n)))) {
+			diag_error(s->src, e->loc, "the keys of @%s are nested in tuples "
+				   "differently here than before", e->u.map.name);
 			return -EINVAL;
 		}
 		for (int i = 0; i < keys->n; i++) {
@@ -369,6 +425,11 @@ struct gt_type *sema_map_iter_type(struct sema *s, struct ast_node *for_node)
 	if (!m->nkeys) {
 		diag_error(s->src, mn->loc, "@%s has no keys (a scalar map): there is nothing to "
 			   "loop over", mn->u.map.name);
+		return NULL;
+	}
+	if (m->key_open) {
+		diag_error(s->src, mn->loc, "@%s has a tuple inside its keys, which a loop "
+			   "cannot hold yet: print(@%s) shows it", mn->u.map.name, mn->u.map.name);
 		return NULL;
 	}
 	for (int i = 0; i < m->nkeys; i++)
@@ -597,6 +658,13 @@ static int map_pair(struct sema *s, struct ast_node *call)
 	} else if (m && m->keys_known && m->nkeys > 1) {
 		if (sema_check_expr(s, k))
 			return -EINVAL;
+		if (k->ty->kind == TY_TUPLE && tuple_var(k)) {
+			/* $t or $kv.0: flattened as @m[$t] is */
+			ast_list_push(s->arena, &keyed->u.map.keys, k);
+			args->v[0] = keyed;
+			args->n = 1;
+			return 0;
+		}
 		if (k->ty->kind != TY_TUPLE || k->ty->nfields != m->nkeys) {
 			diag_error(s->src, k->loc, "@%s has %d keys: delete(@%s, (k1, k2 ...))",
 				   mn->u.map.name, m->nkeys, mn->u.map.name);
@@ -747,6 +815,8 @@ int sema_finish_maps(struct sema *s, struct gt_plan *plan, struct arena *a)
 			     pm->kind != PLAN_MAP_VALUE;
 		pm->value_bool = m->value_bool;
 		pm->nkeys = m->nkeys;
+		pm->key_open = m->key_open;
+		pm->key_close = m->key_close;
 		pm->keys = arena_alloc(a, sizeof(struct plan_arg) * (size_t)(m->nkeys + 1));
 		int off = 0;
 		for (int k = 0; k < m->nkeys; k++) {

@@ -35,6 +35,16 @@ if s.case("interval"):
             r.returncode == 0 and r.stdout.startswith("tick 1\ntick 2\ntick 3\ntick 4\ntick 5\n"),
             describe(r))
 
+# bpftrace's test frameworks wait for this line (its runtime tests' `tail -n +2`)
+if s.case("notify"):
+    env = dict(s.env, __BPFTRACE_NOTIFY_PROBES_ATTACHED="1")
+    r = subprocess.run([s.gotrace, "-q", "-e", 'BEGIN { printf("begin\\n"); exit(); }'],
+                       capture_output=True, text=True, timeout=60, env=env)
+    plain = s.run(["-q", "-e", 'BEGIN { printf("begin\\n"); exit(); }'])
+    s.check("__BPFTRACE_NOTIFY_PROBES_ATTACHED: its line once attached, before BEGIN's output",
+            r.returncode == 0 and r.stdout == "__BPFTRACE_NOTIFY_PROBES_ATTACHED\nbegin\n" and
+            plain.stdout == "begin\n", describe(r) + describe(plain))
+
 if s.case("profile"):
     r = s.run(["-e", 'profile:hz:99 { @[probe] = count(); } interval:ms:500 { exit(); }'])
     s.check("profile:hz samples on the CPUs",
@@ -58,7 +68,7 @@ if s.case("mapfull"):
                        capture_output=True, text=True, env=env, timeout=60)
     s.check("a full map is counted and reported (GT_MAX_MAP_KEYS)",
             r.returncode == 0 and r.stdout.count("@m[") == 10 and
-            "gotrace: warning: map @m is full (10 keys): 10 updates were dropped" in r.stderr,
+            "gotrace: warning: Map full; can't update element: map @m is full (10 keys): 10 updates were dropped" in r.stderr,
             describe(r))
 
 if s.case("len"):

@@ -39,8 +39,8 @@ implementation of the same rules as bpftrace's tests/runtime/engine):
   * Time limits: a tool that prints the line __BPFTRACE_NOTIFY_PROBES_ATTACHED
     when its probes are attached (bpftrace; checked once per run with
     BEGIN { exit(); }) gets, as in the engine, the attach limit to print it and
-    then TIMEOUT seconds from that moment.  A tool that does not (gotrace so
-    far) gets TIMEOUT + 2 seconds from its start.  At the limit the
+    then TIMEOUT seconds from that moment.  A tool that does not (gotrace before
+    2026-11) gets TIMEOUT + 2 seconds from its start.  At the limit the
     process group gets SIGINT (bpftrace's engine sends SIGTERM:
     --stop-signal TERM; both tools treat them alike), then SIGKILL 2 s later;
     the same happens to running cases when the runner gets SIGINT, SIGTERM or
@@ -1165,8 +1165,20 @@ def main():
             shutil.rmtree(snapdir, ignore_errors=True)
 
 
+def ensure_debugfs():
+    """bpftrace's debugf cases read /sys/kernel/debug/tracing/trace, as on its CI
+    machines; a machine that mounts only tracefs gets debugfs mounted (as root)."""
+    if os.path.isdir("/sys/kernel/debug/tracing") or os.geteuid() != 0:
+        return
+    r = subprocess.run(["mount", "-t", "debugfs", "debugfs", "/sys/kernel/debug"],
+                       capture_output=True, text=True)
+    log("mounted debugfs on /sys/kernel/debug" if r.returncode == 0 else
+        "debugfs not mounted (%s): the debugf cases will fail" % r.stderr.strip())
+
+
 def run(args, ap, t0, co, tests_dir, dialect, bpftrace, gotrace, gotrace_src, gt_mtime, stop):
     cases = read_cases(tests_dir, dialect)
+    ensure_debugfs()
     env = Env(bpftrace, tests_dir, args.allow_probe)
     runner = Runner(tests_dir, dialect, stop, args.timeout_scale)
     for tool in (bpftrace, gotrace):

@@ -343,7 +343,7 @@ static void check(struct rt_maps *ms, const struct gt_plan *plan)
 
 	s = capture(ms, -1, false);
 	expect("report_full", s,
-	       "gotrace: warning: map @full is full (4 keys): 2 updates were dropped\n", true);
+	       "gotrace: warning: Map full; can't update element: map @full is full (4 keys): 2 updates were dropped\n", true);
 	free(s);
 
 	/* zero() keeps the keys with zero values (every CPU), clear() deletes them */
