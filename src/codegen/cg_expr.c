@@ -166,6 +166,10 @@ void cg_str_into(struct cg *g, struct ast_node *e, LLVMValueRef dst, int size)
 		cg_helper(g, BPF_FUNC_get_current_comm, g->i64, args, 2);
 		return;
 	}
+	if (e->kind == AST_CALL && sn && sn->builtin == BI_SIGNAL_NAME) {
+		cg_signal_name_into(g, cg_expr(g, e->u.call.args.v[0]), dst, size);
+		return;
+	}
 	if (e->kind == AST_CALL && sn && sn->builtin == BI_STR && sn->const_str) {
 		LLVMValueRef src = str_const(g, sn->const_str, (int)strlen(sn->const_str), size);
 		LLVMBuildMemCpy(g->b, dst, 1, src, 1, cg_const(g, (uint64_t)size));
@@ -625,7 +629,8 @@ static LLVMValueRef cg_call(struct cg *g, struct ast_node *e)
 		return cg_runtime_call(g, "gt_map_len", &g->maps[sn->map_id], 1);
 	case BI_HAS_KEY:
 		return cg_map_has(g, e->u.call.args.v[0]);
-	case BI_STR: {
+	case BI_STR:
+	case BI_SIGNAL_NAME: {
 		LLVMValueRef buf = cg_str_alloca(g, e->ty->size);
 		cg_str_into(g, e, buf, e->ty->size);
 		return buf;
@@ -811,7 +816,8 @@ LLVMValueRef cg_expr(struct cg *g, struct ast_node *e)
 			LLVMPositionBuilderAtEnd(g->b, done);
 			return LLVMBuildLoad2(g->b, g->i64, res, "");
 		}
-		bool str = e->ty->kind == TY_STR;
+		bool tup = e->ty->kind == TY_TUPLE;
+		bool str = e->ty->kind == TY_STR || e->ty->kind == TY_BUF || tup;
 		LLVMValueRef res = str ? cg_str_alloca(g, e->ty->size) : cg_alloca(g, g->i64, "sel");
 		LLVMBasicBlockRef t = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "sel.t");
 		LLVMBasicBlockRef f = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "sel.f");
@@ -821,7 +827,9 @@ LLVMValueRef cg_expr(struct cg *g, struct ast_node *e)
 		LLVMBasicBlockRef bbs[2] = {t, f};
 		for (int i = 0; i < 2; i++) {
 			LLVMPositionBuilderAtEnd(g->b, bbs[i]);
-			if (str)
+			if (tup) /* each arm into the merged layout */
+				cg_tuple_into(g, arms[i], res, e->ty);
+			else if (str)
 				cg_str_into(g, arms[i], res, e->ty->size);
 			else
 				LLVMBuildStore(g->b, cg_expr(g, arms[i]), res);

@@ -29,6 +29,7 @@ struct cg {
 	LLVMValueRef uwtab, uwscratch; /* gt_unwind.c's table and scratch */
 	LLVMValueRef uwtarget;         /* its struct gt_uwtarget (a constant) */
 	LLVMValueRef site_func_tab, site_probe_tab, site_vaddr_tab; /* cg_sites.c, on first use */
+	LLVMValueRef signame_tab; /* cg_tables.c, on first use */
 
 	/* per program */
 	LLVMValueRef fn, ctx_arg;
@@ -115,6 +116,8 @@ LLVMValueRef cg_narrow(struct cg *g, LLVMValueRef v, int size, bool is_signed);
 
 LLVMValueRef cg_load_reg(struct cg *g, int off); /* u64 at OFF of struct pt_regs */
 LLVMValueRef cg_gep8(struct cg *g, LLVMValueRef p, int off); /* P + OFF bytes */
+/* signal_name(n)'s text into DST (SIZE bytes), from a table in .rodata */
+void cg_signal_name_into(struct cg *g, LLVMValueRef sig, LLVMValueRef dst, int size);
 /* Stores i64 V at P + OFF (8-aligned: records, keys and buffers are). */
 void cg_store64(struct cg *g, LLVMValueRef p, int off, LLVMValueRef v);
 /* SIZE bytes at P set to 0, whatever SIZE (a loop when big; P then ALIGN 8) */

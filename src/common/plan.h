@@ -24,6 +24,7 @@
 #define PLAN_RINGBUF_SIZE (1u << 22) /* in the object; the runtime sizes it by CPUs (load.c) */
 
 /* Values the runtime writes into gt_config before anything is attached. */
+#define GT_SIGNAME_LEN 24 /* signal_name()'s string: "Real-time signal 30" fits */
 #define PLAN_MAX_PIDS 8 /* -p given this many times at most */
 struct plan_config {
 	uint64_t start_ns; /* bpf_ktime_get_ns() base for `elapsed` */

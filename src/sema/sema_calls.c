@@ -585,6 +585,15 @@ int sema_check_strerror(struct sema *s, struct ast_node *e, const struct builtin
 	return 0;
 }
 
+/* signal_name(n): a string made in BPF from a table of the names (codegen's) */
+int sema_check_signal_name(struct sema *s, struct ast_node *e, const struct builtin *b)
+{
+	if (int_arg(s, e, b, true))
+		return -EINVAL;
+	e->ty = sema_type_new(s, TY_STR, GT_SIGNAME_LEN, false);
+	return 0;
+}
+
 /* buf(str) / buf(str, n) / buf(addr, n): n bytes (a constant sizes the buffer; a run-time
  * n reads at most GT_STRLEN), printed with \xNN for what is not printable. */
 int sema_check_buf(struct sema *s, struct ast_node *e, const struct builtin *b)

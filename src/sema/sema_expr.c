@@ -903,11 +903,19 @@ int sema_check_expr(struct sema *s, struct ast_node *e)
 			e->ty = &sema_ty_void; /* c ? printf(..) : exit(): a statement */
 			return 0;
 		}
-		if (t->ty->kind == TY_STR && f->ty->kind == TY_STR) {
-			e->ty = sema_type_new(s, TY_STR, t->ty->size > f->ty->size ? t->ty->size
-									      : f->ty->size,
+		if ((t->ty->kind == TY_STR || t->ty->kind == TY_BUF) && f->ty->kind == t->ty->kind) {
+			/* the longer of the two; buf()'s length travels with its bytes */
+			e->ty = sema_type_new(s, t->ty->kind, t->ty->size > f->ty->size ? t->ty->size
+										: f->ty->size,
 					 false);
 			return 0;
+		}
+		if (t->ty->kind == TY_TUPLE && f->ty->kind == TY_TUPLE) {
+			struct gt_type *m = sema_type_copy(s, t->ty); /* strings at the longer size */
+			if (sema_tuple_merge(m, f->ty)) {
+				e->ty = m;
+				return 0;
+			}
 		}
 		diag_error(s->src, e->loc, "both branches of ?: must have the same type (%s vs %s)",
 			   sema_kind_word(t), sema_kind_word(f));

@@ -207,6 +207,7 @@ int sema_check_strcontains(struct sema *s, struct ast_node *e, const struct buil
 int sema_check_sizeof(struct sema *s, struct ast_node *e, const struct builtin *b);
 int sema_check_strftime(struct sema *s, struct ast_node *e, const struct builtin *b);
 int sema_check_strerror(struct sema *s, struct ast_node *e, const struct builtin *b);
+int sema_check_signal_name(struct sema *s, struct ast_node *e, const struct builtin *b);
 int sema_check_buf(struct sema *s, struct ast_node *e, const struct builtin *b);
 int sema_check_username(struct sema *s, struct ast_node *e, const struct builtin *b);
 int sema_check_curtask(struct sema *s, struct ast_node *e, const struct builtin *b);
