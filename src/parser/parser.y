@@ -43,8 +43,8 @@ struct parse_ctx {
 	int fetch_depth;           /* parentheses open inside arg( ... ) */
 	/* a C definition being collected (lexer state IN_CDEF) */
 	struct strbuf cdef;
-	struct gt_loc cdef_start;
-	int cdef_depth;
+	struct gt_loc cdef_start, cdef_end;
+	int cdef_depth; /* also the parentheses of an __attribute__ after it (IN_ATTR) */
 };
 
 /* A plain struct: bison may copy it freely and starts the first rule at 1:1. */

@@ -300,8 +300,15 @@ static struct gt_type *base_type(struct cparse *c)
 	if (!strcmp(w, "struct") || !strcmp(w, "union")) {
 		if (!strcmp(peek(c), "{"))
 			return parse_struct_body(c, w, NULL); /* struct { ... } member; */
-		char full[160];
-		snprintf(full, sizeof(full), "%s %s", w, next(c));
+		char full[300], tag[128];
+		snprintf(tag, sizeof(tag), "%s", next(c));
+		snprintf(full, sizeof(full), "%s %s", w, tag);
+		if (!strcmp(peek(c), "{")) { /* struct Bar { ... } member;: Bar is defined too */
+			struct gt_type *t = parse_struct_body(c, w, tag);
+			if (t)
+				vec_push(&c->s->structs, t);
+			return t;
+		}
 		/* as bpftrace and a C compiler: a member of a redefined kernel type that holds a
 		 * struct by value needs that struct's definition in the script */
 		if (c->btf_redef && strcmp(peek(c), "*") && !script_struct(c->s, full)) {
@@ -339,6 +346,52 @@ static int type_align(const struct gt_type *t)
 }
 
 /* { member; ... } after `struct NAME` (NAME NULL: an anonymous member type) */
+/* __attribute__((packed)), __attribute__((aligned(N))) (any number of them, several in
+ * one list) after a definition's '}': what a C compiler does with the layout. */
+static int attributes(struct cparse *c, const char *what, int *packed, int *aligned)
+{
+	while (!strcmp(peek(c), "__attribute__")) {
+		next(c);
+		if (strcmp(next(c), "(") || strcmp(next(c), "(")) {
+			fail(c, "expected '((' after __attribute__ in '", what);
+			return -EINVAL;
+		}
+		for (;;) {
+			const char *w = next(c);
+			if (!strcmp(w, "packed") || !strcmp(w, "__packed__")) {
+				*packed = 1;
+			} else if (!strcmp(w, "aligned") || !strcmp(w, "__aligned__")) {
+				if (strcmp(next(c), "(")) {
+					fail(c, "expected aligned(N) in '", what);
+					return -EINVAL;
+				}
+				int n = atoi(next(c));
+				if (n <= 0 || (n & (n - 1)) || strcmp(next(c), ")")) {
+					fail(c, "aligned(N) wants a power of two in '", what);
+					return -EINVAL;
+				}
+				*aligned = n > *aligned ? n : *aligned;
+			} else {
+				fail(c, "only the packed and aligned(N) attributes are supported in '",
+				     what);
+				return -EINVAL;
+			}
+			w = next(c);
+			if (!strcmp(w, ")"))
+				break;
+			if (strcmp(w, ",")) {
+				fail(c, "expected ',' or ')' in the __attribute__ of '", what);
+				return -EINVAL;
+			}
+		}
+		if (strcmp(next(c), ")")) {
+			fail(c, "expected '))' closing the __attribute__ of '", what);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 static struct gt_type *parse_struct_body(struct cparse *c, const char *kw, const char *name)
 {
 	struct sema *s = c->s;
@@ -346,7 +399,7 @@ static struct gt_type *parse_struct_body(struct cparse *c, const char *kw, const
 	struct gt_type *t = sema_type_new(s, TY_STRUCT, 0, false);
 	t->name = name ? arena_printf(s->arena, "%s %s", kw, name) : arena_strdup(s->arena, kw);
 	if (strcmp(next(c), "{")) {
-		fail(c, "expected '{' in the definition of ", t->name);
+		fail(c, "expected '{' in the definition of '", t->name);
 		return NULL;
 	}
 	VEC(struct gt_type *) fields = {0};
@@ -355,7 +408,7 @@ static struct gt_type *parse_struct_body(struct cparse *c, const char *kw, const
 	int off = 0, align = 1, size = 0;
 	while (!c->err && strcmp(peek(c), "}")) {
 		if (!*peek(c)) {
-			fail(c, "unterminated definition of ", t->name);
+			fail(c, "unterminated definition of '", t->name);
 			break;
 		}
 		struct gt_type *base = base_type(c);
@@ -369,7 +422,11 @@ static struct gt_type *parse_struct_body(struct cparse *c, const char *kw, const
 			}
 			const char *fname = arena_strdup(s->arena, next(c));
 			if (!isalpha((unsigned char)fname[0]) && fname[0] != '_') {
-				fail(c, "expected a member name in ", t->name);
+				fail(c, "expected a member name in '", t->name);
+				break;
+			}
+			if (!strcmp(peek(c), ":")) {
+				fail(c, "bit-fields are not supported yet: a member of '", t->name);
 				break;
 			}
 			int dims[8], ndims = 0;
@@ -377,7 +434,7 @@ static struct gt_type *parse_struct_body(struct cparse *c, const char *kw, const
 				next(c);
 				dims[ndims++] = atoi(next(c));
 				if (strcmp(next(c), "]"))
-					fail(c, "expected ']' in ", t->name);
+					fail(c, "expected ']' in '", t->name);
 			}
 			for (int d = ndims - 1; d >= 0; d--) {
 				struct gt_type *a = sema_type_new(s, TY_ARRAY, 0, false);
@@ -386,17 +443,8 @@ static struct gt_type *parse_struct_body(struct cparse *c, const char *kw, const
 				a->size = dims[d] * ft->size;
 				ft = a;
 			}
-			int a = type_align(ft);
-			align = a > align ? a : align;
-			if (!un)
-				off = (off + a - 1) / a * a;
 			vec_push(&fields, ft);
-			vec_push(&offsets, un ? 0 : off);
 			vec_push(&names, fname);
-			if (un)
-				size = ft->size > size ? ft->size : size;
-			else
-				off += ft->size;
 			if (strcmp(peek(c), ","))
 				break;
 			next(c);
@@ -404,9 +452,27 @@ static struct gt_type *parse_struct_body(struct cparse *c, const char *kw, const
 		if (!strcmp(peek(c), ";"))
 			next(c);
 		else if (strcmp(peek(c), "}"))
-			fail(c, "expected ';' in the definition of ", t->name);
+			fail(c, "expected ';' in the definition of '", t->name);
 	}
 	next(c); /* } */
+	int packed = 0, aligned = 0;
+	if (!c->err && attributes(c, t->name, &packed, &aligned))
+		c->err = -EINVAL;
+	/* the layout, once the attributes are known: packed members sit at any byte */
+	for (int i = 0; i < fields.n; i++) {
+		struct gt_type *ft = fields.v[i];
+		int a = packed ? 1 : type_align(ft);
+		align = a > align ? a : align;
+		if (!un)
+			off = (off + a - 1) / a * a;
+		vec_push(&offsets, un ? 0 : off);
+		if (un)
+			size = ft->size > size ? ft->size : size;
+		else
+			off += ft->size;
+	}
+	if (aligned > align)
+		align = aligned;
 	int end = un ? size : off;
 	t->size = end ? (end + align - 1) / align * align : 0;
 	t->align = align;
