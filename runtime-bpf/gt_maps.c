@@ -114,6 +114,27 @@ __u64 gt_hist_bucket(__s64 v)
 	return r + 2;
 }
 
+/* hist(x, k), bpftrace's buckets: 0 for v < 0, v + 1 for v < 2^k, then 2^k buckets a
+ * power of 2: ((log2(v) - k + 1) << k) + the k bits after v's leading 1, + 1 */
+__u64 gt_hist_bucket_k(__s64 v, __u64 k)
+{
+	if (v < 0)
+		return 0;
+	__u64 n = (__u64)v, mask = (1ull << (k & 7)) - 1, l = 63;
+	if (n <= mask)
+		return n + 1;
+	/* the leading 1 moved to bit 63 by constant shifts: the k bits after it are then
+	 * one shift by a constant (k is), which keeps a loop of hist() calls within the
+	 * verifier's budget where a shift by log2(v) did not */
+	if (!(n >> 32)) { n <<= 32; l -= 32; }
+	if (!(n >> 48)) { n <<= 16; l -= 16; }
+	if (!(n >> 56)) { n <<= 8; l -= 8; }
+	if (!(n >> 60)) { n <<= 4; l -= 4; }
+	if (!(n >> 62)) { n <<= 2; l -= 2; }
+	if (!(n >> 63)) { n <<= 1; l -= 1; }
+	return ((l - k + 1) << (k & 7)) + ((n >> ((63 - k) & 63)) & mask) + 1;
+}
+
 __u64 gt_lhist_bucket(__s64 v, __s64 min, __s64 max, __s64 step)
 {
 	if (v < min)

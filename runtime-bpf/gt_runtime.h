@@ -70,6 +70,7 @@ void gt_agg_add(void *map, void *key, __s64 v, void *full, __u32 id);
 void gt_agg_avg(void *map, void *key, __s64 v, void *full, __u32 id);
 void gt_agg_minmax(void *map, void *key, __s64 v, int is_max, void *full, __u32 id);
 __u64 gt_hist_bucket(__s64 v);
+__u64 gt_hist_bucket_k(__s64 v, __u64 k);
 __u64 gt_lhist_bucket(__s64 v, __s64 min, __s64 max, __s64 step);
 __u64 gt_map_len(void *map);
 /* how: GT_AGG_READ_*; ncpus: possible CPUs (gt_config) */

@@ -155,7 +155,9 @@ static void aggregate(struct cg *g, int id, const struct plan_map *m, struct ast
 	case PLAN_MAP_LHIST: {
 		LLVMValueRef b;
 		if (m->kind == PLAN_MAP_HIST) {
-			b = cg_runtime_call(g, "gt_hist_bucket", &v, 1);
+			LLVMValueRef hk[2] = {v, cg_const(g, (uint64_t)m->hist_bits)};
+			b = m->hist_bits ? cg_runtime_call(g, "gt_hist_bucket_k", hk, 2)
+					 : cg_runtime_call(g, "gt_hist_bucket", &v, 1);
 		} else {
 			LLVMValueRef la[4] = {v, cg_const(g, (uint64_t)m->lhist_min),
 					      cg_const(g, (uint64_t)m->lhist_max),
@@ -305,7 +307,7 @@ LLVMValueRef cg_map_delete(struct cg *g, struct ast_node *call)
 	}
 	/* a hist key is one map key per bucket: delete every bucket (a bounded loop) */
 	uint64_t nb = m->kind == PLAN_MAP_HIST
-			      ? 66
+			      ? (uint64_t)plan_hist_buckets(m)
 			      : 2 + ((uint64_t)m->lhist_max - (uint64_t)m->lhist_min) /
 					    (uint64_t)m->lhist_step;
 	LLVMValueRef i = cg_alloca(g, g->i64, "bucket");

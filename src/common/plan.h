@@ -277,9 +277,17 @@ struct plan_map {
 	bool value_bool; /* INT: the values are bools, printed true or false */
 	struct plan_arg value; /* VALUE: the value's layout (offset 0) */
 	int64_t lhist_min, lhist_max, lhist_step;
+	int hist_bits; /* HIST: hist(x, k)'s k, 0 to 5: 2^k buckets a power of 2 */
 	uint32_t max_entries;
 	bool lru; /* let @m = lruhash(N) / percpulruhash(N): the least recent key makes room */
 };
+
+/* A hist map's bucket indexes: 0 (< 0), 1 (0), 2 + log2(v) for v in [1, 2^64) for
+ * hist(x); for hist(x, k) up to (64 - k) << k (v below 2^63). */
+static inline int plan_hist_buckets(const struct plan_map *m)
+{
+	return m->hist_bits ? ((64 - m->hist_bits) << m->hist_bits) + 1 : 66;
+}
 
 /* enum NAME { A = 1, B }: what printf's %s prints for a value of the type */
 struct plan_enum {

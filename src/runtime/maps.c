@@ -33,7 +33,6 @@
 #include "runtime/rt_maps.h"
 #include "runtime/rt_value.h"
 
-#define HIST_BUCKETS 66 /* index 0 (< 0), 1 (0), 2 + log2(v) for v in [1, 2^64) */
 #define LHIST_MAX_BUCKETS (1 << 20)
 #define BAR_WIDTH 52
 
@@ -681,6 +680,10 @@ static void hist_text(struct strbuf *sb, const struct rt_map *m, const uint64_t 
 	const struct plan_map *pm = m->pm;
 	int lo, hi;
 	uint64_t maxv;
+	if (pm->kind == PLAN_MAP_HIST && pm->hist_bits) {
+		rt_histk_text(sb, pm->hist_bits, b, m->nbuckets);
+		return;
+	}
 	if (!hist_range(b, m->nbuckets, &lo, &hi, &maxv))
 		return;
 	struct strbuf label = {0};
@@ -739,6 +742,10 @@ static void hist_json(struct strbuf *sb, const struct rt_map *m, const uint64_t 
 	const struct plan_map *pm = m->pm;
 	int lo, hi;
 	uint64_t maxv;
+	if (pm->kind == PLAN_MAP_HIST && pm->hist_bits) {
+		rt_histk_json(sb, pm->hist_bits, b, m->nbuckets);
+		return;
+	}
 	strbuf_putc(sb, '[');
 	if (hist_range(b, m->nbuckets, &lo, &hi, &maxv)) {
 		for (int i = lo; i <= hi; i++) {
@@ -1047,7 +1054,7 @@ struct rt_maps *rt_maps__new(const struct gt_plan *plan, struct bpf_object *obj,
 		if (pm->max_entries > m->max_entries)
 			m->max_entries = pm->max_entries;
 		if (pm->kind == PLAN_MAP_HIST) {
-			m->nbuckets = HIST_BUCKETS;
+			m->nbuckets = plan_hist_buckets(pm);
 		} else if (pm->kind == PLAN_MAP_LHIST) {
 			int64_t nb = 2;
 			if (pm->lhist_step > 0 && pm->lhist_max > pm->lhist_min)

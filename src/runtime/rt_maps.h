@@ -11,6 +11,12 @@
 
 struct bpf_object;
 struct rt_maps;
+struct strbuf;
+
+/* histk.c: the rows of a hist(x, k) with k > 0 from its NB bucket counts, as current
+ * bpftrace prints them (its labels, not 0.17's: 0.17 has no k) */
+void rt_histk_text(struct strbuf *sb, int k, const uint64_t *b, int nb);
+void rt_histk_json(struct strbuf *sb, int k, const uint64_t *b, int nb);
 
 /* After the object is loaded. Returns NULL and sets *err (negative errno) on failure. */
 struct rt_maps *rt_maps__new(const struct gt_plan *plan, struct bpf_object *obj, int *err);

@@ -45,6 +45,8 @@ struct sema_map {
 	bool value_bool;          /* INT: the first store was a bool */
 	bool lhist_set;
 	int64_t lhist_min, lhist_max, lhist_step;
+	int hist_bits; /* hist(x, k): k, the same in every use (hist_set) */
+	bool hist_set;
 	struct gt_loc first_use;
 };
 

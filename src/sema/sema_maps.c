@@ -520,21 +520,24 @@ int sema_map_assign(struct sema *s, struct ast_node *st)
 				   ast_op_str(st->u.assign.op));
 			return -EINVAL;
 		}
-		if (agg == PLAN_MAP_HIST && args->n == 2) {
+		if (agg == PLAN_MAP_HIST && (args->n == 1 || args->n == 2)) {
 			/* current bpftrace's hist(x, k): 2^k buckets a power of 2; k = 0 is
 			 * hist(x) */
-			int64_t k;
-			if (sema_check_expr(s, args->v[1]) || const_arg(s, args->v[1], &k))
+			int64_t k = 0;
+			if (args->n == 2 &&
+			    (sema_check_expr(s, args->v[1]) || const_arg(s, args->v[1], &k)))
 				return -EINVAL;
 			if (k < 0 || k > 5) {
 				diag_error(s->src, args->v[1]->loc, "hist(x, k) takes k from 0 to 5");
 				return -EINVAL;
 			}
-			if (k) {
-				diag_error(s->src, args->v[1]->loc, "hist(x, k) with k above 0 (finer "
-					   "buckets) is not supported yet");
-				return -ENOTSUP;
+			if (m->hist_set && m->hist_bits != (int)k) {
+				diag_error(s->src, rhs->loc, "@%s was given hist(x, %d) before",
+					   lhs->u.map.name, m->hist_bits);
+				return -EINVAL;
 			}
+			m->hist_set = true;
+			m->hist_bits = (int)k;
 		} else if (args->n != want) {
 			diag_error(s->src, rhs->loc, "%s() takes %d argument%s", rhs->u.call.name,
 				   want, want == 1 ? "" : "s");
@@ -853,6 +856,7 @@ int sema_finish_maps(struct sema *s, struct gt_plan *plan, struct arena *a)
 		}
 		pm->value_signed = true;
 		pm->lhist_min = m->lhist_min;
+		pm->hist_bits = m->hist_bits;
 		pm->lhist_max = m->lhist_max;
 		pm->lhist_step = m->lhist_step;
 		pm->max_entries = max_entries;
