@@ -78,7 +78,9 @@ static void plan_arg(struct sema *s, const struct gt_type *t, int offset, bool i
 		}
 		break;
 	case TY_ARRAY:
-		if (t->pointee->kind == TY_INT && t->pointee->size == 1) { /* char[N]: text */
+	case TY_INTARRAY: /* bpftrace prints a cast's int8[N] as numbers: [104,105,0] */
+		if (t->kind == TY_ARRAY && t->pointee->kind == TY_INT && t->pointee->size == 1) {
+			/* char[N] in memory: text */
 			a->kind = PLAN_ARG_STR;
 			a->size = t->count;
 			break;
@@ -99,6 +101,7 @@ static void plan_arg(struct sema *s, const struct gt_type *t, int offset, bool i
 		a->is_signed = t->is_signed;
 		a->go_int = t->kind == TY_INT && t->go_int;
 		a->is_bool = t->kind == TY_INT && t->is_bool;
+		a->is_addr = t->kind == TY_PTR && t->own_stack;
 		a->enum_id = t->kind == TY_INT ? t->enum_id : 0;
 		a->size = in_tuple ? t->size : 8;
 		break;
@@ -737,7 +740,7 @@ int sema_check_print(struct sema *s, struct ast_node *e, const struct builtin *b
 		return -EINVAL;
 	}
 	if (!sema_is_int(arg) && !sema_is_textual(arg) && arg->ty->kind != TY_TUPLE &&
-	    arg->ty->kind != TY_STRUCT && arg->ty->kind != TY_GO) {
+	    arg->ty->kind != TY_STRUCT && arg->ty->kind != TY_GO && arg->ty->kind != TY_INTARRAY) {
 		diag_error(s->src, arg->loc, "print() cannot print %s", sema_kind_word(arg));
 		return -EINVAL;
 	}

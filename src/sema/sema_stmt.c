@@ -74,7 +74,8 @@ static int check_assign(struct sema *s, struct ast_node *st)
 		v = nv;
 	} else if (gt_type_is_int(&v->ty) != gt_type_is_int(rhs->ty) ||
 		   (!gt_type_is_int(&v->ty) && v->ty.kind != rhs->ty->kind) ||
-		   (v->ty.kind == TY_TUPLE && !sema_tuple_merge(&v->ty, rhs->ty))) {
+		   ((v->ty.kind == TY_TUPLE || v->ty.kind == TY_INTARRAY) &&
+		    !sema_tuple_merge(&v->ty, rhs->ty))) {
 		char b1[32], b2[32];
 		diag_error(s->src, rhs->loc, "type mismatch for $%s: %s was assigned before, now %s",
 			   lhs->u.name, gt_type_str(&v->ty, b1, sizeof(b1)),
