@@ -649,19 +649,25 @@ static LLVMValueRef cg_call(struct cg *g, struct ast_node *e)
 	case BI_STRERROR:
 	case BI_CGROUP_PATH: /* the number; user space names it */
 		return cg_expr(g, e->u.call.args.v[0]);
-	case BI_PTON: { /* the bytes found at compile time, as a buffer */
+	case BI_PTON: { /* the bytes found at compile time, an array */
 		int n = (int)sn->const_val;
-		LLVMValueRef buf = cg_str_alloca(g, 8 + n);
-		store_int(g, buf, cg_const(g, (uint64_t)n), 8);
+		LLVMValueRef buf = cg_str_alloca(g, n);
 		for (int i = 0; i < n; i++)
 			LLVMBuildStore(g->b, LLVMConstInt(g->i8, (unsigned char)sn->const_str[i], false),
-				       cg_gep8(g, buf, 8 + i));
+				       cg_gep8(g, buf, i));
 		return buf;
 	}
 	case BI_NTOP: { /* u64 family, then 16 address bytes; inet_ntop(3) in user space */
 		struct ast_node **a = e->u.call.args.v;
 		LLVMValueRef buf = cg_str_alloca(g, 24);
 		LLVMBuildMemSet(g->b, buf, LLVMConstInt(g->i8, 0, false), cg_const(g, 24), 8);
+		if (e->u.call.args.n == 1 && a[0]->ty->kind == TY_INTARRAY) { /* 4 or 16 bytes */
+			int n = a[0]->ty->size;
+			store_int(g, buf, cg_const(g, n == 4 ? 2 /* AF_INET */ : 10 /* AF_INET6 */), 8);
+			LLVMBuildMemCpy(g->b, cg_gep8(g, buf, 8), 1, cg_expr(g, a[0]), 1,
+					cg_const(g, (uint64_t)n));
+			return buf;
+		}
 		if (e->u.call.args.n == 1) { /* an IPv4 address in an integer, as it lies in memory */
 			store_int(g, buf, cg_const(g, 2 /* AF_INET */), 8);
 			store_int(g, cg_gep8(g, buf, 8), cg_expr(g, a[0]), 4);
@@ -670,7 +676,7 @@ static LLVMValueRef cg_call(struct cg *g, struct ast_node *e)
 		store_int(g, buf, cg_expr(g, a[0]), 8);
 		const struct gt_type *t = a[1]->ty;
 		LLVMValueRef src = cg_expr(g, a[1]);
-		if (t->kind == TY_BUF || t->kind == TY_STR) {
+		if (t->kind == TY_BUF || t->kind == TY_STR || t->kind == TY_INTARRAY) {
 			int off = t->kind == TY_BUF ? 8 : 0, n = t->size - off;
 			LLVMBuildMemCpy(g->b, cg_gep8(g, buf, 8), 1, cg_gep8(g, src, off), 1,
 					cg_const(g, (uint64_t)(n < 16 ? n : 16)));
@@ -849,6 +855,8 @@ LLVMValueRef cg_expr(struct cg *g, struct ast_node *e)
 			return cg_array_cast(g, e);
 		if (e->u.cast.expr->ty->kind == TY_INTARRAY)
 			return cg_array_to_int(g, e);
+		if (e->u.cast.expr->ty->kind == TY_ARRAY) /* (int32)p->bytes: read as an int */
+			return mem_value(g, cg_expr(g, e->u.cast.expr), e->ty, e->u.cast.expr->sema);
 		if (sn && sn->cast_bool && e->u.cast.expr->ty->kind == TY_STR) /* not "" */
 			return LLVMBuildZExt(g->b, LLVMBuildICmp(g->b, LLVMIntNE,
 								 LLVMBuildLoad2(g->b, g->i8,

@@ -510,9 +510,12 @@ int sema_check_ntop(struct sema *s, struct ast_node *e, const struct builtin *b)
 		if (sema_check_expr(s, args->v[i]))
 			return -EINVAL;
 	struct ast_node *a = args->v[args->n - 1];
-	bool ok = args->n == 1 ? sema_is_int(a)
+	bool v4v6 = a->ty->kind == TY_INTARRAY && a->ty->pointee->size == 1 &&
+		    (a->ty->count == 4 || a->ty->count == 16); /* ntop(pton(s)): by its size */
+	bool ok = args->n == 1 ? sema_is_int(a) || v4v6
 			       : sema_is_int(args->v[0]) &&
 				     (a->ty->kind == TY_BUF || a->ty->kind == TY_ARRAY ||
+				      a->ty->kind == TY_INTARRAY ||
 				      a->ty->kind == TY_PTR || a->ty->kind == TY_STR);
 	if (!ok) {
 		diag_error(s->src, e->loc, "%s", b->usage);
@@ -554,7 +557,8 @@ int sema_check_lbr(struct sema *s, struct ast_node *e, const struct builtin *b)
 	return 0;
 }
 
-/* pton("addr"): its 4 or 16 bytes, found at compile time, as a buffer */
+/* pton("addr"): its 4 or 16 bytes, found at compile time: bpftrace's uint8[4], uint8[16]
+ * ((uint32)pton("127.0.0.1") is the address as it lies in memory) */
 int sema_check_pton(struct sema *s, struct ast_node *e, const struct builtin *b)
 {
 	struct ast_node *a = e->u.call.args.v[0];
@@ -571,7 +575,9 @@ int sema_check_pton(struct sema *s, struct ast_node *e, const struct builtin *b)
 	struct sema_node *sn = sema_node_of(s, e);
 	sn->const_str = arena_strndup(s->arena, (const char *)bytes, (size_t)n);
 	sn->const_val = n;
-	e->ty = sema_type_new(s, TY_BUF, 8 + n, false);
+	e->ty = sema_type_new(s, TY_INTARRAY, n, false);
+	e->ty->pointee = sema_type_new(s, TY_INT, 1, false);
+	e->ty->count = n;
 	return 0;
 }
 

@@ -165,6 +165,37 @@ static int check_array_to_int(struct sema *s, struct ast_node *e, struct gt_type
 	return 0;
 }
 
+/* The C array of integers in memory X reads (a char array field reads as text), or NULL. */
+static struct gt_type *mem_int_array(struct sema *s, const struct ast_node *x)
+{
+	struct gt_type *t = x->ty;
+	if (x->kind == AST_FIELD && x->ty->kind == TY_STR && x->u.field.expr->ty) {
+		struct gt_type *st = x->u.field.expr->ty;
+		st = st->kind == TY_PTR ? st->pointee : st;
+		int i = st->kind == TY_STRUCT ? sema_struct_field(s, st, x->u.field.name) : -1;
+		t = i >= 0 ? st->fields[i] : NULL;
+	}
+	return t && t->kind == TY_ARRAY && t->pointee->kind == TY_INT ? t : NULL;
+}
+
+/* (int32)p->bytes of a C array in memory: its bytes read as an integer of its size */
+static int check_mem_array_to_int(struct sema *s, struct ast_node *e, struct gt_type *arr,
+				  struct gt_type *t)
+{
+	struct ast_node *x = e->u.cast.expr;
+	int size = arr->count * arr->pointee->size;
+	if (t->is_bool || t->size != size) {
+		char b[64];
+		diag_error(s->src, e->loc, "cannot cast %s (%d bytes) to %s: an array casts to an "
+			   "integer of its size", gt_type_str(arr, b, sizeof(b)), size,
+			   e->u.cast.type.name);
+		return -EINVAL;
+	}
+	x->ty = arr; /* its address, which codegen reads */
+	e->ty = t;
+	return 0;
+}
+
 /* $a[i] of an array cast: an element; a constant i must be in the array */
 int sema_intarray_index(struct sema *s, struct ast_node *e)
 {
@@ -206,6 +237,9 @@ int sema_check_cast(struct sema *s, struct ast_node *e)
 	}
 	if (e->u.cast.expr->ty->kind == TY_INTARRAY)
 		return check_array_to_int(s, e, t);
+	struct gt_type *arr = mem_int_array(s, e->u.cast.expr);
+	if (arr)
+		return check_mem_array_to_int(s, e, arr, t);
 	bool str_bool = !strcmp(tn->name, "bool") && e->u.cast.expr->ty->kind == TY_STR;
 	if (!sema_is_int(e->u.cast.expr) && !str_bool) { /* (bool)"s": not "" */
 		diag_error(s->src, e->u.cast.expr->loc, "cannot cast %s to %s",
