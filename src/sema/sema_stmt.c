@@ -5,6 +5,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Whether a value of type T is or holds a pointer made by & (tuples' fields too). */
+static bool holds_own_stack(const struct gt_type *t)
+{
+	if (t->kind == TY_PTR)
+		return t->own_stack;
+	for (int i = 0; t->kind == TY_TUPLE && i < t->nfields; i++)
+		if (holds_own_stack(t->fields[i]))
+			return true;
+	return false;
+}
 
 static int check_assign(struct sema *s, struct ast_node *st)
 {
@@ -45,6 +55,13 @@ static int check_assign(struct sema *s, struct ast_node *st)
 	if (rhs->ty->kind == TY_GO) {
 		diag_error(s->src, rhs->loc, "a variable cannot keep a Go %s (print() it, or keep "
 			   "its fields)", rhs->ty->name);
+		return -EINVAL;
+	}
+	if (s->for_loops.n && holds_own_stack(rhs->ty)) {
+		/* the body is a callback: the verifier refuses stack pointers in the probe's
+		 * frame, where the variables are */
+		diag_error(s->src, rhs->loc, "a pointer made by & cannot be kept in a variable "
+			   "inside a for loop (use it there, or take it before the loop)");
 		return -EINVAL;
 	}
 	struct sema_var *v = sema_find_var(s, lhs->u.name, &slot);
