@@ -238,7 +238,7 @@ int sema_check_cast(struct sema *s, struct ast_node *e)
 	if (e->u.cast.expr->ty->kind == TY_INTARRAY)
 		return check_array_to_int(s, e, t);
 	struct gt_type *arr = mem_int_array(s, e->u.cast.expr);
-	if (arr)
+	if (arr && !(t->is_bool && e->u.cast.expr->ty->kind == TY_STR)) /* (bool)p->name: "" */
 		return check_mem_array_to_int(s, e, arr, t);
 	bool str_bool = !strcmp(tn->name, "bool") && e->u.cast.expr->ty->kind == TY_STR;
 	if (!sema_is_int(e->u.cast.expr) && !str_bool) { /* (bool)"s": not "" */
