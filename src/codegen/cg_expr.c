@@ -266,7 +266,8 @@ static void tuple_copy(struct cg *g, LLVMValueRef dst, const struct gt_type *dt,
 		case TY_BUF:
 		case TY_INET:
 		case TY_STACK:
-		case TY_SYM: {
+		case TY_SYM:
+		case TY_INTARRAY: {
 			int n = sf->size < df->size ? sf->size : df->size;
 			LLVMBuildMemCpy(g->b, dp, 1, sp, 1, cg_const(g, (uint64_t)n));
 			break;
@@ -559,12 +560,22 @@ static LLVMValueRef checked_read(struct cg *g, const struct ast_node *at, LLVMVa
 	return cg_narrow(g, LLVMBuildLoad2(g->b, g->i64, tmp, ""), size, t->is_signed);
 }
 
+/* The value of type T at ADDR, read as AT (an OP_DEREF, AST_FIELD or AST_INDEX) says:
+ * through &$x the program's own stack (kernel memory), else user memory in uprobes and
+ * where sema found it. */
 static LLVMValueRef mem_value(struct cg *g, LLVMValueRef addr, const struct gt_type *t,
-			      bool user_mem)
+			      const struct sema_node *at)
 {
-	bool user = user_mem || g->pp->kind == PLAN_PROG_UPROBE;
+	bool user = !at->own_mem && (at->user_mem || g->pp->kind == PLAN_PROG_UPROBE);
 	if (t->kind == TY_STRUCT || t->kind == TY_ARRAY)
 		return addr;
+	if (gt_type_is_bytes(t) && t->kind != TY_STR) { /* *&$t: a tuple's bytes */
+		LLVMValueRef buf = cg_str_alloca(g, t->size);
+		LLVMValueRef args[4] = {buf, LLVMConstInt(g->i32, (uint64_t)t->size, false), addr,
+					LLVMConstInt(g->i32, user, false)};
+		cg_runtime_call(g, "gt_read_raw", args, 4);
+		return buf;
+	}
 	if (t->kind == TY_STR) {
 		LLVMValueRef buf = cg_str_alloca(g, t->size);
 		LLVMValueRef args[4] = {buf, LLVMConstInt(g->i32, (uint64_t)t->size, false), addr,
@@ -643,19 +654,25 @@ static LLVMValueRef cg_call(struct cg *g, struct ast_node *e)
 	case BI_STRERROR:
 	case BI_CGROUP_PATH: /* the number; user space names it */
 		return cg_expr(g, e->u.call.args.v[0]);
-	case BI_PTON: { /* the bytes found at compile time, as a buffer */
+	case BI_PTON: { /* the bytes found at compile time, an array */
 		int n = (int)sn->const_val;
-		LLVMValueRef buf = cg_str_alloca(g, 8 + n);
-		store_int(g, buf, cg_const(g, (uint64_t)n), 8);
+		LLVMValueRef buf = cg_str_alloca(g, n);
 		for (int i = 0; i < n; i++)
 			LLVMBuildStore(g->b, LLVMConstInt(g->i8, (unsigned char)sn->const_str[i], false),
-				       cg_gep8(g, buf, 8 + i));
+				       cg_gep8(g, buf, i));
 		return buf;
 	}
 	case BI_NTOP: { /* u64 family, then 16 address bytes; inet_ntop(3) in user space */
 		struct ast_node **a = e->u.call.args.v;
 		LLVMValueRef buf = cg_str_alloca(g, 24);
 		LLVMBuildMemSet(g->b, buf, LLVMConstInt(g->i8, 0, false), cg_const(g, 24), 8);
+		if (e->u.call.args.n == 1 && a[0]->ty->kind == TY_INTARRAY) { /* 4 or 16 bytes */
+			int n = a[0]->ty->size;
+			store_int(g, buf, cg_const(g, n == 4 ? 2 /* AF_INET */ : 10 /* AF_INET6 */), 8);
+			LLVMBuildMemCpy(g->b, cg_gep8(g, buf, 8), 1, cg_expr(g, a[0]), 1,
+					cg_const(g, (uint64_t)n));
+			return buf;
+		}
 		if (e->u.call.args.n == 1) { /* an IPv4 address in an integer, as it lies in memory */
 			store_int(g, buf, cg_const(g, 2 /* AF_INET */), 8);
 			store_int(g, cg_gep8(g, buf, 8), cg_expr(g, a[0]), 4);
@@ -664,7 +681,7 @@ static LLVMValueRef cg_call(struct cg *g, struct ast_node *e)
 		store_int(g, buf, cg_expr(g, a[0]), 8);
 		const struct gt_type *t = a[1]->ty;
 		LLVMValueRef src = cg_expr(g, a[1]);
-		if (t->kind == TY_BUF || t->kind == TY_STR) {
+		if (t->kind == TY_BUF || t->kind == TY_STR || t->kind == TY_INTARRAY) {
 			int off = t->kind == TY_BUF ? 8 : 0, n = t->size - off;
 			LLVMBuildMemCpy(g->b, cg_gep8(g, buf, 8), 1, cg_gep8(g, src, off), 1,
 					cg_const(g, (uint64_t)(n < 16 ? n : 16)));
@@ -758,8 +775,7 @@ LLVMValueRef cg_expr(struct cg *g, struct ast_node *e)
 		return str_const(g, e->u.str.bytes, e->u.str.len, e->ty->size);
 	case AST_VAR: {
 		LLVMValueRef slot = g->vars[sn->var_slot];
-		if (e->ty->kind == TY_STR || e->ty->kind == TY_TUPLE || e->ty->kind == TY_BUF ||
-		    e->ty->kind == TY_INET || e->ty->kind == TY_STACK || e->ty->kind == TY_SYM)
+		if (gt_type_is_bytes(e->ty))
 			return slot;
 		return LLVMBuildLoad2(g->b, g->i64, slot, "");
 	}
@@ -770,10 +786,14 @@ LLVMValueRef cg_expr(struct cg *g, struct ast_node *e)
 			return str_const(g, sn->const_str, (int)strlen(sn->const_str), e->ty->size);
 		return cg_const(g, (uint64_t)sn->const_val);
 	case AST_UNARY: {
+		if (e->u.unary.op == OP_ADDR) /* &$x: where its slot is on the stack */
+			return LLVMBuildPtrToInt(
+				g->b, g->vars[((const struct sema_node *)e->u.unary.operand->sema)->var_slot],
+				g->i64, "");
 		LLVMValueRef v = cg_expr(g, e->u.unary.operand);
 		switch (e->u.unary.op) {
 		case OP_DEREF:
-			return mem_value(g, v, e->ty, sn->user_mem);
+			return mem_value(g, v, e->ty, sn);
 		case OP_NEG:
 			return LLVMBuildNeg(g->b, v, "");
 		case OP_BNOT:
@@ -839,6 +859,12 @@ LLVMValueRef cg_expr(struct cg *g, struct ast_node *e)
 		return str ? res : LLVMBuildLoad2(g->b, g->i64, res, "");
 	}
 	case AST_CAST:
+		if (e->ty->kind == TY_INTARRAY)
+			return cg_array_cast(g, e);
+		if (e->u.cast.expr->ty->kind == TY_INTARRAY)
+			return cg_array_to_int(g, e);
+		if (e->u.cast.expr->ty->kind == TY_ARRAY) /* (int32)p->bytes: read as an int */
+			return mem_value(g, cg_expr(g, e->u.cast.expr), e->ty, e->u.cast.expr->sema);
 		if (sn && sn->cast_bool && e->u.cast.expr->ty->kind == TY_STR) /* not "" */
 			return LLVMBuildZExt(g->b, LLVMBuildICmp(g->b, LLVMIntNE,
 								 LLVMBuildLoad2(g->b, g->i8,
@@ -863,14 +889,14 @@ LLVMValueRef cg_expr(struct cg *g, struct ast_node *e)
 			if (sn->err_event)
 				return checked_read(g, e, a, e->ty,
 						    sn->user_mem || g->pp->kind == PLAN_PROG_UPROBE);
-			return mem_value(g, a, e->ty, sn->user_mem);
+			return mem_value(g, a, e->ty, sn);
 		}
 		if (e->u.field.expr->ty && e->u.field.expr->ty->kind == TY_TUPLE) {
 			/* $t.N: a pointer into the tuple, or the integer there */
 			const struct gt_type *tt = e->u.field.expr->ty;
 			LLVMValueRef p = cg_gep8(g, cg_expr(g, e->u.field.expr),
 					      tt->offsets[sn->const_val]);
-			if (e->ty->kind == TY_STR || e->ty->kind == TY_TUPLE)
+			if (gt_type_is_bytes(e->ty))
 				return p;
 			return load_int(g, p, e->ty->kind == TY_INT ? e->ty->size : 8,
 					e->ty->is_signed);
@@ -886,12 +912,14 @@ LLVMValueRef cg_expr(struct cg *g, struct ast_node *e)
 	case AST_INDEX: {
 		/* a[i]: the element's address, then its value */
 		const struct gt_type *bt = e->u.index.expr->ty;
+		if (bt->kind == TY_INTARRAY)
+			return cg_array_elem(g, e);
 		LLVMValueRef i = cg_expr(g, e->u.index.index);
 		if (bt->kind == TY_STR)
 			return str_byte(g, cg_expr(g, e->u.index.expr), i, bt->size);
 		LLVMValueRef off = LLVMBuildMul(g->b, i, cg_const(g, (uint64_t)bt->pointee->size), "");
 		LLVMValueRef a = LLVMBuildAdd(g->b, cg_expr(g, e->u.index.expr), off, "");
-		return mem_value(g, a, e->ty, sn->user_mem);
+		return mem_value(g, a, e->ty, sn);
 	}
 	case AST_TUPLE: {
 		/* a zeroed buffer with each element at its offset, in its own width */
@@ -904,8 +932,7 @@ LLVMValueRef cg_expr(struct cg *g, struct ast_node *e)
 			LLVMValueRef dst = cg_gep8(g, buf, e->ty->offsets[i]);
 			if (ft->kind == TY_TUPLE)
 				cg_tuple_into(g, it, dst, ft);
-			else if (ft->kind == TY_STR || ft->kind == TY_BUF || ft->kind == TY_INET ||
-				 ft->kind == TY_STACK || ft->kind == TY_SYM)
+			else if (gt_type_is_bytes(ft))
 				cg_str_into(g, it, dst, ft->size);
 			else
 				store_int(g, dst, cg_expr(g, it), ft->kind == TY_INT ? ft->size : 8);

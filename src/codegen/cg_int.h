@@ -123,6 +123,11 @@ void cg_store64(struct cg *g, LLVMValueRef p, int off, LLVMValueRef v);
 /* SIZE bytes at P set to 0, whatever SIZE (a loop when big; P then ALIGN 8) */
 void cg_zero(struct cg *g, LLVMValueRef p, int size, unsigned align);
 
+/* cg_array.c: arrays held by value (TY_INTARRAY) */
+LLVMValueRef cg_array_cast(struct cg *g, struct ast_node *e);   /* (int8[8])x: its buffer */
+LLVMValueRef cg_array_to_int(struct cg *g, struct ast_node *e); /* (uint64)$a */
+LLVMValueRef cg_array_elem(struct cg *g, struct ast_node *e);   /* $a[i] */
+
 /* cg_go.c: Go values named through args / rets */
 LLVMValueRef cg_go_value(struct cg *g, struct ast_node *e); /* an integer or a pointer */
 void cg_go_str_into(struct cg *g, struct ast_node *e, LLVMValueRef dst, int size);

@@ -211,9 +211,7 @@ void cg_map_assign(struct cg *g, struct ast_node *st)
 			cg_tuple_into(g, rhs, val, mn->ty); /* sema made mn->ty the map's type */
 		else if (m->kind == PLAN_MAP_VALUE && mn->ty->kind == TY_STRUCT)
 			cg_struct_into(g, rhs, val); /* the struct's bytes from memory */
-		else if (m->kind == PLAN_MAP_VALUE && mn->ty->kind != TY_BUF &&
-			 mn->ty->kind != TY_INET && mn->ty->kind != TY_STACK &&
-			 mn->ty->kind != TY_SYM)
+		else if (m->kind == PLAN_MAP_VALUE && !gt_type_is_bytes(mn->ty))
 			cg_store64(g, val, 0, cg_expr(g, rhs)); /* strftime, strerror: 8 bytes */
 		else
 			cg_str_into(g, rhs, val,

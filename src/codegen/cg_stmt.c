@@ -113,7 +113,8 @@ static void cg_event(struct cg *g, struct ast_node *call, int first)
 			e = e->u.blockexpr.value;
 		if (a->kind == PLAN_ARG_STR || a->kind == PLAN_ARG_TUPLE || a->kind == PLAN_ARG_BUF ||
 		    a->kind == PLAN_ARG_INET || a->kind == PLAN_ARG_STRUCT || a->kind == PLAN_ARG_GO ||
-		    a->kind == PLAN_ARG_STACK || a->kind == PLAN_ARG_SYM) {
+		    a->kind == PLAN_ARG_STACK || a->kind == PLAN_ARG_SYM ||
+		    a->kind == PLAN_ARG_ARRAY) {
 			LLVMValueRef idx = cg_const(g, (uint64_t)a->offset);
 			LLVMValueRef dst = LLVMBuildGEP2(g->b, g->i8, rec, &idx, 1, "");
 			if (a->kind == PLAN_ARG_GO)
@@ -268,8 +269,7 @@ static void cg_assign(struct cg *g, struct ast_node *st)
 		cg_tuple_into(g, rhs, slot, &v->ty);
 		return;
 	}
-	if (v->ty.kind == TY_STR || v->ty.kind == TY_BUF || v->ty.kind == TY_INET ||
-	    v->ty.kind == TY_STACK || v->ty.kind == TY_SYM) {
+	if (gt_type_is_bytes(&v->ty)) {
 		int n = rhs->ty->size < v->ty.size ? rhs->ty->size : v->ty.size;
 		cg_str_into(g, rhs, slot, n);
 		/* the bytes of a longer earlier value go: "a" after "xxxxx" must be the same
@@ -486,8 +486,7 @@ void cg_program(struct cg *g, const struct sema_prog *sp)
 		const struct sema_var *v = &sp->vars[i];
 		if (v->loop_own)
 			continue; /* cg_for makes it */
-		if (v->ty.kind == TY_STR || v->ty.kind == TY_TUPLE || v->ty.kind == TY_BUF ||
-		    v->ty.kind == TY_INET || v->ty.kind == TY_STACK || v->ty.kind == TY_SYM) {
+		if (gt_type_is_bytes(&v->ty)) {
 			g->vars[i] = cg_buf_alloca(g, v->ty.size);
 		} else {
 			g->vars[i] = cg_alloca(g, g->i64, v->name);

@@ -179,6 +179,8 @@ struct plan_arg {
 				    linked (the load bias taken off), as plan.gotypes has it */
 	enum plan_go_show go_show; /* GO: a well-known type printed as its String() does */
 	bool is_bool;            /* INT: printed true or false (%d-style formats: 1, 0) */
+	bool is_addr;            /* INT: &$x's pointer, printed 0x... as current bpftrace prints
+				    pointers (0.17's decimal stays for the others: it has no &) */
 	int enum_id;             /* INT: 1 + its plan.enums entry: %s prints the enumerator */
 	bool go_int;             /* INT: a Go integer (args, rets, retval, duration): %d, %u,
 				    %x without a length print all of it, as Go's fmt */
@@ -275,6 +277,7 @@ struct plan_map {
 	int value_size; /* bytes per CPU */
 	bool value_signed;
 	bool value_bool; /* INT: the values are bools, printed true or false */
+	bool value_addr; /* INT: &$x's pointers, printed 0x... (plan_arg.is_addr) */
 	struct plan_arg value; /* VALUE: the value's layout (offset 0) */
 	int64_t lhist_min, lhist_max, lhist_step;
 	int hist_bits; /* HIST: hist(x, k)'s k, 0 to 5: 2^k buckets a power of 2 */

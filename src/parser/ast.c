@@ -307,6 +307,10 @@ static void dump_node(FILE *out, const struct ast_node *n, int depth)
 		fprintf(out, " (%s%s", n->u.cast.type.name, n->u.cast.type.ptr_depth ? " " : "");
 		for (int i = 0; i < n->u.cast.type.ptr_depth; i++)
 			fputc('*', out);
+		if (n->u.cast.type.is_array && n->u.cast.type.count)
+			fprintf(out, "[%lld]", (long long)n->u.cast.type.count);
+		else if (n->u.cast.type.is_array)
+			fputs("[]", out);
 		fputs(")\n", out);
 		dump_node(out, n->u.cast.expr, depth + 1);
 		break;

@@ -117,6 +117,8 @@ struct fetch_rule {
 struct type_name {
 	const char *name; /* "int32", "uint64", "bool", "string", ... */
 	int ptr_depth;    /* (uint64 *) has 1 */
+	bool is_array;    /* (int8[8]), (int8[]): an array of the named integers */
+	int64_t count;    /* is_array: its elements; 0 for [], sized by the value cast */
 	struct gt_loc loc;
 };
 

@@ -257,7 +257,7 @@ static void push(struct parse_ctx *pc, struct ast_list *l, struct ast_node *n)
 %type <node> macro_param
 %type <str> config_value
 %type <rule> fetch_rule
-%type <type> type
+%type <type> type cast_type
 %type <str> field_name fetch_type
 %type <op> assign_op
 
@@ -572,11 +572,18 @@ unary
 	| '&' unary { $$ = mk_unary(pc, @$, OP_ADDR, $2); }
 	| INC unary { $$ = mk_incdec(pc, @$, true, true, $2); }
 	| DEC unary { $$ = mk_incdec(pc, @$, false, true, $2); }
-	| '(' type ')' unary {
+	| '(' cast_type ')' unary {
 		$$ = mk(pc, AST_CAST, @$);
 		$$->u.cast.type = $2;
 		$$->u.cast.expr = $4;
 	}
+	;
+
+/* current bpftrace's casts to integer arrays: (int8[8])x, (int8[])"s" */
+cast_type
+	: type
+	| type '[' INT ']' { $$ = $1; $$.is_array = true; $$.count = (int64_t)$3; $$.loc = @$; }
+	| type '[' ']' { $$ = $1; $$.is_array = true; $$.loc = @$; }
 	;
 
 /* (uint64 *) has ptr_depth 1 */

@@ -798,6 +798,8 @@ static void value_str(struct strbuf *sb, const struct rt_maps *ms, const struct 
 	case PLAN_MAP_MAX:
 		if (pm->value_bool)
 			strbuf_puts(sb, r->num & 0xff ? "true" : "false");
+		else if (pm->value_addr && !json) /* JSON has no hex numbers */
+			strbuf_printf(sb, "0x%" PRIx64, r->num);
 		else if (pm->value_signed)
 			strbuf_printf(sb, "%" PRId64, (int64_t)r->num);
 		else

@@ -52,7 +52,7 @@ static const char *arg_text(struct rt_output *o, const uint8_t *rec, const struc
 	    a->kind == PLAN_ARG_USERNAME || a->kind == PLAN_ARG_INET || a->kind == PLAN_ARG_BUF ||
 	    a->kind == PLAN_ARG_CGROUP_PATH || a->kind == PLAN_ARG_STRUCT ||
 	    a->kind == PLAN_ARG_TUPLE || a->kind == PLAN_ARG_GO || a->kind == PLAN_ARG_STACK ||
-	    a->kind == PLAN_ARG_SYM) {
+	    a->kind == PLAN_ARG_SYM || a->kind == PLAN_ARG_ARRAY) {
 		o->text.len = 0;
 		rt_value_format(&o->text, o->plan, a, rec, false);
 		strbuf_putc(&o->text, 0);
@@ -272,6 +272,8 @@ static void emit_print(struct rt_output *o, const struct plan_event *ev, const u
 		fputs("{\"type\": \"value\", \"data\": ", o->f);
 	if (a->is_bool)
 		fputs(v & 0xff ? "true" : "false", o->f);
+	else if (a->is_addr && !o->json) /* JSON has no hex numbers */
+		fprintf(o->f, "0x%llx", (unsigned long long)v);
 	else if (a->is_signed)
 		fprintf(o->f, "%lld", (long long)v);
 	else

@@ -119,6 +119,8 @@ void rt_value_format(struct strbuf *sb, const struct gt_plan *plan, const struct
 	case PLAN_ARG_INT:
 		if (a->is_bool)
 			strbuf_puts(sb, rd_int(p, a->size, false) & 0xff ? "true" : "false");
+		else if (a->is_addr && !json) /* JSON has no hex numbers */
+			strbuf_printf(sb, "0x%" PRIx64, rd_int(p, a->size, false));
 		else if (a->is_signed)
 			strbuf_printf(sb, "%" PRId64, (int64_t)rd_int(p, a->size, true));
 		else

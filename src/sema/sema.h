@@ -21,6 +21,8 @@ enum gt_type_kind {
 	TY_PTR,        /* a pointer (8 bytes, an integer that knows its pointee) */
 	TY_STRUCT,     /* a C struct or union in memory: the value is its address */
 	TY_ARRAY,      /* an array in memory (pointee, count): the value is its address */
+	TY_INTARRAY,   /* integers or bools held by value, as bpftrace's (int8[8])x: count of
+			  pointee, size bytes, kept in a buffer as strings are */
 	/* values user space prints (8 bytes in BPF unless said) */
 	TY_STRFTIME,   /* strftime(fmt, ns): ns, printed with fmt */
 	TY_STRERROR,   /* strerror(n): n, printed as strerror(3) text */
@@ -58,6 +60,8 @@ struct gt_type {
 	int stack_mode;               /* TY_STACK: enum plan_stack_mode */
 	bool go_int;                  /* TY_INT: a Go integer (plan_arg.go_int) */
 	bool is_bool;                 /* TY_INT of size 1: true/false, bool casts */
+	bool own_stack;               /* TY_PTR: &$x, into the BPF program's own stack (kernel
+					 memory, whatever the probe) */
 	int enum_id;                  /* TY_INT: 1 + its sema.enums entry (an enumerator or a
 					 (enum NAME) cast; arithmetic drops it) */
 };
@@ -93,6 +97,24 @@ struct sema_goref {
 	 * does not depend on the type is read (len, cap, nil) */
 	const char *varies;
 };
+
+/* Values held as their bytes in a buffer (an expression gives a pointer to them; variables,
+ * records and map values copy the bytes). */
+static inline bool gt_type_is_bytes(const struct gt_type *t)
+{
+	switch (t->kind) {
+	case TY_STR:
+	case TY_TUPLE:
+	case TY_BUF:
+	case TY_INET:
+	case TY_STACK:
+	case TY_SYM:
+	case TY_INTARRAY:
+		return true;
+	default:
+		return false;
+	}
+}
 
 /* Integers and pointers: what arithmetic, comparisons and %d take. */
 static inline bool gt_type_is_int(const struct gt_type *t)
@@ -137,6 +159,7 @@ struct sema_node {
 	bool tp_signed, tp_string, tp_data_loc;
 	int tp_narrow; /* kfunc args, retval: 8-byte context slots holding a narrower int */
 	bool cast_bool; /* AST_CAST to bool: 1 for any nonzero value, as C and Go */
+	bool own_mem;   /* OP_DEREF, AST_INDEX through &$x: reads of the program's own stack */
 	const struct binfo_gotype *gotype; /* with go: its Go type (sema's own) */
 	struct sema_goref *go; /* a Go value (args.x, rets.y, retval and what they reach) */
 	bool raw_site;  /* BI_FUNC of a call-graph event: this very site (its RET's line),

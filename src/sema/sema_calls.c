@@ -78,7 +78,9 @@ static void plan_arg(struct sema *s, const struct gt_type *t, int offset, bool i
 		}
 		break;
 	case TY_ARRAY:
-		if (t->pointee->kind == TY_INT && t->pointee->size == 1) { /* char[N]: text */
+	case TY_INTARRAY: /* bpftrace prints a cast's int8[N] as numbers: [104,105,0] */
+		if (t->kind == TY_ARRAY && t->pointee->kind == TY_INT && t->pointee->size == 1) {
+			/* char[N] in memory: text */
 			a->kind = PLAN_ARG_STR;
 			a->size = t->count;
 			break;
@@ -99,6 +101,7 @@ static void plan_arg(struct sema *s, const struct gt_type *t, int offset, bool i
 		a->is_signed = t->is_signed;
 		a->go_int = t->kind == TY_INT && t->go_int;
 		a->is_bool = t->kind == TY_INT && t->is_bool;
+		a->is_addr = t->kind == TY_PTR && t->own_stack;
 		a->enum_id = t->kind == TY_INT ? t->enum_id : 0;
 		a->size = in_tuple ? t->size : 8;
 		break;
@@ -512,9 +515,12 @@ int sema_check_ntop(struct sema *s, struct ast_node *e, const struct builtin *b)
 		if (sema_check_expr(s, args->v[i]))
 			return -EINVAL;
 	struct ast_node *a = args->v[args->n - 1];
-	bool ok = args->n == 1 ? sema_is_int(a)
+	bool v4v6 = a->ty->kind == TY_INTARRAY && a->ty->pointee->size == 1 &&
+		    (a->ty->count == 4 || a->ty->count == 16); /* ntop(pton(s)): by its size */
+	bool ok = args->n == 1 ? sema_is_int(a) || v4v6
 			       : sema_is_int(args->v[0]) &&
 				     (a->ty->kind == TY_BUF || a->ty->kind == TY_ARRAY ||
+				      a->ty->kind == TY_INTARRAY ||
 				      a->ty->kind == TY_PTR || a->ty->kind == TY_STR);
 	if (!ok) {
 		diag_error(s->src, e->loc, "%s", b->usage);
@@ -556,7 +562,8 @@ int sema_check_lbr(struct sema *s, struct ast_node *e, const struct builtin *b)
 	return 0;
 }
 
-/* pton("addr"): its 4 or 16 bytes, found at compile time, as a buffer */
+/* pton("addr"): its 4 or 16 bytes, found at compile time: bpftrace's uint8[4], uint8[16]
+ * ((uint32)pton("127.0.0.1") is the address as it lies in memory) */
 int sema_check_pton(struct sema *s, struct ast_node *e, const struct builtin *b)
 {
 	struct ast_node *a = e->u.call.args.v[0];
@@ -573,7 +580,9 @@ int sema_check_pton(struct sema *s, struct ast_node *e, const struct builtin *b)
 	struct sema_node *sn = sema_node_of(s, e);
 	sn->const_str = arena_strndup(s->arena, (const char *)bytes, (size_t)n);
 	sn->const_val = n;
-	e->ty = sema_type_new(s, TY_BUF, 8 + n, false);
+	e->ty = sema_type_new(s, TY_INTARRAY, n, false);
+	e->ty->pointee = sema_type_new(s, TY_INT, 1, false);
+	e->ty->count = n;
 	return 0;
 }
 
@@ -751,7 +760,7 @@ int sema_check_print(struct sema *s, struct ast_node *e, const struct builtin *b
 		return -EINVAL;
 	}
 	if (!sema_is_int(arg) && !sema_is_textual(arg) && arg->ty->kind != TY_TUPLE &&
-	    arg->ty->kind != TY_STRUCT && arg->ty->kind != TY_GO) {
+	    arg->ty->kind != TY_STRUCT && arg->ty->kind != TY_GO && arg->ty->kind != TY_INTARRAY) {
 		diag_error(s->src, arg->loc, "print() cannot print %s", sema_kind_word(arg));
 		return -EINVAL;
 	}

@@ -1,5 +1,5 @@
-/* sema_cast: type names and casts: (uint32)x, (int32 *)p, (bool)x, (enum NAME)x, and
- * the integer types that let $x: TYPE and sizeof(TYPE) name. */
+/* sema_cast: type names and casts: (uint32)x, (int32 *)p, (bool)x, (enum NAME)x,
+ * (int8[8])x and back, and the integer types that let $x: TYPE and sizeof(TYPE) name. */
 #include "sema/sema_int.h"
 
 #include <errno.h>
@@ -98,11 +98,125 @@ int sema_check_offsetof(struct sema *s, struct ast_node *e, const struct builtin
 	return 0;
 }
 
+/* Bigger arrays would not come from an integer or a string of the BPF stack anyway. */
+#define MAX_ARRAY_CAST 1024
+
+/* (int8[8])x, (bool[2])x, (uint8[])"s": the bytes of an integer or a string, by value.
+ * As bpftrace: the sizes match, or an integer widens to an array of at most 8 bytes; []
+ * takes as many elements as the value's bytes hold. */
+static int check_array_cast(struct sema *s, struct ast_node *e)
+{
+	struct type_name *tn = &e->u.cast.type, base = *tn;
+	struct ast_node *x = e->u.cast.expr;
+	base.is_array = false;
+	struct gt_type *el = tn->ptr_depth ? NULL : sema_int_type_named(s, &base);
+	if (!el || el->enum_id) {
+		diag_error(s->src, tn->loc, "an array cast takes integer or bool elements, not "
+			   "'%s%s'", tn->name, tn->ptr_depth ? " *" : "");
+		return -EINVAL;
+	}
+	char b1[64], b2[64];
+	if (x->ty->kind != TY_INT && x->ty->kind != TY_STR) {
+		diag_error(s->src, x->loc, "cannot cast %s to an array (an integer or a string "
+			   "can be)", sema_kind_word(x));
+		return -EINVAL;
+	}
+	int64_t count = tn->count, xsize = x->ty->size;
+	if (!count && xsize % el->size) {
+		diag_error(s->src, e->loc, "cannot size %s[]: %s is %lld bytes, not a multiple of "
+			   "%d", tn->name, gt_type_str(x->ty, b1, sizeof(b1)), (long long)xsize,
+			   el->size);
+		return -EINVAL;
+	}
+	if (!count)
+		count = xsize / el->size;
+	if (count < 0 || count > MAX_ARRAY_CAST / el->size) {
+		diag_error(s->src, e->loc, "an array cast makes at most %d bytes", MAX_ARRAY_CAST);
+		return -EINVAL;
+	}
+	int64_t size = count * el->size;
+	bool widens = x->ty->kind == TY_INT && size > xsize && size <= 8;
+	if (size != xsize && !widens) {
+		diag_error(s->src, e->loc, "cannot cast %s (%lld bytes) to %s[%lld] (%lld bytes): "
+			   "the sizes must match", gt_type_str(x->ty, b1, sizeof(b1)),
+			   (long long)xsize, gt_type_str(el, b2, sizeof(b2)), (long long)count,
+			   (long long)size);
+		return -EINVAL;
+	}
+	struct gt_type *t = sema_type_new(s, TY_INTARRAY, (int)size, false);
+	t->pointee = el;
+	t->count = (int)count;
+	e->ty = t;
+	return 0;
+}
+
+/* (uint64)$a of an array $a = (int8[8])x: its bytes as an integer of the same size */
+static int check_array_to_int(struct sema *s, struct ast_node *e, struct gt_type *t)
+{
+	struct ast_node *x = e->u.cast.expr;
+	if (t->is_bool || t->size != x->ty->size) {
+		char b[64];
+		diag_error(s->src, e->loc, "cannot cast %s (%d bytes) to %s: an array casts to an "
+			   "integer of its size", gt_type_str(x->ty, b, sizeof(b)), x->ty->size,
+			   e->u.cast.type.name);
+		return -EINVAL;
+	}
+	e->ty = t;
+	return 0;
+}
+
+/* The C array of integers in memory X reads (a char array field reads as text), or NULL. */
+static struct gt_type *mem_int_array(struct sema *s, const struct ast_node *x)
+{
+	struct gt_type *t = x->ty;
+	if (x->kind == AST_FIELD && x->ty->kind == TY_STR && x->u.field.expr->ty) {
+		struct gt_type *st = x->u.field.expr->ty;
+		st = st->kind == TY_PTR ? st->pointee : st;
+		int i = st->kind == TY_STRUCT ? sema_struct_field(s, st, x->u.field.name) : -1;
+		t = i >= 0 ? st->fields[i] : NULL;
+	}
+	return t && t->kind == TY_ARRAY && t->pointee->kind == TY_INT ? t : NULL;
+}
+
+/* (int32)p->bytes of a C array in memory: its bytes read as an integer of its size */
+static int check_mem_array_to_int(struct sema *s, struct ast_node *e, struct gt_type *arr,
+				  struct gt_type *t)
+{
+	struct ast_node *x = e->u.cast.expr;
+	int size = arr->count * arr->pointee->size;
+	if (t->is_bool || t->size != size) {
+		char b[64];
+		diag_error(s->src, e->loc, "cannot cast %s (%d bytes) to %s: an array casts to an "
+			   "integer of its size", gt_type_str(arr, b, sizeof(b)), size,
+			   e->u.cast.type.name);
+		return -EINVAL;
+	}
+	x->ty = arr; /* its address, which codegen reads */
+	e->ty = t;
+	return 0;
+}
+
+/* $a[i] of an array cast: an element; a constant i must be in the array */
+int sema_intarray_index(struct sema *s, struct ast_node *e)
+{
+	const struct gt_type *at = e->u.index.expr->ty;
+	struct ast_node *i = e->u.index.index;
+	if (i->kind == AST_INT && i->u.int_.value >= (uint64_t)at->count) {
+		diag_error(s->src, i->loc, "index %llu is past the end of %s",
+			   (unsigned long long)i->u.int_.value, gt_type_str(at, (char[64]){0}, 64));
+		return -EINVAL;
+	}
+	e->ty = at->pointee;
+	return 0;
+}
+
 int sema_check_cast(struct sema *s, struct ast_node *e)
 {
 	struct type_name *tn = &e->u.cast.type;
 	if (sema_check_expr(s, e->u.cast.expr))
 		return -EINVAL;
+	if (tn->is_array)
+		return check_array_cast(s, e);
 	if (tn->ptr_depth) {
 		struct gt_type *t = sema_ptr_type_named(s, tn);
 		if (!t)
@@ -112,6 +226,7 @@ int sema_check_cast(struct sema *s, struct ast_node *e)
 				   sema_kind_word(e->u.cast.expr));
 			return -EINVAL;
 		}
+		t->own_stack = e->u.cast.expr->ty->own_stack; /* (int8 *)&$s reads $s still */
 		e->ty = t;
 		return 0;
 	}
@@ -120,6 +235,11 @@ int sema_check_cast(struct sema *s, struct ast_node *e)
 		diag_error(s->src, tn->loc, "cannot cast to '%s' yet", tn->name);
 		return -ENOTSUP;
 	}
+	if (e->u.cast.expr->ty->kind == TY_INTARRAY)
+		return check_array_to_int(s, e, t);
+	struct gt_type *arr = mem_int_array(s, e->u.cast.expr);
+	if (arr && !(t->is_bool && e->u.cast.expr->ty->kind == TY_STR)) /* (bool)p->name: "" */
+		return check_mem_array_to_int(s, e, arr, t);
 	bool str_bool = !strcmp(tn->name, "bool") && e->u.cast.expr->ty->kind == TY_STR;
 	if (!sema_is_int(e->u.cast.expr) && !str_bool) { /* (bool)"s": not "" */
 		diag_error(s->src, e->u.cast.expr->loc, "cannot cast %s to %s",

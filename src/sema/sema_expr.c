@@ -57,7 +57,8 @@ const char *gt_type_str(const struct gt_type *t, char *buf, size_t len)
 	}
 	case TY_STRUCT:
 		return t->name ? t->name : "struct";
-	case TY_ARRAY: {
+	case TY_ARRAY:
+	case TY_INTARRAY: {
 		char sub[64];
 		snprintf(buf, len, "%s[%d]", gt_type_str(t->pointee, sub, sizeof(sub)), t->count);
 		return buf;
@@ -106,6 +107,8 @@ static int type_align(const struct gt_type *t)
 		return t->size;
 	case TY_STR:
 		return 1;
+	case TY_INTARRAY:
+		return t->pointee->size;
 	case TY_STRUCT:
 		return t->align ? t->align : 8;
 	case TY_TUPLE: {
@@ -145,6 +148,8 @@ struct gt_type *sema_type_copy(struct sema *s, const struct gt_type *t)
 	c->fmt = t->fmt;
 	c->pointee = t->pointee;
 	c->is_bool = t->is_bool;
+	c->own_stack = t->own_stack;
+	c->count = t->count;
 	c->enum_id = t->enum_id;
 	c->names = t->names;
 	if (t->kind != TY_TUPLE)
@@ -225,6 +230,10 @@ static bool merge(struct gt_type *a, const struct gt_type *b)
 		return !strcmp(a->fmt, b->fmt);
 	if (a->kind == TY_STRUCT) /* the same struct: they do not grow */
 		return a == b || (a->name && b->name && !strcmp(a->name, b->name));
+	if (a->kind == TY_INTARRAY) /* the same elements, as many */
+		return a->size == b->size && a->pointee->size == b->pointee->size &&
+		       a->pointee->is_signed == b->pointee->is_signed &&
+		       a->pointee->is_bool == b->pointee->is_bool;
 	if (a->kind != TY_TUPLE)
 		return true;
 	if (a->nfields != b->nfields || !a->names != !b->names)
@@ -351,6 +360,8 @@ const char *sema_kind_word(const struct ast_node *e)
 		return "a pointer";
 	case TY_TUPLE:
 		return "a tuple";
+	case TY_INTARRAY:
+		return "an array";
 	case TY_GO:
 		return "a Go value (print() it, or use its fields, elements, len())";
 	case TY_NIL:
@@ -820,10 +831,8 @@ int sema_check_expr(struct sema *s, struct ast_node *e)
 		return check_posparam(s, e);
 	case AST_UNARY: {
 		enum ast_op op = e->u.unary.op;
-		if (op == OP_ADDR) {
-			diag_error(s->src, e->loc, "address-of is not supported yet");
-			return -ENOTSUP;
-		}
+		if (op == OP_ADDR)
+			return sema_check_addr(s, e);
 		if (op == OP_DEREF) {
 			struct ast_node *p = e->u.unary.operand;
 			if (sema_check_expr(s, p))
@@ -836,6 +845,7 @@ int sema_check_expr(struct sema *s, struct ast_node *e)
 				return -EINVAL;
 			}
 			sema_node_of(s, e)->user_mem = sema_node_of(s, p)->user_mem;
+			sema_node_of(s, e)->own_mem = p->ty->own_stack;
 			e->ty = element_value_type(s, p->ty->pointee);
 			return 0;
 		}
@@ -960,12 +970,15 @@ int sema_check_expr(struct sema *s, struct ast_node *e)
 			e->ty = sema_type_new(s, TY_INT, 1, true);
 			return 0;
 		}
+		if (b->ty->kind == TY_INTARRAY && sema_is_int(i))
+			return sema_intarray_index(s, e);
 		if ((b->ty->kind != TY_ARRAY && b->ty->kind != TY_PTR) || !sema_is_int(i)) {
 			diag_error(s->src, e->loc, "only an array or a pointer can be indexed, "
 				   "by an integer");
 			return -EINVAL;
 		}
 		sema_node_of(s, e)->user_mem = sema_node_of(s, b)->user_mem;
+		sema_node_of(s, e)->own_mem = b->ty->own_stack;
 		e->ty = element_value_type(s, b->ty->pointee);
 		return 0;
 	}

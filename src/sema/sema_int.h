@@ -239,6 +239,10 @@ struct gt_type *sema_int_type_named(struct sema *s, const struct type_name *tn);
 struct gt_type *sema_ptr_type_named(struct sema *s, const struct type_name *tn);
 /* sema_cast.c: (TYPE)expr */
 int sema_check_cast(struct sema *s, struct ast_node *e);
+/* $a[i] of a by-value array (TY_INTARRAY) */
+int sema_intarray_index(struct sema *s, struct ast_node *e);
+/* sema_addr.c: &$x */
+int sema_check_addr(struct sema *s, struct ast_node *e);
 int sema_map_call(struct sema *s, struct ast_node *call, const struct builtin *b);
 int sema_check_has_key(struct sema *s, struct ast_node *e, const struct builtin *b);
 

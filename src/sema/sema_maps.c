@@ -609,6 +609,7 @@ int sema_map_assign(struct sema *s, struct ast_node *st)
 		return -EINVAL;
 	}
 	bool value = rhs->ty->kind == TY_TUPLE || rhs->ty->kind == TY_STRUCT ||
+		     rhs->ty->kind == TY_INTARRAY ||
 		     rhs->ty->kind == TY_STRFTIME ||
 		     rhs->ty->kind == TY_STRERROR || rhs->ty->kind == TY_USERNAME ||
 		     rhs->ty->kind == TY_BUF || rhs->ty->kind == TY_INET || rhs->ty->kind == TY_STACK || rhs->ty->kind == TY_SYM ||
@@ -817,6 +818,7 @@ int sema_finish_maps(struct sema *s, struct gt_plan *plan, struct arena *a)
 		pm->percpu = pm->kind != PLAN_MAP_INT && pm->kind != PLAN_MAP_STR &&
 			     pm->kind != PLAN_MAP_VALUE;
 		pm->value_bool = m->value_bool;
+		pm->value_addr = m->value_ty && m->value_ty->kind == TY_PTR && m->value_ty->own_stack;
 		pm->nkeys = m->nkeys;
 		pm->key_open = m->key_open;
 		pm->key_close = m->key_close;

@@ -5,6 +5,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Whether a value of type T is or holds a pointer made by & (tuples' fields too). */
+static bool holds_own_stack(const struct gt_type *t)
+{
+	if (t->kind == TY_PTR)
+		return t->own_stack;
+	for (int i = 0; t->kind == TY_TUPLE && i < t->nfields; i++)
+		if (holds_own_stack(t->fields[i]))
+			return true;
+	return false;
+}
 
 static int check_assign(struct sema *s, struct ast_node *st)
 {
@@ -47,6 +57,13 @@ static int check_assign(struct sema *s, struct ast_node *st)
 			   "its fields)", rhs->ty->name);
 		return -EINVAL;
 	}
+	if (s->for_loops.n && holds_own_stack(rhs->ty)) {
+		/* the body is a callback: the verifier refuses stack pointers in the probe's
+		 * frame, where the variables are */
+		diag_error(s->src, rhs->loc, "a pointer made by & cannot be kept in a variable "
+			   "inside a for loop (use it there, or take it before the loop)");
+		return -EINVAL;
+	}
 	struct sema_var *v = sema_find_var(s, lhs->u.name, &slot);
 	if (v && v->untyped && !st->u.assign.op) { /* the first value of let $x; */
 		v->ty = *sema_type_copy(s, rhs->ty);
@@ -74,7 +91,8 @@ static int check_assign(struct sema *s, struct ast_node *st)
 		v = nv;
 	} else if (gt_type_is_int(&v->ty) != gt_type_is_int(rhs->ty) ||
 		   (!gt_type_is_int(&v->ty) && v->ty.kind != rhs->ty->kind) ||
-		   (v->ty.kind == TY_TUPLE && !sema_tuple_merge(&v->ty, rhs->ty))) {
+		   ((v->ty.kind == TY_TUPLE || v->ty.kind == TY_INTARRAY) &&
+		    !sema_tuple_merge(&v->ty, rhs->ty))) {
 		char b1[32], b2[32];
 		diag_error(s->src, rhs->loc, "type mismatch for $%s: %s was assigned before, now %s",
 			   lhs->u.name, gt_type_str(&v->ty, b1, sizeof(b1)),
