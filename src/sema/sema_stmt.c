@@ -133,39 +133,6 @@ void sema_loop_capture(struct sema *s, int slot)
 }
 
 /* for ($kv : @m) { } and for ($i : a..b) { }: the loop's variable lives in its body only. */
-static int check_for(struct sema *s, struct ast_node *st);
-
-/* while (c) { body } runs as for ($hidden : 0..2^23) { if (c) { } else { break; } body }:
- * bpf_loop's callback is verified once, where an inline loop is walked by the verifier
- * iteration by iteration, every branch of the body (a map update that can fail is one)
- * forking it: a loop of 1024 map updates went past the verifier's million instructions.
- * 2^23 is bpf_loop's most; an inline loop that long never loaded at all. */
-static int check_while(struct sema *s, struct ast_node *st)
-{
-	struct ast_node *cond = st->u.loop.expr, *body = st->u.loop.body;
-	struct ast_node *stop = ast_new(s->arena, AST_BLOCK, cond->loc);
-	ast_list_push(s->arena, &stop->u.block.stmts, ast_new(s->arena, AST_BREAK, cond->loc));
-	struct ast_node *test = ast_new(s->arena, AST_IF, cond->loc);
-	test->u.if_.cond = cond;
-	test->u.if_.then = ast_new(s->arena, AST_BLOCK, cond->loc);
-	test->u.if_.els = stop;
-	struct ast_node *block = ast_new(s->arena, AST_BLOCK, body->loc);
-	ast_list_push(s->arena, &block->u.block.stmts, test);
-	for (int i = 0; i < body->u.block.stmts.n; i++)
-		ast_list_push(s->arena, &block->u.block.stmts, body->u.block.stmts.v[i]);
-	struct ast_node *var = ast_new(s->arena, AST_VAR, st->loc);
-	var->u.name = arena_printf(s->arena, "while@%p", (void *)st); /* no script's name */
-	struct ast_node *lo = ast_new(s->arena, AST_INT, st->loc);
-	struct ast_node *hi = ast_new(s->arena, AST_INT, st->loc);
-	hi->u.int_.value = 1u << 23;
-	st->kind = AST_FOR;
-	st->u.for_.var = var;
-	st->u.for_.iter = lo;
-	st->u.for_.end = hi;
-	st->u.for_.body = block;
-	return check_for(s, st);
-}
-
 static int check_for(struct sema *s, struct ast_node *st)
 {
 	struct ast_node *var = st->u.for_.var, *iter = st->u.for_.iter, *end = st->u.for_.end;
@@ -254,8 +221,18 @@ static int check_stmt(struct sema *s, struct ast_node *st)
 		sema_node_of(s, st)->const_val = count;
 		return err | sema_check_block(s, st->u.loop.body) ? -EINVAL : 0;
 	}
-	case AST_WHILE:
-		return check_while(s, st);
+	case AST_WHILE: {
+		int err = sema_check_expr(s, st->u.loop.expr);
+		if (!err && !sema_is_int(st->u.loop.expr)) {
+			diag_error(s->src, st->u.loop.expr->loc,
+				   "condition must be an integer, got %s", sema_kind_word(st->u.loop.expr));
+			err = -EINVAL;
+		}
+		s->loop_depth++;
+		err |= sema_check_block(s, st->u.loop.body);
+		s->loop_depth--;
+		return err ? -EINVAL : 0;
+	}
 	case AST_FOR:
 		return check_for(s, st);
 	case AST_BREAK:
