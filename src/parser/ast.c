@@ -417,6 +417,7 @@ void ast_for_each_slot(struct ast_node *n, void (*one)(struct ast_node **slot, v
 		break;
 	case AST_CAST:
 		ONE(n->u.cast.expr);
+		ONE(n->u.cast.type.of);
 		break;
 	case AST_FIELD:
 		ONE(n->u.field.expr);
@@ -445,8 +446,10 @@ void ast_for_each_slot(struct ast_node *n, void (*one)(struct ast_node **slot, v
 	case AST_IDENT:
 	case AST_POSPARAM:
 	case AST_FETCH:
-	case AST_TYPE:
 	case AST_KIND_COUNT:
+		break;
+	case AST_TYPE:
+		ONE(n->u.type.of);
 		break;
 	}
 #undef ONE

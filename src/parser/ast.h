@@ -119,6 +119,7 @@ struct type_name {
 	int ptr_depth;    /* (uint64 *) has 1 */
 	bool is_array;    /* (int8[8]), (int8[]): an array of the named integers */
 	int64_t count;    /* is_array: its elements; 0 for [], sized by the value cast */
+	struct ast_node *of; /* typeof(e): e's type, by sema (name "typeof" until then) */
 	struct gt_loc loc;
 };
 

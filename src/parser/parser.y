@@ -236,6 +236,7 @@ static void push(struct parse_ctx *pc, struct ast_list *l, struct ast_node *n)
 %token <num> POSPARAM "positional parameter"
 %token <strlit> STRING "string"
 %token IF "'if'" ELSE "'else'" UNROLL "'unroll'" WHILE "'while'" RETURN "'return'"
+%token TYPEOF "'typeof'"
 %token FOR "'for'" BREAK "'break'" CONTINUE "'continue'" DOTDOT "'..'" LET "'let'"
 %token FETCH_ARG "'arg('"
 %token CONFIG "'config ='"
@@ -590,6 +591,9 @@ cast_type
 type
 	: TYPENAME { $$ = (struct type_name){.name = $1, .loc = @$}; }
 	| type '*' { $$ = $1; $$.ptr_depth++; $$.loc = @$; }
+	/* current bpftrace's typeof(e) and typeof(T): e's type (sema), or T */
+	| TYPEOF '(' expr ')' { $$ = (struct type_name){.name = "typeof", .of = $3, .loc = @$}; }
+	| TYPEOF '(' type ')' { $$ = $3; $$.loc = @$; }
 	;
 
 postfix

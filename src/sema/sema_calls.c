@@ -410,6 +410,8 @@ int sema_check_sizeof(struct sema *s, struct ast_node *e, const struct builtin *
 	struct sema_node *sn = sema_node_of(s, e);
 	(void)b;
 	if (a->kind == AST_TYPE) {
+		if (sema_typeof(s, &a->u.type))
+			return -EINVAL;
 		bool is_struct = !strncmp(a->u.type.name, "struct ", 7) ||
 				 !strncmp(a->u.type.name, "union ", 6);
 		struct gt_type *t = a->u.type.ptr_depth ? &sema_ty_u64

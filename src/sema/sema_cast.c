@@ -32,6 +32,33 @@ struct gt_type *sema_ptr_type_named(struct sema *s, const struct type_name *tn)
 	return t;
 }
 
+int sema_typeof(struct sema *s, struct type_name *tn)
+{
+	if (!tn->of)
+		return 0;
+	struct ast_node *e = tn->of;
+	if (sema_check_expr(s, e))
+		return -EINVAL;
+	const struct gt_type *t = e->ty;
+	int depth = tn->ptr_depth;
+	for (; t->kind == TY_PTR && t->pointee; t = t->pointee)
+		depth++;
+	if (t->kind == TY_INT && t->is_bool) {
+		tn->name = "bool";
+	} else if (t->kind == TY_INT && !t->enum_id && (t->size == 1 || t->size == 2 ||
+							t->size == 4 || t->size == 8)) {
+		tn->name = arena_printf(s->arena, "%sint%d", t->is_signed ? "" : "u", t->size * 8);
+	} else if (t->kind == TY_STRUCT && depth && t->name) {
+		tn->name = t->name;
+	} else {
+		diag_error(s->src, e->loc, "typeof() of %s is not supported yet", sema_kind_word(e));
+		return -ENOTSUP;
+	}
+	tn->ptr_depth = depth;
+	tn->of = NULL; /* resolved: the name says it now */
+	return 0;
+}
+
 struct gt_type *sema_int_type_named(struct sema *s, const struct type_name *tn)
 {
 	if (!strncmp(tn->name, "enum ", 5)) { /* (enum NAME)x: printf("%s") names it */
@@ -213,7 +240,7 @@ int sema_intarray_index(struct sema *s, struct ast_node *e)
 int sema_check_cast(struct sema *s, struct ast_node *e)
 {
 	struct type_name *tn = &e->u.cast.type;
-	if (sema_check_expr(s, e->u.cast.expr))
+	if (sema_typeof(s, tn) || sema_check_expr(s, e->u.cast.expr))
 		return -EINVAL;
 	if (tn->is_array)
 		return check_array_cast(s, e);

@@ -236,6 +236,9 @@ int sema_check_cgroup_path(struct sema *s, struct ast_node *e, const struct buil
 int sema_check_pton(struct sema *s, struct ast_node *e, const struct builtin *b);
 /* int8 .. uint64, bool: the integer type of a cast or sizeof, or NULL */
 struct gt_type *sema_int_type_named(struct sema *s, const struct type_name *tn);
+/* typeof(e) in TN: named after e's type (an integer, a bool, a pointer to one or to a
+ * struct); 0, or -EINVAL after an error. Nothing to do for any other type name. */
+int sema_typeof(struct sema *s, struct type_name *tn);
 struct gt_type *sema_ptr_type_named(struct sema *s, const struct type_name *tn);
 /* sema_cast.c: (TYPE)expr */
 int sema_check_cast(struct sema *s, struct ast_node *e);
