@@ -256,8 +256,12 @@ static void tuple_copy(struct cg *g, LLVMValueRef dst, const struct gt_type *dt,
 		       const struct gt_type *st)
 {
 	for (int i = 0; i < dt->nfields; i++) {
-		const struct gt_type *df = dt->fields[i], *sf = st->fields[i];
-		LLVMValueRef dp = cg_gep8(g, dst, dt->offsets[i]), sp = cg_gep8(g, src, st->offsets[i]);
+		/* a record's fields by name: (b = 1, a = 2) into a variable of (a, b) */
+		int j = dt->names && st->names ? gt_record_field(st, dt->names[i]) : i;
+		if (j < 0)
+			continue;
+		const struct gt_type *df = dt->fields[i], *sf = st->fields[j];
+		LLVMValueRef dp = cg_gep8(g, dst, dt->offsets[i]), sp = cg_gep8(g, src, st->offsets[j]);
 		switch (df->kind) {
 		case TY_TUPLE:
 			tuple_copy(g, dp, df, sp, sf);

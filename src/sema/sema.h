@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "common/plan.h"
 #include "parser/ast.h"
@@ -100,6 +101,15 @@ struct sema_goref {
 
 /* Values held as their bytes in a buffer (an expression gives a pointer to them; variables,
  * records and map values copy the bytes). */
+/* The field of record (named tuple) T called NAME: its index, or -1. */
+static inline int gt_record_field(const struct gt_type *t, const char *name)
+{
+	for (int i = 0; t->names && i < t->nfields; i++)
+		if (!strcmp(t->names[i], name))
+			return i;
+	return -1;
+}
+
 static inline bool gt_type_is_bytes(const struct gt_type *t)
 {
 	switch (t->kind) {

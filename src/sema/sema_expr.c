@@ -238,10 +238,12 @@ static bool merge(struct gt_type *a, const struct gt_type *b)
 		return true;
 	if (a->nfields != b->nfields || !a->names != !b->names)
 		return false;
-	for (int i = 0; i < a->nfields; i++)
-		if (!merge(a->fields[i], b->fields[i]) ||
-		    (a->names && strcmp(a->names[i], b->names[i])))
+	for (int i = 0; i < a->nfields; i++) {
+		/* records match by name, in any order (current bpftrace) */
+		int j = a->names ? gt_record_field(b, a->names[i]) : i;
+		if (j < 0 || !merge(a->fields[i], b->fields[j]))
 			return false;
+	}
 	return true;
 }
 
