@@ -116,6 +116,8 @@ static struct ast_node *mk_incdec(struct parse_ctx *pc, struct gt_loc loc, bool 
 	return n;
 }
 
+static void push(struct parse_ctx *pc, struct ast_list *l, struct ast_node *n);
+
 static struct ast_node *mk_assign(struct parse_ctx *pc, struct gt_loc loc, struct ast_node *lhs,
 				  enum ast_op op, struct ast_node *rhs)
 {
@@ -123,6 +125,16 @@ static struct ast_node *mk_assign(struct parse_ctx *pc, struct gt_loc loc, struc
 	n->u.assign.lhs = lhs;
 	n->u.assign.op = op;
 	n->u.assign.rhs = rhs;
+	if (lhs->kind == AST_MAP && rhs && rhs->kind == AST_BLOCK_EXPR && rhs->u.blockexpr.value &&
+	    rhs->u.blockexpr.value->kind == AST_CALL) {
+		/* @m = { ...; avg($a) } is { ...; @m = avg($a) }: the same order of effects,
+		 * and an aggregation is then stored by its map's assignment, as it must be */
+		struct ast_node *blk = rhs->u.blockexpr.block;
+		n->u.assign.rhs = rhs->u.blockexpr.value;
+		push(pc, &blk->u.block.stmts, n);
+		blk->u.block.open_tail = false;
+		return blk;
+	}
 	return n;
 }
 
