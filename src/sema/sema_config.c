@@ -4,6 +4,7 @@
  * the environment (which still wins) can come from the script too. Variables that tune
  * bpftrace's own machinery (log_size, on_stack_limit ...) are accepted and change nothing:
  * gotrace has no such knob (docs/bpftrace-differences.md). */
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -143,5 +144,16 @@ int sema_config_apply(struct arena *a, const struct diag_src *src, const struct 
 	for (int i = 0; i < l->n; i++)
 		if (l->v[i]->kind == AST_CONFIG)
 			err |= check_one(a, src, l->v[i]);
+	/* current bpftrace's environment names are BPFTRACE_ and the config name
+	 * (BPFTRACE_MAX_CAT_BYTES); gotrace's older ones (BPFTRACE_CAT_BYTES_MAX) win */
+	for (size_t i = 0; i < ARRAY_SIZE(vars); i++) {
+		char name[64];
+		size_t n = (size_t)snprintf(name, sizeof(name), "BPFTRACE_%s", vars[i].name);
+		for (size_t k = 9; k < n && k < sizeof(name); k++)
+			name[k] = (char)toupper((unsigned char)name[k]);
+		const char *v = vars[i].env ? getenv(name) : NULL;
+		if (v && strcmp(name + 9, vars[i].env))
+			gt_config_set(vars[i].env, v);
+	}
 	return err ? -EINVAL : 0;
 }

@@ -45,6 +45,22 @@ if s.case("notify"):
             r.returncode == 0 and r.stdout == "__BPFTRACE_NOTIFY_PROBES_ATTACHED\nbegin\n" and
             plain.stdout == "begin\n", describe(r) + describe(plain))
 
+# config = { max_cat_bytes = N } and the environment's names for it: bpftrace 0.17's
+# BPFTRACE_CAT_BYTES_MAX and current bpftrace's BPFTRACE_MAX_CAT_BYTES (the environment wins)
+if s.case("config-env"):
+    prog = 'i:ms:1 { cat("/proc/self/cmdline"); exit(); }'
+    outs = []
+    for env, cfg in (({}, "config = { max_cat_bytes = 3 } "),
+                     ({"BPFTRACE_MAX_CAT_BYTES": "2"}, ""),
+                     ({"BPFTRACE_CAT_BYTES_MAX": "4"}, ""),
+                     ({"BPFTRACE_MAX_CAT_BYTES": "5"}, "config = { max_cat_bytes = 3 } ")):
+        r = subprocess.run([s.gotrace, "-q", "-e", cfg + prog], capture_output=True,
+                           env=dict(s.env, **env), timeout=60)
+        outs.append(r.stdout)
+    s.check("max_cat_bytes from the config block, BPFTRACE_MAX_CAT_BYTES, BPFTRACE_CAT_BYTES_MAX",
+            [len(o) for o in outs] == [3, 2, 4, 5] and all(o == outs[3][:len(o)] for o in outs),
+            repr(outs))
+
 if s.case("profile"):
     r = s.run(["-e", 'profile:hz:99 { @[probe] = count(); } interval:ms:500 { exit(); }'])
     s.check("profile:hz samples on the CPUs",
