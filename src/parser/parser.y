@@ -38,6 +38,7 @@ struct parse_ctx {
 	/* lexer state */
 	int line, col;        /* position of the next character */
 	struct gt_loc last;   /* last token returned; end of input is reported after it */
+	int last_tok;         /* and its kind: an `if` after an operator is an expression */
 	enum lex_mode mode;
 	int paren, bracket, brace; /* nesting inside the current predicate or block */
 	int fetch_depth;           /* parentheses open inside arg( ... ) */
@@ -178,6 +179,52 @@ static struct ast_node *mk_var(struct parse_ctx *pc, struct gt_loc loc, const ch
 }
 
 /* `let $x: TYPE = EXPR`: (TYPE)EXPR; without EXPR the type's zero ("" for a string) */
+/* Whether BLK ends in a value: an expression without ';', or an if/else whose branches
+ * do (current bpftrace's if as an expression). */
+static bool has_value(const struct ast_node *blk)
+{
+	const struct ast_list *l = &blk->u.block.stmts;
+	if (!l->n)
+		return false;
+	const struct ast_node *last = l->v[l->n - 1];
+	if (blk->u.block.open_tail && last->kind == AST_EXPR_STMT)
+		return true;
+	while (last->kind == AST_IF && last->u.if_.els && has_value(last->u.if_.then)) {
+		if (last->u.if_.els->kind != AST_IF)
+			return has_value(last->u.if_.els);
+		last = last->u.if_.els;
+	}
+	return false;
+}
+
+static struct ast_node *if_value(struct parse_ctx *pc, struct ast_node *n);
+
+/* { stmts; value } from the block BLK: AST_BLOCK_EXPR, its value taken off the block */
+static struct ast_node *block_value(struct parse_ctx *pc, struct ast_node *blk)
+{
+	struct ast_node *e = mk(pc, AST_BLOCK_EXPR, blk->loc);
+	struct ast_list *l = &blk->u.block.stmts;
+	if (has_value(blk)) {
+		struct ast_node *last = l->v[--l->n];
+		e->u.blockexpr.value = last->kind == AST_IF ? if_value(pc, last)
+							    : last->u.expr_stmt.expr;
+	}
+	e->u.blockexpr.block = blk;
+	return e;
+}
+
+/* if (c) { ...; a } else { ...; b } as a value: c ? { ...; a } : { ...; b } (a branch
+ * without a value gives a block expression of none, which sema reports) */
+static struct ast_node *if_value(struct parse_ctx *pc, struct ast_node *n)
+{
+	struct ast_node *t = mk(pc, AST_TERNARY, n->loc);
+	t->u.ternary.cond = n->u.if_.cond;
+	t->u.ternary.then = block_value(pc, n->u.if_.then);
+	t->u.ternary.els = n->u.if_.els->kind == AST_IF ? if_value(pc, n->u.if_.els)
+							 : block_value(pc, n->u.if_.els);
+	return t;
+}
+
 static struct ast_node *mk_cast(struct parse_ctx *pc, struct gt_loc loc, struct type_name type,
 				struct ast_node *expr)
 {
@@ -249,6 +296,7 @@ static void push(struct parse_ctx *pc, struct ast_list *l, struct ast_node *n)
 %token <strlit> STRING "string"
 %token IF "'if'" ELSE "'else'" UNROLL "'unroll'" WHILE "'while'" RETURN "'return'"
 %token TYPEOF "'typeof'"
+%token IF_EXPR "'if' (an expression)"
 %token FOR "'for'" BREAK "'break'" CONTINUE "'continue'" DOTDOT "'..'" LET "'let'"
 %token FETCH_ARG "'arg('"
 %token CONFIG "'config ='"
@@ -667,14 +715,10 @@ primary
 	}
 	| map
 	/* a block expression: its last statement, left without ';', is its value */
-	| '{' body '}' {
-		$$ = mk(pc, AST_BLOCK_EXPR, @$);
-		struct ast_list *l = &$2->u.block.stmts;
-		if ($2->u.block.open_tail && l->v[l->n - 1]->kind == AST_EXPR_STMT)
-			$$->u.blockexpr.value = l->v[--l->n]->u.expr_stmt.expr;
-		$2->loc = @$;
-		$$->u.blockexpr.block = $2;
-	}
+	| '{' body '}' { $2->loc = @$; $$ = block_value(pc, $2); }
+	/* current bpftrace's if as an expression: c ? { a } : { b } */
+	| IF_EXPR expr block ELSE block { $$ = if_value(pc, mk_if(pc, @$, $2, $3, $5)); }
+	| IF_EXPR expr block ELSE if_stmt { $$ = if_value(pc, mk_if(pc, @$, $2, $3, $5)); }
 	| '(' expr ')' { $$ = $2; }
 	| '(' record_items ')' { $$ = $2; $$->loc = @$; }
 	| '(' expr ',' exprs ')' {
@@ -811,6 +855,7 @@ static bool starts_expr(yysymbol_kind_t sym)
 	case YYSYMBOL_FETCH_ARG:
 	case YYSYMBOL_INC:
 	case YYSYMBOL_DEC:
+	case YYSYMBOL_IF_EXPR:
 		return true;
 	default:
 		return false;
