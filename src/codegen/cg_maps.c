@@ -188,6 +188,24 @@ static void aggregate(struct cg *g, int id, const struct plan_map *m, struct ast
 		cg_runtime_call(g, "gt_agg_add", a, 5);
 		break;
 	}
+	case PLAN_MAP_TSERIES: {
+		/* bpftrace's clock for tseries is TAI (its sw_tai); its tests set the time
+		 * through a map instead (BPFTRACE_DUMMY_TS_MAP) */
+		LLVMValueRef now;
+		if (m->ts_map >= 0) {
+			LLVMValueRef zero = cg_alloca(g, g->i64, "tskey");
+			LLVMBuildStore(g->b, cg_const(g, 0), zero);
+			now = cg_load_or_zero(g, g->maps[m->ts_map], zero);
+		} else {
+			now = cg_helper(g, BPF_FUNC_ktime_get_tai_ns, g->i64, NULL, 0);
+		}
+		LLVMValueRef a[11] = {g->maps[id], key, cg_gep8(g, key, m->key_size - 8), v, now,
+				      cg_const(g, m->tseries_interval), cg_const(g, m->tseries_num),
+				      LLVMConstInt(g->i32, (uint64_t)m->tseries_agg, false),
+				      LLVMConstInt(g->i32, m->value_signed, false), full, mid};
+		cg_runtime_call(g, "gt_agg_tseries", a, 11);
+		break;
+	}
 	default:
 		cg_internal_error(g, call, "an aggregation into a plain map");
 	}
