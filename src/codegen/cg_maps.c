@@ -138,6 +138,22 @@ LLVMValueRef cg_config(struct cg *g, int field)
 	return load_at_or_zero(g, g->map_config, key, 8 * field);
 }
 
+void cg_config_set(struct cg *g, int field, LLVMValueRef v)
+{
+	LLVMValueRef key = cg_alloca(g, g->i32, "key");
+	LLVMBuildStore(g->b, LLVMConstInt(g->i32, 0, false), key);
+	LLVMValueRef largs[2] = {g->map_config, key};
+	LLVMValueRef p = cg_helper(g, BPF_FUNC_map_lookup_elem, g->ptr, largs, 2);
+	LLVMBasicBlockRef have = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "cfg.have");
+	LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "cfg.set");
+	LLVMBuildCondBr(g->b, LLVMBuildIsNull(g->b, p, ""), done, have);
+	LLVMPositionBuilderAtEnd(g->b, have);
+	LLVMValueRef st = LLVMBuildStore(g->b, v, cg_gep8(g, p, 8 * field));
+	LLVMSetAlignment(st, 8);
+	LLVMBuildBr(g->b, done);
+	LLVMPositionBuilderAtEnd(g->b, done);
+}
+
 static LLVMValueRef read_int(struct cg *g, int id, LLVMValueRef key)
 {
 	return cg_load_or_zero(g, g->maps[id], key);
