@@ -31,10 +31,15 @@ struct plan_config {
 	uint64_t filter_pid; /* tgid to trace, 0 = any (informational; attach filters too) */
 	uint64_t ncpus;      /* possible CPUs: for loops add per-CPU values up over them */
 	uint64_t more_pids[PLAN_MAX_PIDS - 1]; /* the other -p tgids, 0 = none */
-	uint64_t exiting; /* set by exit(): the probes' clauses stop running (0 here) */
+	uint64_t gate; /* enum plan_gate: when the probes' clauses run (0 here) */
 };
 #define PLAN_CONFIG_MORE_PIDS 3 /* the u64 index of more_pids[0] */
-#define PLAN_CONFIG_EXITING (PLAN_CONFIG_MORE_PIDS + PLAN_MAX_PIDS - 1)
+#define PLAN_CONFIG_GATE (PLAN_CONFIG_MORE_PIDS + PLAN_MAX_PIDS - 1)
+/* gt_config.gate: the clauses of the probes (not BEGIN's or END's) run only while it is
+ * OPEN, in scripts with a BEGIN probe or an exit(): from BEGIN's end (the runtime opens
+ * it; current bpftrace attaches them after BEGIN) to the first exit() (which sets
+ * EXITED; bpftrace detaches them as it reads the exit). */
+enum plan_gate { PLAN_GATE_CLOSED, PLAN_GATE_OPEN, PLAN_GATE_EXITED };
 
 enum plan_prog_kind {
 	PLAN_PROG_BEGIN,  /* run once by BPF_PROG_TEST_RUN before the trace starts */
