@@ -97,6 +97,65 @@ void gt_agg_minmax(void *map, void *key, __s64 v, int is_max, void *full, __u32 
 	}
 }
 
+/* One value into a tseries(): bpftrace's order of steps. A new epoch in the bucket starts
+ * the aggregation over; LAST simply overwrites. */
+static __always_inline void tseries_apply(struct gt_tseries *p, __s64 v, __u64 now,
+					  __u64 epoch, int agg, int is_signed)
+{
+	if (agg != GT_TS_LAST && p->epoch != epoch) {
+		p->value = 0;
+		p->meta = 0;
+	}
+	switch (agg) {
+	case GT_TS_AVG:
+		p->meta++;
+		p->value += v;
+		break;
+	case GT_TS_SUM:
+		p->value += v;
+		break;
+	case GT_TS_MAX:
+	case GT_TS_MIN: {
+		int take = p->meta != 1;
+		if (!take && is_signed)
+			take = agg == GT_TS_MAX ? v >= p->value : p->value >= v;
+		else if (!take)
+			take = agg == GT_TS_MAX ? (__u64)v >= (__u64)p->value
+						: (__u64)p->value >= (__u64)v;
+		if (take) {
+			p->value = v;
+			p->meta = 1;
+		}
+		break;
+	}
+	default:
+		p->value = v;
+		p->meta = now;
+		break;
+	}
+	p->epoch = epoch;
+}
+
+/* tseries(v, interval, num): NOW's interval is epoch = now / interval, kept in bucket
+ * epoch % num, the u64 at BUCKET (the last of KEY) */
+void gt_agg_tseries(void *map, void *key, __u64 *bucket, __s64 v, __u64 now, __u64 interval,
+		    __u64 num, int agg, int is_signed, void *full, __u32 id)
+{
+	__u64 epoch = now / interval;
+	*bucket = epoch % num;
+	struct gt_tseries *p = bpf_map_lookup_elem(map, key);
+	if (!p) {
+		struct gt_tseries init = {0, 0, epoch};
+		tseries_apply(&init, v, now, epoch, agg, is_signed);
+		if (insert(map, key, &init, full, id) <= 0)
+			return;
+		p = bpf_map_lookup_elem(map, key);
+		if (!p)
+			return;
+	}
+	tseries_apply(p, v, now, epoch, agg, is_signed);
+}
+
 /* hist: 0 for v < 0, 1 for 0, 2 + floor(log2(v)) for v >= 1 */
 __u64 gt_hist_bucket(__s64 v)
 {

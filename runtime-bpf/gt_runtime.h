@@ -69,6 +69,9 @@ void gt_map_full(void *full, __u32 id, long err);
 void gt_agg_add(void *map, void *key, __s64 v, void *full, __u32 id);
 void gt_agg_avg(void *map, void *key, __s64 v, void *full, __u32 id);
 void gt_agg_minmax(void *map, void *key, __s64 v, int is_max, void *full, __u32 id);
+/* AGG: enum gt_tseries_agg; BUCKET: the bucket index slot at the end of KEY */
+void gt_agg_tseries(void *map, void *key, __u64 *bucket, __s64 v, __u64 now, __u64 interval,
+		    __u64 num, int agg, int is_signed, void *full, __u32 id);
 __u64 gt_hist_bucket(__s64 v);
 __u64 gt_hist_bucket_k(__s64 v, __u64 k);
 __u64 gt_lhist_bucket(__s64 v, __s64 min, __s64 max, __s64 step);

@@ -554,6 +554,10 @@ static void cache_key_of(struct cache_key *k, const struct options *o,
 				      plan->progs[i].bpf_btf_id,
 				      plan->sites[plan->progs[i].site_begin].func);
 	cache_key_add(k, "probe-filter", "%s", o->probe_filter ? o->probe_filter : "");
+	/* tseries()'s clock: the map BPFTRACE_DUMMY_TS_MAP names, or the kernel's (-1) */
+	for (int i = 0; i < plan->nmaps; i++)
+		if (plan->maps[i].kind == PLAN_MAP_TSERIES)
+			cache_key_add(k, "tseries-clock", "%d %d", i, plan->maps[i].ts_map);
 	/* the name too: the object's line info (-d jit) names the script */
 	cache_key_add(k, "script", "%s\n%s", src->name, src->text);
 }

@@ -22,6 +22,8 @@ Sections:
   args     shell words (shlex), default "--parse-only -d ast"
   program  required; passed as `-e PROGRAM` after the args
   posargs  shell words after the program: its positional parameters $1, $2, ...
+  env      NAME=VALUE shell words added to gotrace's environment (TZ=UTC, a
+           BPFTRACE_* setting)
   stdout, stderr
            compared exactly when present (trailing newlines aside)
   status   expected exit status, default 0
@@ -44,7 +46,7 @@ import shlex
 import subprocess
 import sys
 
-SECTIONS = ("args", "program", "posargs", "stdout", "stderr", "status")
+SECTIONS = ("args", "program", "posargs", "env", "stdout", "stderr", "status")
 DEFAULT_ARGS = "--parse-only -d ast"
 TIMEOUT = 60
 
@@ -130,8 +132,10 @@ def run_case(case, gotrace, work):
     program = sub(case.sections["program"])
     try:
         posargs = shlex.split(sub(case.sections.get("posargs", "")))
+        env = dict(os.environ)
+        env.update(w.split("=", 1) for w in shlex.split(sub(case.sections.get("env", ""))))
         p = subprocess.run([gotrace] + args + ["-e", program] + posargs, cwd=work,
-                           capture_output=True, timeout=TIMEOUT)
+                           capture_output=True, timeout=TIMEOUT, env=env)
     except subprocess.TimeoutExpired:
         return [f"    timed out after {TIMEOUT}s"]
     out = p.stdout.decode("utf-8", "replace").rstrip("\n")

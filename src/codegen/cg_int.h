@@ -95,6 +95,7 @@ LLVMValueRef cg_map_has(struct cg *g, struct ast_node *mn); /* has_key(): 0 or 1
 LLVMValueRef cg_load_or_zero(struct cg *g, LLVMValueRef map, LLVMValueRef key);
 /* u64 number FIELD of gt_config (struct plan_config, in its order), 0 if unreadable. */
 LLVMValueRef cg_config(struct cg *g, int field);
+void cg_config_set(struct cg *g, int field, LLVMValueRef v); /* the u64 FIELD of gt_config */
 LLVMValueRef cg_map_incdec(struct cg *g, struct ast_node *e);
 
 /* cg_expr.c */

@@ -138,6 +138,22 @@ LLVMValueRef cg_config(struct cg *g, int field)
 	return load_at_or_zero(g, g->map_config, key, 8 * field);
 }
 
+void cg_config_set(struct cg *g, int field, LLVMValueRef v)
+{
+	LLVMValueRef key = cg_alloca(g, g->i32, "key");
+	LLVMBuildStore(g->b, LLVMConstInt(g->i32, 0, false), key);
+	LLVMValueRef largs[2] = {g->map_config, key};
+	LLVMValueRef p = cg_helper(g, BPF_FUNC_map_lookup_elem, g->ptr, largs, 2);
+	LLVMBasicBlockRef have = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "cfg.have");
+	LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "cfg.set");
+	LLVMBuildCondBr(g->b, LLVMBuildIsNull(g->b, p, ""), done, have);
+	LLVMPositionBuilderAtEnd(g->b, have);
+	LLVMValueRef st = LLVMBuildStore(g->b, v, cg_gep8(g, p, 8 * field));
+	LLVMSetAlignment(st, 8);
+	LLVMBuildBr(g->b, done);
+	LLVMPositionBuilderAtEnd(g->b, done);
+}
+
 static LLVMValueRef read_int(struct cg *g, int id, LLVMValueRef key)
 {
 	return cg_load_or_zero(g, g->maps[id], key);
@@ -186,6 +202,24 @@ static void aggregate(struct cg *g, int id, const struct plan_map *m, struct ast
 	case PLAN_MAP_SUM: {
 		LLVMValueRef a[5] = {g->maps[id], key, v, full, mid};
 		cg_runtime_call(g, "gt_agg_add", a, 5);
+		break;
+	}
+	case PLAN_MAP_TSERIES: {
+		/* bpftrace's clock for tseries is TAI (its sw_tai); its tests set the time
+		 * through a map instead (BPFTRACE_DUMMY_TS_MAP) */
+		LLVMValueRef now;
+		if (m->ts_map >= 0) {
+			LLVMValueRef zero = cg_alloca(g, g->i64, "tskey");
+			LLVMBuildStore(g->b, cg_const(g, 0), zero);
+			now = cg_load_or_zero(g, g->maps[m->ts_map], zero);
+		} else {
+			now = cg_helper(g, BPF_FUNC_ktime_get_tai_ns, g->i64, NULL, 0);
+		}
+		LLVMValueRef a[11] = {g->maps[id], key, cg_gep8(g, key, m->key_size - 8), v, now,
+				      cg_const(g, m->tseries_interval), cg_const(g, m->tseries_num),
+				      LLVMConstInt(g->i32, (uint64_t)m->tseries_agg, false),
+				      LLVMConstInt(g->i32, m->value_signed, false), full, mid};
+		cg_runtime_call(g, "gt_agg_tseries", a, 11);
 		break;
 	}
 	default:

@@ -262,11 +262,12 @@ static void define_globals(struct cg *g)
 	LLVMSetInitializer(lic, LLVMConstStringInContext(g->ctx, "GPL", 3, false));
 	LLVMSetSection(lic, "license");
 
-	LLVMMetadataRef cfg_members[3 + PLAN_MAX_PIDS - 1] = {
+	LLVMMetadataRef cfg_members[3 + PLAN_MAX_PIDS - 1 + 1] = {
 		di_member(g, "start_ns", g->di_u64, 0),
 		di_member(g, "filter_pid", g->di_u64, 1),
 		di_member(g, "ncpus", g->di_u64, 2),
 	};
+	cfg_members[PLAN_CONFIG_GATE] = di_member(g, "gate", g->di_u64, PLAN_CONFIG_GATE);
 	for (int i = 0; i < PLAN_MAX_PIDS - 1; i++) {
 		static const char *const names[] = {"more_pid0", "more_pid1", "more_pid2", "more_pid3",
 						    "more_pid4", "more_pid5", "more_pid6"};

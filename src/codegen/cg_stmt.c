@@ -212,6 +212,7 @@ static void cg_call_stmt(struct cg *g, struct ast_node *e)
 		break;
 	}
 	case BI_EXIT: /* and the probe ends here, as in bpftrace */
+		cg_config_set(g, PLAN_CONFIG_GATE, cg_const(g, PLAN_GATE_EXITED));
 		cg_event(g, e, 0);
 		LLVMBuildBr(g->b, g->exit_bb);
 		break;
@@ -445,6 +446,31 @@ static void pid_filter(struct cg *g)
 	LLVMPositionBuilderAtEnd(g->b, pass);
 }
 
+/* Whether the probes' clauses need plan_gate: a BEGIN probe or an exit() in the script */
+static bool gated(const struct gt_plan *plan)
+{
+	for (int i = 0; i < plan->nevents; i++)
+		if (plan->events[i].kind == PLAN_EV_EXIT)
+			return true;
+	for (int i = 0; i < plan->nprogs; i++)
+		if (plan->progs[i].kind == PLAN_PROG_BEGIN)
+			return true;
+	return false;
+}
+
+/* The clause runs only while gt_config.gate is OPEN. gotrace attaches before BEGIN runs
+ * and detaches a while after it reads an exit(); a probe that fires every millisecond
+ * would see BEGIN's maps half set, or go on changing the maps exit() left (bpftrace's
+ * tseries tests count on neither). */
+static void gate(struct cg *g)
+{
+	LLVMBasicBlockRef pass = new_bb(g, "gate.open");
+	LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntEQ, cg_config(g, PLAN_CONFIG_GATE),
+					    cg_const(g, PLAN_GATE_OPEN), ""),
+			pass, g->exit_bb);
+	LLVMPositionBuilderAtEnd(g->b, pass);
+}
+
 void cg_program(struct cg *g, const struct sema_prog *sp)
 {
 	const struct plan_prog *pp = &g->plan->progs[sp->plan_prog];
@@ -480,6 +506,8 @@ void cg_program(struct cg *g, const struct sema_prog *sp)
 	if ((pp->kind == PLAN_PROG_PERF && pp->perf_all_cpus) || pp->kind == PLAN_PROG_TRACEPOINT ||
 	    pp->kind == PLAN_PROG_KPROBE || pp->kind == PLAN_PROG_FENTRY)
 		pid_filter(g);
+	if (pp->kind != PLAN_PROG_BEGIN && pp->kind != PLAN_PROG_END && gated(g->plan))
+		gate(g);
 
 	g->vars = xcalloc((size_t)sp->nvars + 1, sizeof(LLVMValueRef));
 	for (int i = 0; i < sp->nvars; i++) {

@@ -121,4 +121,23 @@ enum gt_agg_read {
 	GT_AGG_READ_AVG,
 };
 
+/* tseries(): how the values of one interval make its point (bpftrace's agg argument;
+ * LAST, the default, keeps the latest value) */
+enum gt_tseries_agg {
+	GT_TS_LAST,
+	GT_TS_AVG,
+	GT_TS_MAX,
+	GT_TS_MIN,
+	GT_TS_SUM,
+};
+
+/* One interval of a tseries() map, per CPU, under the key's bucket epoch % intervals.
+ * EPOCH is now / interval_ns (0: never written). META: LAST the time of the value
+ * (the latest CPU's wins), AVG the count, MIN/MAX 1 once set. */
+struct gt_tseries {
+	__s64 value;
+	__u64 meta;
+	__u64 epoch;
+};
+
 #endif

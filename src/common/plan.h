@@ -31,8 +31,15 @@ struct plan_config {
 	uint64_t filter_pid; /* tgid to trace, 0 = any (informational; attach filters too) */
 	uint64_t ncpus;      /* possible CPUs: for loops add per-CPU values up over them */
 	uint64_t more_pids[PLAN_MAX_PIDS - 1]; /* the other -p tgids, 0 = none */
+	uint64_t gate; /* enum plan_gate: when the probes' clauses run (0 here) */
 };
 #define PLAN_CONFIG_MORE_PIDS 3 /* the u64 index of more_pids[0] */
+#define PLAN_CONFIG_GATE (PLAN_CONFIG_MORE_PIDS + PLAN_MAX_PIDS - 1)
+/* gt_config.gate: the clauses of the probes (not BEGIN's or END's) run only while it is
+ * OPEN, in scripts with a BEGIN probe or an exit(): from BEGIN's end (the runtime opens
+ * it; current bpftrace attaches them after BEGIN) to the first exit() (which sets
+ * EXITED; bpftrace detaches them as it reads the exit). */
+enum plan_gate { PLAN_GATE_CLOSED, PLAN_GATE_OPEN, PLAN_GATE_EXITED };
 
 enum plan_prog_kind {
 	PLAN_PROG_BEGIN,  /* run once by BPF_PROG_TEST_RUN before the trace starts */
@@ -239,11 +246,13 @@ struct plan_event {
 /* Maps (@name). A BPF map each, named bpf_name in the object. Keys are the
  * concatenated key fields (8-byte ints, strings of their size), or a single u64 0 for
  * a map without keys. HIST/LHIST maps append a u64 bucket index to the key and count
- * per bucket. Values, per CPU when percpu (user space adds the CPUs up):
+ * per bucket; so does TSERIES, whose bucket is an interval (epoch % tseries_num).
+ * Values, per CPU when percpu (user space adds the CPUs up):
  *   INT: s64   STR: char[value_size]   COUNT, SUM: s64   VALUE: plan_map.value
  *   AVG, STATS: struct { s64 count; s64 total; }
  *   MIN, MAX: struct { s64 value; u64 set; }  (set != 0 once a value was stored)
- *   HIST, LHIST: u64 count of the bucket */
+ *   HIST, LHIST: u64 count of the bucket
+ *   TSERIES: struct gt_tseries (common/bpf_abi.h) */
 enum plan_map_kind {
 	PLAN_MAP_INT,
 	PLAN_MAP_STR,
@@ -256,6 +265,7 @@ enum plan_map_kind {
 	PLAN_MAP_HIST,
 	PLAN_MAP_LHIST,
 	PLAN_MAP_VALUE, /* value: any value plan_map.value describes (a tuple, a strftime ...) */
+	PLAN_MAP_TSERIES, /* current bpftrace's tseries(v, interval, num[, agg]) */
 };
 
 /* hist bucket index of value v (as bpftrace 0.17): 0 for v < 0, 1 for v == 0,
@@ -281,6 +291,12 @@ struct plan_map {
 	struct plan_arg value; /* VALUE: the value's layout (offset 0) */
 	int64_t lhist_min, lhist_max, lhist_step;
 	int hist_bits; /* HIST: hist(x, k)'s k, 0 to 5: 2^k buckets a power of 2 */
+	/* TSERIES: interval in ns, number of intervals kept, how an interval's values make
+	 * one; TS_MAP: the map whose value replaces the clock (bpftrace's test hook
+	 * BPFTRACE_DUMMY_TS_MAP=@name), -1 for the clock */
+	uint64_t tseries_interval, tseries_num;
+	enum gt_tseries_agg tseries_agg;
+	int ts_map;
 	uint32_t max_entries;
 	bool lru; /* let @m = lruhash(N) / percpulruhash(N): the least recent key makes room */
 };

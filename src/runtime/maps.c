@@ -30,32 +30,11 @@
 
 #include "common/diag.h"
 #include "common/util.h"
-#include "runtime/rt_maps.h"
+#include "runtime/rt_maps_int.h"
 #include "runtime/rt_value.h"
 
 #define LHIST_MAX_BUCKETS (1 << 20)
 #define BAR_WIDTH 52
-
-struct rt_map {
-	const struct plan_map *pm;
-	int fd;
-	bool is_array;        /* clear() zeroes instead of deleting */
-	bool is_hist;         /* HIST or LHIST: key ends in a u64 bucket index */
-	size_t key_size;      /* whole BPF key */
-	size_t prefix_size;   /* the key without the bucket index */
-	size_t stride;        /* bytes per value: the BPF value size, rounded up to 8 per CPU */
-	int nvals;            /* values per key: possible CPUs when per CPU, else 1 */
-	uint32_t max_entries;
-	int nbuckets;         /* HIST, LHIST */
-};
-
-struct rt_maps {
-	const struct gt_plan *plan;
-	struct rt_map *maps;
-	int nmaps;
-	int full_fd; /* PLAN_MAP_FULL, -1 when absent */
-	int full_nvals;
-};
 
 /* One key of a map after the CPUs are combined (for histograms: one key prefix). */
 struct row {
@@ -67,12 +46,6 @@ struct row {
 	int64_t count, total, avg; /* AVG, STATS */
 	uint64_t *buckets;  /* HIST, LHIST: nbuckets counts */
 	uint64_t sum;       /* HIST, LHIST: sum of the buckets */
-};
-
-/* A snapshot of a map: the keys (sorted by bytes, unique) and their raw values. */
-struct snap {
-	uint8_t *keys, *vals;
-	size_t n;
 };
 
 /* ---- small helpers ---------------------------------------------------------------- */
@@ -256,7 +229,8 @@ static void combine(const struct rt_map *m, const uint8_t *v, struct row *r)
 	}
 	case PLAN_MAP_HIST:
 	case PLAN_MAP_LHIST:
-		break; /* grouped by the caller */
+	case PLAN_MAP_TSERIES:
+		break; /* grouped by the caller; tseries.c */
 	}
 }
 
@@ -538,8 +512,8 @@ static bool less_avg(const struct row *a, const struct row *b, const void *ctx)
 
 /* ---- formatting ------------------------------------------------------------------- */
 
-static void key_field(struct strbuf *sb, const struct rt_maps *ms, const struct plan_arg *f,
-		      const uint8_t *key, bool json)
+void rt_maps_key_field(struct strbuf *sb, const struct rt_maps *ms, const struct plan_arg *f,
+		       const uint8_t *key, bool json)
 {
 	const uint8_t *p = key + f->offset;
 	switch (f->kind) {
@@ -607,7 +581,7 @@ static void key_prefix(struct strbuf *sb, const struct rt_maps *ms, const struct
 		for (int i = 0; i < pm->nkeys; i++) {
 			if (i)
 				strbuf_putc(sb, ',');
-			key_field(sb, ms, &pm->keys[i], key, true);
+			rt_maps_key_field(sb, ms, &pm->keys[i], key, true);
 		}
 		strbuf_puts(sb, "\": ");
 		return;
@@ -620,7 +594,7 @@ static void key_prefix(struct strbuf *sb, const struct rt_maps *ms, const struct
 				strbuf_puts(sb, ", ");
 			for (int p = 0; pm->key_open && p < pm->key_open[i]; p++)
 				strbuf_putc(sb, '(');
-			key_field(sb, ms, &pm->keys[i], key, false);
+			rt_maps_key_field(sb, ms, &pm->keys[i], key, false);
 			for (int p = 0; pm->key_close && p < pm->key_close[i]; p++)
 				strbuf_putc(sb, ')');
 		}
@@ -835,6 +809,8 @@ static void value_str(struct strbuf *sb, const struct rt_maps *ms, const struct 
 		else
 			hist_text(sb, m, r->buckets);
 		break;
+	case PLAN_MAP_TSERIES: /* rt_tseries_format */
+		break;
 	}
 }
 
@@ -930,6 +906,11 @@ static void format_map(struct rt_maps *ms, struct rt_map *m, struct strbuf *sb, 
 	int err = snapshot(m, &s);
 	if (err)
 		diag_print(DIAG_WARNING, "cannot read map %s: %s", pm->name, strerror(-err));
+	if (pm->kind == PLAN_MAP_TSERIES) { /* bpftrace 0.23's own layout: tseries.c */
+		rt_tseries_format(sb, ms, m, &s, json);
+		snap_free(&s);
+		return;
+	}
 
 	struct row *rows, **order;
 	uint64_t *bucket_mem;
@@ -1023,19 +1004,21 @@ struct rt_maps *rt_maps__new(const struct gt_plan *plan, struct bpf_object *obj,
 			why = pm->percpu ? "is not per CPU" : "is per CPU";
 		}
 		bool hist = pm->kind == PLAN_MAP_HIST || pm->kind == PLAN_MAP_LHIST;
+		bool bucket = hist || pm->kind == PLAN_MAP_TSERIES; /* the key ends in a u64 */
 		size_t need = pm->kind == PLAN_MAP_STR || pm->kind == PLAN_MAP_VALUE ? 1
+			      : pm->kind == PLAN_MAP_TSERIES ? sizeof(struct gt_tseries)
 			      : pm->kind == PLAN_MAP_AVG || pm->kind == PLAN_MAP_STATS ||
 					pm->kind == PLAN_MAP_MIN || pm->kind == PLAN_MAP_MAX
 				      ? 16
 				      : 8;
-		if (!why && ((hist && pm->key_size < 8) || pm->key_size <= 0 ||
+		if (!why && ((bucket && pm->key_size < 8) || pm->key_size <= 0 ||
 			     (size_t)pm->value_size < need))
 			why = "has a layout the runtime does not know";
 		for (int k = 0; !why && k < pm->nkeys; k++) {
 			const struct plan_arg *f = &pm->keys[k];
 			int size = f->kind == PLAN_ARG_STR ? f->size : 8;
 			if (f->offset < 0 || size <= 0 ||
-			    f->offset + size > pm->key_size - (hist ? 8 : 0))
+			    f->offset + size > pm->key_size - (bucket ? 8 : 0))
 				why = "has a key field outside its key";
 		}
 		if (why) {
@@ -1049,7 +1032,7 @@ struct rt_maps *rt_maps__new(const struct gt_plan *plan, struct bpf_object *obj,
 		m->is_array = t == BPF_MAP_TYPE_ARRAY || t == BPF_MAP_TYPE_PERCPU_ARRAY;
 		m->is_hist = hist;
 		m->key_size = (size_t)pm->key_size;
-		m->prefix_size = m->key_size - (hist ? 8 : 0);
+		m->prefix_size = m->key_size - (bucket ? 8 : 0);
 		m->nvals = pm->percpu ? ncpus : 1;
 		m->stride = pm->percpu ? round8(bpf_map__value_size(bm)) : bpf_map__value_size(bm);
 		m->max_entries = bpf_map__max_entries(bm);

@@ -70,6 +70,7 @@ static void merge_val(const struct plan_map *pm, uint8_t *dst, const uint8_t *sr
 			break;
 		case PLAN_MAP_STR:
 		case PLAN_MAP_VALUE:
+		case PLAN_MAP_TSERIES:
 			break; /* the first one's */
 		}
 	}

@@ -94,6 +94,29 @@ static int write_config(struct rt_session *s)
 	return 0;
 }
 
+/* BEGIN has run: the probes' clauses may run from now on (plan_gate), unless BEGIN
+ * called exit(). Nothing else writes the gate meanwhile: the clauses wait for it. */
+static int open_gate(struct rt_session *s)
+{
+	if (s->config_fd < 0)
+		return 0;
+	struct bpf_map *m = bpf_object__find_map_by_name(s->obj, PLAN_MAP_CONFIG);
+	uint8_t *val = xcalloc(1, bpf_map__value_size(m));
+	uint32_t key = 0;
+	uint64_t gate;
+	int err = bpf_map_lookup_elem(s->config_fd, &key, val) ? -errno : 0;
+	memcpy(&gate, val + 8 * PLAN_CONFIG_GATE, 8);
+	if (!err && gate == PLAN_GATE_CLOSED) {
+		gate = PLAN_GATE_OPEN;
+		memcpy(val + 8 * PLAN_CONFIG_GATE, &gate, 8);
+		err = bpf_map_update_elem(s->config_fd, &key, val, BPF_ANY) ? -errno : 0;
+	}
+	free(val);
+	if (err)
+		diag_fatal("cannot write map %s: %s", PLAN_MAP_CONFIG, strerror(-err));
+	return err;
+}
+
 /* Nothing but BEGIN and END, and no process to wait for: no event can come, so the run
  * ends after BEGIN, as current bpftrace does (0.17 waited for Ctrl-C). */
 static bool begin_end_only(const struct rt_session *s, const struct gt_plan *plan)
@@ -406,6 +429,8 @@ int rt_run(struct gt_plan *plan, const struct rt_options *opts)
 
 	/* attached, BEGIN runs even if a stop came meanwhile: END is paired with it */
 	err = run_kind(&s, PLAN_PROG_BEGIN);
+	if (!err)
+		err = open_gate(&s);
 	if (err)
 		goto cleanup;
 	drain(&s);

@@ -325,8 +325,9 @@ int sema_check_len(struct sema *s, struct ast_node *e, const struct builtin *b)
 		diag_error(s->src, mn->loc, "map @%s is never stored into", mn->u.map.name);
 		return -EINVAL;
 	}
-	if (m->kind == PLAN_MAP_HIST || m->kind == PLAN_MAP_LHIST) {
-		diag_error(s->src, mn->loc, "len() of a hist map is not supported yet");
+	if (m->kind == PLAN_MAP_HIST || m->kind == PLAN_MAP_LHIST || m->kind == PLAN_MAP_TSERIES) {
+		diag_error(s->src, mn->loc, "len() of a %s map is not supported yet",
+			   m->kind == PLAN_MAP_TSERIES ? "tseries" : "hist");
 		return -ENOTSUP;
 	}
 	if (m->keys_known && !m->nkeys) { /* bpftrace's words */

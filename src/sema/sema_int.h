@@ -47,6 +47,10 @@ struct sema_map {
 	int64_t lhist_min, lhist_max, lhist_step;
 	int hist_bits; /* hist(x, k): k, the same in every use (hist_set) */
 	bool hist_set;
+	bool tseries_set;         /* TSERIES: the first tseries() gave these */
+	bool tseries_signed;      /* its value is signed (bpftrace prints by the value's type) */
+	uint64_t tseries_interval, tseries_num;
+	enum gt_tseries_agg tseries_agg;
 	struct gt_loc first_use;
 };
 
@@ -322,6 +326,11 @@ int sema_map_read(struct sema *s, struct ast_node *e);
 /* for ($kv : @m): the type of $kv, (key, value), or NULL after an error. */
 struct gt_type *sema_map_iter_type(struct sema *s, struct ast_node *for_node);
 int sema_map_assign(struct sema *s, struct ast_node *st);
+/* sema_tseries.c: tseries()'s argument count (bpftrace's messages), then its arguments
+ * merged into map M; the plan's tseries fields of a finished map */
+int sema_tseries_nargs(struct sema *s, struct ast_node *call);
+int sema_tseries_args(struct sema *s, struct ast_node *call, struct sema_map *m);
+int sema_tseries_finish(struct sema *s, const struct sema_map *m, struct plan_map *pm);
 int sema_finish_maps(struct sema *s, struct gt_plan *plan, struct arena *a);
 int sema_check_block(struct sema *s, struct ast_node *block);
 int sema_check_expr(struct sema *s, struct ast_node *e);

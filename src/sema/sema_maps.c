@@ -48,7 +48,7 @@ static const char *kind_name(enum plan_map_kind k)
 {
 	static const char *const names[] = {"an integer", "a string", "count()", "sum()",
 					    "avg()", "min()", "max()", "stats()", "hist()",
-					    "lhist()", "a tuple"};
+					    "lhist()", "a tuple", "tseries()"};
 	return names[k];
 }
 
@@ -538,6 +538,9 @@ int sema_map_assign(struct sema *s, struct ast_node *st)
 			}
 			m->hist_set = true;
 			m->hist_bits = (int)k;
+		} else if (agg == PLAN_MAP_TSERIES) {
+			if (sema_tseries_nargs(s, rhs))
+				return -EINVAL;
 		} else if (args->n != want) {
 			diag_error(s->src, rhs->loc, "%s() takes %d argument%s", rhs->u.call.name,
 				   want, want == 1 ? "" : "s");
@@ -582,6 +585,8 @@ int sema_map_assign(struct sema *s, struct ast_node *st)
 			m->lhist_max = hi;
 			m->lhist_step = step;
 		}
+		if (agg == PLAN_MAP_TSERIES && sema_tseries_args(s, rhs, m))
+			return -EINVAL;
 		rhs->ty = arena_alloc(s->arena, sizeof(struct gt_type)); /* void */
 		sema_node_of(s, st)->map_id = sema_node_of(s, lhs)->map_id;
 		return 0;
@@ -710,7 +715,8 @@ int sema_check_has_key(struct sema *s, struct ast_node *e, const struct builtin 
 	struct sema_map *used;
 	if (sema_map_use(s, mn, &used))
 		return -EINVAL;
-	if (used->kind == PLAN_MAP_HIST || used->kind == PLAN_MAP_LHIST) {
+	if (used->kind == PLAN_MAP_HIST || used->kind == PLAN_MAP_LHIST ||
+	    used->kind == PLAN_MAP_TSERIES) {
 		diag_error(s->src, mn->loc, "has_key() of a %s map: its keys are buckets",
 			   kind_name(used->kind));
 		return -EINVAL;
@@ -763,6 +769,11 @@ int sema_map_call(struct sema *s, struct ast_node *call, const struct builtin *b
 		if (sema_map_use(s, mn, &m))
 			return -EINVAL;
 		id = sema_node_of(s, mn)->map_id;
+		if (del && m->kind == PLAN_MAP_TSERIES) { /* up to a million buckets per key */
+			diag_error(s->src, call->loc, "delete() of a tseries() map's key is not "
+				   "supported yet: clear(@%s) empties it", mn->u.map.name);
+			return -ENOTSUP;
+		}
 	} else if (!(m = find_map(s, mn->u.map.name, &id)) || (int)m->kind < 0) {
 		diag_error(s->src, mn->loc, "map @%s is never stored into", mn->u.map.name);
 		return -EINVAL;
@@ -833,7 +844,8 @@ int sema_finish_maps(struct sema *s, struct gt_plan *plan, struct arena *a)
 		}
 		if (!m->nkeys)
 			off = 8; /* scalar maps have one u64 0 key */
-		if (pm->kind == PLAN_MAP_HIST || pm->kind == PLAN_MAP_LHIST)
+		if (pm->kind == PLAN_MAP_HIST || pm->kind == PLAN_MAP_LHIST ||
+		    pm->kind == PLAN_MAP_TSERIES)
 			off += 8; /* bucket index */
 		pm->key_size = off;
 		switch (pm->kind) {
@@ -852,6 +864,9 @@ int sema_finish_maps(struct sema *s, struct gt_plan *plan, struct arena *a)
 		case PLAN_MAP_MAX:
 			pm->value_size = 16;
 			break;
+		case PLAN_MAP_TSERIES:
+			pm->value_size = (int)sizeof(struct gt_tseries);
+			break;
 		default:
 			pm->value_size = 8;
 			break;
@@ -861,6 +876,8 @@ int sema_finish_maps(struct sema *s, struct gt_plan *plan, struct arena *a)
 		pm->hist_bits = m->hist_bits;
 		pm->lhist_max = m->lhist_max;
 		pm->lhist_step = m->lhist_step;
+		if (sema_tseries_finish(s, m, pm))
+			return -EINVAL;
 		pm->max_entries = max_entries;
 		const struct ast_node *d = declared(s, m->name);
 		if (d) {
