@@ -29,6 +29,14 @@ void cg_stack_into(struct cg *g, struct ast_node *e, LLVMValueRef dst)
 {
 	const struct gt_type *t = e->ty;
 	bool kernel = g->plan->stackmaps[t->stack_map].kernel;
+	if (g->pp->kind == PLAN_PROG_BEGIN || g->pp->kind == PLAN_PROG_END) {
+		/* BEGIN and END run in gotrace, not in anything traced: no stack (the walk
+		 * would show gotrace's bpf() call), as current bpftrace's are empty */
+		cg_store64(g, dst, 0, cg_const(g, (uint64_t)-14 /* -EFAULT: none */));
+		cg_store64(g, dst, 8, cg_const(g, 0));
+		cg_store64(g, dst, 16, cg_const(g, 0));
+		return;
+	}
 	LLVMValueRef args[3] = {g->ctx_arg, g->stackmaps[t->stack_map],
 				cg_const(g, kernel ? 0 : BPF_F_USER_STACK)};
 	LLVMValueRef id;

@@ -41,6 +41,7 @@ enum builtin_form { BFORM_IDENT = 1, BFORM_CALL = 2 };
 #define P_KPROBE (1u << PLAN_PROG_KPROBE)
 #define P_FENTRY (1u << PLAN_PROG_FENTRY)
 /* probes that fire on a task: not BEGIN / END */
+#define P_SPECIAL ((1u << PLAN_PROG_BEGIN) | (1u << PLAN_PROG_END))
 #define P_TRACED ((1u << PLAN_PROG_UPROBE) | (1u << PLAN_PROG_PERF) | (1u << PLAN_PROG_TRACEPOINT))
 
 struct sema;
