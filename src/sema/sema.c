@@ -39,6 +39,13 @@ static int check_clause(struct sema *s, struct ast_node *clause, int ci)
 	int err = sema_expand_probes(s, clause, ci);
 	if (err)
 		return err;
+	if (s->sprogs.n == first_prog && sema_missing_probes() != MISSING_ERROR) {
+		/* every probe of the clause skipped (missing_probes): its body goes too */
+		if (sema_missing_probes() == MISSING_WARN)
+			diag_warning(s->src, clause->loc, "Probe has no valid attach points. It is "
+				     "being removed which may cause issues with program behavior.");
+		return 0;
+	}
 	if (clause->u.clause.pred) {
 		struct ast_node *p = clause->u.clause.pred;
 		err = sema_check_expr(s, p);

@@ -12,6 +12,7 @@
 
 #include "common/arena.h"
 #include "common/util.h"
+#include "sema/sema_int.h"
 #include "sema/sema.h"
 
 enum cfg_kind { CFG_INT, CFG_BOOL, CFG_ENUM, CFG_LICENSE, CFG_STR };
@@ -33,7 +34,7 @@ static const struct cfg_var {
 	{"max_map_keys", CFG_INT, NULL, "MAX_MAP_KEYS", NULL},
 	{"max_probes", CFG_INT, NULL, NULL, NULL},
 	{"max_strlen", CFG_INT, NULL, "STRLEN", NULL},
-	{"missing_probes", CFG_ENUM, "error warn ignore", NULL, "warn ignore"},
+	{"missing_probes", CFG_ENUM, "error warn ignore", "MISSING_PROBES", NULL},
 	{"on_stack_limit", CFG_INT, NULL, NULL, NULL},
 	{"perf_rb_pages", CFG_INT, NULL, NULL, NULL},
 	{"print_maps_on_exit", CFG_BOOL, NULL, "PRINT_MAPS_ON_EXIT", NULL},
@@ -156,4 +157,14 @@ int sema_config_apply(struct arena *a, const struct diag_src *src, const struct 
 			gt_config_set(vars[i].env, v);
 	}
 	return err ? -EINVAL : 0;
+}
+
+enum sema_missing sema_missing_probes(void)
+{
+	const char *v = gt_getenv("MISSING_PROBES");
+	if (v && !strcasecmp(v, "warn"))
+		return MISSING_WARN;
+	if (v && !strcasecmp(v, "ignore"))
+		return MISSING_IGNORE;
+	return MISSING_ERROR;
 }

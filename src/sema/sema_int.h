@@ -243,6 +243,11 @@ struct gt_type *sema_int_type_named(struct sema *s, const struct type_name *tn);
 /* typeof(e) in TN: named after e's type (an integer, a bool, a pointer to one or to a
  * struct); 0, or -EINVAL after an error. Nothing to do for any other type name. */
 int sema_typeof(struct sema *s, struct type_name *tn);
+
+/* config = { missing_probes = ... } (bpftrace's): a probe that matches nothing is an
+ * error, or skipped with a warning, or skipped */
+enum sema_missing { MISSING_ERROR, MISSING_WARN, MISSING_IGNORE };
+enum sema_missing sema_missing_probes(void);
 struct gt_type *sema_ptr_type_named(struct sema *s, const struct type_name *tn);
 /* sema_cast.c: (TYPE)expr */
 int sema_check_cast(struct sema *s, struct ast_node *e);

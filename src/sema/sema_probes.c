@@ -455,6 +455,16 @@ static int add_go_sites(struct sema *s, struct go_probe *gp)
 	}
 	nc = kept;
 	int err = 0, before = s->sites.n;
+	enum sema_missing miss = sema_missing_probes();
+	if (nf <= 0 && nc <= 0 && !gp->optional && miss != MISSING_ERROR) {
+		/* config = { missing_probes = warn | ignore }: skipped, as an optional one */
+		if (miss == MISSING_WARN)
+			diag_warning(s->src, gp->node->loc, "No matches for %s. Skipping.",
+				     gp->node->u.probe.raw);
+		free(fs);
+		free(cs);
+		return 0;
+	}
 	if (nf <= 0 && nc <= 0 && gp->optional) {
 		diag_warning(s->src, gp->node->loc, "optional probe skipped: no function %s '%s' "
 			     "in %s", wild ? "matches" : "named", gp->func, gp->path);
@@ -709,6 +719,13 @@ static int expand_tracepoint(struct sema *s, struct ast_node *clause, struct ast
 	if (err == -ENOTSUP) {
 		diag_error(s->src, p->loc, "tracefs is not available (mount it on /sys/kernel/tracing)");
 		return err;
+	}
+	if (err && sema_missing_probes() != MISSING_ERROR) {
+		/* config = { missing_probes = warn | ignore }: the clause's other probes stay */
+		if (sema_missing_probes() == MISSING_WARN)
+			diag_warning(s->src, p->loc, "No matches for tracepoint %s:%s. Skipping.",
+				     cat, name);
+		return 0;
 	}
 	if (err) {
 		diag_error(s->src, p->loc, "tracepoint not found: %s:%s", cat, name);
