@@ -705,6 +705,7 @@ int main(int argc, char **argv)
 	uint64_t t0 = now_ns();
 	prog = parse_program(arena, &src);
 	if (!prog || sema_config_apply(arena, &src, prog) ||
+	    ast_probe_params(arena, &src, prog, o.posargs.v, o.posargs.n) ||
 	    (o.probe_filter && ast_filter_probes(prog, o.probe_filter)))
 		goto out;
 	if (o.dump_ast)

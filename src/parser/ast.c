@@ -583,3 +583,28 @@ struct ast_node *parse_program(struct arena *a, const struct diag_src *src)
 	}
 	return pc.program;
 }
+
+int ast_probe_params(struct arena *a, const struct diag_src *src, struct ast_node *program,
+		     char *const *posargs, int nposargs)
+{
+	struct ast_list *cl = &program->u.program.clauses;
+	int err = 0;
+	for (int i = 0; i < cl->n; i++) {
+		struct ast_list *ps = &cl->v[i]->u.clause.probes;
+		for (int j = 0; j < ps->n; j++) {
+			struct ast_node *p = ps->v[j];
+			if (p->u.probe.raw[0] != '$')
+				continue;
+			int n = atoi(p->u.probe.raw + 1);
+			if (n < 1 || n > nposargs) {
+				diag_error(src, p->loc, "the probe %s: no positional parameter %d was "
+					   "given", p->u.probe.raw, n);
+				err = -EINVAL;
+				continue;
+			}
+			p->u.probe.raw = arena_strdup(a, posargs[n - 1]);
+			ast_probe_split(a, p);
+		}
+	}
+	return err;
+}

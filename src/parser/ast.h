@@ -277,6 +277,10 @@ struct ast_node *ast_clone(struct arena *a, const struct ast_node *n,
  * not match, BEGIN and END kept, then the clauses left without one. 0, or -EINVAL after
  * a message (a bad regex, nothing left). */
 int ast_filter_probes(struct ast_node *program, const char *regex);
+/* A probe written as a positional parameter ($1 { }) becomes the parameter's text, split
+ * as a probe; 0, or -EINVAL after a message (no such parameter). */
+int ast_probe_params(struct arena *a, const struct diag_src *src, struct ast_node *program,
+		     char *const *posargs, int nposargs);
 /* macro.c: replaces every call of a script macro by its body (parse_program does). 0, or
  * -EINVAL after reporting errors. */
 int ast_expand_macros(struct arena *a, const struct diag_src *src, struct ast_node *program);

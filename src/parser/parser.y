@@ -311,7 +311,7 @@ static void push(struct parse_ctx *pc, struct ast_list *l, struct ast_node *n)
 %token MOD_ASSIGN "'%='" AND_ASSIGN "'&='" OR_ASSIGN "'|='" XOR_ASSIGN "'^='"
 %token SHL_ASSIGN "'<<='" SHR_ASSIGN "'>>='"
 
-%type <node> clauses clause cdef predicate block body stmts stmt simple_stmt compound_stmt if_stmt
+%type <node> probe clauses clause cdef predicate block body stmts stmt simple_stmt compound_stmt if_stmt
 %type <node> lvalue map expr unary postfix primary
 %type <list> probes exprs config_items macro_params
 %type <node> record_items
@@ -472,8 +472,21 @@ clause
 	;
 
 probes
-	: PROBE { $$ = (struct ast_list){0}; push(pc, &$$, mk_probe(pc, @1, $1)); }
-	| probes ',' PROBE { $$ = $1; push(pc, &$$, mk_probe(pc, @3, $3)); }
+	: probe { $$ = (struct ast_list){0}; push(pc, &$$, $1); }
+	| probes ',' probe { $$ = $1; push(pc, &$$, $3); }
+	;
+
+/* a whole probe may be a positional parameter ($1 { }, current bpftrace's): its text
+ * comes with the arguments (ast_probe_params) */
+probe
+	: PROBE { $$ = mk_probe(pc, @1, $1); }
+	| POSPARAM {
+		if ((int64_t)$1 < 0) {
+			diag_error(pc->src, @1, "$# cannot name a probe");
+			YYABORT;
+		}
+		$$ = mk_probe(pc, @1, arena_printf(pc->arena, "$%d", (int)(int64_t)$1));
+	}
 	;
 
 predicate
@@ -885,8 +898,9 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, void *scanner, struct 
 		return n;
 	/* STRING is expected exactly where an expression may start, '||' exactly after a
 	 * complete one. */
-	bool has_str = false, has_or = false, has_other = false;
+	bool has_str = false, has_or = false, has_other = false, has_probe = false;
 	for (int i = 0; i < n; i++) {
+		has_probe |= exp[i] == YYSYMBOL_PROBE;
 		has_str |= exp[i] == YYSYMBOL_STRING;
 		has_or |= exp[i] == YYSYMBOL_OR;
 		has_other |= !continues_expr(exp[i]);
@@ -901,7 +915,8 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, void *scanner, struct 
 		 * worth listing */
 		if (!(expr && starts_expr(exp[i])) && !(after_expr && continues_expr(exp[i])) &&
 		    exp[i] != YYSYMBOL_CDEF && exp[i] != YYSYMBOL_DIRECTIVE &&
-		    exp[i] != YYSYMBOL_CONFIG && exp[i] != YYSYMBOL_MACRO && exp[i] != YYSYMBOL_LET)
+		    exp[i] != YYSYMBOL_CONFIG && exp[i] != YYSYMBOL_MACRO && exp[i] != YYSYMBOL_LET &&
+		    !(has_probe && exp[i] == YYSYMBOL_POSPARAM)) /* $1 { } is a probe too */
 			names[nnames++] = yysymbol_name(exp[i]);
 
 	struct strbuf sb = {0};
