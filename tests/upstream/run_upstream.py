@@ -614,6 +614,9 @@ class Runner:
         self.attach_timeout = (5 if dialect == "legacy" else 10) * scale
         self.stop_signal = stop_signal
         self.lock = threading.Lock()
+        # cases that write a fixed file under /tmp (file-output's -o /tmp/bpftrace-...):
+        # one at a time, or two jobs overwrite and remove each other's file
+        self.tmp_lock = threading.Lock()
         self.active = set()
         self.stopping = False
         self.notifying = set()      # tools that print the notification line
@@ -791,6 +794,12 @@ class Runner:
         return res
 
     def run(self, case, tool, retries=0, rewrite=False):
+        if "/tmp/" in self.command(case, tool, rewrite):
+            with self.tmp_lock:
+                return self.run_one(case, tool, retries, rewrite)
+        return self.run_one(case, tool, retries, rewrite)
+
+    def run_one(self, case, tool, retries=0, rewrite=False):
         res = None
         for attempt in range(retries + 1):
             if self.stopping:
