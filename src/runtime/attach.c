@@ -273,6 +273,7 @@ static int attach_perf(struct rt_session *s, const struct plan_prog *pp, int pro
 		.type = pp->perf_type,
 		.size = sizeof(attr),
 		.config = pp->perf_config,
+		.disabled = 1, /* rt_session__start_timers */
 	};
 	if (pp->perf_freq) {
 		attr.freq = 1;
@@ -297,6 +298,7 @@ static int attach_perf(struct rt_session *s, const struct plan_prog *pp, int pro
 				   strerror(-err));
 			return err;
 		}
+		vec_push(&s->timers, pfd);
 		attached++;
 	}
 	s->nattached_sites += attached;
@@ -452,6 +454,7 @@ void rt_close_fds(int *fds, int n)
 void rt_session__detach(struct rt_session *s)
 {
 	vec_free(&s->refused);
+	vec_free(&s->timers);
 	if (!s->nlinks) {
 		rt_tracefs_remove_events(s);
 		free(s->links);
@@ -485,4 +488,16 @@ void rt_session__detach(struct rt_session *s)
 	free(s->links);
 	s->links = NULL;
 	s->nlinks = 0;
+}
+
+int rt_session__start_timers(struct rt_session *s)
+{
+	for (int i = 0; i < s->timers.n; i++)
+		if (ioctl(s->timers.v[i], PERF_EVENT_IOC_ENABLE, 0)) {
+			int err = -errno;
+			diag_fatal("cannot start a perf event: %s", strerror(-err));
+			return err;
+		}
+	s->timers.n = 0;
+	return 0;
 }

@@ -52,6 +52,7 @@ struct rt_session {
 	int first_uprobe_link; /* index in links of the first of them */
 	int nattached_sites;
 	VEC(struct rt_refused) refused; /* sites the kernel refused, left out */
+	VEC(int) timers; /* interval/profile events, opened disabled: started after BEGIN */
 	VEC(char *) tracefs_events; /* attach_tracefs.c: GROUP/NAME, removed after detach */
 	int tracefs_seq;            /* events made so far (names them) */
 
@@ -106,6 +107,9 @@ void rt_prog_lines__free(struct rt_prog_lines *pl);
 int rt_uprobe_multi_link_create(int prog_fd, const char *path, const uint64_t *offsets,
 				const uint64_t *cookies, uint32_t cnt, pid_t pid, bool ret);
 int rt_session__attach(struct rt_session *s);
+/* After BEGIN: the interval and profile events start, so that interval:s:1 first fires a
+ * second after BEGIN, as in bpftrace (which attaches them after it). */
+int rt_session__start_timers(struct rt_session *s);
 void rt_session__detach(struct rt_session *s);
 /* Whether an attach error is about the site (its instruction or offset: the kernel
  * refuses it) rather than the file, the process or the machine. */

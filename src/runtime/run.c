@@ -431,6 +431,8 @@ int rt_run(struct gt_plan *plan, const struct rt_options *opts)
 	err = run_kind(&s, PLAN_PROG_BEGIN);
 	if (!err)
 		err = open_gate(&s);
+	if (!err)
+		err = rt_session__start_timers(&s);
 	if (err)
 		goto cleanup;
 	drain(&s);
