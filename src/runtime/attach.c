@@ -254,9 +254,10 @@ static int perf_open(struct perf_event_attr *attr, int cpu)
 }
 
 /* Attaches PROG_FD to an open perf event and keeps the event's fd as the link. */
-static int perf_attach(struct rt_session *s, int pfd, int prog_fd)
+static int perf_attach(struct rt_session *s, int pfd, int prog_fd, bool enable)
 {
-	if (ioctl(pfd, PERF_EVENT_IOC_SET_BPF, prog_fd) || ioctl(pfd, PERF_EVENT_IOC_ENABLE, 0)) {
+	if (ioctl(pfd, PERF_EVENT_IOC_SET_BPF, prog_fd) ||
+	    (enable && ioctl(pfd, PERF_EVENT_IOC_ENABLE, 0))) {
 		int err = -errno;
 		close(pfd);
 		return err;
@@ -292,7 +293,7 @@ static int attach_perf(struct rt_session *s, const struct plan_prog *pp, int pro
 				   strerror(errno));
 			return -errno;
 		}
-		int err = perf_attach(s, pfd, prog_fd);
+		int err = perf_attach(s, pfd, prog_fd, false);
 		if (err) {
 			diag_fatal("cannot attach %s to a perf event: %s", pp->fn_name,
 				   strerror(-err));
@@ -326,7 +327,7 @@ static int attach_tracepoint(struct rt_session *s, const struct plan_prog *pp, i
 			   strerror(errno));
 		return -errno;
 	}
-	int err = perf_attach(s, pfd, prog_fd);
+	int err = perf_attach(s, pfd, prog_fd, true);
 	if (err)
 		diag_fatal("cannot attach to tracepoint %s:%s: %s", pp->tp_category, pp->tp_name,
 			   strerror(-err));

@@ -824,6 +824,7 @@ def departure(e):
       "Attaching N probes..." (row 11);
     - the "\n\n" bpftrace prints at exit is not printed (row 11): a regex that ends
       with it ends with the line's own "\n";
+    - the range under a quoted source line is bpftrace's ~~~~ and gotrace's ^~~~;
     - an expected file is compared without trailing blanks on its lines (bpftrace 0.17
       prints "@m: " above a histogram, current bpftrace "@m:").
     JSON files are compared as they are."""
@@ -840,6 +841,8 @@ def departure(e):
         if text.endswith("\\n\\n"):
             text = text[:-2]
     text = re.sub(r"^(\S*:\d+:\d+)-\d+: (?=(ERROR|WARNING): )", r"\1: ", text)
+    # the line under the source: gotrace's caret starts the range bpftrace marks with ~
+    text = re.sub(r"(?m)^( *)~(~*)$", r"\1^\2", text)
     text = text.replace("ERROR: ", "error: ").replace("WARNING: ", "warning: ")
     text = text.replace("bpftrace", "gotrace")
     if text == e.text:
