@@ -684,6 +684,11 @@ static int check_binary(struct sema *s, struct ast_node *e)
 		e->ty = &sema_ty_i64; /* the same length and bytes */
 		return 0;
 	}
+	if (cmp && l->ty->kind == TY_USERNAME && r->ty->kind == TY_USERNAME &&
+	    (op == OP_EQ || op == OP_NE)) {
+		e->ty = &sema_ty_i64; /* the same user: the same uid (each is its uid in BPF) */
+		return 0;
+	}
 	if (cmp && sema_is_textual(l) && sema_is_textual(r)) {
 		if (l->ty->kind != TY_STR || r->ty->kind != TY_STR) {
 			diag_error(s->src, e->loc, "func and probe cannot be compared yet");
