@@ -13,6 +13,7 @@ struct plan_config { /* as src/common/plan.h has it */
 	__u64 filter_pid;
 	__u64 ncpus;
 	__u64 more_pids[7];
+	__u64 gate;
 };
 
 struct {
