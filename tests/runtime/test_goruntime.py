@@ -162,9 +162,11 @@ if s.case("churn"):
               timeout=300)
     m = re.search(r"goroutine states left: (\d+)", r.stderr)
     g = re.search(r"goroutine states freed: (\d+)", r.stderr)
+    # every goroutine had a state: freed, or among the few left when the process exits
+    # (a goroutine ending just before the exit may be left: CI saw 99,999 + 1)
     s.check("100k goroutines: the state map ends near empty",
             r.returncode == 0 and m is not None and int(m.group(1)) < 100 and
-            g is not None and int(g.group(1)) >= 100000, describe(r))
+            g is not None and int(g.group(1)) + int(m.group(1)) >= 100000, describe(r))
 
 # 6. Unusual returns: a function that is one RET (entry and return at one address, where
 # the kernel runs the programs in either order), one with three RETs, and a promoted
