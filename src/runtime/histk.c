@@ -6,12 +6,9 @@
  * bpftrace's current ones (a bucket of one value is "[v]"); hist(x) keeps 0.17's.
  */
 #include <inttypes.h>
-#include <string.h>
 
 #include "common/util.h"
-#include "runtime/rt_maps.h"
-
-#define BAR_WIDTH 52
+#include "runtime/rt_maps_int.h"
 
 /* The exclusive upper bound of bucket I: its value, and its text in *SB when SB. */
 static uint64_t label(struct strbuf *sb, int k, int i)
@@ -38,30 +35,13 @@ static bool numeric(int k, int i)
 	return i <= (2 << k);
 }
 
-static bool range(const uint64_t *b, int nb, int *lo, int *hi, uint64_t *maxv)
-{
-	*lo = *hi = -1;
-	*maxv = 0;
-	for (int i = 0; i < nb; i++) {
-		if (!b[i])
-			continue;
-		if (*lo < 0)
-			*lo = i;
-		*hi = i;
-		if (b[i] > *maxv)
-			*maxv = b[i];
-	}
-	return *lo >= 0;
-}
-
 void rt_histk_text(struct strbuf *sb, int k, const uint64_t *b, int nb)
 {
 	int lo, hi;
 	uint64_t maxv;
-	if (!range(b, nb, &lo, &hi, &maxv))
+	if (!rt_hist_range(b, nb, &lo, &hi, &maxv))
 		return;
 	struct strbuf head = {0};
-	char bar[BAR_WIDTH + 1];
 	for (int i = lo; i <= hi; i++) {
 		head.len = 0;
 		if (i == 0) {
@@ -75,11 +55,7 @@ void rt_histk_text(struct strbuf *sb, int k, const uint64_t *b, int nb)
 			label(&head, k, i);
 			strbuf_putc(&head, ')');
 		}
-		int w = (int)((float)b[i] / (float)maxv * (float)BAR_WIDTH);
-		w = w < 0 ? 0 : w > BAR_WIDTH ? BAR_WIDTH : w;
-		memset(bar, '@', (size_t)w);
-		bar[w] = 0;
-		strbuf_printf(sb, "%-16s%8" PRIu64 " |%-52s|\n", head.buf, b[i], bar);
+		rt_hist_row(sb, head.buf, b[i], maxv);
 	}
 	strbuf_free(&head);
 }
@@ -89,7 +65,7 @@ void rt_histk_json(struct strbuf *sb, int k, const uint64_t *b, int nb)
 	int lo, hi;
 	uint64_t maxv;
 	strbuf_putc(sb, '[');
-	if (range(b, nb, &lo, &hi, &maxv)) {
+	if (rt_hist_range(b, nb, &lo, &hi, &maxv)) {
 		for (int i = lo; i <= hi; i++) {
 			if (i > lo)
 				strbuf_puts(sb, ", ");

@@ -633,7 +633,7 @@ static void lhist_label(struct strbuf *sb, int64_t n)
 		strbuf_printf(sb, "%" PRId64, n);
 }
 
-static bool hist_range(const uint64_t *b, int nb, int *lo, int *hi, uint64_t *maxv)
+bool rt_hist_range(const uint64_t *b, int nb, int *lo, int *hi, uint64_t *maxv)
 {
 	*lo = *hi = -1;
 	*maxv = 0;
@@ -649,6 +649,20 @@ static bool hist_range(const uint64_t *b, int nb, int *lo, int *hi, uint64_t *ma
 	return *lo >= 0;
 }
 
+void rt_hist_row(struct strbuf *sb, const char *label, uint64_t count, uint64_t maxv)
+{
+	char bar[BAR_WIDTH + 1];
+	/* bpftrace: int bar_width = values.at(i) / (float)max_value * max_width; */
+	int w = (int)((float)count / (float)maxv * (float)BAR_WIDTH);
+	if (w < 0)
+		w = 0;
+	if (w > BAR_WIDTH)
+		w = BAR_WIDTH;
+	memset(bar, '@', (size_t)w);
+	bar[w] = 0;
+	strbuf_printf(sb, "%-16s%8" PRIu64 " |%-52s|\n", label, count, bar);
+}
+
 static void hist_text(struct strbuf *sb, const struct rt_map *m, const uint64_t *b)
 {
 	const struct plan_map *pm = m->pm;
@@ -658,10 +672,9 @@ static void hist_text(struct strbuf *sb, const struct rt_map *m, const uint64_t 
 		rt_histk_text(sb, pm->hist_bits, b, m->nbuckets);
 		return;
 	}
-	if (!hist_range(b, m->nbuckets, &lo, &hi, &maxv))
+	if (!rt_hist_range(b, m->nbuckets, &lo, &hi, &maxv))
 		return;
 	struct strbuf label = {0};
-	char bar[BAR_WIDTH + 1];
 	for (int i = lo; i <= hi; i++) {
 		label.len = 0;
 		if (pm->kind == PLAN_MAP_HIST) {
@@ -698,15 +711,7 @@ static void hist_text(struct strbuf *sb, const struct rt_map *m, const uint64_t 
 				strbuf_putc(&label, ')');
 			}
 		}
-		/* bpftrace: int bar_width = values.at(i) / (float)max_value * max_width; */
-		int w = (int)((float)b[i] / (float)maxv * (float)BAR_WIDTH);
-		if (w < 0)
-			w = 0;
-		if (w > BAR_WIDTH)
-			w = BAR_WIDTH;
-		memset(bar, '@', (size_t)w);
-		bar[w] = 0;
-		strbuf_printf(sb, "%-16s%8" PRIu64 " |%-52s|\n", label.buf, b[i], bar);
+		rt_hist_row(sb, label.buf, b[i], maxv);
 	}
 	strbuf_free(&label);
 }
@@ -721,7 +726,7 @@ static void hist_json(struct strbuf *sb, const struct rt_map *m, const uint64_t 
 		return;
 	}
 	strbuf_putc(sb, '[');
-	if (hist_range(b, m->nbuckets, &lo, &hi, &maxv)) {
+	if (rt_hist_range(b, m->nbuckets, &lo, &hi, &maxv)) {
 		for (int i = lo; i <= hi; i++) {
 			if (i > lo)
 				strbuf_puts(sb, ", ");

@@ -8,6 +8,12 @@
 #include "common/util.h"
 #include "runtime/rt_maps.h"
 
+/* The buckets of a histogram that hold counts: the first and last (*LO, *HI) and the
+ * largest count; false when none does. */
+bool rt_hist_range(const uint64_t *b, int nb, int *lo, int *hi, uint64_t *maxv);
+/* One row of a histogram's text: LABEL, COUNT and bpftrace's bar (52 columns at MAXV). */
+void rt_hist_row(struct strbuf *sb, const char *label, uint64_t count, uint64_t maxv);
+
 struct rt_map {
 	const struct plan_map *pm;
 	int fd;
