@@ -7,27 +7,8 @@
 
 #define GT_EEXIST 17
 
-#define GT_E2BIG 7
-
-/* A failed update of map ID: full (E2BIG) counts apart from the rest (EBUSY: the map's
- * bucket was being updated on this CPU by a program this one preempted or interrupted;
- * ENOMEM), whose last errno is kept for the message. */
-void gt_map_full(void *full, __u32 id, long err)
-{
-	__u64 *v = bpf_map_lookup_elem(full, &id);
-	if (!v)
-		return;
-	int e = (int)err; /* see insert() */
-	if (e == -GT_E2BIG) {
-		__sync_fetch_and_add(&v[0], 1);
-	} else {
-		__sync_fetch_and_add(&v[1], 1);
-		v[2] = (__u64)(__u32)-e;
-	}
-}
-
 /* Inserts INIT under KEY unless another update got there first; counts a full map. */
-static __always_inline int insert(void *map, void *key, void *init, void *full, __u32 id)
+static __always_inline int insert(void *map, void *key, void *init, __u32 id)
 {
 	long err = bpf_map_update_elem(map, key, init, BPF_NOEXIST);
 	if (!err)
@@ -38,15 +19,15 @@ static __always_inline int insert(void *map, void *key, void *init, void *full, 
 	 * counted as a full map, and every full map's E2BIG as another error. */
 	if ((int)err == -GT_EEXIST)
 		return 1; /* look it up again */
-	gt_map_full(full, id, err);
+	gt_map_failed(id, err);
 	return -1;
 }
 
-void gt_agg_add(void *map, void *key, __s64 v, void *full, __u32 id)
+void gt_agg_add(void *map, void *key, __s64 v, __u32 id)
 {
 	__s64 *p = bpf_map_lookup_elem(map, key);
 	if (!p) {
-		if (insert(map, key, &v, full, id) <= 0)
+		if (insert(map, key, &v, id) <= 0)
 			return;
 		p = bpf_map_lookup_elem(map, key);
 		if (!p)
@@ -60,12 +41,12 @@ struct gt_avg {
 	__s64 total;
 };
 
-void gt_agg_avg(void *map, void *key, __s64 v, void *full, __u32 id)
+void gt_agg_avg(void *map, void *key, __s64 v, __u32 id)
 {
 	struct gt_avg *p = bpf_map_lookup_elem(map, key);
 	if (!p) {
 		struct gt_avg init = {1, v};
-		if (insert(map, key, &init, full, id) <= 0)
+		if (insert(map, key, &init, id) <= 0)
 			return;
 		p = bpf_map_lookup_elem(map, key);
 		if (!p)
@@ -80,12 +61,12 @@ struct gt_minmax {
 	__u64 set;
 };
 
-void gt_agg_minmax(void *map, void *key, __s64 v, int is_max, void *full, __u32 id)
+void gt_agg_minmax(void *map, void *key, __s64 v, int is_max, __u32 id)
 {
 	struct gt_minmax *p = bpf_map_lookup_elem(map, key);
 	if (!p) {
 		struct gt_minmax init = {v, 1};
-		if (insert(map, key, &init, full, id) <= 0)
+		if (insert(map, key, &init, id) <= 0)
 			return;
 		p = bpf_map_lookup_elem(map, key);
 		if (!p)
@@ -139,7 +120,7 @@ static __always_inline void tseries_apply(struct gt_tseries *p, __s64 v, __u64 n
 /* tseries(v, interval, num): NOW's interval is epoch = now / interval, kept in bucket
  * epoch % num, the u64 at BUCKET (the last of KEY) */
 void gt_agg_tseries(void *map, void *key, __u64 *bucket, __s64 v, __u64 now, __u64 interval,
-		    __u64 num, int agg, int is_signed, void *full, __u32 id)
+		    __u64 num, int agg, int is_signed, __u32 id)
 {
 	__u64 epoch = now / interval;
 	*bucket = epoch % num;
@@ -147,7 +128,7 @@ void gt_agg_tseries(void *map, void *key, __u64 *bucket, __s64 v, __u64 now, __u
 	if (!p) {
 		struct gt_tseries init = {0, 0, epoch};
 		tseries_apply(&init, v, now, epoch, agg, is_signed);
-		if (insert(map, key, &init, full, id) <= 0)
+		if (insert(map, key, &init, id) <= 0)
 			return;
 		p = bpf_map_lookup_elem(map, key);
 		if (!p)

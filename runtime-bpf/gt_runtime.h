@@ -63,15 +63,18 @@ void gt_goroutine_exit(void *ctx, const struct gt_target *t, __u64 cookie);
 __s64 gt_unwind(void *ctx, void *tab, __u32 ntab, void *scratch, void *stacks, __u32 depth,
 		__u64 pid, const struct gt_uwtarget *t);
 
-/* Aggregations (gt_maps.c). FULL is the gt_mapfull array (per map: updates dropped as
- * full, other failures, the last one's errno), ID the map's index. */
-void gt_map_full(void *full, __u32 id, long err);
-void gt_agg_add(void *map, void *key, __s64 v, void *full, __u32 id);
-void gt_agg_avg(void *map, void *key, __s64 v, void *full, __u32 id);
-void gt_agg_minmax(void *map, void *key, __s64 v, int is_max, void *full, __u32 id);
+/* Counts a failed update ERR (0: none) of map ID in the gt_mapfull array (per map:
+ * updates dropped as full, other failures, the last one's errno). Codegen defines it as a
+ * global BPF function: the verifier checks it once, not on every path through an update
+ * (a while loop of 1,000 updates otherwise forks past the verifier's 1M-insn limit). */
+int gt_map_failed(__u32 id, long err);
+/* Aggregations (gt_maps.c); ID is the map's index. */
+void gt_agg_add(void *map, void *key, __s64 v, __u32 id);
+void gt_agg_avg(void *map, void *key, __s64 v, __u32 id);
+void gt_agg_minmax(void *map, void *key, __s64 v, int is_max, __u32 id);
 /* AGG: enum gt_tseries_agg; BUCKET: the bucket index slot at the end of KEY */
 void gt_agg_tseries(void *map, void *key, __u64 *bucket, __s64 v, __u64 now, __u64 interval,
-		    __u64 num, int agg, int is_signed, void *full, __u32 id);
+		    __u64 num, int agg, int is_signed, __u32 id);
 __u64 gt_hist_bucket(__s64 v);
 __u64 gt_hist_bucket_k(__s64 v, __u64 k);
 __u64 gt_lhist_bucket(__s64 v, __s64 min, __s64 max, __s64 step);

@@ -24,6 +24,7 @@ struct cg {
 	LLVMMetadataRef di_file, di_cu, di_int, di_u32, di_u64, di_ptr;
 	LLVMValueRef map_events, map_lost, map_config, map_full;
 	LLVMValueRef *maps; /* [plan->nmaps] */
+	LLVMValueRef *aggfns; /* [plan->nmaps]: an aggregation map's global update function */
 	LLVMValueRef *stackmaps; /* [plan->nstackmaps] */
 	LLVMValueRef *uwmaps;    /* [plan->nstackmaps]: unwound user stacks, when plan->nunwind */
 	LLVMValueRef uwtab, uwscratch; /* gt_unwind.c's table and scratch */

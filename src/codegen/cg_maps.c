@@ -7,6 +7,136 @@
 
 #include "common/util.h"
 
+/* int gt_map_failed(u32 id, long err) (runtime-bpf/gt_runtime.h): counts the failed update
+ * ERR of map ID, apart as full (E2BIG) or not, with the last other errno. Global, so the
+ * verifier checks it once: a branch on ERR in the caller doubled the paths of every
+ * update, and a while loop of a thousand of them ran past the 1M-instruction limit. */
+/* Global BPF functions are verified once only if LLVM leaves the calls alone. */
+static void no_inline(struct cg *g, LLVMValueRef fn)
+{
+	unsigned k = LLVMGetEnumAttributeKindForName("noinline", 8);
+	LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(g->ctx, k, 0));
+}
+
+static void define_mapfull(struct cg *g)
+{
+	const struct cg_param params[2] = {{g->i32, g->di_u32, "id"}, {g->i64, g->di_u64, "err"}};
+	cg_begin_function(g, "gt_map_failed", g->i32, g->di_int, params, 2, 1, false);
+	no_inline(g, g->fn);
+	cg_set_loc(g, (struct gt_loc){.line = 1, .col = 1});
+	LLVMValueRef id = LLVMGetParam(g->fn, 0), err = LLVMGetParam(g->fn, 1);
+	LLVMValueRef slot = LLVMBuildAlloca(g->b, g->i32, "id.slot");
+	LLVMBuildStore(g->b, id, slot);
+	LLVMBasicBlockRef look = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "look");
+	LLVMBasicBlockRef have = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "have");
+	LLVMBasicBlockRef big = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "e2big");
+	LLVMBasicBlockRef other = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "other");
+	LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "done");
+	LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntNE, err, cg_const(g, 0), ""), look, done);
+	LLVMPositionBuilderAtEnd(g->b, look);
+	LLVMValueRef largs[2] = {g->map_full, slot};
+	LLVMValueRef v = cg_helper(g, BPF_FUNC_map_lookup_elem, g->ptr, largs, 2);
+	LLVMBuildCondBr(g->b, LLVMBuildIsNull(g->b, v, ""), done, have);
+	/* Read as an int: before Linux 6.4 the errno comes back zero-extended (see insert()
+	 * in runtime-bpf/gt_maps.c) */
+	LLVMPositionBuilderAtEnd(g->b, have);
+	LLVMValueRef e = LLVMBuildTrunc(g->b, err, g->i32, "");
+	LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntEQ, e, LLVMConstInt(g->i32, (uint64_t)-7, true), ""), big, other);
+	LLVMPositionBuilderAtEnd(g->b, big);
+	LLVMBuildAtomicRMW(g->b, LLVMAtomicRMWBinOpAdd, v, cg_const(g, 1),
+			   LLVMAtomicOrderingMonotonic, false);
+	LLVMBuildBr(g->b, done);
+	LLVMPositionBuilderAtEnd(g->b, other);
+	LLVMBuildAtomicRMW(g->b, LLVMAtomicRMWBinOpAdd, cg_gep8(g, v, 8), cg_const(g, 1),
+			   LLVMAtomicOrderingMonotonic, false);
+	cg_store64(g, v, 16, LLVMBuildZExt(g->b, LLVMBuildNeg(g->b, e, ""), g->i64, ""));
+	LLVMBuildBr(g->b, done);
+	LLVMPositionBuilderAtEnd(g->b, done);
+	LLVMBuildRet(g->b, LLVMConstInt(g->i32, 0, false));
+}
+
+static bool is_aggregation(enum plan_map_kind k)
+{
+	return k != PLAN_MAP_INT && k != PLAN_MAP_STR && k != PLAN_MAP_VALUE;
+}
+
+/* The update of aggregation map ID under KEY by V (runtime-bpf/gt_maps.c); NOW: tseries'
+ * clock. A histogram's bucket is in KEY already. */
+static void agg_update(struct cg *g, int id, LLVMValueRef key, LLVMValueRef v, LLVMValueRef now)
+{
+	const struct plan_map *m = &g->plan->maps[id];
+	LLVMValueRef mid = LLVMConstInt(g->i32, (uint64_t)id, false);
+	switch (m->kind) {
+	case PLAN_MAP_AVG:
+	case PLAN_MAP_STATS: {
+		LLVMValueRef a[4] = {g->maps[id], key, v, mid};
+		cg_runtime_call(g, "gt_agg_avg", a, 4);
+		break;
+	}
+	case PLAN_MAP_MIN:
+	case PLAN_MAP_MAX: {
+		LLVMValueRef a[5] = {g->maps[id], key, v,
+				     LLVMConstInt(g->i32, m->kind == PLAN_MAP_MAX, false), mid};
+		cg_runtime_call(g, "gt_agg_minmax", a, 5);
+		break;
+	}
+	case PLAN_MAP_TSERIES: {
+		LLVMValueRef a[10] = {g->maps[id], key, cg_gep8(g, key, m->key_size - 8), v, now,
+				      cg_const(g, m->tseries_interval), cg_const(g, m->tseries_num),
+				      LLVMConstInt(g->i32, (uint64_t)m->tseries_agg, false),
+				      LLVMConstInt(g->i32, m->value_signed, false), mid};
+		cg_runtime_call(g, "gt_agg_tseries", a, 10);
+		break;
+	}
+	default: { /* count, sum, hist, lhist */
+		LLVMValueRef a[4] = {g->maps[id], key, v, mid};
+		cg_runtime_call(g, "gt_agg_add", a, 4);
+		break;
+	}
+	}
+}
+
+/* Keys up to this size are copied to the stack of a global update function */
+#define AGGFN_MAX_KEY 64
+
+/* int gt_agg_ID(u8 (*key)[key_size], long v[, u64 now]): agg_update() as a global
+ * function, for the reason gt_map_failed is one: the lookup's branch (present or not)
+ * forked every iteration of a while loop, and verifying a loop of count() grew with its
+ * square (800 iterations ran past the limit). The key is a nullable pointer to memory
+ * for the verifier, which Linux 6.1's map helpers refuse ("R2 type=mem expected=fp,
+ * ..."): it is copied to this function's stack first. */
+static void define_aggfn(struct cg *g, int id)
+{
+	const struct plan_map *m = &g->plan->maps[id];
+	LLVMMetadataRef u8 = LLVMDIBuilderCreateBasicType(g->dib, "unsigned char", 13, 8,
+							  8 /* DW_ATE_unsigned_char */, 0);
+	LLVMMetadataRef sub = LLVMDIBuilderGetOrCreateSubrange(g->dib, 0, m->key_size);
+	LLVMMetadataRef arr = LLVMDIBuilderCreateArrayType(g->dib, (uint64_t)m->key_size * 8, 8,
+							   u8, &sub, 1);
+	const struct cg_param params[3] = {
+		{g->ptr, LLVMDIBuilderCreatePointerType(g->dib, arr, 64, 64, 0, NULL, 0), "key"},
+		{g->i64, g->di_u64, "v"},
+		{g->i64, g->di_u64, "now"}};
+	char name[32];
+	snprintf(name, sizeof(name), "gt_agg_%d", id);
+	bool ts = m->kind == PLAN_MAP_TSERIES;
+	g->aggfns[id] = cg_begin_function(g, name, g->i32, g->di_int, params, ts ? 3 : 2, 1, false);
+	no_inline(g, g->fn);
+	cg_set_loc(g, (struct gt_loc){.line = 1, .col = 1});
+	LLVMValueRef key = LLVMGetParam(g->fn, 0);
+	LLVMValueRef copy = LLVMBuildAlloca(g->b, LLVMArrayType(g->i64, (unsigned)(m->key_size + 7) / 8),
+					    "key.copy");
+	LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "body");
+	LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "done");
+	LLVMBuildCondBr(g->b, LLVMBuildIsNull(g->b, key, ""), done, body);
+	LLVMPositionBuilderAtEnd(g->b, body);
+	LLVMBuildMemCpy(g->b, copy, 8, key, 1, cg_const(g, (uint64_t)m->key_size));
+	agg_update(g, id, copy, LLVMGetParam(g->fn, 1), ts ? LLVMGetParam(g->fn, 2) : NULL);
+	LLVMBuildBr(g->b, done);
+	LLVMPositionBuilderAtEnd(g->b, done);
+	LLVMBuildRet(g->b, LLVMConstInt(g->i32, 0, false));
+}
+
 void cg_define_script_maps(struct cg *g)
 {
 	const struct gt_plan *plan = g->plan;
@@ -20,9 +150,15 @@ void cg_define_script_maps(struct cg *g)
 						 (unsigned)m->key_size,
 						 (unsigned)((m->value_size + 7) & ~7));
 	}
-	if (plan->nmaps)
+	if (plan->nmaps) {
 		g->map_full = cg_define_map_sized(g, PLAN_MAP_FULL, BPF_MAP_TYPE_ARRAY,
 						  (unsigned)plan->nmaps, 4, 24);
+		define_mapfull(g);
+	}
+	g->aggfns = xcalloc((size_t)plan->nmaps + 1, sizeof(LLVMValueRef));
+	for (int i = 0; i < plan->nmaps; i++)
+		if (is_aggregation(plan->maps[i].kind) && plan->maps[i].key_size <= AGGFN_MAX_KEY)
+			define_aggfn(g, i);
 	g->stackmaps = xcalloc((size_t)plan->nstackmaps + 1, sizeof(LLVMValueRef));
 	for (int i = 0; i < plan->nstackmaps; i++)
 		g->stackmaps[i] = cg_define_map_sized(g, plan->stackmaps[i].bpf_name,
@@ -92,19 +228,14 @@ static LLVMValueRef lookup(struct cg *g, int id, LLVMValueRef key)
 	return cg_helper(g, BPF_FUNC_map_lookup_elem, g->ptr, args, 2);
 }
 
-/* bpf_map_update_elem; a failure is counted (full, or another errno). */
+/* bpf_map_update_elem; a failure is counted (full, or another errno) by gt_map_failed,
+ * called on every update: a branch here would fork the verifier's paths. */
 static void update(struct cg *g, int id, LLVMValueRef key, LLVMValueRef val)
 {
 	LLVMValueRef args[4] = {g->maps[id], key, val, cg_const(g, 0 /* BPF_ANY */)};
 	LLVMValueRef r = cg_helper(g, BPF_FUNC_map_update_elem, g->i64, args, 4);
-	LLVMBasicBlockRef full = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "map.full");
-	LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "map.done");
-	LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntNE, r, cg_const(g, 0), ""), full, done);
-	LLVMPositionBuilderAtEnd(g->b, full);
-	LLVMValueRef fargs[3] = {g->map_full, LLVMConstInt(g->i32, (uint64_t)id, false), r};
-	cg_runtime_call(g, "gt_map_full", fargs, 3);
-	LLVMBuildBr(g->b, done);
-	LLVMPositionBuilderAtEnd(g->b, done);
+	LLVMValueRef fargs[2] = {LLVMConstInt(g->i32, (uint64_t)id, false), r};
+	cg_runtime_call(g, "gt_map_failed", fargs, 2);
 }
 
 /* The i64 at byte OFF of the value under KEY in MAP, or 0 when the key is absent. */
@@ -165,7 +296,8 @@ static void aggregate(struct cg *g, int id, const struct plan_map *m, struct ast
 	struct ast_node **args = call->u.call.args.v;
 	LLVMValueRef v = m->kind == PLAN_MAP_COUNT ? cg_const(g, 1) : cg_expr(g, args[0]);
 	LLVMValueRef key = build_key(g, mn, m);
-	LLVMValueRef full = g->map_full, mid = LLVMConstInt(g->i32, (uint64_t)id, false);
+	LLVMValueRef a[3] = {key, v, NULL};
+	int n = 2;
 	switch (m->kind) {
 	case PLAN_MAP_HIST:
 	case PLAN_MAP_LHIST: {
@@ -181,50 +313,30 @@ static void aggregate(struct cg *g, int id, const struct plan_map *m, struct ast
 			b = cg_runtime_call(g, "gt_lhist_bucket", la, 4);
 		}
 		cg_store64(g, key, m->key_size - 8, b);
-		LLVMValueRef a[5] = {g->maps[id], key, cg_const(g, 1), full, mid};
-		cg_runtime_call(g, "gt_agg_add", a, 5);
+		a[1] = cg_const(g, 1);
 		break;
 	}
-	case PLAN_MAP_AVG:
-	case PLAN_MAP_STATS: {
-		LLVMValueRef a[5] = {g->maps[id], key, v, full, mid};
-		cg_runtime_call(g, "gt_agg_avg", a, 5);
-		break;
-	}
-	case PLAN_MAP_MIN:
-	case PLAN_MAP_MAX: {
-		LLVMValueRef a[6] = {g->maps[id], key, v,
-				     LLVMConstInt(g->i32, m->kind == PLAN_MAP_MAX, false), full, mid};
-		cg_runtime_call(g, "gt_agg_minmax", a, 6);
-		break;
-	}
-	case PLAN_MAP_COUNT:
-	case PLAN_MAP_SUM: {
-		LLVMValueRef a[5] = {g->maps[id], key, v, full, mid};
-		cg_runtime_call(g, "gt_agg_add", a, 5);
-		break;
-	}
-	case PLAN_MAP_TSERIES: {
+	case PLAN_MAP_TSERIES:
 		/* bpftrace's clock for tseries is TAI (its sw_tai); its tests set the time
 		 * through a map instead (BPFTRACE_DUMMY_TS_MAP) */
-		LLVMValueRef now;
 		if (m->ts_map >= 0) {
 			LLVMValueRef zero = cg_alloca(g, g->i64, "tskey");
 			LLVMBuildStore(g->b, cg_const(g, 0), zero);
-			now = cg_load_or_zero(g, g->maps[m->ts_map], zero);
+			a[2] = cg_load_or_zero(g, g->maps[m->ts_map], zero);
 		} else {
-			now = cg_helper(g, BPF_FUNC_ktime_get_tai_ns, g->i64, NULL, 0);
+			a[2] = cg_helper(g, BPF_FUNC_ktime_get_tai_ns, g->i64, NULL, 0);
 		}
-		LLVMValueRef a[11] = {g->maps[id], key, cg_gep8(g, key, m->key_size - 8), v, now,
-				      cg_const(g, m->tseries_interval), cg_const(g, m->tseries_num),
-				      LLVMConstInt(g->i32, (uint64_t)m->tseries_agg, false),
-				      LLVMConstInt(g->i32, m->value_signed, false), full, mid};
-		cg_runtime_call(g, "gt_agg_tseries", a, 11);
+		n = 3;
 		break;
-	}
 	default:
-		cg_internal_error(g, call, "an aggregation into a plain map");
+		if (!is_aggregation(m->kind))
+			cg_internal_error(g, call, "an aggregation into a plain map");
 	}
+	LLVMValueRef fn = g->aggfns[id];
+	if (fn) /* else a long key, updated inline: its copy could overrun the 512-byte stack */
+		LLVMBuildCall2(g->b, LLVMGlobalGetValueType(fn), fn, a, (unsigned)n, "");
+	else
+		agg_update(g, id, key, a[1], a[2]);
 }
 
 void cg_map_assign(struct cg *g, struct ast_node *st)
@@ -232,7 +344,7 @@ void cg_map_assign(struct cg *g, struct ast_node *st)
 	struct ast_node *mn = st->u.assign.lhs, *rhs = st->u.assign.rhs;
 	int id;
 	const struct plan_map *m = map_of(g, mn, &id);
-	if (m->kind != PLAN_MAP_INT && m->kind != PLAN_MAP_STR && m->kind != PLAN_MAP_VALUE) {
+	if (is_aggregation(m->kind)) {
 		aggregate(g, id, m, mn, rhs);
 		return;
 	}

@@ -490,6 +490,7 @@ static void teardown(struct cg *g)
 		LLVMContextDispose(g->ctx);
 	free(g->llvm_error);
 	free(g->maps);
+	free(g->aggfns);
 	free(g->stackmaps);
 	free(g->uwmaps);
 	free(g->temps);

@@ -393,7 +393,11 @@ LLVMValueRef cg_begin_function(struct cg *g, const char *name, LLVMTypeRef ret,
 		types[i] = params[i].ty;
 		di_types[i + 1] = params[i].di;
 	}
-	g->fn = LLVMAddFunction(g->mod, name, LLVMFunctionType(ret, types, (unsigned)nparams, false));
+	/* runtime-bpf may have declared it (gt_map_failed) */
+	g->fn = LLVMGetNamedFunction(g->mod, name);
+	if (!g->fn || !LLVMIsDeclaration(g->fn))
+		g->fn = LLVMAddFunction(g->mod, name,
+					LLVMFunctionType(ret, types, (unsigned)nparams, false));
 	LLVMMetadataRef sty = LLVMDIBuilderCreateSubroutineType(
 		g->dib, g->di_file, di_types, (unsigned)nparams + 1, LLVMDIFlagZero);
 	g->di_sp = LLVMDIBuilderCreateFunction(g->dib, g->di_file, name, strlen(name), name,
