@@ -47,6 +47,9 @@ const struct binfo_func *binfo_find_func(struct binfo *bi, const char *name);
  * package/receiver prefix), best first. Returns the count. */
 int binfo_suggest(struct binfo *bi, const char *name, const char **out, int max);
 
+/* The descriptor of the ELF note NT_GNU_BUILD_ID ("GNU"), LEN bytes at ID: 0, or -ENOENT
+ * (Go's own linker writes one only when asked: -ldflags=-B). */
+int binfo_gnu_build_id(const struct binfo *bi, const uint8_t **id, size_t *len);
 /* Virtual address -> file offset through the PT_LOAD header that maps it; -ENOENT when none. */
 int binfo_vaddr_to_offset(const struct binfo *bi, uint64_t vaddr, uint64_t *off);
 /* The address of symbol NAME (.symtab: data too; else a function .gopclntab names):

@@ -74,6 +74,30 @@ int binfo_vaddr_to_offset(const struct binfo *bi, uint64_t vaddr, uint64_t *off)
 	return -ENOENT;
 }
 
+int binfo_gnu_build_id(const struct binfo *bi, const uint8_t **id, size_t *len)
+{
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(bi->elf, scn)) != NULL) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		GElf_Nhdr nh;
+		size_t off = 0, name_off, desc_off, next;
+		/* gelf_getnote bounds every note by the section's data */
+		while (d && (next = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 && nh.n_descsz &&
+			    !memcmp((const char *)d->d_buf + name_off, "GNU", 4)) {
+				*id = (const uint8_t *)d->d_buf + desc_off;
+				*len = nh.n_descsz;
+				return 0;
+			}
+			off = next;
+		}
+	}
+	return -ENOENT;
+}
+
 int binfo_symbol_addr(const struct binfo *bi, const char *name, uint64_t *addr)
 {
 	GElf_Shdr sh;

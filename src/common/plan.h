@@ -120,7 +120,8 @@ enum plan_sym_kind {
 
 /* How a stack prints (bpftrace's ustack(mode)): "    sym+off" lines, or perf's
  * "\taddr sym+off (path)". */
-enum plan_stack_mode { PLAN_STACK_BPFTRACE, PLAN_STACK_PERF };
+/* raw: addresses only; build_id: a user frame as its file's GNU build ID and offset */
+enum plan_stack_mode { PLAN_STACK_BPFTRACE, PLAN_STACK_PERF, PLAN_STACK_RAW, PLAN_STACK_BUILD_ID };
 
 /* A BPF_MAP_TYPE_STACK_TRACE map: ustack / kstack of one depth. */
 struct plan_stackmap {

@@ -53,6 +53,10 @@ struct rt_symbolizer {
 	int (*kernel)(void *ctx, uint64_t pc, bool ret, struct rt_frame *out);
 	/* The address of kernel symbol NAME (kprobe_multi links by address): 0 or -ENOENT. */
 	int (*kernel_addr)(void *ctx, const char *name, uint64_t *addr);
+	/* The GNU build ID (LEN bytes at ID) of the binary PID maps at user address PC, and
+	 * PC's offset in that file (ustack(build_id)): 0, or -ENOENT. */
+	int (*build_id)(void *ctx, int pid, uint64_t pc, const uint8_t **id, size_t *len,
+			uint64_t *off);
 	/* While PID runs: learn where its binary is mapped (a PIE's load bias). True once
 	 * known, or when nothing needs learning. */
 	bool (*prime)(void *ctx, int pid);

@@ -171,6 +171,25 @@ static void put_frame(struct strbuf *sb, const struct rt_frame *f, uint64_t addr
 	strbuf_putc(sb, '\n');
 }
 
+/* bpftrace's raw and build_id modes: the address in hex; a user frame in build_id mode
+ * as the kernel's BPF_F_USER_BUILD_ID gives it (40 hex digits, 0xOFFSET in the file), or
+ * the address where its file has no build ID (as a Go binary linked internally) */
+static void put_raw(struct strbuf *sb, const struct plan_arg *a, const uint8_t *p,
+		    uint64_t addr, bool kernel)
+{
+	const uint8_t *id;
+	size_t len;
+	uint64_t off;
+	if (a->stack_mode == PLAN_STACK_BUILD_ID && !kernel && st.sym && st.sym->build_id &&
+	    !st.sym->build_id(st.sym->ctx, (int)rt_rd64(p + 8), addr, &id, &len, &off)) {
+		for (size_t i = 0; i < 20; i++) /* the kernel's is 20 bytes, zero-padded */
+			strbuf_printf(sb, "%02x", i < len ? id[i] : 0);
+		strbuf_printf(sb, " 0x%02" PRIx64 "\n", off);
+		return;
+	}
+	strbuf_printf(sb, "%" PRIx64 "\n", addr);
+}
+
 void rt_stack_format(struct strbuf *sb, const struct plan_arg *a, const uint8_t *p)
 {
 	uint64_t addrs[STACK_FRAMES_MAX + 1];
@@ -180,6 +199,11 @@ void rt_stack_format(struct strbuf *sb, const struct plan_arg *a, const uint8_t 
 	if (n == 0)
 		return; /* as bpftrace: an empty stack prints nothing */
 	strbuf_putc(sb, '\n');
+	if (a->stack_mode == PLAN_STACK_RAW || a->stack_mode == PLAN_STACK_BUILD_ID) {
+		for (int i = 0; i < n; i++)
+			put_raw(sb, a, p, addrs[i], kernel);
+		return;
+	}
 	for (int i = 0; i < n; i++) {
 		struct rt_frame fr[INLINE_MAX];
 		int k = rt_stack_frames(a, p, addrs[i], i, fr, INLINE_MAX);

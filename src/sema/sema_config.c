@@ -39,7 +39,7 @@ static const struct cfg_var {
 	{"perf_rb_pages", CFG_INT, NULL, NULL, NULL},
 	{"print_maps_on_exit", CFG_BOOL, NULL, "PRINT_MAPS_ON_EXIT", NULL},
 	{"show_debug_info", CFG_BOOL, NULL, NULL, NULL},
-	{"stack_mode", CFG_ENUM, "bpftrace perf raw", "STACK_MODE", "raw"},
+	{"stack_mode", CFG_ENUM, "bpftrace perf raw build_id", "STACK_MODE", NULL},
 	{"str_trunc_trailer", CFG_STR, NULL, NULL, NULL},
 };
 

@@ -60,6 +60,16 @@ static int stack_map(struct sema *s, bool kernel, int depth)
 	return s->stackmaps.n - 1;
 }
 
+/* bpftrace's stack modes by name: enum plan_stack_mode, or -1 */
+static int stack_mode(const char *name)
+{
+	static const char *const names[] = {"bpftrace", "perf", "raw", "build_id"};
+	for (int i = 0; i < (int)ARRAY_SIZE(names); i++)
+		if (!strcmp(name, names[i]))
+			return i;
+	return -1;
+}
+
 int sema_check_stack(struct sema *s, struct ast_node *e, const struct builtin *b)
 {
 	bool kernel = b->id == BI_KSTACK;
@@ -69,14 +79,20 @@ int sema_check_stack(struct sema *s, struct ast_node *e, const struct builtin *b
 		s->unwind = true;
 	/* the default: bpftrace's stack_mode (BPFTRACE_STACK_MODE, a config block) */
 	const char *dm = gt_getenv("STACK_MODE");
-	int mode = dm && !strcmp(dm, "perf") ? PLAN_STACK_PERF : PLAN_STACK_BPFTRACE;
+	int mode = dm ? stack_mode(dm) : PLAN_STACK_BPFTRACE;
+	if (mode < 0)
+		mode = PLAN_STACK_BPFTRACE;
 	int depth = STACK_MAX_DEPTH;
 	struct ast_list *args = e->kind == AST_CALL ? &e->u.call.args : NULL;
 	for (int i = 0; args && i < args->n; i++) {
 		struct ast_node *a = args->v[i];
-		if (i == 0 && a->kind == AST_IDENT &&
-		    (!strcmp(a->u.name, "perf") || !strcmp(a->u.name, "bpftrace"))) {
-			mode = a->u.name[0] == 'p' ? PLAN_STACK_PERF : PLAN_STACK_BPFTRACE;
+		if (i == 0 && a->kind == AST_IDENT && stack_mode(a->u.name) >= 0) {
+			mode = stack_mode(a->u.name);
+			if (kernel && mode == PLAN_STACK_BUILD_ID) {
+				diag_error(s->src, a->loc,
+					   "'build_id' stack mode can only be used for ustack");
+				return -EINVAL;
+			}
 			continue;
 		}
 		if (i == 1 && args->v[0]->kind != AST_IDENT) { /* a mode, then the depth */
@@ -84,11 +100,17 @@ int sema_check_stack(struct sema *s, struct ast_node *e, const struct builtin *b
 			return -EINVAL;
 		}
 		if (a->kind != AST_INT || a->u.int_.value < 1 || a->u.int_.value > STACK_MAX_DEPTH) {
-			diag_error(s->src, a->loc, "%s: expected perf, bpftrace or a depth from 1 to %d",
-				   b->name, STACK_MAX_DEPTH);
+			diag_error(s->src, a->loc,
+				   "%s: expected perf, bpftrace, raw%s or a depth from 1 to %d", b->name,
+				   kernel ? "" : ", build_id", STACK_MAX_DEPTH);
 			return -EINVAL;
 		}
 		depth = (int)a->u.int_.value;
+	}
+	if (kernel && mode == PLAN_STACK_BUILD_ID) { /* the default's: as bpftrace */
+		diag_warning(s->src, e->loc, "'build_id' stack mode can only be used for ustack. "
+					     "Falling back to 'raw' mode.");
+		mode = PLAN_STACK_RAW;
 	}
 	e->ty = sema_type_new(s, TY_STACK, 24, false);
 	e->ty->stack_map = stack_map(s, kernel, depth);
@@ -159,8 +181,9 @@ void sema_stack_name(struct sema *s, const struct gt_type *t, char *buf, size_t 
 		return;
 	}
 	const struct plan_stackmap *m = &s->stackmaps.v[t->stack_map];
-	snprintf(buf, len, "%s(%s%d)", m->kernel ? "kstack" : "ustack",
-		 t->stack_mode == PLAN_STACK_PERF ? "perf, " : "", m->depth);
+	static const char *const modes[] = {"", "perf, ", "raw, ", "build_id, "};
+	snprintf(buf, len, "%s(%s%d)", m->kernel ? "kstack" : "ustack", modes[t->stack_mode],
+		 m->depth);
 }
 
 /* What gt_unwind.c needs when a sample's PC is not in Go code (the vDSO, cgo's C). */

@@ -157,6 +157,16 @@ static int user(void *ctx, int pid, uint64_t pc, bool ret, struct rt_frame *out,
 	return n > 0 ? n : 0;
 }
 
+static int build_id(void *ctx, int pid, uint64_t pc, const uint8_t **id, size_t *len,
+		    uint64_t *off)
+{
+	struct symbols *s = ctx;
+	const struct proc *p = proc_of(s, pid);
+	if (!p || p->bin < 0 || binfo_gnu_build_id(s->bins[p->bin], id, len) || *len > 20)
+		return -ENOENT; /* the kernel's BPF_F_USER_BUILD_ID takes at most 20 bytes */
+	return binfo_vaddr_to_offset(s->bins[p->bin], pc - p->bias, off);
+}
+
 void symbols_kernel_lines(struct symbols *s)
 {
 	if (!s->klines)
@@ -186,5 +196,6 @@ static int kernel_addr(void *ctx, const char *name, uint64_t *addr)
 struct rt_symbolizer symbols_rt(struct symbols *s)
 {
 	return (struct rt_symbolizer){.ctx = s, .user = user, .kernel = kernel,
-				      .kernel_addr = kernel_addr, .prime = prime};
+				      .kernel_addr = kernel_addr, .build_id = build_id,
+				      .prime = prime};
 }

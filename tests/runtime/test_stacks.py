@@ -175,6 +175,79 @@ if s.case("inlined"):
     s.check("ustack at inlined copies of main.small: in frameless main.work and in main.main",
             r.returncode == 0 and got == want, "%s\n%s" % (got, describe(r)))
 
+# ---------------------------------------------------------------- stack modes
+def load_segments(path):
+    """The ELF's PT_LOAD (vaddr, offset, filesz), read by hand: the oracle of file offsets."""
+    import struct
+    with open(path, "rb") as f:
+        data = f.read(1 << 16)
+    phoff, = struct.unpack_from("<Q", data, 0x20)
+    phentsize, phnum = struct.unpack_from("<HH", data, 0x36)
+    segs = []
+    for i in range(phnum):
+        p_type, _, off, vaddr, _, filesz = struct.unpack_from("<IIQQQQ", data, phoff + i * phentsize)
+        if p_type == 1:
+            segs.append((vaddr, off, filesz))
+    return segs
+
+
+def gnu_build_id(path):
+    """The NT_GNU_BUILD_ID note's descriptor in hex, from the section headers, or None."""
+    import struct
+    with open(path, "rb") as f:
+        data = f.read()
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum = struct.unpack_from("<HH", data, 0x3a)
+    for i in range(shnum):
+        _, sh_type, _, _, off, size = struct.unpack_from("<IIQQQQ", data, shoff + i * shentsize)
+        pos = off
+        while sh_type == 7 and pos + 12 <= off + size:  # SHT_NOTE
+            namesz, descsz, ntype = struct.unpack_from("<III", data, pos)
+            name = data[pos + 12:pos + 12 + namesz]
+            dpos = pos + 12 + (namesz + 3) // 4 * 4
+            if ntype == 3 and name == b"GNU\0":
+                return data[dpos:dpos + descsz].hex()
+            pos = dpos + (descsz + 3) // 4 * 4
+    return None
+
+
+def mode_stack(out, name):
+    m = re.search(r"^@%s\[\n(.*?)\n\]: 1$" % name, out, re.S | re.M)
+    return m.group(1).split("\n") if m else []
+
+
+# ustack(raw) is the addresses in hex, which go tool addr2line names add3, add2, add1;
+# ustack(build_id) gives each as the binary's GNU build ID (the one it was linked with,
+# -B; the one Go's linker chose by default, read from the ELF's notes) and the address's
+# offset in the file (from the ELF's own program headers); without a build ID (Go before
+# 1.24 by default) the address as in raw mode
+if s.case("modes"):
+    bid = "0123456789abcdef0123456789abcdef01234567"
+    for label, kw in (("-B 0x" + bid, dict(suffix="-bid", flags=["-ldflags=-B 0x" + bid])),
+                      ("Go's default link", {})):
+        b = s.go_build("funcgraph", **kw)
+        r = s.run(["-c", "%s -rounds 1 -unit 5" % b, "-e",
+                   "go:main.add3:entry { @r[ustack(raw, 3)] = count(); "
+                   "@b[ustack(build_id, 3)] = count(); }"])
+        raw, bids = mode_stack(r.stdout, "r"), mode_stack(r.stdout, "b")
+        addrs = [int(a, 16) for a in raw if re.fullmatch(r"[0-9a-f]+", a)]
+        a2l = subprocess.run([s.go, "tool", "addr2line", b], input="".join(
+            "0x%x\n" % a for a in addrs), capture_output=True, text=True).stdout.split("\n")[0::2]
+        note = gnu_build_id(b)
+        if note and (note == bid or "-B" not in label):
+            segs = load_segments(b)
+            want = ["%s 0x%02x" % (note, a - v + o) for a in addrs for v, o, n in segs
+                    if v <= a < v + n]
+        else:
+            want = raw if "-B" not in label else ["build ID %s in the notes" % bid]
+        s.check("ustack(raw, 3) at go:main.add3:entry: 3 addresses of add3, add2, add1 (go tool "
+                "addr2line); ustack(build_id, 3): %s (%s)" % (
+                    "build ID and file offset of each, or the same addresses without one",
+                    label),
+                r.returncode == 0 and len(addrs) == 3 and len(raw) == 3 and
+                a2l[:3] == ["main.add3", "main.add2", "main.add1"] and bids == want and
+                len(want) == 3, "%s %s %s\n%s" % (a2l, bids, want, describe(r)))
+
 # ---------------------------------------------------------------- profiles of burn
 # the -c binary's frames are named with no go: probe in the script
 if s.case("profile symbolizes"):
