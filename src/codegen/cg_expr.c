@@ -747,6 +747,29 @@ static LLVMValueRef cg_call(struct cg *g, struct ast_node *e)
 					LLVMConstInt(g->i32, (uint64_t)n, false)};
 		return LLVMBuildXor(g->b, cg_runtime_call(g, "gt_streq", args, 3), cg_const(g, 1), "");
 	}
+	case BI_WRITE_USER: { /* 1 when written; LEN clamped to 1 .. SRC's size */
+		struct ast_node **a = e->u.call.args.v;
+		LLVMValueRef dst = LLVMBuildIntToPtr(g->b, cg_expr(g, a[0]), g->ptr, "");
+		LLVMValueRef src = cg_expr(g, a[1]);
+		LLVMValueRef n = cg_expr(g, a[2]), max = cg_const(g, (uint64_t)a[1]->ty->size);
+		n = LLVMBuildSelect(g->b, LLVMBuildICmp(g->b, LLVMIntUGT, n, max, ""), max, n, "");
+		LLVMValueRef ok = cg_alloca(g, g->i64, "written");
+		LLVMBuildStore(g->b, cg_const(g, 1), ok);
+		LLVMBasicBlockRef call = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "wu.call");
+		LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "wu.done");
+		LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntEQ, n, cg_const(g, 0), ""), done,
+				call);
+		LLVMPositionBuilderAtEnd(g->b, call);
+		LLVMValueRef args[3] = {dst, src, LLVMBuildTrunc(g->b, n, g->i32, "")};
+		LLVMValueRef r = cg_helper(g, BPF_FUNC_probe_write_user, g->i64, args, 3);
+		LLVMBuildStore(g->b, LLVMBuildZExt(g->b, LLVMBuildICmp(g->b, LLVMIntEQ, r,
+								     cg_const(g, 0), ""),
+						 g->i64, ""),
+			       ok);
+		LLVMBuildBr(g->b, done);
+		LLVMPositionBuilderAtEnd(g->b, done);
+		return LLVMBuildLoad2(g->b, g->i64, ok, "");
+	}
 	case BI_STRCONTAINS:
 	case BI_STRSTR: {
 		struct ast_node **a = e->u.call.args.v;

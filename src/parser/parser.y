@@ -663,6 +663,12 @@ cast_type
 /* (uint64 *) has ptr_depth 1 */
 type
 	: TYPENAME { $$ = (struct type_name){.name = $1, .loc = @$}; }
+	/* C's words: unsigned long long (sema_int_type_named reads them) */
+	| type TYPENAME {
+		$$ = $1;
+		$$.name = arena_printf(pc->arena, "%s %s", $1.name, $2);
+		$$.loc = @$;
+	}
 	| type '*' { $$ = $1; $$.ptr_depth++; $$.loc = @$; }
 	/* current bpftrace's typeof(e) and typeof(T): e's type (sema), or T */
 	| TYPEOF '(' expr ')' { $$ = (struct type_name){.name = "typeof", .of = $3, .loc = @$}; }

@@ -168,6 +168,11 @@ static void report_load_failure(struct rt_session *s, int err)
 	if (s->opts->verbose)
 		log_print_tail(log, name);
 	log_last_reason(log, reason, sizeof(reason));
+	/* write_user(): the helper exists, and only lockdown takes it away from root */
+	if (strstr(reason, "cannot use helper bpf_probe_write_user"))
+		snprintf(reason + strlen(reason), sizeof(reason) - strlen(reason), "%s",
+			 " (write_user(): the kernel's lockdown, integrity or confidentiality, "
+			 "forbids writing user memory from BPF)");
 	int line = s->plan->progs[i].clause_line;
 	if (line > 0)
 		diag_fatal("the BPF verifier rejected the program for the probe at line %d: %s",

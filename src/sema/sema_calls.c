@@ -397,6 +397,26 @@ int sema_check_strncmp(struct sema *s, struct ast_node *e, const struct builtin 
 	return 0;
 }
 
+/* write_user(dst, src, len): refused without --unsafe before anything else, as bpftrace
+ * (it can corrupt the traced program). SRC is bytes the probe holds; LEN is clamped to
+ * them in codegen. */
+int sema_check_write_user(struct sema *s, struct ast_node *e, const struct builtin *b)
+{
+	struct ast_node **a = e->u.call.args.v;
+	if (!s->opts->unsafe) {
+		diag_error(s->src, e->loc, "write_user() is unsafe. To use you need the --unsafe flag");
+		return -EPERM;
+	}
+	for (int i = 0; i < 3; i++)
+		if (sema_check_expr(s, a[i]))
+			return -EINVAL;
+	if (!sema_is_int(a[0]) || !gt_type_is_bytes(a[1]->ty) || !sema_is_int(a[2])) {
+		diag_error(s->src, e->loc, "%s", b->usage);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* strcontains(h, n), strstr(h, n), strlen(s) */
 int sema_check_strcontains(struct sema *s, struct ast_node *e, const struct builtin *b)
 {

@@ -3,11 +3,41 @@
 #include "sema/sema_int.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static const char *const cast_types[] = {"int8",   "int16",  "int32", "int64", "uint8",
 					 "uint16", "uint32", "uint64", "bool"};
+
+/* C's integer spellings, as a C compiler reads them (unsigned long long, short int, char:
+ * signed), or a typedef sema_ctype_int_named knows (size_t, uint64_t, void); NULL when
+ * NAME is none of them. */
+static struct gt_type *c_int_type(struct sema *s, const char *name)
+{
+	struct gt_type *t = strchr(name, ' ') ? NULL : sema_ctype_int_named(s, name);
+	if (t)
+		return t; /* void too: one byte behind a pointer, as bpftrace reads it */
+	bool sgn = true;
+	int size = 0, longs = 0;
+	char buf[128];
+	snprintf(buf, sizeof(buf), "%s", name);
+	for (char *save = NULL, *w = strtok_r(buf, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+		if (!strcmp(w, "unsigned") || !strcmp(w, "signed"))
+			sgn = w[0] == 's';
+		else if (!strcmp(w, "char") && !size && !longs)
+			size = 1;
+		else if (!strcmp(w, "short") && !size && !longs)
+			size = 2;
+		else if (!strcmp(w, "int") && size != 1)
+			size = size ? size : 4;
+		else if (!strcmp(w, "long") && longs < 2 && size != 1 && size != 2)
+			longs++;
+		else
+			return NULL;
+	}
+	return sema_type_new(s, TY_INT, longs ? 8 : size ? size : 4, sgn);
+}
 
 /* (T *), (T **) ...: a pointer to an integer type (or to a pointer), or NULL after an
  * error. */
@@ -79,7 +109,7 @@ struct gt_type *sema_int_type_named(struct sema *s, const struct type_name *tn)
 		return sema_type_new(s, TY_INT, atoi(tn->name + (tn->name[0] == 'u' ? 4 : 3)) / 8,
 				     tn->name[0] != 'u');
 	}
-	return NULL;
+	return c_int_type(s, tn->name);
 }
 
 /* offsetof(struct T, a.b.c): the fields' offsets added up, a constant */
@@ -257,9 +287,10 @@ int sema_check_cast(struct sema *s, struct ast_node *e)
 		e->ty = t;
 		return 0;
 	}
-	struct gt_type *t = sema_int_type_named(s, tn);
+	struct gt_type *t = strcmp(tn->name, "void") ? sema_int_type_named(s, tn) : NULL;
 	if (!t) {
-		diag_error(s->src, tn->loc, "cannot cast to '%s' yet", tn->name);
+		diag_error(s->src, tn->loc, "cannot cast to '%s'%s", tn->name,
+			   strcmp(tn->name, "void") ? " yet" : "");
 		return -ENOTSUP;
 	}
 	if (e->u.cast.expr->ty->kind == TY_INTARRAY)

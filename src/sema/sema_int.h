@@ -209,6 +209,7 @@ int sema_check_str(struct sema *s, struct ast_node *e, const struct builtin *b);
 int sema_check_len(struct sema *s, struct ast_node *e, const struct builtin *b);
 int sema_check_bswap(struct sema *s, struct ast_node *e, const struct builtin *b);
 int sema_check_strncmp(struct sema *s, struct ast_node *e, const struct builtin *b);
+int sema_check_write_user(struct sema *s, struct ast_node *e, const struct builtin *b);
 int sema_check_strcontains(struct sema *s, struct ast_node *e, const struct builtin *b);
 int sema_check_sizeof(struct sema *s, struct ast_node *e, const struct builtin *b);
 int sema_check_strftime(struct sema *s, struct ast_node *e, const struct builtin *b);

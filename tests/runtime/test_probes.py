@@ -4,6 +4,7 @@ uretprobe refusal on Go functions, interval, profile and tracepoint probes."""
 import os
 import re
 import subprocess
+import tempfile
 
 from gtlib import TESTS, Suite, bpf_leftovers, collect, describe, wait_for_line
 
@@ -86,6 +87,42 @@ if s.case("mapfull"):
             r.returncode == 0 and r.stdout.count("@m[") == 10 and
             "gotrace: warning: Map full; can't update element: map @m is full (10 keys): 10 updates were dropped" in r.stderr,
             describe(r))
+
+def lockdown():
+    """The kernel's lockdown mode ("none" without the LSM), from securityfs (mounted here
+    when it is not: root's tests)."""
+    path = "/sys/kernel/security/lockdown"
+    if not os.path.exists(path):
+        subprocess.run(["mount", "-t", "securityfs", "securityfs", "/sys/kernel/security"],
+                       capture_output=True)
+    try:
+        with open(path) as f:
+            return re.search(r"\[(\w+)\]", f.read()).group(1)
+    except (OSError, AttributeError):
+        return "none"
+
+
+# write_user() with --unsafe: the -c child opens what the probe wrote into its path (its
+# own output, the oracle, is the other file's text); where the kernel's lockdown takes
+# bpf_probe_write_user away, gotrace says so and the child is not run
+if s.case("write_user"):
+    d = tempfile.mkdtemp(dir=s.work)
+    for c in "ab":
+        with open(os.path.join(d, c), "w") as f:
+            f.write("content of %s\n" % c)
+    path = os.path.join(d, "a")
+    r = s.run(["--unsafe", "-c", "cat " + path, "-e",
+               'tracepoint:syscalls:sys_enter_openat /cpid == pid && str(args.filename) == "%s"/ '
+               '{ printf("written %%d\\n", write_user(args.filename + %d, "b", 1)); }'
+               % (path, len(path) - 1)])
+    mode = lockdown()
+    if mode == "none":
+        s.check("write_user() changes the path the child opens (lockdown %s)" % mode,
+                r.returncode == 0 and "written 1\ncontent of b\n" in r.stdout, describe(r))
+    else:
+        s.check("write_user() under lockdown (%s): gotrace says why it cannot load" % mode,
+                r.returncode != 0 and "lockdown" in r.stderr and "content of" not in r.stdout,
+                describe(r))
 
 if s.case("len"):
     adds = s.go_build("adds")
