@@ -5,9 +5,11 @@
  * The functions of loaded BPF programs as fentry:bpf:ID:NAME (`fentry:bpf:*`). */
 #include "list.h"
 
+#include <bpf/btf.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fnmatch.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +17,7 @@
 #include "binfo/binfo.h"
 #include "common/arena.h"
 #include "common/diag.h"
+#include "common/kbtf.h"
 #include "common/util.h"
 #include "parser/ast.h"
 #include "sema/providers.h"
@@ -165,9 +168,110 @@ static int list_bpfprogs(const char *pat, bool fexit)
 	return 0;
 }
 
+static void dump_printf(void *ctx, const char *fmt, va_list ap)
+{
+	strbuf_vprintf(ctx, fmt, ap);
+}
+
+/* "struct NAME", "union NAME", "enum NAME" of BTF type T, or NULL (anonymous, or no such
+ * kind). */
+static char *type_full_name(const struct btf *b, const struct btf_type *t)
+{
+	const char *kw = btf_is_struct(t) ? "struct" : btf_is_union(t) ? "union"
+		       : btf_is_enum(t) || btf_is_enum64(t) ? "enum" : NULL;
+	const char *name = btf__name_by_offset(b, t->name_off);
+	return kw && name && *name ? xasprintf("%s %s", kw, name) : NULL;
+}
+
+/* -l 'struct NAME' (union, enum; wildcards): the kernel's named types in its BTF that
+ * match, sorted, as bpftrace lists them; -lv prints their definitions in C (libbpf's
+ * btf_dump, the types they need first, from which only the matching ones are kept). */
+static int list_types(const char *pat, bool verbose)
+{
+	const struct btf *b = kbtf_vmlinux();
+	if (!b) {
+		diag_fatal("-l %s: this kernel has no BTF (/sys/kernel/btf/vmlinux)", pat);
+		return -ENOENT;
+	}
+	VEC(char *) out = {0};
+	struct strbuf defs = {0};
+	struct btf_dump *d = verbose ? btf_dump__new(b, dump_printf, &defs, NULL) : NULL;
+	if (verbose && !d) {
+		diag_fatal("-l: cannot print the kernel's types: %s", strerror(errno));
+		return -errno;
+	}
+	for (unsigned id = 1; id < btf__type_cnt(b); id++) {
+		char *full = type_full_name(b, btf__type_by_id(b, id));
+		if (full && !fnmatch(pat, full, 0) && verbose) {
+			btf_dump__dump_type(d, id);
+		} else if (full && !fnmatch(pat, full, 0)) {
+			vec_push(&out, full);
+			continue;
+		}
+		free(full);
+	}
+	/* the dump's definitions: "struct NAME {" at a line's start to the next line that
+	 * starts with '}' ("};", "} __attribute__((aligned(8)));") */
+	for (char *p = defs.buf; p && *p;) {
+		char *eol = strchr(p, '\n');
+		if (!eol)
+			break;
+		char *close = eol - p > 2 && !strncmp(eol - 2, " {", 2) ? strstr(eol, "\n}") : NULL;
+		if (!close) {
+			p = eol + 1;
+			continue;
+		}
+		char *head = xasprintf("%.*s", (int)(eol - 2 - p), p);
+		char *end = strchr(close + 1, '\n');
+		end = end ? end : close + strlen(close);
+		if (!fnmatch(pat, head, 0))
+			vec_push(&out, xasprintf("%.*s", (int)(end - p), p));
+		free(head);
+		p = end;
+	}
+	btf_dump__free(d);
+	strbuf_free(&defs);
+	qsort(out.v, (size_t)out.n, sizeof(*out.v), cmp_str);
+	for (int i = 0; i < out.n; i++) {
+		if (!i || strcmp(out.v[i], out.v[i - 1]))
+			printf("%s\n%s", out.v[i], verbose ? "\n" : ""); /* as bpftrace */
+		free(out.v[i]);
+	}
+	vec_free(&out);
+	return 0;
+}
+
 int list_probes(const char *pattern, const char *target, bool verbose)
 {
 	const char *pat = pattern && *pattern ? pattern : "*";
+	/* current bpftrace's -l 'a,b': each, with its spaces made single; not a comma of a
+	 * Go generic instance's type arguments (go:"main.F[int,string]") */
+	int depth = 0;
+	bool quoted = false;
+	for (const char *c = pat; *c; c++) {
+		depth += *c == '[' ? 1 : *c == ']' ? -1 : 0;
+		quoted ^= *c == '"';
+		if (*c != ',' || depth || quoted)
+			continue;
+		char *first = xasprintf("%.*s", (int)(c - pat), pat);
+		int err = list_probes(first, target, verbose);
+		free(first);
+		return list_probes(c + 1, target, verbose) || err ? -EINVAL : 0;
+	}
+	char *norm = xstrdup(pat + strspn(pat, " \t"));
+	size_t k = 0;
+	for (size_t i = 0; norm[i]; i++)
+		if (!(norm[i] == ' ' || norm[i] == '\t') || (norm[i + 1] && norm[i + 1] != ' ' &&
+							     norm[i + 1] != '\t'))
+			norm[k++] = norm[i] == '\t' ? ' ' : norm[i];
+	norm[k] = 0;
+	if (!strncmp(norm, "struct ", 7) || !strncmp(norm, "union ", 6) ||
+	    !strncmp(norm, "enum ", 5)) {
+		int err = list_types(norm, verbose);
+		free(norm);
+		return err;
+	}
+	free(norm);
 	for (const char *c = pat; *c; c++) {
 		if ((unsigned char)*c <= ' ' || *c == '\\' || *c == 0x7f) {
 			diag_fatal("invalid character '%s' in the search pattern",

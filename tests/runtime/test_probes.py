@@ -204,6 +204,19 @@ if s.case("list"):
             b = subprocess.run(["bpftrace", *args], capture_output=True, text=True)
             s.check("%s prints what bpftrace prints" % " ".join(args),
                     b.stdout == r.stdout, "bpftrace:\n%s\ngotrace:\n%s" % (b.stdout, r.stdout))
+    # the kernel's types from its BTF: names, and definitions with -v
+    for args in (["-l", "struct task_s*"], ["-lv", "struct fd"], ["-lv", "enum bpf_map_type"],
+                 ["-l", "union bpf_*"]):
+        r = s.run(args)
+        b = subprocess.run(["bpftrace", *args], capture_output=True, text=True)
+        s.check("%s prints what bpftrace prints" % " ".join(args),
+                r.returncode == 0 and b.stdout == r.stdout and r.stdout.strip() != "",
+                "bpftrace:\n%s\ngotrace:\n%s" % (b.stdout[:2000], describe(r)))
+    # current bpftrace's list of patterns: each as alone, in order
+    r = s.run(["-lv", "struct fd, enum bpf_map_type"])
+    one = s.run(["-lv", "struct fd"]).stdout + s.run(["-lv", "enum bpf_map_type"]).stdout
+    s.check("-lv 'struct fd, enum bpf_map_type' lists both, as each alone",
+            r.returncode == 0 and r.stdout == one and "struct fd {" in one, describe(r))
     r = s.run(["-l", "usdt:*"])
     s.check("-l of a probe type gotrace does not attach says so",
             r.returncode == 2 and "usdt probes cannot be listed (gotrace does not support "
