@@ -442,6 +442,13 @@ static void run_readers(struct seed *s, unsigned pick, unsigned flags)
 	(void)binfo_go_version(bi);
 	(void)binfo_go_minor(bi);
 	(void)binfo_is_pie(bi);
+	const uint8_t *bid;
+	size_t bidlen;
+	if (binfo_gnu_build_id(bi, &bid, &bidlen) == 0) { /* every byte of it is readable */
+		volatile uint8_t sum = 0;
+		for (size_t i = 0; i < bidlen; i++)
+			sum += bid[i];
+	}
 
 	/* the function to read: one of main's (what a script names), else any */
 	const struct binfo_func **fs = NULL, *f = NULL;
