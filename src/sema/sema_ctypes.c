@@ -93,16 +93,18 @@ static struct gt_type *from_btf(struct sema *s, int id)
 }
 
 /* Adds the members of BTF struct ID at byte offset BASE to T; anonymous structs and
- * unions are flattened into it, as C lets a program name their members. */
-static void add_btf_members(struct sema *s, struct gt_type *t, int id, int base, int *cap)
+ * unions are flattened into it, as C lets a program name their members. BITS: T's
+ * bit-fields, grown with its other arrays. */
+static void add_btf_members(struct sema *s, struct gt_type *t, int id, int base, int *cap,
+			    struct gt_bitfield **bits)
 {
 	struct btf *b = vmlinux(s);
 	const struct btf_type *bt = btf__type_by_id(b, (unsigned)id);
 	const struct btf_member *m = btf_members(bt);
 	for (int i = 0; i < btf_vlen(bt); i++, m++) {
-		if (btf_member_bitfield_size(bt, (unsigned)i))
-			continue; /* bit-fields cannot be read as bytes */
-		int off = base + (int)(btf_member_bit_offset(bt, (unsigned)i) / 8);
+		unsigned bit = btf_member_bit_offset(bt, (unsigned)i);
+		unsigned width = btf_member_bitfield_size(bt, (unsigned)i);
+		int off = base + (int)(bit / 8);
 		const char *name = btf__name_by_offset(b, m->name_off);
 		if (!name || !*name) {
 			int inner = (int)m->type;
@@ -111,21 +113,30 @@ static void add_btf_members(struct sema *s, struct gt_type *t, int id, int base,
 				inner = (int)it->type;
 				it = btf__type_by_id(b, (unsigned)inner);
 			}
-			if (btf_is_composite(it))
-				add_btf_members(s, t, inner, off, cap);
-			continue;
+			if (btf_is_composite(it) && !width)
+				add_btf_members(s, t, inner, off, cap, bits);
+			continue; /* or an unnamed bit-field: padding */
 		}
 		if (t->nfields == *cap) {
 			int ncap = *cap ? 2 * *cap : 16;
 			struct gt_type **f = arena_alloc(s->arena, sizeof(*f) * (size_t)ncap);
 			int *o = arena_alloc(s->arena, sizeof(*o) * (size_t)ncap);
 			const char **nm = arena_alloc(s->arena, sizeof(*nm) * (size_t)ncap);
+			struct gt_bitfield *bf = arena_alloc(s->arena, sizeof(*bf) * (size_t)ncap);
 			if (t->nfields) {
 				memcpy(f, t->fields, sizeof(*f) * (size_t)t->nfields);
 				memcpy(o, t->offsets, sizeof(*o) * (size_t)t->nfields);
 				memcpy(nm, t->names, sizeof(*nm) * (size_t)t->nfields);
+				memcpy(bf, *bits, sizeof(*bf) * (size_t)t->nfields);
 			}
-			t->fields = f, t->offsets = o, t->names = nm, *cap = ncap;
+			t->fields = f, t->offsets = o, t->names = nm, *bits = bf, *cap = ncap;
+			if (t->bitfields)
+				t->bitfields = bf;
+		}
+		if (width) { /* an integer's WIDTH bits from BIT */
+			(*bits)[t->nfields].shift = (uint8_t)(bit % 8);
+			(*bits)[t->nfields].width = (uint8_t)width;
+			t->bitfields = *bits;
 		}
 		t->fields[t->nfields] = from_btf(s, (int)m->type);
 		t->offsets[t->nfields] = off;
@@ -137,8 +148,9 @@ int sema_struct_field(struct sema *s, struct gt_type *t, const char *name)
 {
 	if (t->btf_id) { /* fields of a kernel struct: read now that a script names one */
 		int cap = 0, id = t->btf_id;
+		struct gt_bitfield *bits = NULL;
 		t->btf_id = 0;
-		add_btf_members(s, t, id, 0, &cap);
+		add_btf_members(s, t, id, 0, &cap, &bits);
 	}
 	for (int i = 0; i < t->nfields; i++)
 		if (!strcmp(t->names[i], name))
