@@ -913,9 +913,12 @@ LLVMValueRef cg_expr(struct cg *g, struct ast_node *e)
 		    sn->builtin != BI_TPARG) { /* a C struct's field: its address, then read */
 			LLVMValueRef a = LLVMBuildAdd(g->b, cg_expr(g, e->u.field.expr),
 						      cg_const(g, (uint64_t)sn->const_val), "");
+			bool user = !sn->own_mem &&
+				    (sn->user_mem || g->pp->kind == PLAN_PROG_UPROBE);
+			if (sn->bitfield.width)
+				return cg_bitfield_read(g, e, a, user);
 			if (sn->err_event)
-				return checked_read(g, e, a, e->ty,
-						    sn->user_mem || g->pp->kind == PLAN_PROG_UPROBE);
+				return checked_read(g, e, a, e->ty, user);
 			return mem_value(g, a, e->ty, sn);
 		}
 		if (e->u.field.expr->ty && e->u.field.expr->ty->kind == TY_TUPLE) {

@@ -145,6 +145,11 @@ void cg_stack_into(struct cg *g, struct ast_node *e, LLVMValueRef dst);
 /* usym(a), ksym(a), caller into DST (16 bytes: the address, the pid) */
 void cg_sym_into(struct cg *g, struct ast_node *e, LLVMValueRef dst);
 
+/* cg_bitfield.c: the C bit-field field access E names (sema_node.bitfield), in the
+ * struct at ADDR (its field's byte offset added), in user or kernel memory */
+LLVMValueRef cg_bitfield_read(struct cg *g, const struct ast_node *e, LLVMValueRef addr,
+			      bool user);
+
 /* cg_goruntime.c */
 void cg_goruntime_prologue(struct cg *g);
 LLVMValueRef cg_goid(struct cg *g);

@@ -190,6 +190,8 @@ struct plan_arg {
 	bool is_addr;            /* INT: &$x's pointer, printed 0x... as current bpftrace prints
 				    pointers (0.17's decimal stays for the others: it has no &) */
 	int enum_id;             /* INT: 1 + its plan.enums entry: %s prints the enumerator */
+	int bit_shift, bit_width; /* INT: a C bit-field, BIT_WIDTH bits from bit BIT_SHIFT
+				     (0..7) of the bytes at offset (width 0: not one) */
 	bool go_int;             /* INT: a Go integer (args, rets, retval, duration): %d, %u,
 				    %x without a length print all of it, as Go's fmt */
 	bool go_key;             /* GO, PG_IFACE as a map key: only what %v shows is kept

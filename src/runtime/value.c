@@ -23,6 +23,20 @@ static uint64_t rd_int(const uint8_t *p, int size, bool is_signed)
 	return is_signed ? (uint64_t)((int64_t)(v << sh) >> sh) : v;
 }
 
+/* A C bit-field's bits at P, zero-extended as bpftrace reads them (an integer of the
+ * declared type from then on: only a signed one of its type's full width is negative).
+ * A packed one may reach into a ninth byte. */
+static uint64_t rd_bits(const uint8_t *p, const struct plan_arg *a)
+{
+	uint8_t b[16] = {0};
+	memcpy(b, p, (size_t)(a->bit_shift + a->bit_width + 7) / 8);
+	uint64_t lo, hi;
+	memcpy(&lo, b, 8);
+	memcpy(&hi, b + 8, 8);
+	uint64_t v = lo >> a->bit_shift | (a->bit_shift ? hi << (64 - a->bit_shift) : 0);
+	return a->bit_width < 64 ? v & ((1ull << a->bit_width) - 1) : v;
+}
+
 static void put_text(struct strbuf *sb, const char *t, size_t n, bool json)
 {
 	if (json)
@@ -116,7 +130,13 @@ void rt_value_format(struct strbuf *sb, const struct gt_plan *plan, const struct
 		strbuf_free(&t);
 		break;
 	}
-	case PLAN_ARG_INT:
+	case PLAN_ARG_INT: {
+		uint8_t bits[8];
+		if (a->bit_width) {
+			uint64_t v = rd_bits(p, a);
+			memcpy(bits, &v, 8);
+			p = bits;
+		}
 		if (a->is_bool)
 			strbuf_puts(sb, rd_int(p, a->size, false) & 0xff ? "true" : "false");
 		else if (a->is_addr && !json) /* JSON has no hex numbers */
@@ -126,6 +146,7 @@ void rt_value_format(struct strbuf *sb, const struct gt_plan *plan, const struct
 		else
 			strbuf_printf(sb, "%" PRIu64, rd_int(p, a->size, false));
 		break;
+	}
 	case PLAN_ARG_STR:
 		put_text(sb, (const char *)p, strnlen((const char *)p, (size_t)a->size), json);
 		break;

@@ -42,6 +42,12 @@ enum gt_type_kind {
 			  maps, chans and funcs; nothing else takes it */
 };
 
+/* A C bit-field: WIDTH bits from bit SHIFT (0..7) of the byte at its field's offset;
+ * width 0: an ordinary field. */
+struct gt_bitfield {
+	uint8_t shift, width;
+};
+
 struct gt_type {
 	enum gt_type_kind kind;
 	int size;
@@ -65,6 +71,7 @@ struct gt_type {
 					 memory, whatever the probe) */
 	int enum_id;                  /* TY_INT: 1 + its sema.enums entry (an enumerator or a
 					 (enum NAME) cast; arithmetic drops it) */
+	const struct gt_bitfield *bitfields; /* TY_STRUCT: per field (NULL: none is one) */
 };
 
 /* A Go value named through args / rets (sema_go.c), for codegen: what it is and where
@@ -170,6 +177,7 @@ struct sema_node {
 	int tp_narrow; /* kfunc args, retval: 8-byte context slots holding a narrower int */
 	bool cast_bool; /* AST_CAST to bool: 1 for any nonzero value, as C and Go */
 	bool own_mem;   /* OP_DEREF, AST_INDEX through &$x: reads of the program's own stack */
+	struct gt_bitfield bitfield; /* AST_FIELD of a C bit-field (width 0: not one) */
 	const struct binfo_gotype *gotype; /* with go: its Go type (sema's own) */
 	struct sema_goref *go; /* a Go value (args.x, rets.y, retval and what they reach) */
 	bool raw_site;  /* BI_FUNC of a call-graph event: this very site (its RET's line),

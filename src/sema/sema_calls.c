@@ -75,6 +75,10 @@ static void plan_arg(struct sema *s, const struct gt_type *t, int offset, bool i
 			plan_arg(s, t->fields[i], t->offsets[i], true, &a->fields[i]);
 			if (t->names)
 				a->fields[i].name = t->names[i];
+			if (t->kind == TY_STRUCT && t->bitfields && t->bitfields[i].width) {
+				a->fields[i].bit_shift = t->bitfields[i].shift;
+				a->fields[i].bit_width = t->bitfields[i].width;
+			}
 		}
 		break;
 	case TY_ARRAY:

@@ -145,6 +145,10 @@ int sema_check_offsetof(struct sema *s, struct ast_node *e, const struct builtin
 			diag_error(s->src, fa->loc, "%s: no field '%s'", b->name, path[i]);
 			return -EINVAL;
 		}
+		if (t->bitfields && t->bitfields[k].width) { /* as C: it has no byte of its own */
+			diag_error(s->src, fa->loc, "%s: '%s' is a bit-field", b->name, path[i]);
+			return -EINVAL;
+		}
 		off += t->offsets[k];
 		t = t->fields[k];
 	}

@@ -7,6 +7,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -92,16 +93,18 @@ static struct gt_type *from_btf(struct sema *s, int id)
 }
 
 /* Adds the members of BTF struct ID at byte offset BASE to T; anonymous structs and
- * unions are flattened into it, as C lets a program name their members. */
-static void add_btf_members(struct sema *s, struct gt_type *t, int id, int base, int *cap)
+ * unions are flattened into it, as C lets a program name their members. BITS: T's
+ * bit-fields, grown with its other arrays. */
+static void add_btf_members(struct sema *s, struct gt_type *t, int id, int base, int *cap,
+			    struct gt_bitfield **bits)
 {
 	struct btf *b = vmlinux(s);
 	const struct btf_type *bt = btf__type_by_id(b, (unsigned)id);
 	const struct btf_member *m = btf_members(bt);
 	for (int i = 0; i < btf_vlen(bt); i++, m++) {
-		if (btf_member_bitfield_size(bt, (unsigned)i))
-			continue; /* bit-fields cannot be read as bytes */
-		int off = base + (int)(btf_member_bit_offset(bt, (unsigned)i) / 8);
+		unsigned bit = btf_member_bit_offset(bt, (unsigned)i);
+		unsigned width = btf_member_bitfield_size(bt, (unsigned)i);
+		int off = base + (int)(bit / 8);
 		const char *name = btf__name_by_offset(b, m->name_off);
 		if (!name || !*name) {
 			int inner = (int)m->type;
@@ -110,21 +113,30 @@ static void add_btf_members(struct sema *s, struct gt_type *t, int id, int base,
 				inner = (int)it->type;
 				it = btf__type_by_id(b, (unsigned)inner);
 			}
-			if (btf_is_composite(it))
-				add_btf_members(s, t, inner, off, cap);
-			continue;
+			if (btf_is_composite(it) && !width)
+				add_btf_members(s, t, inner, off, cap, bits);
+			continue; /* or an unnamed bit-field: padding */
 		}
 		if (t->nfields == *cap) {
 			int ncap = *cap ? 2 * *cap : 16;
 			struct gt_type **f = arena_alloc(s->arena, sizeof(*f) * (size_t)ncap);
 			int *o = arena_alloc(s->arena, sizeof(*o) * (size_t)ncap);
 			const char **nm = arena_alloc(s->arena, sizeof(*nm) * (size_t)ncap);
+			struct gt_bitfield *bf = arena_alloc(s->arena, sizeof(*bf) * (size_t)ncap);
 			if (t->nfields) {
 				memcpy(f, t->fields, sizeof(*f) * (size_t)t->nfields);
 				memcpy(o, t->offsets, sizeof(*o) * (size_t)t->nfields);
 				memcpy(nm, t->names, sizeof(*nm) * (size_t)t->nfields);
+				memcpy(bf, *bits, sizeof(*bf) * (size_t)t->nfields);
 			}
-			t->fields = f, t->offsets = o, t->names = nm, *cap = ncap;
+			t->fields = f, t->offsets = o, t->names = nm, *bits = bf, *cap = ncap;
+			if (t->bitfields)
+				t->bitfields = bf;
+		}
+		if (width) { /* an integer's WIDTH bits from BIT */
+			(*bits)[t->nfields].shift = (uint8_t)(bit % 8);
+			(*bits)[t->nfields].width = (uint8_t)width;
+			t->bitfields = *bits;
 		}
 		t->fields[t->nfields] = from_btf(s, (int)m->type);
 		t->offsets[t->nfields] = off;
@@ -136,8 +148,9 @@ int sema_struct_field(struct sema *s, struct gt_type *t, const char *name)
 {
 	if (t->btf_id) { /* fields of a kernel struct: read now that a script names one */
 		int cap = 0, id = t->btf_id;
+		struct gt_bitfield *bits = NULL;
 		t->btf_id = 0;
-		add_btf_members(s, t, id, 0, &cap);
+		add_btf_members(s, t, id, 0, &cap, &bits);
 	}
 	for (int i = 0; i < t->nfields; i++)
 		if (!strcmp(t->names[i], name))
@@ -168,6 +181,7 @@ bool sema_enum_value(struct sema *s, const char *name, int64_t *v)
 struct cparse {
 	struct sema *s;
 	const char *p;
+	const char *text;  /* the definition's: the script's own text up to its '}' */
 	struct gt_loc loc; /* of the whole definition: messages point there */
 	char tok[128];
 	int err;
@@ -218,6 +232,39 @@ static void fail(struct cparse *c, const char *msg, const char *what)
 {
 	if (!c->err)
 		diag_error(c->s->src, c->loc, "%s%s%s", msg, what ? what : "", what ? "'" : "");
+	c->err = -EINVAL;
+}
+
+/* Where the definition's text [FROM, c->p) is in the script. */
+static struct gt_loc text_loc(const struct cparse *c, const char *from)
+{
+	struct gt_loc l = c->loc;
+	int line = l.line, col = l.col;
+	for (const char *q = c->text; q < c->p && *q; q++) {
+		if (q == from)
+			l.line = line, l.col = col;
+		if (*q == '\n')
+			line++, col = 1;
+		else
+			col++;
+	}
+	l.end_line = line, l.end_col = col;
+	return l;
+}
+
+/* An error about the definition's text from FROM to here. */
+static void failf(struct cparse *c, const char *from, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void failf(struct cparse *c, const char *from, const char *fmt, ...)
+{
+	if (!c->err) {
+		char msg[512];
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(msg, sizeof(msg), fmt, ap);
+		va_end(ap);
+		diag_error(c->s->src, text_loc(c, from), "%s", msg);
+	}
 	c->err = -EINVAL;
 }
 
@@ -331,21 +378,6 @@ static struct gt_type *base_type(struct cparse *c)
 	return NULL;
 }
 
-static int type_align(const struct gt_type *t)
-{
-	switch (t->kind) {
-	case TY_INT:
-		return t->size;
-	case TY_STRUCT:
-		return t->align ? t->align : 1;
-	case TY_ARRAY:
-		return type_align(t->pointee);
-	default:
-		return 8;
-	}
-}
-
-/* { member; ... } after `struct NAME` (NAME NULL: an anonymous member type) */
 /* __attribute__((packed)), __attribute__((aligned(N))) (any number of them, several in
  * one list) after a definition's '}': what a C compiler does with the layout. */
 static int attributes(struct cparse *c, const char *what, int *packed, int *aligned)
@@ -392,6 +424,46 @@ static int attributes(struct cparse *c, const char *what, int *packed, int *alig
 	return 0;
 }
 
+/* The width after ':' of bit-field NAME (NULL: unnamed) of type T, declared from FROM,
+ * checked as clang checks it (bpftrace's definitions go through clang). */
+static int bitfield_width(struct cparse *c, const struct gt_type *t, const char *name,
+			  const char *from)
+{
+	char what[160];
+	if (name)
+		snprintf(what, sizeof(what), "bit-field '%s'", name);
+	else
+		snprintf(what, sizeof(what), "anonymous bit-field");
+	next(c); /* : */
+	bool neg = !strcmp(peek(c), "-");
+	if (neg)
+		next(c);
+	const char *num = next(c);
+	char *end;
+	errno = 0;
+	long long w = strtoll(num, &end, 0);
+	if (!isdigit((unsigned char)num[0]) || *end || errno == ERANGE) {
+		failf(c, from, "the width of %s must be an integer constant, not '%s'", what, num);
+		return -1;
+	}
+	w = neg ? -w : w;
+	if (t->kind != TY_INT) {
+		char b[64];
+		failf(c, from, "%s has non-integral type '%s'", what, gt_type_str(t, b, sizeof(b)));
+		return -1;
+	}
+	int bits = t->is_bool ? 1 : 8 * t->size;
+	if (w < 0)
+		failf(c, from, "%s has negative width (%lld)", what, w);
+	else if (w == 0 && name)
+		failf(c, from, "named %s has zero width", what);
+	else if (w > bits)
+		failf(c, from, "width of %s (%lld bits) exceeds the width of its type (%d bit%s)",
+		      what, w, bits, bits == 1 ? "" : "s");
+	return c->err ? -1 : (int)w;
+}
+
+/* { member; ... } after `struct NAME` (NAME NULL: an anonymous member type) */
 static struct gt_type *parse_struct_body(struct cparse *c, const char *kw, const char *name)
 {
 	struct sema *s = c->s;
@@ -402,10 +474,7 @@ static struct gt_type *parse_struct_body(struct cparse *c, const char *kw, const
 		fail(c, "expected '{' in the definition of '", t->name);
 		return NULL;
 	}
-	VEC(struct gt_type *) fields = {0};
-	VEC(int) offsets = {0};
-	VEC(const char *) names = {0};
-	int off = 0, align = 1, size = 0;
+	VEC(struct clayout_member) members = {0};
 	while (!c->err && strcmp(peek(c), "}")) {
 		if (!*peek(c)) {
 			fail(c, "unterminated definition of '", t->name);
@@ -414,20 +483,21 @@ static struct gt_type *parse_struct_body(struct cparse *c, const char *kw, const
 		struct gt_type *base = base_type(c);
 		while (!c->err && base) {
 			struct gt_type *ft = base;
+			skip_space(c);
+			const char *decl = c->p; /* this member's declarator, for messages */
 			while (!strcmp(peek(c), "*")) {
 				next(c);
 				struct gt_type *p = sema_type_new(s, TY_PTR, 8, false);
 				p->pointee = ft;
 				ft = p;
 			}
-			const char *fname = arena_strdup(s->arena, next(c));
-			if (!isalpha((unsigned char)fname[0]) && fname[0] != '_') {
-				fail(c, "expected a member name in '", t->name);
-				break;
-			}
-			if (!strcmp(peek(c), ":")) {
-				fail(c, "bit-fields are not supported yet: a member of '", t->name);
-				break;
+			const char *fname = NULL; /* int :3; has none */
+			if (strcmp(peek(c), ":")) {
+				fname = arena_strdup(s->arena, next(c));
+				if (!isalpha((unsigned char)fname[0]) && fname[0] != '_') {
+					fail(c, "expected a member name in '", t->name);
+					break;
+				}
 			}
 			int dims[8], ndims = 0;
 			while (!strcmp(peek(c), "[") && ndims < 8) {
@@ -443,8 +513,12 @@ static struct gt_type *parse_struct_body(struct cparse *c, const char *kw, const
 				a->size = dims[d] * ft->size;
 				ft = a;
 			}
-			vec_push(&fields, ft);
-			vec_push(&names, fname);
+			struct clayout_member m = {.ty = ft, .name = fname, .width = -1};
+			if (!fname || !strcmp(peek(c), ":"))
+				m.width = bitfield_width(c, ft, fname, decl);
+			if (c->err)
+				break;
+			vec_push(&members, m);
 			if (strcmp(peek(c), ","))
 				break;
 			next(c);
@@ -458,36 +532,9 @@ static struct gt_type *parse_struct_body(struct cparse *c, const char *kw, const
 	int packed = 0, aligned = 0;
 	if (!c->err && attributes(c, t->name, &packed, &aligned))
 		c->err = -EINVAL;
-	/* the layout, once the attributes are known: packed members sit at any byte */
-	for (int i = 0; i < fields.n; i++) {
-		struct gt_type *ft = fields.v[i];
-		int a = packed ? 1 : type_align(ft);
-		align = a > align ? a : align;
-		if (!un)
-			off = (off + a - 1) / a * a;
-		vec_push(&offsets, un ? 0 : off);
-		if (un)
-			size = ft->size > size ? ft->size : size;
-		else
-			off += ft->size;
-	}
-	if (aligned > align)
-		align = aligned;
-	int end = un ? size : off;
-	t->size = end ? (end + align - 1) / align * align : 0;
-	t->align = align;
-	t->nfields = fields.n;
-	t->fields = arena_alloc(s->arena, sizeof(*t->fields) * (size_t)(fields.n + 1));
-	t->offsets = arena_alloc(s->arena, sizeof(*t->offsets) * (size_t)(fields.n + 1));
-	t->names = arena_alloc(s->arena, sizeof(*t->names) * (size_t)(fields.n + 1));
-	for (int i = 0; i < fields.n; i++) {
-		t->fields[i] = fields.v[i];
-		t->offsets[i] = offsets.v[i];
-		t->names[i] = names.v[i];
-	}
-	vec_free(&fields);
-	vec_free(&offsets);
-	vec_free(&names);
+	/* the layout, once the attributes are known */
+	sema_clayout(s, t, members.v, members.n, un, packed, aligned);
+	vec_free(&members);
 	return c->err ? NULL : t;
 }
 
@@ -564,7 +611,7 @@ static int define_enum(struct cparse *c)
 
 int sema_ctypes_define(struct sema *s, struct ast_node *cdef)
 {
-	struct cparse c = {.s = s, .p = cdef->u.name, .loc = cdef->loc};
+	struct cparse c = {.s = s, .p = cdef->u.name, .text = cdef->u.name, .loc = cdef->loc};
 	char kw[16], name[128];
 	snprintf(kw, sizeof(kw), "%s", next(&c));
 	if (!strcmp(kw, "enum"))

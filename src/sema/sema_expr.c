@@ -277,6 +277,8 @@ static int check_struct_field(struct sema *s, struct ast_node *e)
 	}
 	sema_node_of(s, e)->const_val = st->offsets[i];
 	sema_node_of(s, e)->user_mem = sema_node_of(s, base)->user_mem;
+	if (st->bitfields)
+		sema_node_of(s, e)->bitfield = st->bitfields[i];
 	e->ty = element_value_type(s, st->fields[i]);
 	if (gt_type_is_int(e->ty)) /* -kk: a read of memory that fails */
 		sema_helper_event(s, e, 2, "probe_read");

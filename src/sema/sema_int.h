@@ -278,6 +278,17 @@ struct gt_type *sema_ctype_from_decl(struct sema *s, const char *decl);
 /* The type of kernel BTF type ID (ints, pointers, structs ...). */
 struct gt_type *sema_ctype_from_btf(struct sema *s, int id);
 
+/* sema_clayout.c: a script's C definition laid out as GCC does on x86-64 (SysV) */
+struct clayout_member {
+	struct gt_type *ty;
+	const char *name; /* NULL: an unnamed bit-field (padding, or :0) */
+	int width;        /* a bit-field's width in bits, -1: not a bit-field */
+};
+/* The offsets, bit-fields, size and alignment of T from its N members; PACKED and
+ * ALIGNED (0: none) from __attribute__((packed, aligned(N))). */
+void sema_clayout(struct sema *s, struct gt_type *t, const struct clayout_member *m, int n,
+		  bool un, bool packed, int aligned);
+
 /* sema_go.c: args.NAME, rets.NAME, retval and what they reach */
 struct binfo_godwarf *sema_godwarf(struct sema *s, struct binfo *bi);
 void sema_go_free(struct sema *s);

@@ -21,6 +21,30 @@ if s.case("uprobe"):
             r.returncode == 0 and "33" in r.stdout.splitlines() and
             lines == ["in 0 10", "ret 10", "in 1 10", "ret 11", "in 2 10", "ret 12"], describe(r))
 
+# bit-fields read through pointers into the process (bpftrace's "bitfield access" runtime
+# tests: their values; the signed declarations read the bits zero-extended, as bpftrace
+# does), a packed 64-bit one over nine bytes, print() of the structs
+if s.case("bitfield"):
+    exe = os.path.join(s.work, "bin", "bitfield")
+    subprocess.run(["cc", "-O1", "-o", exe, os.path.join(TESTS, "c", "bitfield.c")], check=True)
+    prog = ("struct Foo { unsigned int a:4, b:8, c:3, d:1, e:16; } "
+            "struct Bar { short a:4, b:8, c:3, d:1; int e:9, f:15, g:1, h:2, i:5 } "
+            "struct pk { char x:3; long long y:64; int z:5; } __attribute__((packed)) "
+            "uprobe:%s:use { $foo = (struct Foo *)arg0; "
+            'printf("%%d %%d %%d %%d %%d\\n", $foo.a, $foo.b, $foo.c, $foo.d, $foo.e); '
+            "$bar = (struct Bar *)arg1; "
+            'printf("%%d %%d %%d %%d %%d", $bar.a, $bar.b, $bar.c, $bar.d, $bar.e); '
+            'printf(" %%d %%d %%d %%d\\n", $bar.f, $bar.g, $bar.h, $bar.i); '
+            '$p = (struct pk *)arg2; printf("%%d %%lld %%d %%d\\n", $p.x, $p.y, $p.z, '
+            "sizeof(struct pk)); print(*$p); print(*$foo); $b = *$bar; print($b.i); }" % exe)
+    r = s.run(["-c", exe, "-e", prog])
+    lines = [l for l in r.stdout.splitlines() if l not in ("212", "Attaching 1 probe...")]
+    s.check("bit-fields through user pointers: reads, sign, packed, print()",
+            r.returncode == 0 and lines == [
+                "1 2 5 0 65535", "1 217 5 1 500 31117 1 2 27", "5 -1234567890123 25 9",
+                "{ .x = 5, .y = -1234567890123, .z = 25 }",
+                "{ .a = 1, .b = 2, .c = 5, .d = 0, .e = 65535 }", "27"], describe(r))
+
 if s.case("uretprobe-go"):
     adds = s.go_build("adds")
     r = s.run(["--dry-run", "-b", adds, "-e", 'uretprobe:main.add { printf("x\\n"); }'])
