@@ -34,6 +34,7 @@ struct sema_map {
 	const char *name; /* without '@' */
 	enum plan_map_kind kind; /* -1 until something is stored */
 	bool keys_known;
+	struct ast_node *first_store; /* the program's first @m[keys] = ... (discover) */
 	struct gt_type *keys;
 	const char **key_names; /* what each key was written as first: goid, comm ... */
 	int nkeys;

@@ -125,6 +125,8 @@ static void discover(struct sema *s, struct ast_node *n)
 			break;
 		int id;
 		struct sema_map *m = get_map(s, lhs->u.map.name, &id);
+		if (!m->first_store && lhs->u.map.keys.n)
+			m->first_store = lhs;
 		if ((int)m->kind >= 0)
 			break;
 		const struct builtin *agg = sema_aggregation(s, rhs);
@@ -417,6 +419,17 @@ struct gt_type *sema_map_iter_type(struct sema *s, struct ast_node *for_node)
 			   mn->u.map.name);
 		return NULL;
 	}
+	/* current bpftrace types maps from the whole program: a loop before the store learns
+	 * the keys from it, when they are literals (nothing of the store's context needed)
+	 * and the value's type is its kind's (an integer, an aggregation) */
+	bool literal = m->first_store && m->kind != PLAN_MAP_STR && m->kind != PLAN_MAP_VALUE;
+	struct sema_map *late;
+	for (int i = 0; literal && i < m->first_store->u.map.keys.n; i++) {
+		enum ast_kind k = m->first_store->u.map.keys.v[i]->kind;
+		literal = k == AST_INT || k == AST_STR;
+	}
+	if (!m->keys_known && literal && sema_map_use(s, m->first_store, &late))
+		return NULL;
 	if (!m->keys_known) {
 		diag_error(s->src, mn->loc, "@%s is looped over before anything is stored in it: "
 			   "put the probe that stores first", mn->u.map.name);
