@@ -144,6 +144,15 @@ static int parse_conv(const char *fmt, int *pos, struct fmt_piece *pc, bool *is_
 		prec = -1;
 		conv = 's';
 		break;
+	case 'g':
+		if (fmt[i] != 'r')
+			goto unknown;
+		i++;
+		pc->conv = FMT_GFP;
+		allowed = "-";
+		prec = -1;
+		conv = 's'; /* the runtime names the flags */
+		break;
 	case 'v':
 	case 'T':
 		pc->conv = c == 'v' ? FMT_VALUE : FMT_TYPE;
@@ -163,6 +172,7 @@ static int parse_conv(const char *fmt, int *pos, struct fmt_piece *pc, bool *is_
 		*pos = i;
 		return 0;
 	default:
+	unknown:
 		if (c > ' ' && c < 0x7f)
 			snprintf(fmt_errbuf, sizeof(fmt_errbuf), "unknown conversion '%%%c'", c);
 		else

@@ -17,6 +17,7 @@ enum fmt_conv {
 	FMT_BUF,    /* r, rx, rh: a buffer (buf()) */
 	FMT_VALUE,  /* v: any value as print() shows it (Go values in Go's %+v shape) */
 	FMT_TYPE,   /* T: a Go value's type (an interface's dynamic type), as Go's %T */
+	FMT_GFP,    /* gr: an integer as GFP flags by name (current bpftrace) */
 };
 
 struct fmt_piece {

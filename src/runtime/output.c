@@ -171,6 +171,14 @@ static void put_conv(struct rt_output *o, struct strbuf *l, const struct fmt_pie
 			snprintf(tmp, sizeof(tmp), "%llu", (unsigned long long)v);
 		strbuf_printf(l, pc->cspec, tmp);
 		break;
+	case FMT_GFP: {
+		struct strbuf t = {0};
+		rt_gfp_format(&t, v);
+		strbuf_putc(&t, 0);
+		strbuf_printf(l, pc->cspec, t.buf);
+		strbuf_free(&t);
+		break;
+	}
 	case FMT_BUF: /* an integer for %r: sema refuses it */
 	case FMT_VALUE: /* formatted above */
 	case FMT_TYPE:

@@ -28,6 +28,8 @@ void rt_buf_format(struct strbuf *sb, const uint8_t *data, size_t len, enum rt_b
 void rt_cgroup_path(struct strbuf *sb, uint64_t id);
 
 /* Appends the value A describes, at A->offset from BASE (a record or a map value). */
+/* printf's %gr: FLAGS as the kernel's GFP flag names (gfp.c) */
+void rt_gfp_format(struct strbuf *sb, uint64_t flags);
 void rt_value_format(struct strbuf *sb, const struct gt_plan *plan, const struct plan_arg *a,
 		     const uint8_t *base, bool json);
 

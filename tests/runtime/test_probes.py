@@ -148,6 +148,50 @@ if s.case("write_user"):
                 r.returncode != 0 and "lockdown" in r.stderr and "content of" not in r.stdout,
                 describe(r))
 
+# printf's %gr: the GFP flags of the kernel's own allocations named as the kernel's
+# ftrace names them (%pGg): the most frequent values of kmem:kmalloc's gfp_flags in half a
+# shell loop, each then looked for in an ftrace instance filtered on that value while the
+# loop runs again
+if s.case("gfp"):
+    import time
+    work = "sh -c 'for i in 1 2 3; do ls -R /usr/share/doc; done > /dev/null'"
+    r = s.run(["-c", work, "-e", "tracepoint:kmem:kmalloc { @[args.gfp_flags] = count(); }"])
+    seen = sorted(((int(n), int(v)) for v, n in re.findall(r"^@\[(\d+)\]: (\d+)$", r.stdout,
+                                                           re.M)), reverse=True)[:4]
+    tracefs = "/sys/kernel/tracing" if os.path.isdir("/sys/kernel/tracing/events") \
+        else "/sys/kernel/debug/tracing"
+    inst = os.path.join(tracefs, "instances", "gt-test-gfp-%d" % os.getpid())
+    compared = []
+    os.mkdir(inst)
+    try:
+        ev = os.path.join(inst, "events", "kmem", "kmalloc")
+        for _, v in seen:
+            with open(os.path.join(inst, "trace"), "w"):
+                pass  # empties the instance's buffer: the last value's events go
+            with open(os.path.join(ev, "filter"), "w") as f:
+                f.write("gfp_flags == %d" % v)
+            with open(os.path.join(ev, "enable"), "w") as f:
+                f.write("1")
+            p = subprocess.Popen(["cat", os.path.join(inst, "trace_pipe")],
+                                 stdout=subprocess.PIPE, text=True)
+            subprocess.run(["sh", "-c", work])  # the same allocations
+            import select
+            line = p.stdout.readline() if select.select([p.stdout], [], [], 3)[0] else ""
+            p.kill()
+            p.wait()
+            with open(os.path.join(ev, "enable"), "w") as f:
+                f.write("0")
+            m = re.search(r"gfp_flags=(\S+)", line)
+            if m:
+                ours = s.run(["-q", "-e", 'BEGIN { printf("%%gr\\n", %d); exit(); }' % v])
+                compared.append((v, m.group(1), ours.stdout.strip()))
+    finally:
+        time.sleep(0.1)
+        os.rmdir(inst)
+    s.check("%%gr names kmalloc's GFP flags as the kernel's ftrace does (%d values)" % len(compared),
+            r.returncode == 0 and len(compared) >= 2 and all(k == o for _, k, o in compared),
+            "%s %s\n%s" % (seen, compared, describe(r)))
+
 if s.case("len"):
     adds = s.go_build("adds")
     r = s.run(["-c", adds, "-e", 'go:main.add*:entry { @f[func] = count(); } '
