@@ -186,6 +186,8 @@ struct plan_arg {
 	bool go_rebase;          /* GO, PG_IFACE in a PIE: the type's address is stored as
 				    linked (the load bias taken off), as plan.gotypes has it */
 	enum plan_go_show go_show; /* GO: a well-known type printed as its String() does */
+	bool is_record;          /* STRUCT: a record (named tuple): its JSON is current
+				    bpftrace's {"a": 1}, a C struct's 0.17's { "a": 1 } */
 	bool is_bool;            /* INT: printed true or false (%d-style formats: 1, 0) */
 	bool is_addr;            /* INT: &$x's pointer, printed 0x... as current bpftrace prints
 				    pointers (0.17's decimal stays for the others: it has no &) */

@@ -163,15 +163,17 @@ void rt_value_format(struct strbuf *sb, const struct gt_plan *plan, const struct
 		put_text(sb, t, strlen(t), json);
 		break;
 	}
-	case PLAN_ARG_STRUCT: /* bpftrace's: { .a = 1, .b = { .c = 2 } }, JSON { "a": 1, ... } */
-		strbuf_puts(sb, "{ ");
+	case PLAN_ARG_STRUCT: { /* bpftrace's: { .a = 1, .b = { .c = 2 } }, JSON { "a": 1, ... } */
+		bool tight = json && a->is_record;
+		strbuf_puts(sb, tight ? "{" : "{ ");
 		for (int i = 0; i < a->nfields; i++) {
 			const char *n = a->fields[i].name ? a->fields[i].name : "";
 			strbuf_printf(sb, json ? "%s\"%s\": " : "%s.%s = ", i ? ", " : "", n);
 			rt_value_format(sb, plan, &a->fields[i], p, json);
 		}
-		strbuf_puts(sb, " }");
+		strbuf_puts(sb, tight ? "}" : " }");
 		break;
+	}
 	case PLAN_ARG_ARRAY: {
 		struct plan_arg el = a->fields[0];
 		strbuf_putc(sb, '[');

@@ -68,6 +68,7 @@ static void plan_arg(struct sema *s, const struct gt_type *t, int offset, bool i
 			sema_struct_field(s, (struct gt_type *)t, ""); /* a kernel struct: all fields */
 		/* a record prints as a struct does */
 		a->kind = t->kind == TY_TUPLE && !t->names ? PLAN_ARG_TUPLE : PLAN_ARG_STRUCT;
+		a->is_record = t->kind == TY_TUPLE && t->names;
 		a->size = t->size;
 		a->nfields = t->nfields;
 		a->fields = arena_alloc(s->arena, sizeof(*a->fields) * (size_t)(t->nfields + 1));
