@@ -129,7 +129,7 @@ static void tp_str_into(struct cg *g, const struct sema_node *sn, LLVMValueRef d
 static LLVMValueRef str_const(struct cg *g, const char *bytes, int len, int size)
 {
 	LLVMValueRef buf = cg_str_alloca(g, size);
-	LLVMBuildMemSet(g->b, buf, LLVMConstInt(g->i8, 0, false), cg_const(g, (uint64_t)size), 8);
+	cg_zero(g, buf, size, 8);
 	for (int i = 0; i < len && i < size - 1; i++) {
 		LLVMValueRef idx = cg_const(g, (uint64_t)i);
 		LLVMValueRef p = LLVMBuildGEP2(g->b, g->i8, buf, &idx, 1, "");
@@ -172,7 +172,7 @@ void cg_str_into(struct cg *g, struct ast_node *e, LLVMValueRef dst, int size)
 	}
 	if (e->kind == AST_CALL && sn && sn->builtin == BI_STR && sn->const_str) {
 		LLVMValueRef src = str_const(g, sn->const_str, (int)strlen(sn->const_str), size);
-		LLVMBuildMemCpy(g->b, dst, 1, src, 1, cg_const(g, (uint64_t)size));
+		cg_copy(g, dst, src, size);
 		return;
 	}
 	if (e->kind == AST_CALL && sn && sn->builtin == BI_STR) {
@@ -200,12 +200,9 @@ void cg_str_into(struct cg *g, struct ast_node *e, LLVMValueRef dst, int size)
 	}
 	LLVMValueRef src = cg_expr(g, e);
 	int n = e->ty->size < size ? e->ty->size : size;
-	LLVMBuildMemCpy(g->b, dst, 1, src, 1, cg_const(g, (uint64_t)n));
+	cg_copy(g, dst, src, n);
 	if (n < size) /* keep the record free of stale bytes */
-		LLVMBuildMemSet(g->b,
-				LLVMBuildGEP2(g->b, g->i8, dst, (LLVMValueRef[]){cg_const(g, (uint64_t)n)},
-					      1, ""),
-				LLVMConstInt(g->i8, 0, false), cg_const(g, (uint64_t)(size - n)), 1);
+		cg_zero(g, cg_gep8(g, dst, n), size - n, 1);
 }
 
 LLVMValueRef cg_gep8(struct cg *g, LLVMValueRef p, int off)
@@ -273,7 +270,7 @@ static void tuple_copy(struct cg *g, LLVMValueRef dst, const struct gt_type *dt,
 		case TY_SYM:
 		case TY_INTARRAY: {
 			int n = sf->size < df->size ? sf->size : df->size;
-			LLVMBuildMemCpy(g->b, dp, 1, sp, 1, cg_const(g, (uint64_t)n));
+			cg_copy(g, dp, sp, n);
 			break;
 		}
 		case TY_INT:
@@ -669,12 +666,11 @@ static LLVMValueRef cg_call(struct cg *g, struct ast_node *e)
 	case BI_NTOP: { /* u64 family, then 16 address bytes; inet_ntop(3) in user space */
 		struct ast_node **a = e->u.call.args.v;
 		LLVMValueRef buf = cg_str_alloca(g, 24);
-		LLVMBuildMemSet(g->b, buf, LLVMConstInt(g->i8, 0, false), cg_const(g, 24), 8);
+		cg_zero(g, buf, 24, 8);
 		if (e->u.call.args.n == 1 && a[0]->ty->kind == TY_INTARRAY) { /* 4 or 16 bytes */
 			int n = a[0]->ty->size;
 			store_int(g, buf, cg_const(g, n == 4 ? 2 /* AF_INET */ : 10 /* AF_INET6 */), 8);
-			LLVMBuildMemCpy(g->b, cg_gep8(g, buf, 8), 1, cg_expr(g, a[0]), 1,
-					cg_const(g, (uint64_t)n));
+			cg_copy(g, cg_gep8(g, buf, 8), cg_expr(g, a[0]), n);
 			return buf;
 		}
 		if (e->u.call.args.n == 1) { /* an IPv4 address in an integer, as it lies in memory */
@@ -687,8 +683,7 @@ static LLVMValueRef cg_call(struct cg *g, struct ast_node *e)
 		LLVMValueRef src = cg_expr(g, a[1]);
 		if (t->kind == TY_BUF || t->kind == TY_STR || t->kind == TY_INTARRAY) {
 			int off = t->kind == TY_BUF ? 8 : 0, n = t->size - off;
-			LLVMBuildMemCpy(g->b, cg_gep8(g, buf, 8), 1, cg_gep8(g, src, off), 1,
-					cg_const(g, (uint64_t)(n < 16 ? n : 16)));
+			cg_copy(g, cg_gep8(g, buf, 8), cg_gep8(g, src, off), (n < 16 ? n : 16));
 		} else { /* an address in memory */
 			bool user = sema_user_mem(a[1]) || g->pp->kind == PLAN_PROG_UPROBE;
 			LLVMValueRef args[4] = {cg_gep8(g, buf, 8), LLVMConstInt(g->i32, 16, false), src,
@@ -704,10 +699,8 @@ static LLVMValueRef cg_call(struct cg *g, struct ast_node *e)
 		LLVMValueRef buf = cg_str_alloca(g, e->ty->size);
 		if (a[0]->ty->kind == TY_STR) {
 			int n = a[0]->ty->size < cap ? a[0]->ty->size : cap;
-			LLVMBuildMemSet(g->b, buf, LLVMConstInt(g->i8, 0, false),
-					cg_const(g, (uint64_t)e->ty->size), 8);
-			LLVMBuildMemCpy(g->b, cg_gep8(g, buf, 8), 1, cg_expr(g, a[0]), 1,
-					cg_const(g, (uint64_t)n));
+			cg_zero(g, buf, e->ty->size, 8);
+			cg_copy(g, cg_gep8(g, buf, 8), cg_expr(g, a[0]), n);
 			LLVMValueRef len = e->u.call.args.n == 2 && a[1]->kind != AST_INT
 						   ? cg_expr(g, a[1])
 						   : cg_const(g, (uint64_t)cap);
@@ -954,8 +947,7 @@ LLVMValueRef cg_expr(struct cg *g, struct ast_node *e)
 	case AST_TUPLE: {
 		/* a zeroed buffer with each element at its offset, in its own width */
 		LLVMValueRef buf = cg_str_alloca(g, e->ty->size);
-		LLVMBuildMemSet(g->b, buf, LLVMConstInt(g->i8, 0, false),
-				cg_const(g, (uint64_t)e->ty->size), 8);
+		cg_zero(g, buf, e->ty->size, 8);
 		for (int i = 0; i < e->u.tuple.items.n; i++) {
 			struct ast_node *it = e->u.tuple.items.v[i];
 			const struct gt_type *ft = e->ty->fields[i];

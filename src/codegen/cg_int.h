@@ -25,6 +25,10 @@ struct cg {
 	LLVMValueRef map_events, map_lost, map_config, map_full;
 	LLVMValueRef *maps; /* [plan->nmaps] */
 	LLVMValueRef *aggfns; /* [plan->nmaps]: an aggregation map's global update function */
+	LLVMValueRef scratch_map;  /* cg_scratch.c: GT_MAP_SCRATCH (a placeholder until the end) */
+	LLVMValueRef scratch_slot; /* per function: the alloca holding its row's address */
+	int scratch_used;          /* per program: bytes of its row given out */
+	int scratch_max;           /* the largest row */
 	LLVMValueRef *stackmaps; /* [plan->nstackmaps] */
 	LLVMValueRef *uwmaps;    /* [plan->nstackmaps]: unwound user stacks, when plan->nunwind */
 	LLVMValueRef uwtab, uwscratch; /* gt_unwind.c's table and scratch */
@@ -64,8 +68,12 @@ LLVMValueRef cg_helper(struct cg *g, enum bpf_func_id id, LLVMTypeRef ret, LLVMV
 _Noreturn void cg_internal_error(struct cg *g, const struct ast_node *n, const char *what);
 LLVMValueRef cg_runtime_call(struct cg *g, const char *name, LLVMValueRef *args, int nargs);
 LLVMValueRef cg_alloca(struct cg *g, LLVMTypeRef ty, const char *name);
-/* A buffer for the statement being lowered (see cg.temps); cg_temps_end() ends it. */
+/* A buffer for the statement being lowered (see cg.temps); cg_temps_end() ends it. Over
+ * CG_STACK_BUF_MAX bytes it is in the scratch map. */
 LLVMValueRef cg_str_alloca(struct cg *g, int size);
+/* The same on the stack whatever its size (what a helper wants on the stack: bpf_loop's
+ * and bpf_for_each_map_elem's context). */
+LLVMValueRef cg_stack_temp(struct cg *g, int size);
 /* A buffer live for the whole program ($variables). */
 LLVMValueRef cg_buf_alloca(struct cg *g, int size);
 /* Ends the buffers made since cg.ntemps was MARK (at the insert point). */
@@ -124,6 +132,8 @@ void cg_signal_name_into(struct cg *g, LLVMValueRef sig, LLVMValueRef dst, int s
 void cg_store64(struct cg *g, LLVMValueRef p, int off, LLVMValueRef v);
 /* SIZE bytes at P set to 0, whatever SIZE (a loop when big; P then ALIGN 8) */
 void cg_zero(struct cg *g, LLVMValueRef p, int size, unsigned align);
+/* memcpy of SIZE bytes that BPF can run at any size */
+void cg_copy(struct cg *g, LLVMValueRef dst, LLVMValueRef src, int size);
 
 /* cg_array.c: arrays held by value (TY_INTARRAY) */
 LLVMValueRef cg_array_cast(struct cg *g, struct ast_node *e);   /* (int8[8])x: its buffer */
@@ -170,6 +180,16 @@ struct cg_param {
 LLVMValueRef cg_begin_function(struct cg *g, const char *name, LLVMTypeRef ret,
 			       LLVMMetadataRef di_ret, const struct cg_param *params, int nparams,
 			       int line, bool local);
+
+/* cg_scratch.c */
+#define CG_STACK_BUF_MAX 64
+bool cg_scratch_wants(const struct cg *g, int size);
+/* SIZE bytes of the program's scratch row */
+LLVMValueRef cg_scratch_buf(struct cg *g, int size);
+/* At a function's end: its row's lookup in the entry block, when it used one. */
+void cg_scratch_end_function(struct cg *g);
+/* After the programs: the map, its rows as long as the longest. 0 or -E2BIG. */
+int cg_scratch_define(struct cg *g);
 
 /* cg_loop.c */
 /* for ($kv : @m) and for ($i : a..b): the body is a callback of bpf_for_each_map_elem or

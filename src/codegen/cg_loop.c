@@ -31,8 +31,7 @@ static void copy(struct cg *g, LLVMValueRef dst, int doff, const struct gt_type 
 	}
 	int n = dt->size < sa->size ? dt->size : sa->size;
 	if (n > 0)
-		LLVMBuildMemCpy(g->b, cg_gep8(g, dst, doff), 1, cg_gep8(g, src, soff), 1,
-				cg_const(g, (uint64_t)n));
+		cg_copy(g, cg_gep8(g, dst, doff), cg_gep8(g, src, soff), n);
 }
 
 /* $kv = (key, value): the map's key fields and value into the variable's tuple layout. */
@@ -41,7 +40,7 @@ static void fill_pair(struct cg *g, struct ast_node *st, LLVMValueRef kv, const 
 {
 	const struct sema_node *sn = st->sema;
 	const struct plan_map *m = &g->plan->maps[sn->map_id];
-	LLVMBuildMemSet(g->b, kv, LLVMConstInt(g->i8, 0, false), cg_const(g, (uint64_t)t->size), 8);
+	cg_zero(g, kv, t->size, 8);
 	const struct gt_type *kt = t->fields[0];
 	if (m->nkeys == 1)
 		copy(g, kv, t->offsets[0], kt, key, m->keys[0].offset, &m->keys[0]);
@@ -124,6 +123,7 @@ static LLVMValueRef callback(struct cg *g, struct ast_node *st, LLVMTypeRef cty,
 	LLVMBuildRet(g->b, cg_const(g, 1));
 	LLVMPositionBuilderAtEnd(g->b, g->cont_bb);
 	LLVMBuildRet(g->b, cg_const(g, 0));
+	cg_scratch_end_function(g);
 	free(g->vars);
 	g->vars = outer;
 	return fn;
@@ -139,7 +139,7 @@ void cg_for(struct cg *g, struct ast_node *st)
 	LLVMTypeRef cty = LLVMStructTypeInContext(g->ctx, ft, (unsigned)(nslots + F_COUNT), false);
 	free(ft);
 	/* buffers of the statement: loops one after another share the bytes */
-	LLVMValueRef cx = cg_str_alloca(g, 8 * (nslots + F_COUNT));
+	LLVMValueRef cx = cg_stack_temp(g, 8 * (nslots + F_COUNT)); /* the helpers want stack */
 	const struct sema_node *vn = st->u.for_.var->sema;
 	g->vars[vn->var_slot] = cg_str_alloca(g, g->sp->vars[vn->var_slot].ty.size);
 
@@ -178,6 +178,7 @@ void cg_for(struct cg *g, struct ast_node *st)
 	g->gomap_out = outer.gomap_out;
 	g->di_sp = outer.di_sp;
 	g->alloca_bb = outer.alloca_bb;
+	g->scratch_slot = outer.scratch_slot;
 	g->exit_bb = outer.exit_bb;
 	g->brk_bb = outer.brk_bb;
 	g->cont_bb = outer.cont_bb;

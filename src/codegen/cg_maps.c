@@ -25,7 +25,7 @@ static void define_mapfull(struct cg *g)
 	no_inline(g, g->fn);
 	cg_set_loc(g, (struct gt_loc){.line = 1, .col = 1});
 	LLVMValueRef id = LLVMGetParam(g->fn, 0), err = LLVMGetParam(g->fn, 1);
-	LLVMValueRef slot = LLVMBuildAlloca(g->b, g->i32, "id.slot");
+	LLVMValueRef slot = cg_alloca(g, g->i32, "id.slot");
 	LLVMBuildStore(g->b, id, slot);
 	LLVMBasicBlockRef look = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "look");
 	LLVMBasicBlockRef have = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "have");
@@ -124,13 +124,13 @@ static void define_aggfn(struct cg *g, int id)
 	no_inline(g, g->fn);
 	cg_set_loc(g, (struct gt_loc){.line = 1, .col = 1});
 	LLVMValueRef key = LLVMGetParam(g->fn, 0);
-	LLVMValueRef copy = LLVMBuildAlloca(g->b, LLVMArrayType(g->i64, (unsigned)(m->key_size + 7) / 8),
-					    "key.copy");
+	LLVMValueRef copy = cg_alloca(g, LLVMArrayType(g->i64, (unsigned)(m->key_size + 7) / 8),
+				      "key.copy");
 	LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "body");
 	LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "done");
 	LLVMBuildCondBr(g->b, LLVMBuildIsNull(g->b, key, ""), done, body);
 	LLVMPositionBuilderAtEnd(g->b, body);
-	LLVMBuildMemCpy(g->b, copy, 8, key, 1, cg_const(g, (uint64_t)m->key_size));
+	cg_copy(g, copy, key, m->key_size);
 	agg_update(g, id, copy, LLVMGetParam(g->fn, 1), ts ? LLVMGetParam(g->fn, 2) : NULL);
 	LLVMBuildBr(g->b, done);
 	LLVMPositionBuilderAtEnd(g->b, done);
@@ -200,8 +200,7 @@ void cg_define_script_maps(struct cg *g)
 static LLVMValueRef build_key(struct cg *g, struct ast_node *mn, const struct plan_map *m)
 {
 	LLVMValueRef key = cg_str_alloca(g, m->key_size);
-	LLVMBuildMemSet(g->b, key, LLVMConstInt(g->i8, 0, false), cg_const(g, (uint64_t)m->key_size),
-			8);
+	cg_zero(g, key, m->key_size, 8);
 	struct ast_list *keys = &mn->u.map.keys;
 	for (int i = 0; i < keys->n && i < m->nkeys; i++) {
 		const struct plan_arg *f = &m->keys[i];
@@ -351,8 +350,7 @@ void cg_map_assign(struct cg *g, struct ast_node *st)
 	if (m->kind == PLAN_MAP_STR || m->kind == PLAN_MAP_VALUE) {
 		int vsize = (m->value_size + 7) & ~7;
 		LLVMValueRef val = cg_str_alloca(g, vsize);
-		LLVMBuildMemSet(g->b, val, LLVMConstInt(g->i8, 0, false), cg_const(g, (uint64_t)vsize),
-				8);
+		cg_zero(g, val, vsize, 8);
 		if (m->kind == PLAN_MAP_VALUE && mn->ty->kind == TY_TUPLE)
 			cg_tuple_into(g, rhs, val, mn->ty); /* sema made mn->ty the map's type */
 		else if (m->kind == PLAN_MAP_VALUE && mn->ty->kind == TY_STRUCT)
@@ -423,14 +421,14 @@ LLVMValueRef cg_map_read(struct cg *g, struct ast_node *e)
 	/* string: copy out, or "" when absent */
 	int size = e->ty->size;
 	LLVMValueRef buf = cg_str_alloca(g, size);
-	LLVMBuildMemSet(g->b, buf, LLVMConstInt(g->i8, 0, false), cg_const(g, (uint64_t)size), 8);
+	cg_zero(g, buf, size, 8);
 	LLVMValueRef p = lookup(g, id, key);
 	LLVMBasicBlockRef have = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "map.have");
 	LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "map.read");
 	LLVMBuildCondBr(g->b, LLVMBuildIsNull(g->b, p, ""), done, have);
 	LLVMPositionBuilderAtEnd(g->b, have);
 	int n = size < m->value_size ? size : m->value_size;
-	LLVMBuildMemCpy(g->b, buf, 1, p, 1, cg_const(g, (uint64_t)n));
+	cg_copy(g, buf, p, n);
 	LLVMBuildBr(g->b, done);
 	LLVMPositionBuilderAtEnd(g->b, done);
 	return buf;

@@ -146,6 +146,8 @@ LLVMValueRef cg_now(struct cg *g)
 
 LLVMValueRef cg_buf_alloca(struct cg *g, int size)
 {
+	if (cg_scratch_wants(g, size))
+		return cg_scratch_buf(g, size);
 	LLVMValueRef a = cg_alloca(g, LLVMArrayType(g->i8, (unsigned)size), "str");
 	LLVMSetAlignment(a, 8);
 	return a;
@@ -165,7 +167,13 @@ static void lifetime(struct cg *g, bool start, LLVMValueRef buf, int size)
 
 LLVMValueRef cg_str_alloca(struct cg *g, int size)
 {
-	LLVMValueRef a = cg_buf_alloca(g, size);
+	return cg_scratch_wants(g, size) ? cg_scratch_buf(g, size) : cg_stack_temp(g, size);
+}
+
+LLVMValueRef cg_stack_temp(struct cg *g, int size)
+{
+	LLVMValueRef a = cg_alloca(g, LLVMArrayType(g->i8, (unsigned)size), "str");
+	LLVMSetAlignment(a, 8);
 	lifetime(g, true, a, size);
 	if (g->ntemps == g->captemps) {
 		g->captemps = g->captemps ? 2 * g->captemps : 16;
@@ -505,6 +513,9 @@ int cg_generate(const struct diag_src *src, struct sema_result *sr, struct gt_pl
 		goto out;
 	for (int i = 0; i < sr->nprogs; i++)
 		cg_program(&g, &sr->progs[i]);
+	err = cg_scratch_define(&g);
+	if (err)
+		goto out;
 	LLVMDIBuilderFinalize(g.dib);
 
 	char *msg = NULL;

@@ -20,30 +20,31 @@ void cg_store64(struct cg *g, LLVMValueRef p, int off, LLVMValueRef v)
 	LLVMSetAlignment(st, 8);
 }
 
-/* LLVM's BPF backend lowers a memset of up to 128 stores inline and makes a call of a
- * bigger one, which BPF cannot do: SIZE bytes at P (8-aligned) are zeroed by a bounded
- * loop of volatile stores then (volatile: not folded back into a memset). */
+/* LLVM's BPF backend lowers a memset or memcpy of up to 128 stores inline and makes a
+ * call of a bigger one, which BPF cannot do: past CG_MEMSET_MAX bytes a bounded loop of
+ * volatile 8-byte stores does it (volatile: not folded back into a memset), with the
+ * tail under 8 bytes an intrinsic. x86 BPF takes 8-byte accesses at any alignment. */
 #define CG_MEMSET_MAX 512
 
-void cg_zero(struct cg *g, LLVMValueRef p, int size, unsigned align)
+/* DST[i] = SRC ? SRC[i] : 0 for the 8-byte words i < WORDS */
+static void word_loop(struct cg *g, LLVMValueRef dst, LLVMValueRef src, int words)
 {
-	LLVMValueRef zero8 = LLVMConstInt(g->i8, 0, false);
-	if (size <= CG_MEMSET_MAX || align < 8) {
-		if (size > 0)
-			LLVMBuildMemSet(g->b, p, zero8, cg_const(g, (uint64_t)size), align);
-		return;
-	}
-	int words = size / 8;
 	LLVMBasicBlockRef from = LLVMGetInsertBlock(g->b);
-	LLVMBasicBlockRef body = new_bb(g, "zero.body"), done = new_bb(g, "zero.done");
+	LLVMBasicBlockRef body = new_bb(g, "words.body"), done = new_bb(g, "words.done");
 	LLVMBuildBr(g->b, body);
 	LLVMPositionBuilderAtEnd(g->b, body);
-	LLVMValueRef i = LLVMBuildPhi(g->b, g->i64, "zero.i");
-	LLVMValueRef q = LLVMBuildGEP2(g->b, g->i8, p,
-				       (LLVMValueRef[]){LLVMBuildShl(g->b, i, cg_const(g, 3), "")},
-				       1, "");
-	LLVMValueRef st = LLVMBuildStore(g->b, cg_const(g, 0), q);
-	LLVMSetAlignment(st, 8);
+	LLVMValueRef i = LLVMBuildPhi(g->b, g->i64, "words.i");
+	LLVMValueRef off = LLVMBuildShl(g->b, i, cg_const(g, 3), "");
+	LLVMValueRef v = cg_const(g, 0);
+	if (src) {
+		LLVMValueRef ld = LLVMBuildLoad2(g->b, g->i64,
+						 LLVMBuildGEP2(g->b, g->i8, src, &off, 1, ""), "");
+		LLVMSetAlignment(ld, 1);
+		LLVMSetVolatile(ld, true);
+		v = ld;
+	}
+	LLVMValueRef st = LLVMBuildStore(g->b, v, LLVMBuildGEP2(g->b, g->i8, dst, &off, 1, ""));
+	LLVMSetAlignment(st, 1);
 	LLVMSetVolatile(st, true);
 	LLVMValueRef next = LLVMBuildAdd(g->b, i, cg_const(g, 1), "");
 	LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntULT, next, cg_const(g, (uint64_t)words), ""),
@@ -52,9 +53,33 @@ void cg_zero(struct cg *g, LLVMValueRef p, int size, unsigned align)
 	LLVMBasicBlockRef bbs[2] = {from, body};
 	LLVMAddIncoming(i, in, bbs, 2);
 	LLVMPositionBuilderAtEnd(g->b, done);
+}
+
+void cg_zero(struct cg *g, LLVMValueRef p, int size, unsigned align)
+{
+	LLVMValueRef zero8 = LLVMConstInt(g->i8, 0, false);
+	if (size <= CG_MEMSET_MAX) {
+		if (size > 0)
+			LLVMBuildMemSet(g->b, p, zero8, cg_const(g, (uint64_t)size), align);
+		return;
+	}
+	word_loop(g, p, NULL, size / 8);
 	if (size % 8)
-		LLVMBuildMemSet(g->b, cg_gep8(g, p, words * 8), zero8, cg_const(g, (uint64_t)(size % 8)),
-				1);
+		LLVMBuildMemSet(g->b, cg_gep8(g, p, size / 8 * 8), zero8,
+				cg_const(g, (uint64_t)(size % 8)), 1);
+}
+
+void cg_copy(struct cg *g, LLVMValueRef dst, LLVMValueRef src, int size)
+{
+	if (size <= CG_MEMSET_MAX) {
+		if (size > 0)
+			LLVMBuildMemCpy(g->b, dst, 1, src, 1, cg_const(g, (uint64_t)size));
+		return;
+	}
+	word_loop(g, dst, src, size / 8);
+	if (size % 8)
+		LLVMBuildMemCpy(g->b, cg_gep8(g, dst, size / 8 * 8), 1, cg_gep8(g, src, size / 8 * 8),
+				1, cg_const(g, (uint64_t)(size % 8)));
 }
 
 /* A ring-buffer record of EVENT: reserved (a failed reserve counts as a lost event,
@@ -407,6 +432,7 @@ LLVMValueRef cg_begin_function(struct cg *g, const char *name, LLVMTypeRef ret,
 	if (local) /* BTF then says static: the verifier wants callbacks static */
 		LLVMSetLinkage(g->fn, LLVMInternalLinkage);
 	g->alloca_bb = new_bb(g, "entry");
+	g->scratch_slot = NULL;
 	LLVMPositionBuilderAtEnd(g->b, g->alloca_bb);
 	LLVMMetadataRef loc =
 		LLVMDIBuilderCreateDebugLocation(g->ctx, (unsigned)line, 1, g->di_sp, NULL);
@@ -422,6 +448,12 @@ LLVMValueRef cg_begin_function(struct cg *g, const char *name, LLVMTypeRef ret,
 						 LLVMDIBuilderCreateExpression(g->dib, NULL, 0), loc,
 						 g->alloca_bb);
 	}
+	/* the entry block holds allocas only (and what is made at the top of it); its
+	 * branch to the code is where cg_scratch_end_function puts the row's lookup */
+	LLVMBasicBlockRef start = new_bb(g, "start");
+	LLVMSetCurrentDebugLocation2(g->b, loc);
+	LLVMBuildBr(g->b, start);
+	LLVMPositionBuilderAtEnd(g->b, start);
 	return g->fn;
 }
 
@@ -484,6 +516,7 @@ void cg_program(struct cg *g, const struct sema_prog *sp)
 		clause = (struct ast_node *)&hidden_clause;
 	g->sp = sp;
 	g->pp = pp;
+	g->scratch_used = 0;
 	g->cookie = g->now = g->target = g->depth = g->duration = g->gomap_out = NULL;
 	static const char *const sections[] = {"raw_tp", "raw_tp", "uprobe", "perf_event",
 					       "tracepoint", "kprobe", "fentry"};
@@ -502,6 +535,7 @@ void cg_program(struct cg *g, const struct sema_prog *sp)
 			LLVMBuildBr(g->b, g->exit_bb);
 		LLVMPositionBuilderAtEnd(g->b, g->exit_bb);
 		LLVMBuildRet(g->b, LLVMConstInt(g->i32, 0, false));
+		cg_scratch_end_function(g);
 		return;
 	}
 
@@ -540,6 +574,7 @@ void cg_program(struct cg *g, const struct sema_prog *sp)
 	LLVMPositionBuilderAtEnd(g->b, g->exit_bb);
 	cg_set_loc(g, clause->loc);
 	LLVMBuildRet(g->b, LLVMConstInt(g->i32, 0, false));
+	cg_scratch_end_function(g);
 	free(g->vars);
 	g->vars = NULL;
 }

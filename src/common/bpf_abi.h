@@ -85,6 +85,8 @@ struct gt_site_key {
 #define GT_UNWIND_DEPTH 127
 #define GT_MAP_UNWIND_TAB "gt_unwind_tab"
 #define GT_MAP_UNWIND_SCRATCH "gt_unwind_scr"
+/* per-CPU rows, one per program: byte buffers too long for the stack (cg_scratch.c) */
+#define GT_MAP_SCRATCH "gt_scratch"
 #define GT_UNWIND_SUFFIX "_uw"
 /* Where gt_unwind.c restarts when the sampled PC is not in Go code: the Go frame the
  * runtime left for the vDSO (m.vdsoSP/vdsoPC) or for a cgo call (curg.syscallsp/pc), as

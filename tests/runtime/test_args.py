@@ -119,6 +119,31 @@ if s.case("print"):
                                                      "{X:10 Y:20}", "5", "map[a:1 b:2 c:3]"]),
             describe(r))
 
+# Go strings of 10 to 3,000 bytes (tests/go/longstr) in printf, as map keys and in tuples
+# kept in a map, with max_strlen 1024 (the buffers then live in the scratch map, not on
+# the 512-byte stack) and the default 64: each is the program's own text, cut at
+# max_strlen - 1 bytes as bpftrace cuts it
+if s.case("long strings"):
+    b = s.go_build("longstr")
+    for strlen in (1024, 64):
+        env = dict(s.env, BPFTRACE_MAX_STRLEN=str(strlen))
+        r = subprocess.run([s.gotrace, "-c", b, "-e",
+                            'go:main.Echo:entry { printf("T %d %s\\n", args.n, args.s); '
+                            '@m[args.s] = count(); @last[args.n] = (args.s, args.n); }'],
+                           capture_output=True, text=True, env=env, timeout=120)
+        own = [l.split(" ", 2) for l in r.stdout.splitlines() if l.startswith("own ")]
+        cut = {int(n): t[:strlen - 1] for _, n, t in own}
+        want_t = sorted("T %d %s" % (n, t) for n, t in cut.items())
+        got_t = sorted(l for l in r.stdout.splitlines() if l.startswith("T "))
+        want_m = sorted("@m[%s]: %d" % kv for kv in Counter(cut.values()).items())
+        got_m = sorted(l for l in r.stdout.splitlines() if l.startswith("@m["))
+        want_l = sorted("@last[%d]: (%s, %d)" % (n, t, n) for n, t in cut.items())
+        got_l = sorted(l for l in r.stdout.splitlines() if l.startswith("@last["))
+        s.check("strings of 10 to 3,000 bytes under max_strlen %d: printf, map keys and "
+                "tuples hold the program's own text, cut at %d bytes" % (strlen, strlen - 1),
+                r.returncode == 0 and len(own) == 6 and got_t == want_t and got_m == want_m
+                and got_l == want_l, describe(r))
+
 # issue 24: print() of docker's cobra.Command (several KiB captured) compiled to a memset
 # call BPF cannot make; now it prints whole: its first field, its version, its last field
 # and no part left out (?)
