@@ -38,13 +38,15 @@ void cg_scratch_end_function(struct cg *g)
 	if (!g->scratch_slot)
 		return;
 	/* entry: allocas ...; br start  becomes  ...; row = lookup; br !row ? none : start */
+	/* first: the alloca at the top (a runtime call inlined at the entry splits it, and
+	 * an alloca past the split would be dynamic) */
+	LLVMValueRef key = cg_alloca(g, g->i32, "scratch.key");
 	LLVMValueRef term = LLVMGetBasicBlockTerminator(g->alloca_bb);
 	LLVMBasicBlockRef start = LLVMGetSuccessor(term, 0);
 	LLVMBasicBlockRef here = LLVMGetInsertBlock(g->b);
 	LLVMMetadataRef loc = LLVMGetCurrentDebugLocation2(g->b);
 	LLVMPositionBuilderBefore(g->b, term);
 	LLVMSetCurrentDebugLocation2(g->b, LLVMInstructionGetDebugLoc(term));
-	LLVMValueRef key = LLVMBuildAlloca(g->b, g->i32, "scratch.key");
 	LLVMBuildStore(g->b, LLVMConstInt(g->i32, (uint64_t)(g->pp - g->plan->progs), false), key);
 	LLVMValueRef args[2] = {g->scratch_map, key};
 	LLVMValueRef row = cg_helper(g, BPF_FUNC_map_lookup_elem, g->ptr, args, 2);

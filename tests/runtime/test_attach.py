@@ -138,7 +138,8 @@ if s.case("stale"):
     collect(tr, 20)
     subprocess.run(["pkill", "-f", spin + " 30"])
     mine = "gotrace_%d/" % tr.pid
-    events = "/sys/kernel/tracing/uprobe_events"
+    events = next(p for p in ("/sys/kernel/tracing/uprobe_events",
+                              "/sys/kernel/debug/tracing/uprobe_events") if os.path.exists(p))
     before = [l for l in open(events).read().splitlines() if mine in l]
     pair = s.go_build("pair")
     r = run(["-c", pair + " 2", "-e", 'go:main.Add:entry { @c = count(); }'], TRACEFS)

@@ -101,14 +101,17 @@ listed = {}
 for i in sorted(ids):
     r = s.run(["-l", "fentry:bpf:%d:*" % i])
     listed[i] = r.stdout.split()
-# its one program, named by its main function (BTF) and its subprogram, as -l lists them
+# its one program, named by its main function (BTF) and its subprograms, as -l lists them:
+# the loop's callback, the two count() maps' updates and their failure count (global
+# functions, codegen's cg_maps.c)
 target = [(i, l.split(":", 3)[3]) for i, ls in listed.items() for l in ls
           if l.split(":", 3)[3].startswith("gt_c0_")]
 ok = s.check("-l fentry:bpf:ID:* lists the first gotrace's program as fentry:bpf:ID:NAME, "
-             "its main function and its subprogram",
+             "its main function and its subprograms",
              len(target) == 1 and listed[target[0][0]] == sorted(
-                 ["fentry:bpf:%d:%s" % (target[0][0], target[0][1]),
-                  "fentry:bpf:%d:gt_loop_cb" % target[0][0]]), listed)
+                 ["fentry:bpf:%d:%s" % (target[0][0], target[0][1])] +
+                 ["fentry:bpf:%d:%s" % (target[0][0], f) for f in
+                  ("gt_loop_cb", "gt_agg_0", "gt_agg_1", "gt_map_failed")]), listed)
 if not ok:
     stop(first)
     s.finish()
