@@ -63,7 +63,7 @@ static void bit_positions(int pos[NBITS])
 	}
 }
 
-static void own_format(struct strbuf *sb, uint64_t flags);
+static int own_table(void);
 
 /* The C constant expressions of the kernel's table: casts, parentheses, ~, <<, &, |,
  * integers with C's suffixes. R->err on anything else. */
@@ -193,36 +193,33 @@ static int kernel_table(void)
 
 void rt_gfp_format(struct strbuf *sb, uint64_t flags)
 {
-	if (nktab < 0)
+	if (nktab < 0) {
 		nktab = kernel_table();
-	if (nktab > 0) {
-		if (!flags) {
-			strbuf_puts(sb, "0");
-			return;
-		}
-		const char *sep = "";
-		for (int i = 0; i < nktab && flags; i++) {
-			if (!ktab[i].mask || (flags & ktab[i].mask) != ktab[i].mask)
-				continue;
-			strbuf_printf(sb, "%s%s", sep, ktab[i].name);
-			flags &= ~ktab[i].mask;
-			sep = "|";
-		}
-		if (flags)
-			strbuf_printf(sb, "%s0x%" PRIx64, sep, flags);
+		if (!nktab)
+			nktab = own_table();
+	}
+	if (!flags) {
+		strbuf_puts(sb, "0");
 		return;
 	}
-	own_format(sb, flags);
+	const char *sep = "";
+	for (int i = 0; i < nktab && flags; i++) {
+		if (!ktab[i].mask || (flags & ktab[i].mask) != ktab[i].mask)
+			continue;
+		strbuf_printf(sb, "%s%s", sep, ktab[i].name);
+		flags &= ~ktab[i].mask;
+		sep = "|";
+	}
+	if (flags)
+		strbuf_printf(sb, "%s0x%" PRIx64, sep, flags);
 }
 
-static void own_format(struct strbuf *sb, uint64_t flags)
+/* ktab from our own table: its entries */
+static int own_table(void)
 {
-	static int pos[NBITS], have;
-	static bool atomic;
-	if (!have++) {
-		bit_positions(pos);
-		atomic = atomic_bit();
-	}
+	int pos[NBITS];
+	bit_positions(pos);
+	bool atomic = atomic_bit();
 #define F(x) ((uint64_t)1 << pos[x])
 	const uint64_t a = atomic ? F(UNUSED) : 0;
 	const uint64_t reclaim = F(DIRECT_RECLAIM) | F(KSWAPD_RECLAIM);
@@ -271,19 +268,11 @@ static void own_format(struct strbuf *sb, uint64_t flags)
 		{F(NO_OBJ_EXT), "__GFP_NO_OBJ_EXT"},
 	};
 #undef F
-	if (!flags) {
-		strbuf_puts(sb, "0");
-		return;
+	int k = 0;
+	for (size_t i = 0; i < sizeof(masks) / sizeof(masks[0]) && k < KTAB_MAX; i++) {
+		ktab[k].mask = masks[i].mask;
+		snprintf(ktab[k].name, sizeof(ktab[k].name), "%s", masks[i].name);
+		k++;
 	}
-	uint64_t left = flags;
-	const char *sep = "";
-	for (size_t i = 0; i < sizeof(masks) / sizeof(masks[0]); i++) {
-		if (!masks[i].mask || (left & masks[i].mask) != masks[i].mask)
-			continue;
-		strbuf_printf(sb, "%s%s", sep, masks[i].name);
-		left &= ~masks[i].mask;
-		sep = "|";
-	}
-	if (left)
-		strbuf_printf(sb, "%s0x%" PRIx64, sep, left);
+	return k;
 }

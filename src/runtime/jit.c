@@ -2,6 +2,7 @@
  * with capstone, so a reader sees what a probe hit really executes; each source line
  * (proglines.c) above the instructions it produced. */
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <capstone/capstone.h>
 #include <errno.h>
@@ -59,6 +60,17 @@ static bool same_line(const struct diag_src *src, const struct rt_src_line *a,
 	       (a->col == b->col || !is_script(src, b));
 }
 
+/* The JIT image is the program's functions one after another (jited_func_lens): the
+ * name of function K from its BTF func_info, or NULL. */
+static const char *func_name(const struct btf *btf, const struct bpf_func_info *fi, uint32_t nfi,
+			     uint32_t k)
+{
+	if (!btf || k >= nfi)
+		return NULL;
+	const struct btf_type *t = btf__type_by_id(btf, fi[k].type_id);
+	return t ? btf__name_by_offset(btf, t->name_off) : NULL;
+}
+
 static int dump_prog(FILE *out, const struct diag_src *src, const char *name, int fd,
 		     bool *no_lines)
 {
@@ -73,9 +85,18 @@ static int dump_prog(FILE *out, const struct diag_src *src, const char *name, in
 		return 0;
 	}
 	uint8_t *code = xmalloc(n);
+	uint32_t nf = info.nr_jited_func_lens, nfi = info.nr_func_info, btf_id = info.btf_id;
+	uint32_t *flens = xcalloc(nf + 1, sizeof(*flens));
+	struct bpf_func_info *fi = xcalloc(nfi + 1, sizeof(*fi));
+	struct btf *btf = NULL;
 	memset(&info, 0, sizeof(info));
 	info.jited_prog_len = n;
 	info.jited_prog_insns = (uint64_t)(uintptr_t)code;
+	info.nr_jited_func_lens = nf;
+	info.jited_func_lens = (uint64_t)(uintptr_t)flens;
+	info.nr_func_info = nfi;
+	info.func_info_rec_size = sizeof(*fi);
+	info.func_info = (uint64_t)(uintptr_t)fi;
 	len = sizeof(info);
 	int err = 0;
 	csh cs;
@@ -95,11 +116,22 @@ static int dump_prog(FILE *out, const struct diag_src *src, const char *name, in
 			   "instructions only", lerr == -ENODATA ? "no BTF line info" : strerror(-lerr));
 		*no_lines = true;
 	}
+	if (btf_id && nf > 1)
+		btf = btf__load_from_kernel_by_id(btf_id);
 	size_t count = cs_disasm(cs, code, n, 0, 0, &insn);
-	fprintf(out, "%s: %u bytes of x86-64\n", name, n);
+	/* the program's own code, then each subprogram's under its name (its code is in the
+	 * program's image: the update functions of maps, loop bodies) */
+	uint32_t k = 0, end = nf ? flens[0] : n;
+	fprintf(out, "%s: %u bytes of x86-64\n", name, end);
 	const struct rt_src_line *last = NULL;
 	int li = 0;
 	for (size_t i = 0; i < count; i++) {
+		while (k + 1 < nf && insn[i].address >= end) {
+			const char *sub = func_name(btf, fi, nfi, ++k);
+			fprintf(out, "%s: %u bytes of x86-64\n", sub ? sub : "subprogram", flens[k]);
+			end += flens[k];
+			last = NULL;
+		}
 		for (; li < pl.n && pl.v[li].off <= insn[i].address; li++) {
 			if (!pl.v[li].line) /* code of no line (the compiler's own) */
 				continue;
@@ -114,6 +146,9 @@ static int dump_prog(FILE *out, const struct diag_src *src, const char *name, in
 	rt_prog_lines__free(&pl);
 	cs_close(&cs);
 out:
+	btf__free(btf);
+	free(flens);
+	free(fi);
 	free(code);
 	return err;
 }
