@@ -232,11 +232,11 @@ static int list_types(const char *pat, bool verbose)
 	btf_dump__free(d);
 	strbuf_free(&defs);
 	qsort(out.v, (size_t)out.n, sizeof(*out.v), cmp_str);
-	for (int i = 0; i < out.n; i++) {
+	for (int i = 0; i < out.n; i++)
 		if (!i || strcmp(out.v[i], out.v[i - 1]))
 			printf("%s\n%s", out.v[i], verbose ? "\n" : ""); /* as bpftrace */
+	for (int i = 0; i < out.n; i++)
 		free(out.v[i]);
-	}
 	vec_free(&out);
 	return 0;
 }
