@@ -193,7 +193,10 @@ try:
             want = sorted(["@c[1]: %d" % n, "@e[fentry:bpf:%d:%s]: %d" % (PID, NAME, n),
                            "@x[fexit:bpf:%d:%s, 0]: %d" % (PID, NAME, n),
                            "@w[fexit:bpf:%d:%s]: %d" % (PID, NAME, n),
-                           "@w[fexit:bpf:%d:gt_loop_cb]: %d" % (PID, 3 * n)])
+                           "@w[fexit:bpf:%d:gt_loop_cb]: %d" % (PID, 3 * n),
+                           # the count() updates, global functions: @n twice a run, @a once
+                           "@w[fexit:bpf:%d:gt_agg_0]: %d" % (PID, 2 * n),
+                           "@w[fexit:bpf:%d:gt_agg_1]: %d" % (PID, n)])
             s.check("fentry:bpf/fexit:bpf count the first's program's runs (%d), args->ctx, "
                     "retval, probe" % n, g2[0] == 0 and got == want,
                     "want %s\nstatus %s\n%s%s" % ((want,) + g2))

@@ -142,7 +142,8 @@ if s.case("write_user"):
     mode = lockdown()
     if mode == "none":
         s.check("write_user() changes the path the child opens (lockdown %s)" % mode,
-                r.returncode == 0 and "written 1\ncontent of b\n" in r.stdout, describe(r))
+                r.returncode == 0 and "written 1\n" in r.stdout and
+                "content of b\n" in r.stdout and "content of a" not in r.stdout, describe(r))
     else:
         s.check("write_user() under lockdown (%s): gotrace says why it cannot load" % mode,
                 r.returncode != 0 and "lockdown" in r.stderr and "content of" not in r.stdout,
