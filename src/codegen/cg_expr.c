@@ -592,7 +592,9 @@ static LLVMValueRef mem_value(struct cg *g, LLVMValueRef addr, const struct gt_t
 
 void cg_struct_into(struct cg *g, struct ast_node *e, LLVMValueRef dst)
 {
-	bool user = sema_user_mem(e) || g->pp->kind == PLAN_PROG_UPROBE;
+	const struct sema_node *sn = e->sema;
+	bool user = !e->ty->own_stack && !(sn && sn->own_mem) &&
+		    (sema_user_mem(e) || g->pp->kind == PLAN_PROG_UPROBE);
 	cg_zero(g, dst, e->ty->size, 8); /* a record's field: 8-aligned */
 	LLVMValueRef args[4] = {dst, LLVMConstInt(g->i32, (uint64_t)e->ty->size, false),
 				cg_expr(g, e), LLVMConstInt(g->i32, user, false)};

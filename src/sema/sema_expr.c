@@ -277,6 +277,8 @@ static int check_struct_field(struct sema *s, struct ast_node *e)
 	}
 	sema_node_of(s, e)->const_val = st->offsets[i];
 	sema_node_of(s, e)->user_mem = sema_node_of(s, base)->user_mem;
+	/* (struct foo *)&$v->f, (*p).f: the program's own stack, in every probe */
+	sema_node_of(s, e)->own_mem = base->ty->own_stack || sema_node_of(s, base)->own_mem;
 	if (st->bitfields)
 		sema_node_of(s, e)->bitfield = st->bitfields[i];
 	e->ty = element_value_type(s, st->fields[i]);
@@ -856,6 +858,11 @@ int sema_check_expr(struct sema *s, struct ast_node *e)
 			sema_node_of(s, e)->user_mem = sema_node_of(s, p)->user_mem;
 			sema_node_of(s, e)->own_mem = p->ty->own_stack;
 			e->ty = element_value_type(s, p->ty->pointee);
+			if (p->ty->own_stack && (e->ty->kind == TY_STRUCT || e->ty->kind == TY_ARRAY)) {
+				/* *(struct foo *)&$v: held by address, which stays the stack's */
+				e->ty = sema_type_copy(s, e->ty);
+				e->ty->own_stack = true;
+			}
 			return 0;
 		}
 		if (sema_check_expr(s, e->u.unary.operand))

@@ -144,6 +144,23 @@ if s.case("long strings"):
                 r.returncode == 0 and len(own) == 6 and got_t == want_t and got_m == want_m
                 and got_l == want_l, describe(r))
 
+# a struct over a variable's own bytes in a uprobe, (struct foo *)&$v: its fields, the
+# struct copied and printed, all read from the program's stack, not the process's memory
+# (the values: v's bits as gcc lays the struct out, a:4 b:4 in the first byte, c at 4)
+if s.case("own stack struct"):
+    b = s.go_build("longstr")
+    v = 0x70000005A
+    r = s.run(["-c", b, "-e", "struct foo { unsigned long long a:4; unsigned long long b:4; "
+               "int c; } go:main.Echo:entry /args.n == 10/ { $v = (uint64)%d; "
+               "$f = (struct foo *)&$v; printf(\"F %%d %%d %%d\\n\", $f->a, $f->b, $f->c); "
+               "$g = *$f; print($g); print(*$f); printf(\"C %%d\\n\", $g.c); }" % v])
+    a, bb, c = v & 0xF, (v >> 4) & 0xF, (v >> 32) & 0xFFFFFFFF
+    want = ["F %d %d %d" % (a, bb, c)] + ["{ .a = %d, .b = %d, .c = %d }" % (a, bb, c)] * 2 + \
+        ["C %d" % c]
+    got = [l for l in r.stdout.splitlines() if l[:2] in ("F ", "C ", "{ ")]
+    s.check("(struct foo *)&$v in a uprobe: fields, copy and print() read the stack",
+            r.returncode == 0 and got == want, "%s\n%s" % (want, describe(r)))
+
 # issue 24: print() of docker's cobra.Command (several KiB captured) compiled to a memset
 # call BPF cannot make; now it prints whole: its first field, its version, its last field
 # and no part left out (?)
