@@ -906,8 +906,11 @@ LLVMValueRef cg_expr(struct cg *g, struct ast_node *e)
 	case AST_FIELD:
 		if (e->u.field.expr->ty && e->u.field.expr->ty->kind != TY_TUPLE &&
 		    sn->builtin != BI_TPARG) { /* a C struct's field: its address, then read */
-			LLVMValueRef a = LLVMBuildAdd(g->b, cg_expr(g, e->u.field.expr),
-						      cg_const(g, (uint64_t)sn->const_val), "");
+			LLVMValueRef base = cg_expr(g, e->u.field.expr);
+			if (LLVMGetTypeKind(LLVMTypeOf(base)) == LLVMPointerTypeKind) /* @m.f */
+				base = LLVMBuildPtrToInt(g->b, base, g->i64, "");
+			LLVMValueRef a = LLVMBuildAdd(g->b, base, cg_const(g, (uint64_t)sn->const_val),
+						      "");
 			bool user = !sn->own_mem &&
 				    (sn->user_mem || g->pp->kind == PLAN_PROG_UPROBE);
 			if (sn->bitfield.width)

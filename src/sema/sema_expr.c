@@ -278,7 +278,9 @@ static int check_struct_field(struct sema *s, struct ast_node *e)
 	sema_node_of(s, e)->const_val = st->offsets[i];
 	sema_node_of(s, e)->user_mem = sema_node_of(s, base)->user_mem;
 	/* (struct foo *)&$v->f, (*p).f: the program's own stack, in every probe */
-	sema_node_of(s, e)->own_mem = base->ty->own_stack || sema_node_of(s, base)->own_mem;
+	/* a struct held in a map is read back into the program's buffer (kernel memory) */
+	sema_node_of(s, e)->own_mem = base->ty->own_stack || sema_node_of(s, base)->own_mem ||
+				      base->kind == AST_MAP;
 	if (st->bitfields)
 		sema_node_of(s, e)->bitfield = st->bitfields[i];
 	e->ty = element_value_type(s, st->fields[i]);
