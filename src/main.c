@@ -514,10 +514,12 @@ static int str_len_from_env(void)
 }
 
 /* Everything that changes the compiled object: gotrace itself, the kernel and its
- * features, the options sema took, the targets, the script (cache.c compares it all). */
+ * features, the options sema took, the targets, the script and what it imports (cache.c
+ * compares it all). */
 static void cache_key_of(struct cache_key *k, const struct options *o,
 			 const struct sema_options *so, const struct sema_result *sr,
-			 const struct gt_plan *plan, const struct diag_src *src)
+			 const struct gt_plan *plan, const struct diag_src *src,
+			 const struct ast_node *prog)
 {
 	struct utsname u;
 	const char *why, *env;
@@ -560,6 +562,18 @@ static void cache_key_of(struct cache_key *k, const struct options *o,
 			cache_key_add(k, "tseries-clock", "%d %d", i, plan->maps[i].ts_map);
 	/* the name too: the object's line info (-d jit) names the script */
 	cache_key_add(k, "script", "%s\n%s", src->name, src->text);
+	for (int i = 0; i < prog->u.program.nsources; i++)
+		cache_key_add(k, "import", "%s\n%s", prog->u.program.sources[i]->name,
+			      prog->u.program.sources[i]->text);
+}
+
+/* #include runs the C preprocessor over files the key does not hold */
+static bool includes_headers(const struct diag_src *src, const struct ast_node *prog)
+{
+	bool inc = strstr(src->text, "#include") != NULL;
+	for (int i = 0; i < prog->u.program.nsources; i++)
+		inc |= strstr(prog->u.program.sources[i]->text, "#include") != NULL;
+	return inc;
 }
 
 /* Does the script fit the program at PATH: parse and check it again against PATH,
@@ -781,13 +795,13 @@ int main(int argc, char **argv)
 
 	/* the compiled object of an identical run, when the cache has it: no LLVM */
 	bool cacheable = !o.no_cache && !o.dump_ir && !o.dump_bpf && !o.includes.n &&
-			 !strstr(text, "#include");
+			 !includes_headers(&src, prog);
 	struct cache_key ck = {0};
 	struct cache *cache = NULL;
 	char *distrust = NULL; /* why a cache another user could write is not used */
 	bool hit = false;
 	if (cacheable && (cache = cache_open(&distrust))) {
-		cache_key_of(&ck, &o, &so, &sr, &plan, &src);
+		cache_key_of(&ck, &o, &so, &sr, &plan, &src, prog);
 		if (cache_lookup(cache, &ck, &plan.obj, &plan.obj_size, &distrust) == -EPERM) {
 			cache_close(cache);
 			cache = NULL;

@@ -27,6 +27,12 @@ Sections:
   stdout, stderr
            compared exactly when present (trailing newlines aside)
   status   expected exit status, default 0
+  file NAME
+           a file written under the case's own directory before the run (any
+           number of them; NAME may hold '/'): scripts to import. A case with
+           files runs in that directory, @FILES@ stands for it, and it may have no
+           program (its args then name a script)
+  chmod    MODE NAME lines applied to those files and directories, as octal
 Trailing blank lines of every section are dropped, so cases may be separated by
 blank lines; a program or an expected output cannot end in blank lines.
 @WORK@ in args, program, stdout and stderr stands for the work directory, and
@@ -43,10 +49,11 @@ import difflib
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 
-SECTIONS = ("args", "program", "posargs", "env", "stdout", "stderr", "status")
+SECTIONS = ("args", "program", "posargs", "env", "stdout", "stderr", "status", "chmod")
 DEFAULT_ARGS = "--parse-only -d ast"
 TIMEOUT = 60
 
@@ -57,6 +64,9 @@ class Case:
         self.line = line
         self.name = name
         self.sections = {}
+
+    def files(self):
+        return {k[5:].strip(): v for k, v in self.sections.items() if k.startswith("file ")}
 
 
 def parse_file(path):
@@ -73,7 +83,7 @@ def parse_file(path):
                 section = None
             elif line.startswith("--- ") and case is not None:
                 section = line[4:].strip()
-                if section not in SECTIONS:
+                if section not in SECTIONS and not section.startswith("file "):
                     raise ValueError(f"{path}:{lineno}: unknown section '{section}'")
                 if section in case.sections:
                     raise ValueError(f"{path}:{lineno}: section '{section}' given twice")
@@ -85,7 +95,7 @@ def parse_file(path):
             while lines and not lines[-1].strip():
                 lines.pop()
             c.sections[name] = "\n".join(lines)
-        if "program" not in c.sections:
+        if "program" not in c.sections and not c.files():
             raise ValueError(f"{c.path}:{c.line}: case '{c.name}' has no program")
     return cases
 
@@ -122,19 +132,50 @@ def go_target(name, work, stripped=False):
     return out
 
 
+def write_files(case, work):
+    """Writes the case's files into a fresh directory of its own; returns it or None."""
+    files = case.files()
+    if not files:
+        return None
+    slug = re.sub(r"[^A-Za-z0-9]+", "-", f"{os.path.basename(case.path)}-{case.line}")
+    top = os.path.join(work, "files", slug)
+    shutil.rmtree(top, ignore_errors=True)
+    for name, text in files.items():
+        path = os.path.join(top, name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text.replace("@FILES@", top) + "\n")
+    # gotrace imports only what no one else could write, whatever the umask is
+    os.chmod(os.path.join(work, "files"), 0o755)
+    for d, _, names in os.walk(top):
+        os.chmod(d, 0o755)
+        for n in names:
+            os.chmod(os.path.join(d, n), 0o644)
+    for line in case.sections.get("chmod", "").splitlines():
+        if line.strip():
+            mode, name = line.split(None, 1)
+            os.chmod(os.path.join(top, name.strip()), int(mode, 8))
+    return top
+
+
 def run_case(case, gotrace, work):
     """Returns a list of failure descriptions (empty when the case passes)."""
+    files = write_files(case, work)
+
     def sub(text):
         text = re.sub(r"@GO(-s)?:([A-Za-z0-9_]+)@",
                       lambda m: go_target(m.group(2), work, bool(m.group(1))), text)
+        if files:
+            text = text.replace("@FILES@", files)
         return text.replace("@WORK@", work)
     args = shlex.split(sub(case.sections.get("args", DEFAULT_ARGS)))
-    program = sub(case.sections["program"])
+    if "program" in case.sections:
+        args += ["-e", sub(case.sections["program"])]
     try:
         posargs = shlex.split(sub(case.sections.get("posargs", "")))
         env = dict(os.environ)
         env.update(w.split("=", 1) for w in shlex.split(sub(case.sections.get("env", ""))))
-        p = subprocess.run([gotrace] + args + ["-e", program] + posargs, cwd=work,
+        p = subprocess.run([gotrace] + args + posargs, cwd=files or work,
                            capture_output=True, timeout=TIMEOUT, env=env)
     except subprocess.TimeoutExpired:
         return [f"    timed out after {TIMEOUT}s"]

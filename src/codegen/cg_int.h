@@ -21,7 +21,7 @@ struct cg {
 	char *llvm_error; /* first error from LLVM's diagnostic handler */
 
 	LLVMTypeRef i1, i8, i32, i64, ptr;
-	LLVMMetadataRef di_file, di_cu, di_int, di_u32, di_u64, di_ptr;
+	LLVMMetadataRef di_file, di_cu, di_int, di_u8, di_u32, di_u64, di_ptr;
 	LLVMValueRef map_events, map_lost, map_config, map_full;
 	LLVMValueRef *maps; /* [plan->nmaps] */
 	LLVMValueRef *aggfns; /* [plan->nmaps]: an aggregation map's global update function */

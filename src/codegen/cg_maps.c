@@ -18,7 +18,7 @@ static void no_inline(struct cg *g, LLVMValueRef fn)
 	LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(g->ctx, k, 0));
 }
 
-static void define_mapfull(struct cg *g)
+static void define_map_failed(struct cg *g)
 {
 	const struct cg_param params[2] = {{g->i32, g->di_u32, "id"}, {g->i64, g->di_u64, "err"}};
 	cg_begin_function(g, "gt_map_failed", g->i32, g->di_int, params, 2, 1, false);
@@ -108,11 +108,9 @@ static void agg_update(struct cg *g, int id, LLVMValueRef key, LLVMValueRef v, L
 static void define_aggfn(struct cg *g, int id)
 {
 	const struct plan_map *m = &g->plan->maps[id];
-	LLVMMetadataRef u8 = LLVMDIBuilderCreateBasicType(g->dib, "unsigned char", 13, 8,
-							  8 /* DW_ATE_unsigned_char */, 0);
 	LLVMMetadataRef sub = LLVMDIBuilderGetOrCreateSubrange(g->dib, 0, m->key_size);
 	LLVMMetadataRef arr = LLVMDIBuilderCreateArrayType(g->dib, (uint64_t)m->key_size * 8, 8,
-							   u8, &sub, 1);
+							   g->di_u8, &sub, 1);
 	const struct cg_param params[3] = {
 		{g->ptr, LLVMDIBuilderCreatePointerType(g->dib, arr, 64, 64, 0, NULL, 0), "key"},
 		{g->i64, g->di_u64, "v"},
@@ -153,7 +151,7 @@ void cg_define_script_maps(struct cg *g)
 	if (plan->nmaps) {
 		g->map_full = cg_define_map_sized(g, PLAN_MAP_FULL, BPF_MAP_TYPE_ARRAY,
 						  (unsigned)plan->nmaps, 4, 24);
-		define_mapfull(g);
+		define_map_failed(g);
 	}
 	g->aggfns = xcalloc((size_t)plan->nmaps + 1, sizeof(LLVMValueRef));
 	for (int i = 0; i < plan->nmaps; i++)

@@ -471,6 +471,8 @@ static int setup(struct cg *g)
 	g->di_u32 = LLVMDIBuilderCreateBasicType(g->dib, "unsigned int", 12, 32,
 						 8 /* DW_ATE_unsigned */, 0);
 	g->di_u64 = LLVMDIBuilderCreateBasicType(g->dib, "unsigned long long", 18, 64, 8, 0);
+	g->di_u8 = LLVMDIBuilderCreateBasicType(g->dib, "unsigned char", 13, 8,
+						8 /* DW_ATE_unsigned_char */, 0);
 	g->di_ptr = LLVMDIBuilderCreatePointerType(g->dib, NULL, 64, 64, 0, NULL, 0);
 	/* runtime-bpf's bitcode usually brought these already */
 	if (!LLVMGetModuleFlag(g->mod, "Debug Info Version", 18))

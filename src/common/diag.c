@@ -78,6 +78,8 @@ void diag_print(enum diag_level level, const char *fmt, ...)
 static void vreport(const struct diag_src *src, struct gt_loc loc, enum diag_level level,
 		    const char *fmt, va_list ap)
 {
+	if (loc.src)
+		src = loc.src;
 	if (!src || loc.line <= 0) {
 		diag_vprint(level, fmt, ap);
 		return;

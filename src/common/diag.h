@@ -7,10 +7,14 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-/* A source range. Lines and columns are 1-based; end_col is one past the last column. */
+struct diag_src;
+
+/* A source range. Lines and columns are 1-based; end_col is one past the last column.
+ * src: the file it is in when that is not the one a message is given (an import). */
 struct gt_loc {
 	int line, col;
 	int end_line, end_col;
+	const struct diag_src *src;
 };
 
 struct diag_src {

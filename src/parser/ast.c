@@ -72,6 +72,7 @@ const char *ast_kind_name(enum ast_kind kind)
 		[AST_PROGRAM] = "program",   [AST_CLAUSE] = "clause",     [AST_PROBE] = "probe",
 		[AST_CDEF] = "cdef",         [AST_DIRECTIVE] = "directive", [AST_CONFIG] = "config",
 		[AST_MACRO] = "macro",       [AST_BLOCK_EXPR] = "blockexpr", [AST_MAPDECL] = "mapdecl",
+		[AST_IMPORT] = "import",
 		[AST_BLOCK] = "block",       [AST_EXPR_STMT] = "expr",    [AST_ASSIGN] = "assign",
 		[AST_IF] = "if",             [AST_UNROLL] = "unroll",     [AST_WHILE] = "while",
 		[AST_FOR] = "for",           [AST_BREAK] = "break",       [AST_CONTINUE] = "continue",
@@ -170,6 +171,7 @@ static void dump_node(FILE *out, const struct ast_node *n, int depth)
 	switch (n->kind) {
 	case AST_PROGRAM:
 		fputc('\n', out);
+		dump_list(out, &n->u.program.imports, depth + 1);
 		dump_list(out, &n->u.program.cdefs, depth + 1);
 		dump_list(out, &n->u.program.macros, depth + 1);
 		dump_list(out, &n->u.program.clauses, depth + 1);
@@ -190,6 +192,11 @@ static void dump_node(FILE *out, const struct ast_node *n, int depth)
 		dump_node(out, n->u.blockexpr.block, depth + 1);
 		if (n->u.blockexpr.value)
 			dump_labeled(out, "value", n->u.blockexpr.value, depth + 1);
+		break;
+	case AST_IMPORT:
+		fputc(' ', out);
+		dump_quoted(out, n->u.str.bytes, n->u.str.len);
+		fputc('\n', out);
 		break;
 	case AST_MAPDECL:
 		fprintf(out, " @%s %s(%" PRIu64 ")\n", n->u.mapdecl.name, n->u.mapdecl.type,
@@ -437,6 +444,7 @@ void ast_for_each_slot(struct ast_node *n, void (*one)(struct ast_node **slot, v
 	case AST_DIRECTIVE:
 	case AST_CONFIG:
 	case AST_MAPDECL:
+	case AST_IMPORT:
 	case AST_BREAK:
 	case AST_CONTINUE:
 	case AST_RETURN:
@@ -556,14 +564,15 @@ void ast_dump(FILE *out, const struct ast_node *program)
 	dump_node(out, program, 0);
 }
 
-struct ast_node *parse_program(struct arena *a, const struct diag_src *src)
+struct ast_node *parse_source(struct arena *a, const struct diag_src *src, bool header)
 {
 	struct parse_ctx pc = {
 		.arena = a,
 		.src = src,
+		.header = header,
 		.line = 1,
 		.col = 1,
-		.last = {1, 1, 1, 1},
+		.last = {1, 1, 1, 1, src},
 	};
 	yyscan_t scanner;
 	if (yylex_init_extra(&pc, &scanner)) {
@@ -575,13 +584,19 @@ struct ast_node *parse_program(struct arena *a, const struct diag_src *src)
 	yy_delete_buffer(buf, scanner);
 	yylex_destroy(scanner);
 	strbuf_free(&pc.cdef);
-	if (rc || ast_expand_macros(a, src, pc.program))
+	return rc ? NULL : pc.program;
+}
+
+struct ast_node *parse_program(struct arena *a, const struct diag_src *src)
+{
+	struct ast_node *p = parse_source(a, src, false);
+	if (!p || ast_import(a, src, p) || ast_expand_macros(a, src, p))
 		return NULL;
-	if (!pc.program->u.program.clauses.n) {
-		diag_error(src, (struct gt_loc){1, 1, 1, 1}, "the program has no probes");
+	if (!p->u.program.clauses.n) {
+		diag_error(src, (struct gt_loc){1, 1, 1, 1, src}, "the program has no probes");
 		return NULL;
 	}
-	return pc.program;
+	return p;
 }
 
 int ast_probe_params(struct arena *a, const struct diag_src *src, struct ast_node *program,

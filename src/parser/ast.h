@@ -62,6 +62,7 @@ enum ast_kind {
 	AST_CONFIG,    /* u.config: NAME = VALUE of a config = { ... } block */
 	AST_MACRO,     /* u.macro: macro NAME(params) { body }; expanded by ast_expand_macros */
 	AST_MAPDECL,   /* u.mapdecl: let @NAME = TYPE(ENTRIES); */
+	AST_IMPORT,    /* u.str: import "PATH"; (import.c reads and merges it) */
 	/* statements */
 	AST_BLOCK,     /* u.block.stmts */
 	AST_EXPR_STMT, /* u.expr_stmt.expr */
@@ -134,6 +135,10 @@ struct ast_node {
 			struct ast_list clauses;
 			struct ast_list cdefs; /* AST_CDEF, AST_DIRECTIVE, AST_CONFIG, AST_MAPDECL */
 			struct ast_list macros; /* AST_MACRO */
+			struct ast_list imports; /* AST_IMPORT, as written in this file */
+			/* the files imports brought in, for what keys on the program's text */
+			const struct diag_src **sources;
+			int nsources;
 		} program;
 		struct {
 			const char *name, *value; /* as written: stack_mode, BPFTRACE_MAX_STRLEN */
@@ -288,8 +293,13 @@ int ast_expand_macros(struct arena *a, const struct diag_src *src, struct ast_no
 /* -d ast: an indented S-expression-like dump, stable for tests. */
 void ast_dump(FILE *out, const struct ast_node *program);
 
-/* Parses program text. Returns the AST_PROGRAM node, or NULL after reporting
- * errors through diag. Nodes come from `a`. */
+/* Parses program text, with what it imports and its macros expanded. Returns the
+ * AST_PROGRAM node, or NULL after reporting errors through diag. Nodes come from `a`. */
 struct ast_node *parse_program(struct arena *a, const struct diag_src *src);
+/* The grammar alone over one file; HEADER: an imported .h (C definitions only). */
+struct ast_node *parse_source(struct arena *a, const struct diag_src *src, bool header);
+/* import.c: reads the files program's `import` lines name and merges them into it
+ * (parse_program does). 0, or a negative errno after reporting the error. */
+int ast_import(struct arena *a, const struct diag_src *src, struct ast_node *program);
 
 #endif

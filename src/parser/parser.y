@@ -34,6 +34,7 @@ enum lex_mode {
 struct parse_ctx {
 	struct arena *arena;
 	const struct diag_src *src;
+	bool header;              /* an imported .h: C definitions only (import.c) */
 	struct ast_node *program; /* the result */
 	/* lexer state */
 	int line, col;        /* position of the next character */
@@ -60,9 +61,11 @@ struct parse_ctx {
 			(Cur).col = YYRHSLOC(Rhs, 1).col;                                  \
 			(Cur).end_line = YYRHSLOC(Rhs, N).end_line;                        \
 			(Cur).end_col = YYRHSLOC(Rhs, N).end_col;                          \
+			(Cur).src = YYRHSLOC(Rhs, 1).src;                                  \
 		} else {                                                                   \
 			(Cur).line = (Cur).end_line = YYRHSLOC(Rhs, 0).end_line;           \
 			(Cur).col = (Cur).end_col = YYRHSLOC(Rhs, 0).end_col;              \
+			(Cur).src = YYRHSLOC(Rhs, 0).src;                                  \
 		}                                                                          \
 	} while (0)
 }
@@ -80,12 +83,27 @@ static void yyerror(YYLTYPE *loc, void *scanner, struct parse_ctx *pc, const cha
 /* From the start of a to the end of b. */
 static struct gt_loc span(struct gt_loc a, struct gt_loc b)
 {
-	return (struct gt_loc){a.line, a.col, b.end_line, b.end_col};
+	return (struct gt_loc){a.line, a.col, b.end_line, b.end_col, a.src};
 }
 
 static struct ast_node *mk(struct parse_ctx *pc, enum ast_kind kind, struct gt_loc loc)
 {
 	return ast_new(pc->arena, kind, loc);
+}
+
+/* As in bpftrace: imports come before what they may add to (probes, macros, maps). */
+static bool import_may_come(struct parse_ctx *pc, const struct ast_node *program,
+			    struct gt_loc at)
+{
+	bool decl = false;
+	for (int i = 0; i < program->u.program.cdefs.n; i++)
+		decl |= program->u.program.cdefs.v[i]->kind == AST_MAPDECL;
+	if (program->u.program.clauses.n || program->u.program.macros.n || decl) {
+		diag_error(pc->src, at, "import must come before the probes, macros and map "
+			   "declarations");
+		return false;
+	}
+	return true;
 }
 
 static struct ast_node *mk_binary(struct parse_ctx *pc, struct gt_loc loc, enum ast_op op,
@@ -300,6 +318,7 @@ static void push(struct parse_ctx *pc, struct ast_list *l, struct ast_node *n)
 %token FOR "'for'" BREAK "'break'" CONTINUE "'continue'" DOTDOT "'..'" LET "'let'"
 %token FETCH_ARG "'arg('"
 %token CONFIG "'config ='"
+%token IMPORT "'import'"
 %token <str> MACRO "'macro'"
 %token PRED_CLOSE "'/'"  /* the '/' that ends a predicate */
 %token ANGLE_CLOSE "'>'" /* the '>' that ends a < > block */
@@ -361,7 +380,7 @@ clauses
 	}
 	| clauses MACRO '(' ')' '{' body '}' {
 		$$ = $1;
-		struct ast_node *m = mk(pc, AST_MACRO, @$);
+		struct ast_node *m = mk(pc, AST_MACRO, span(@2, @7));
 		m->u.macro.name = $2;
 		m->u.macro.body = $6;
 		$6->loc = span(@5, @7);
@@ -384,6 +403,16 @@ clauses
 		d->u.mapdecl.type = $5;
 		d->u.mapdecl.entries = $7;
 		push(pc, &$$->u.program.cdefs, d);
+	}
+	/* current bpftrace's import "PATH";, read and merged by import.c */
+	| clauses IMPORT STRING ';' {
+		if (!import_may_come(pc, $1, @2))
+			YYABORT;
+		$$ = $1;
+		struct ast_node *d = mk(pc, AST_IMPORT, span(@2, @3));
+		d->u.str.bytes = $3.bytes;
+		d->u.str.len = $3.len;
+		push(pc, &$$->u.program.imports, d);
 	}
 	| clauses DIRECTIVE {
 		$$ = $1;
@@ -911,17 +940,18 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, void *scanner, struct 
 		has_or |= exp[i] == YYSYMBOL_OR;
 		has_other |= !continues_expr(exp[i]);
 	}
-	bool expr = has_str, after_expr = has_or && has_other;
+	bool expr = has_str && n > 1, after_expr = has_or && has_other;
 	const char *names[YYNTOKENS + 1];
 	int nnames = 0;
 	if (expr)
 		names[nnames++] = "expression";
 	for (int i = 0; i < n; i++)
-		/* a C definition or a config block is never what a mistake is missing: not
-		 * worth listing */
+		/* a C definition, a config block or an import is never what a mistake is
+		 * missing: not worth listing */
 		if (!(expr && starts_expr(exp[i])) && !(after_expr && continues_expr(exp[i])) &&
 		    exp[i] != YYSYMBOL_CDEF && exp[i] != YYSYMBOL_DIRECTIVE &&
 		    exp[i] != YYSYMBOL_CONFIG && exp[i] != YYSYMBOL_MACRO && exp[i] != YYSYMBOL_LET &&
+		    exp[i] != YYSYMBOL_IMPORT &&
 		    !(has_probe && exp[i] == YYSYMBOL_POSPARAM)) /* $1 { } is a probe too */
 			names[nnames++] = yysymbol_name(exp[i]);
 

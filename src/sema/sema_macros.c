@@ -161,6 +161,11 @@ int sema_macros_directive(struct sema *s, struct ast_node *d)
 		}
 		return run_cpp(s, arena_strndup(s->arena, p + 1, (size_t)(end - p - 1)), d->loc);
 	}
+	if (strncmp(p, "define", 6)) { /* a conditional, #undef, #pragma (import.c) */
+		diag_error(s->src, d->loc, "#%.*s: only #define and #include lines are read "
+			   "before the probes", (int)strcspn(p, " \t\r"), p);
+		return -EINVAL;
+	}
 	p += 6; /* define */
 	while (*p == ' ' || *p == '\t')
 		p++;

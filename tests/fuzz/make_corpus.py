@@ -33,7 +33,11 @@ def main():
     for path in files:
         stem = os.path.splitext(os.path.basename(path))[0]
         for i, case in enumerate(parse_file(path), 1):
-            prog = re.sub(r"@GO:[A-Za-z0-9_]+@", target, case.sections["program"])
+            # a case of files (imports) runs its main.bt, if it has one
+            text = case.sections.get("program", case.files().get("main.bt"))
+            if text is None:
+                continue
+            prog = re.sub(r"@GO:[A-Za-z0-9_]+@", target, text)
             prog = prog.replace("@WORK@", "/tmp")
             if prog in seen:
                 continue

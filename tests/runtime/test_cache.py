@@ -109,6 +109,31 @@ if s.case("hit"):
     s.check("no temporary files are left", not [f for f in os.listdir(ENTRIES)
                                                 if f.endswith(".tmp")], os.listdir(ENTRIES))
 
+if s.case("import"):
+    # the key holds what a script imports: the same script text over a changed import
+    # compiles again
+    top = os.path.join(s.work, "cache-import")
+    shutil.rmtree(top, ignore_errors=True)
+    os.makedirs(top, mode=0o755)
+    os.chmod(top, 0o755)
+    main, lib = os.path.join(top, "main.bt"), os.path.join(top, "lib.bt")
+
+    def write(path, text):
+        with open(path, "w") as f:
+            f.write(text)
+        os.chmod(path, 0o644)
+    write(main, 'import "lib.bt";\nBEGIN { says(); exit(); }\n')
+    write(lib, 'macro says() { printf("first\\n") }\n')
+    r1 = s.run(["-v", main])
+    r2 = s.run(["-v", main])
+    s.check("a script with an import misses, then hits", state(r1) == "miss" and
+            state(r2) == "hit" and r1.stdout == r2.stdout == "first\n",
+            describe(r1) + describe(r2))
+    write(lib, 'macro says() { printf("second\\n") }\n')
+    r = s.run(["-v", main])
+    s.check("a changed import misses and prints what it now says",
+            state(r) == "miss" and r.stdout == "second\n", describe(r))
+
 NOBODY = pwd.getpwnam("nobody").pw_uid
 ME = os.geteuid()
 
