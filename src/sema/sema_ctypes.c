@@ -426,8 +426,8 @@ static int attributes(struct cparse *c, const char *what, int *packed, int *alig
 
 /* The width after ':' of bit-field NAME (NULL: unnamed) of type T, declared from FROM,
  * checked as clang checks it (bpftrace's definitions go through clang). */
-static int bitfield_width(struct cparse *c, const struct gt_type *t, const char *name,
-			  const char *from)
+static int bitfield_width(struct cparse *c, const struct gt_type *t, bool is_bool,
+			  const char *name, const char *from)
 {
 	char what[160];
 	if (name)
@@ -452,7 +452,7 @@ static int bitfield_width(struct cparse *c, const struct gt_type *t, const char 
 		failf(c, from, "%s has non-integral type '%s'", what, gt_type_str(t, b, sizeof(b)));
 		return -1;
 	}
-	int bits = t->is_bool ? 1 : 8 * t->size;
+	int bits = t->is_bool || is_bool ? 1 : 8 * t->size;
 	if (w < 0)
 		failf(c, from, "%s has negative width (%lld)", what, w);
 	else if (w == 0 && name)
@@ -480,6 +480,8 @@ static struct gt_type *parse_struct_body(struct cparse *c, const char *kw, const
 			fail(c, "unterminated definition of '", t->name);
 			break;
 		}
+		/* bool and _Bool are one-byte integers here, one bit wide as bit-fields */
+		bool is_bool = !strcmp(peek(c), "bool") || !strcmp(peek(c), "_Bool");
 		struct gt_type *base = base_type(c);
 		while (!c->err && base) {
 			struct gt_type *ft = base;
@@ -515,7 +517,7 @@ static struct gt_type *parse_struct_body(struct cparse *c, const char *kw, const
 			}
 			struct clayout_member m = {.ty = ft, .name = fname, .width = -1};
 			if (!fname || !strcmp(peek(c), ":"))
-				m.width = bitfield_width(c, ft, fname, decl);
+				m.width = bitfield_width(c, ft, is_bool && ft == base, fname, decl);
 			if (c->err)
 				break;
 			vec_push(&members, m);
