@@ -61,7 +61,7 @@ static void usage(FILE *out)
 	      "    gotrace [OPTIONS] -e 'PROGRAM' [ARGS...]\n"
 	      "    gotrace -l [PATTERN] [-b BINARY | -c CMD | -p PID]\n"
 	      "    gotrace --funcgraph PATTERN [--funcgraph PATTERN...] [--drilldown FUNC]\n"
-	      "            [--args 'FUNC(NAME=RULE:TYPE, ...)'...] [--no-color]\n"
+	      "            [--args 'FUNC(NAME=RULE:TYPE, ...)'...] [--rets SPEC...] [--no-color]\n"
 	      "            [-f json|chrome] [-o FILE] (-c CMD | -p PID | BINARY)\n"
 	      "\n"
 	      "OPTIONS:\n"
@@ -95,6 +95,7 @@ static void usage(FILE *out)
 	      "  --funcgraph PATTERN per-goroutine call trees of the matching functions\n"
 	      "  --drilldown FUNC    call-graph mode: only trees rooted at FUNC\n"
 	      "  --args SPEC         call-graph mode: arguments to show, go-ftrace syntax\n"
+	      "  --rets SPEC         call-graph mode: results to show on the closing line\n"
 	      "  --no-color          call-graph mode: no colours on a terminal\n"
 	      "  -h, --help          this help\n"
 	      "  -V, --version       version\n"
@@ -170,7 +171,7 @@ static int parse_percent(const char *s, double *out)
 static int parse_args(int argc, char **argv, struct options *o)
 {
 	enum { OPT_DRY_RUN = 256, OPT_UNSAFE, OPT_PARSE_ONLY, OPT_FUNCGRAPH, OPT_DRILLDOWN,
-	       OPT_ARGS, OPT_NO_COLOR, OPT_NO_WARNINGS, OPT_INFO, OPT_INCLUDE,
+	       OPT_ARGS, OPT_RETS, OPT_NO_COLOR, OPT_NO_WARNINGS, OPT_INFO, OPT_INCLUDE,
 	       OPT_EXCLUDE, OPT_NO_CACHE, OPT_MAX_OVERHEAD, OPT_PROBE_FILTER };
 	static const struct option longopts[] = {
 		{"binary", required_argument, NULL, 'b'},
@@ -181,6 +182,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{"funcgraph", required_argument, NULL, OPT_FUNCGRAPH},
 		{"drilldown", required_argument, NULL, OPT_DRILLDOWN},
 		{"args", required_argument, NULL, OPT_ARGS},
+		{"rets", required_argument, NULL, OPT_RETS},
 		{"no-color", no_argument, NULL, OPT_NO_COLOR},
 		{"no-warnings", no_argument, NULL, OPT_NO_WARNINGS},
 		{"info", no_argument, NULL, OPT_INFO},
@@ -289,6 +291,9 @@ again:
 		case OPT_ARGS:
 			vec_push(&o->fg.args, optarg);
 			break;
+		case OPT_RETS:
+			vec_push(&o->fg.rets, optarg);
+			break;
 		case OPT_NO_COLOR:
 			o->fg.no_color = true;
 			break;
@@ -375,8 +380,8 @@ again:
 			o->binary = o->script_path;
 		o->script_path = NULL;
 		o->fg.verbose = o->verbose;
-	} else if (o->fg.drilldown || o->fg.args.n || o->fg.no_color) {
-		diag_fatal("--drilldown, --args and --no-color need --funcgraph");
+	} else if (o->fg.drilldown || o->fg.args.n || o->fg.rets.n || o->fg.no_color) {
+		diag_fatal("--drilldown, --args, --rets and --no-color need --funcgraph");
 		return -EINVAL;
 	} else if (o->fg.chrome) {
 		diag_fatal("-f chrome writes the calls of --funcgraph: "

@@ -224,7 +224,8 @@ enum plan_event_kind {
 	/* call-graph mode (--funcgraph): handed to the funcgraph consumer, not printed.
 	 * FG_ENTRY args: goid, depth, nsecs, site (SITE_FUNC), caller pc (the return
 	 *   address), then the fetched arguments formatted by fmt (printf conversions).
-	 * FG_RETURN args: goid, depth, nsecs, site (SITE_FUNC), duration. */
+	 * FG_RETURN args: goid, depth, nsecs, site (SITE_FUNC), duration, then the results
+	 *   --rets fetches, formatted by fmt (NULL: none). */
 	PLAN_EV_FG_ENTRY,
 	PLAN_EV_FG_RETURN,
 	PLAN_EV_HELPER_ERROR, /* -k: fmt the helper's name, loc the call; arg: its return code */

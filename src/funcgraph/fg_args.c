@@ -151,7 +151,7 @@ const char *fg_arg_conv(const char *type)
 	return "%s"; /* cN, str */
 }
 
-static int parse_one(const char *spec, const char *item, size_t n, struct fg_arg *a)
+static int parse_one(const char *opt, const char *spec, const char *item, size_t n, struct fg_arg *a)
 {
 	char *text = trim_dup(item, n);
 	char *eq = strchr(text, '=');
@@ -163,8 +163,8 @@ static int parse_one(const char *spec, const char *item, size_t n, struct fg_arg
 		for (const char *p = text; *p && ok; p++)
 			ok = isalnum((unsigned char)*p) || strchr("_.[]", *p);
 		if (!ok) {
-			diag_fatal("--args '%s': '%s' is neither NAME=RULE:TYPE nor a Go parameter "
-				   "by name (p, p.Field, xs[0])", spec, text);
+			diag_fatal("%s '%s': '%s' is neither NAME=RULE:TYPE nor a Go parameter "
+				   "by name (p, p.Field, xs[0])", opt, spec, text);
 			goto out;
 		}
 		a->name = text;
@@ -172,7 +172,7 @@ static int parse_one(const char *spec, const char *item, size_t n, struct fg_arg
 		return 0;
 	}
 	if (!eq || !colon || colon < eq) {
-		diag_fatal("--args '%s': '%s' is not NAME=RULE:TYPE", spec, text);
+		diag_fatal("%s '%s': '%s' is not NAME=RULE:TYPE", opt, spec, text);
 		goto out;
 	}
 	a->name = trim_dup(text, (size_t)(eq - text));
@@ -186,16 +186,16 @@ static int parse_one(const char *spec, const char *item, size_t n, struct fg_arg
 	for (const char *p = a->name; *p; p++)
 		bad_name |= *p == '%' || *p == '"' || *p == '\\' || (unsigned char)*p < 0x20;
 	if (bad_name) {
-		diag_fatal("--args '%s': bad argument name '%s' (no %%, quotes or backslashes)",
-			   spec, a->name);
+		diag_fatal("%s '%s': bad argument name '%s' (no %%, quotes or backslashes)",
+			   opt, spec, a->name);
 	} else if (!valid_type(a->type)) {
-		diag_fatal("--args '%s': unknown type '%s' for %s: expected s8 s16 s32 s64 u8 "
+		diag_fatal("%s '%s': unknown type '%s' for %s: expected s8 s16 s32 s64 u8 "
 			   "u16 u32 u64, cN (N bytes of text, 1..1024), str or ptr",
-			   spec, a->type, a->name);
+			   opt, spec, a->type, a->name);
 	} else {
 		struct rule_parser rp = {.p = raw.buf ? raw.buf : ""};
 		if (!parse_rule(&rp, 0) || *rp.p) {
-			diag_fatal("--args '%s': bad fetch rule '%s' for %s: %s", spec,
+			diag_fatal("%s '%s': bad fetch rule '%s' for %s: %s", opt, spec,
 				   raw.buf ? raw.buf : "", a->name,
 				   rp.err ? rp.err : "unexpected text after the rule");
 			strbuf_free(&rp.out);
@@ -222,7 +222,7 @@ void fg_argspec_free(struct fg_argspec *a)
 	memset(a, 0, sizeof(*a));
 }
 
-int fg_argspec_parse(const char *spec, struct fg_argspec *out)
+int fg_argspec_parse(const char *opt, const char *spec, struct fg_argspec *out)
 {
 	memset(out, 0, sizeof(*out));
 	char *s = trim_dup(spec, strlen(spec));
@@ -242,9 +242,9 @@ int fg_argspec_parse(const char *spec, struct fg_argspec *out)
 		}
 	}
 	if (open <= 0 || match_paren(s, open) != len - 1) {
-		diag_fatal("--args '%s': expected FUNC(NAME=RULE:TYPE, ...), e.g. "
+		diag_fatal("%s '%s': expected FUNC(NAME=RULE:TYPE, ...), e.g. "
 			   "'main.add(a=%%ax:s64, b=%%bx:s64)'",
-			   spec);
+			   opt, spec);
 		goto out;
 	}
 	out->func = trim_dup(s, (size_t)open);
@@ -262,7 +262,7 @@ int fg_argspec_parse(const char *spec, struct fg_argspec *out)
 		if (p < end && (*p != ',' || depth))
 			continue;
 		struct fg_arg a;
-		if (parse_one(spec, item, (size_t)(p - item), &a)) {
+		if (parse_one(opt, spec, item, (size_t)(p - item), &a)) {
 			free(a.name);
 			free(a.type);
 			out->args = args.v;
@@ -278,8 +278,8 @@ int fg_argspec_parse(const char *spec, struct fg_argspec *out)
 	for (int i = 0; i < out->nargs; i++)
 		for (int j = 0; j < i; j++)
 			if (!strcmp(out->args[i].name, out->args[j].name)) {
-				diag_fatal("--args '%s': argument %s is named twice", spec,
-					   out->args[i].name);
+				diag_fatal("%s '%s': argument %s is named twice", opt,
+					   spec, out->args[i].name);
 				fg_argspec_free(out);
 				goto out;
 			}

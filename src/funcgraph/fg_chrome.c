@@ -115,6 +115,7 @@ void fg_chrome_call(struct fg_chrome *ch, struct strbuf *out, const struct fg_ch
 	put_us(out, (int64_t)call->dur_ns);
 	strbuf_puts(out, ", \"args\": {");
 	put_arg(out, &first, "args", call->args);
+	put_arg(out, &first, "rets", call->rets);
 	put_arg(out, &first, "caller", call->caller);
 	put_arg(out, &first, "call_site", call->call_site);
 	put_arg(out, &first, "returned_at", call->returned_at);

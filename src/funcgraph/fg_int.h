@@ -14,7 +14,8 @@
  *             reg("ip"), whose difference to the site's vaddr is a PIE's load bias), pid,
  *             then the --args values; the format is "%u%u" (for ip and pid) + the args'
  *             text.
- *   FG_RETURN args: goid, depth, nsecs, site, duration. */
+ *   FG_RETURN args: goid, depth, nsecs, site, duration, then the --rets values (the
+ *             format: their text). */
 enum {
 	FG_ARG_GOID,
 	FG_ARG_DEPTH,
@@ -25,6 +26,7 @@ enum {
 	FG_ARG_IP,
 	FG_ARG_PID,
 	FG_ARG_USER, /* first --args value */
+	FG_RET_USER = FG_ARG_DURATION + 1, /* first --rets value */
 };
 #define FG_FMT_SKIP 2 /* conversions before the --args text: ip, pid */
 #define FG_MAX_NODES 100000 /* calls kept per tree; later ones are counted only */
@@ -33,6 +35,8 @@ struct fg_tree_opts {
 	struct binfo *bi;
 	const struct fg_argspec *specs; /* --args, by function name */
 	int nspecs;
+	const struct fg_argspec *rspecs; /* --rets */
+	int nrspecs;
 	const char *drilldown; /* only trees rooted here, or NULL */
 	bool no_color;
 	bool chrome; /* -f chrome: Trace Event Format (fg_chrome.c) */
@@ -65,6 +69,7 @@ struct fg_chrome_call {
 	uint64_t entry_ns, dur_ns; /* CLOCK_MONOTONIC */
 	/* "args" of the event, each left out when NULL: */
 	const char *args;        /* the --args values as the text shows them */
+	const char *rets;        /* the --rets values, the same way */
 	const char *caller;      /* the calling function */
 	const char *call_site;   /* FILE:LINE of the call, or the return address */
 	const char *returned_at; /* FILE:LINE of the RET that returned */

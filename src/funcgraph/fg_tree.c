@@ -44,6 +44,8 @@ struct fg_node {
 	uint64_t caller_pc; /* link-time return address, 0 = unknown */
 	enum fg_end end;
 	uint8_t *rec; /* copy of the entry record: args are formatted when printed */
+	uint8_t *ret_rec; /* and of the return record, when it holds --rets values */
+	int ret_event_id;
 };
 
 struct fg_tree {
@@ -152,8 +154,10 @@ static void unlink_tree(struct fg_consumer *c, struct fg_tree *t)
 
 static void free_tree(struct fg_tree *t)
 {
-	for (int i = 0; i < t->nodes.n; i++)
+	for (int i = 0; i < t->nodes.n; i++) {
 		free(t->nodes.v[i].rec);
+		free(t->nodes.v[i].ret_rec);
+	}
 	vec_free(&t->nodes);
 	vec_free(&t->open);
 	free(t);
@@ -224,13 +228,18 @@ static bool site_text(struct fg_consumer *c, uint64_t pc, char *buf, size_t n, c
 	return true;
 }
 
-/* The arguments as text: control bytes (a cN read past a Go string) escaped. */
-static const char *args_text(struct fg_consumer *c, struct rt_output *o, const struct fg_node *nd)
+/* The arguments (RETS: the results) as text: control bytes (a cN read past a Go string)
+ * escaped. */
+static const char *values_text(struct fg_consumer *c, struct rt_output *o,
+			       const struct fg_node *nd, bool rets)
 {
 	struct strbuf raw = {0};
 	c->text.len = 0;
 	strbuf_puts(&c->text, "");
-	rt_output_format(o, nd->event_id, nd->rec, FG_FMT_SKIP, &raw);
+	if (rets)
+		rt_output_format(o, nd->ret_event_id, nd->ret_rec, 0, &raw);
+	else
+		rt_output_format(o, nd->event_id, nd->rec, FG_FMT_SKIP, &raw);
 	for (size_t i = 0; i < raw.len; i++) {
 		unsigned char ch = (unsigned char)raw.buf[i];
 		if (ch < 0x20 || ch == 0x7f)
@@ -264,7 +273,7 @@ static void print_open(struct fg_consumer *c, struct rt_output *o, const struct 
 	line_head(c, t, nd->entry_ns, NULL, nd->depth);
 	colored(c, C_FUNC, c->plan->sites[nd->site].func);
 	strbuf_putc(&c->out, '(');
-	colored(c, C_ARGS, args_text(c, o, nd));
+	colored(c, C_ARGS, values_text(c, o, nd, false));
 	strbuf_puts(&c->out, ") { ");
 	colored(c, C_CALLER, caller ? caller : "?");
 	if (known) {
@@ -274,7 +283,8 @@ static void print_open(struct fg_consumer *c, struct rt_output *o, const struct 
 	strbuf_putc(&c->out, '\n');
 }
 
-static void print_close(struct fg_consumer *c, const struct fg_tree *t, const struct fg_node *nd)
+static void print_close(struct fg_consumer *c, struct rt_output *o, const struct fg_tree *t,
+			const struct fg_node *nd)
 {
 	char dur[32], where[512];
 	const char *fn;
@@ -283,6 +293,11 @@ static void print_close(struct fg_consumer *c, const struct fg_tree *t, const st
 	line_head(c, t, nd->end_ns, nd->end == FG_RETURNED ? dur : NULL, nd->depth);
 	strbuf_puts(&c->out, "} ");
 	colored(c, C_FUNC, c->plan->sites[nd->site].func);
+	if (nd->ret_rec) { /* as Go writes results: main.div (q=3, err=<nil>) */
+		strbuf_puts(&c->out, " (");
+		colored(c, C_ARGS, values_text(c, o, nd, true));
+		strbuf_putc(&c->out, ')');
+	}
 	if (nd->end == FG_RETURNED) {
 		if (site_text(c, c->plan->sites[nd->ret_site].vaddr, where, sizeof(where), &fn)) {
 			strbuf_putc(&c->out, ' ');
@@ -301,12 +316,12 @@ static void print_text(struct fg_consumer *c, struct rt_output *o, const struct 
 	for (int i = 0; i < t->nodes.n; i++) {
 		const struct fg_node *nd = &t->nodes.v[i];
 		while (st.n && t->nodes.v[st.v[st.n - 1]].depth >= nd->depth)
-			print_close(c, t, &t->nodes.v[st.v[--st.n]]);
+			print_close(c, o, t, &t->nodes.v[st.v[--st.n]]);
 		print_open(c, o, t, nd);
 		vec_push(&st, i);
 	}
 	while (st.n)
-		print_close(c, t, &t->nodes.v[st.v[--st.n]]);
+		print_close(c, o, t, &t->nodes.v[st.v[--st.n]]);
 	vec_free(&st);
 	if (t->dropped)
 		strbuf_printf(&c->out,
@@ -323,26 +338,30 @@ static void json_str(struct strbuf *sb, const char *s)
 		strbuf_puts(sb, "null");
 }
 
-static void json_args(struct fg_consumer *c, const struct fg_node *nd)
+/* The --args (RETS: --rets) values of ND as a JSON object, {} without them. */
+static void json_values(struct fg_consumer *c, const struct fg_node *nd, bool rets)
 {
-	const struct plan_event *ev = &c->plan->events[nd->event_id];
 	const char *fn = c->plan->sites[nd->site].func;
+	const struct fg_argspec *specs = rets ? c->o.rspecs : c->o.specs;
+	int nspecs = rets ? c->o.nrspecs : c->o.nspecs, first = rets ? FG_RET_USER : FG_ARG_USER;
+	const uint8_t *rec = rets ? nd->ret_rec : nd->rec;
+	const struct plan_event *ev = &c->plan->events[rets ? nd->ret_event_id : nd->event_id];
 	const struct fg_argspec *spec = NULL;
-	for (int i = 0; i < c->o.nspecs && !spec; i++)
-		if (!strcmp(c->o.specs[i].func, fn))
-			spec = &c->o.specs[i];
+	for (int i = 0; i < nspecs && !spec && rec; i++)
+		if (!strcmp(specs[i].func, fn))
+			spec = &specs[i];
 	strbuf_putc(&c->out, '{');
-	for (int k = 0; spec && k < spec->nargs && FG_ARG_USER + k < ev->nargs; k++) {
-		const struct plan_arg *a = &ev->args[FG_ARG_USER + k];
+	for (int k = 0; spec && k < spec->nargs && first + k < ev->nargs; k++) {
+		const struct plan_arg *a = &ev->args[first + k];
 		json_str(&c->out, spec->args[k].name);
 		strbuf_puts(&c->out, ": ");
 		if (a->kind == PLAN_ARG_STR) {
-			const char *s = (const char *)nd->rec + a->offset;
+			const char *s = (const char *)rec + a->offset;
 			strbuf_json_string(&c->out, s, strnlen(s, (size_t)a->size));
 		} else if (a->kind != PLAN_ARG_INT) { /* a Go value by name: its %+v text */
-			rt_value_format(&c->out, c->plan, a, nd->rec, true);
+			rt_value_format(&c->out, c->plan, a, rec, true);
 		} else {
-			uint64_t v = field(ev, nd->rec, FG_ARG_USER + k);
+			uint64_t v = field(ev, rec, first + k);
 			if (a->is_signed)
 				strbuf_printf(&c->out, "%lld", (long long)v);
 			else
@@ -378,7 +397,9 @@ static void print_json(struct fg_consumer *c, const struct fg_tree *t)
 			      c->printed, t->goid, nd->depth);
 		json_str(&c->out, c->plan->sites[nd->site].func);
 		strbuf_puts(&c->out, ", \"args\": ");
-		json_args(c, nd);
+		json_values(c, nd, false);
+		strbuf_puts(&c->out, ", \"rets\": ");
+		json_values(c, nd, true);
 		strbuf_printf(&c->out, ", \"entry_ns\": %lld, \"duration_ns\": ",
 			      (long long)nd->entry_ns + (long long)c->wall_off);
 		if (nd->end == FG_RETURNED)
@@ -410,7 +431,9 @@ static void print_chrome(struct fg_consumer *c, struct rt_output *o, const struc
 		const struct fg_node *nd = &t->nodes.v[i];
 		const struct plan_event *ev = &c->plan->events[nd->event_id];
 		char call[512], ret[512];
-		const char *fn, *args = args_text(c, o, nd);
+		/* both texts are made in c->text: the results' copied first */
+		char *rets = nd->ret_rec ? xstrdup(values_text(c, o, nd, true)) : NULL;
+		const char *fn, *args = values_text(c, o, nd, false);
 		bool returned = nd->end == FG_RETURNED;
 		pid = (int64_t)field(ev, nd->rec, FG_ARG_PID);
 		struct fg_chrome_call cc = {
@@ -420,6 +443,7 @@ static void print_chrome(struct fg_consumer *c, struct rt_output *o, const struc
 			.entry_ns = nd->entry_ns,
 			.dur_ns = returned ? nd->duration : nd->end_ns - nd->entry_ns,
 			.args = *args ? args : NULL,
+			.rets = rets,
 			.mark = returned ? NULL : marks[nd->end],
 		};
 		if (nd->end_ns < nd->entry_ns && !returned)
@@ -435,6 +459,7 @@ static void print_chrome(struct fg_consumer *c, struct rt_output *o, const struc
 		    site_text(c, c->plan->sites[nd->ret_site].vaddr, ret, sizeof(ret), &fn))
 			cc.returned_at = ret;
 		fg_chrome_call(&c->chrome, &c->out, &cc);
+		free(rets);
 	}
 	if (t->dropped && t->nodes.n)
 		fg_chrome_dropped(&c->chrome, &c->out, pid, t->goid, t->nodes.v[0].entry_ns,
@@ -540,8 +565,8 @@ static void on_entry(struct fg_consumer *c, struct rt_output *o, int id,
 	vec_push(&t->open, t->nodes.n - 1);
 }
 
-static void on_return(struct fg_consumer *c, struct rt_output *o, const struct plan_event *ev,
-		      const uint8_t *rec)
+static void on_return(struct fg_consumer *c, struct rt_output *o, int id,
+		      const struct plan_event *ev, const uint8_t *rec, size_t size)
 {
 	int64_t goid = (int64_t)field(ev, rec, FG_ARG_GOID);
 	uint64_t depth = field(ev, rec, FG_ARG_DEPTH), ns = field(ev, rec, FG_ARG_NSECS);
@@ -556,6 +581,11 @@ static void on_return(struct fg_consumer *c, struct rt_output *o, const struct p
 			nd->end_ns = ns;
 			nd->duration = field(ev, rec, FG_ARG_DURATION);
 			nd->ret_site = (uint32_t)field(ev, rec, FG_ARG_SITE);
+			if (ev->nargs > FG_RET_USER) {
+				nd->ret_rec = xmalloc(size);
+				memcpy(nd->ret_rec, rec, size);
+				nd->ret_event_id = id;
+			}
 			t->open.n--;
 		}
 	}
@@ -581,7 +611,7 @@ void fg_consumer_record(void *ctx, struct rt_output *o, int event_id, const void
 	if (ev->kind == PLAN_EV_FG_ENTRY)
 		on_entry(c, o, event_id, ev, rec, size);
 	else if (ev->kind == PLAN_EV_FG_RETURN)
-		on_return(c, o, ev, rec);
+		on_return(c, o, event_id, ev, rec, size);
 }
 
 static int tree_seq_cmp(const void *a, const void *b)

@@ -5,6 +5,7 @@
  *   go:"main.(*Student).String":entry
  *   { fgentry("%u%us.name=%s, s.age=%ld", reg("ip"), pid, arg(*+0(%ax)):c64,
  *             arg(+16(%ax)):s64); }
+ *   go:"main.add3":return { fgreturn("r0=%v", rets.r0); }
  *   go:"main.add":return, go:"main.add1":return, ... { fgreturn(); }
  *
  * fgentry()/fgreturn() put the goroutine id, its traced-call depth, the time and the
@@ -25,8 +26,10 @@ struct funcgraph {
 	struct binfo_godwarf *gd; /* --args by name: opened on first use */
 	bool gd_tried;
 	char *program;
-	struct fg_argspec *specs;
+	struct fg_argspec *specs; /* --args */
 	int nspecs;
+	struct fg_argspec *rspecs; /* --rets */
+	int nrspecs;
 	struct fg_tree_opts topts;
 	struct fg_consumer *consumer;
 	struct rt_consumer rc;
@@ -36,6 +39,7 @@ void fg_options_free(struct fg_options *o)
 {
 	vec_free(&o->patterns);
 	vec_free(&o->args);
+	vec_free(&o->rets);
 	vec_free(&o->excludes);
 }
 
@@ -60,10 +64,25 @@ static void funcset_add(struct funcset *s, const struct binfo_func *f)
 	vec_push(&s->v, f);
 }
 
-static void add_spec(struct funcgraph *fg, const struct fg_argspec *a)
+static void add_spec(struct fg_argspec **specs, int *n, const struct fg_argspec *a)
 {
-	fg->specs = xrealloc(fg->specs, sizeof(*fg->specs) * (size_t)(fg->nspecs + 1));
-	fg->specs[fg->nspecs++] = *a;
+	*specs = xrealloc(*specs, sizeof(**specs) * (size_t)(*n + 1));
+	(*specs)[(*n)++] = *a;
+}
+
+static const struct fg_argspec *find_spec(const struct fg_argspec *specs, int n,
+					  const char *func)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(specs[i].func, func))
+			return &specs[i];
+	return NULL;
+}
+
+/* Go's DWARF names an unnamed result ~r0; gotrace's rets.r0 */
+static const char *go_name(const struct binfo_goparam *p)
+{
+	return p->result && p->name[0] == '~' ? p->name + 1 : p->name;
 }
 
 /* The Go parameters of FUNC from DWARF, NULL (after an error when WHY) without them. */
@@ -76,35 +95,41 @@ static const struct binfo_gofunc *gofunc(struct funcgraph *fg, const char *func,
 	}
 	if ((!fg->gd || (binfo_godwarf_data_release(fg->gd) &&
 			 binfo_godwarf_func(fg->gd, func, &gf))) && why)
-		diag_fatal("--args '%s': Go parameters by name need DWARF, and %s has none "
-			   "(stripped, or built with -ldflags=-w): use NAME=RULE:TYPE", why,
-			   binfo_path(fg->bi));
+		diag_fatal("%s: Go values by name need DWARF, and %s has none (stripped, or "
+			   "built with -ldflags=-w): use NAME=RULE:TYPE", why, binfo_path(fg->bi));
 	else if (fg->gd && binfo_godwarf_func(fg->gd, func, &gf) && why)
-		diag_fatal("--args '%s': DWARF does not describe %s: use NAME=RULE:TYPE", why, func);
+		diag_fatal("%s: DWARF does not describe %s: use NAME=RULE:TYPE", why, func);
 	return gf;
 }
 
-/* --args FUNC(a, s.name): each name's parameter exists (sema checks the rest). */
-static int check_names(struct funcgraph *fg, const struct fg_argspec *a)
+/* --args FUNC(a, s.name), --rets FUNC(r0, err): each name's parameter or result exists
+ * (sema checks the rest). */
+static int check_names(struct funcgraph *fg, const char *opt, const struct fg_argspec *a,
+		       bool results)
 {
+	const char *what = results ? "result" : "parameter";
 	for (int k = 0; k < a->nargs; k++) {
 		if (a->args[k].rule)
 			continue;
-		const struct binfo_gofunc *gf = gofunc(fg, a->func, a->func);
+		char why[600];
+		snprintf(why, sizeof(why), "%s '%s'", opt, a->func);
+		const struct binfo_gofunc *gf = gofunc(fg, a->func, why);
 		if (!gf)
 			return -ENOENT;
 		size_t n = strcspn(a->args[k].name, ".[");
 		bool found = false;
 		for (int i = 0; i < gf->nparams && !found; i++)
-			found = !gf->params[i].result && strlen(gf->params[i].name) == n &&
-				!strncmp(gf->params[i].name, a->args[k].name, n);
+			found = gf->params[i].result == results &&
+				strlen(go_name(&gf->params[i])) == n &&
+				!strncmp(go_name(&gf->params[i]), a->args[k].name, n);
 		if (!found) {
 			struct strbuf l = {0};
 			for (int i = 0; i < gf->nparams; i++)
-				if (!gf->params[i].result)
-					strbuf_printf(&l, "%s%s", l.len ? ", " : "", gf->params[i].name);
-			diag_fatal("--args: %s has no parameter '%.*s'; its parameters: %s", a->func,
-				   (int)n, a->args[k].name, l.buf ? l.buf : "none");
+				if (gf->params[i].result == results)
+					strbuf_printf(&l, "%s%s", l.len ? ", " : "",
+						      go_name(&gf->params[i]));
+			diag_fatal("%s: %s has no %s '%.*s'; its %ss: %s", opt, a->func, what,
+				   (int)n, a->args[k].name, what, l.buf ? l.buf : "none");
 			strbuf_free(&l);
 			return -ENOENT;
 		}
@@ -112,23 +137,54 @@ static int check_names(struct funcgraph *fg, const struct fg_argspec *a)
 	return 0;
 }
 
-/* --args auto: every named parameter of FUNC that uprobes can read (no floats). */
-static void auto_spec(struct funcgraph *fg, const char *func)
+/* --args auto, --rets auto: every named parameter (every result, r0 for an unnamed one)
+ * of FUNC that uprobes can read (no floats, in X registers). */
+static void auto_spec(struct funcgraph *fg, struct fg_argspec **specs, int *nspecs,
+		      const char *func, bool results)
 {
-	for (int i = 0; i < fg->nspecs; i++)
-		if (!strcmp(fg->specs[i].func, func))
-			return; /* given by hand */
+	if (find_spec(*specs, *nspecs, func))
+		return; /* given by hand */
 	const struct binfo_gofunc *gf = gofunc(fg, func, NULL);
 	struct fg_argspec a = {.func = xstrdup(func)};
 	for (int i = 0; gf && i < gf->nparams; i++) {
 		const struct binfo_goparam *p = &gf->params[i];
-		if (p->result || p->name[0] == '~' || !strcmp(p->name, "_") ||
-		    p->type->kind == GK_FLOAT || p->type->kind == GK_COMPLEX)
+		if (p->result != results || (!results && p->name[0] == '~') ||
+		    !strcmp(p->name, "_") || p->type->kind == GK_FLOAT ||
+		    p->type->kind == GK_COMPLEX)
 			continue;
 		a.args = xrealloc(a.args, sizeof(*a.args) * (size_t)(a.nargs + 1));
-		a.args[a.nargs++] = (struct fg_arg){xstrdup(p->name), NULL, xstrdup("v")};
+		a.args[a.nargs++] = (struct fg_arg){xstrdup(go_name(p)), NULL, xstrdup("v")};
 	}
-	add_spec(fg, &a);
+	add_spec(specs, nspecs, &a);
+}
+
+static const struct binfo_func *find_exact(struct binfo *bi, const char *what,
+					   const char *name);
+
+/* --args or --rets SPECS: parsed and checked, into *OUT; *AUTO for "auto". */
+static int collect_specs(struct funcgraph *fg, const char *opt, const char *const *specs,
+			 int n, struct fg_argspec **out, int *nout, bool results,
+			 struct funcset *set, bool *is_auto)
+{
+	for (int i = 0; i < n; i++) {
+		if (!strcmp(specs[i], "auto")) {
+			*is_auto = true;
+			continue;
+		}
+		struct fg_argspec a;
+		if (fg_argspec_parse(opt, specs[i], &a))
+			return -EINVAL;
+		add_spec(out, nout, &a);
+		if (find_spec(*out, *nout - 1, a.func)) {
+			diag_fatal("%s: %s is given twice", opt, a.func);
+			return -EINVAL;
+		}
+		const struct binfo_func *f = find_exact(fg->bi, opt, a.func);
+		if (!f || check_names(fg, opt, &(*out)[*nout - 1], results))
+			return -ENOENT;
+		funcset_add(set, f);
+	}
+	return 0;
 }
 
 /* The function named NAME, or NULL after an error with suggestions. */
@@ -188,38 +244,39 @@ static int collect(struct funcgraph *fg, const struct fg_options *o, struct func
 			return -ENOENT;
 		funcset_add(set, f); /* the root is traced even when no pattern names it */
 	}
-	bool auto_args = false;
-	for (int i = 0; i < o->args.n; i++) {
-		if (!strcmp(o->args.v[i], "auto")) {
-			auto_args = true;
-			continue;
-		}
-		struct fg_argspec a;
-		if (fg_argspec_parse(o->args.v[i], &a))
-			return -EINVAL;
-		add_spec(fg, &a);
-		for (int j = 0; j < fg->nspecs - 1; j++)
-			if (!strcmp(fg->specs[j].func, a.func)) {
-				diag_fatal("--args: %s is given twice", a.func);
-				return -EINVAL;
-			}
-		const struct binfo_func *f = find_exact(bi, "--args", a.func);
-		if (!f || check_names(fg, &fg->specs[fg->nspecs - 1]))
-			return -ENOENT;
-		funcset_add(set, f);
+	bool auto_args = false, auto_rets = false;
+	if (collect_specs(fg, "--args", o->args.v, o->args.n, &fg->specs, &fg->nspecs, false,
+			  set, &auto_args) ||
+	    collect_specs(fg, "--rets", o->rets.v, o->rets.n, &fg->rspecs, &fg->nrspecs, true,
+			  set, &auto_rets))
+		return -EINVAL;
+	for (int i = 0; i < set->v.n; i++) {
+		if (auto_args)
+			auto_spec(fg, &fg->specs, &fg->nspecs, set->v.v[i]->name, false);
+		if (auto_rets)
+			auto_spec(fg, &fg->rspecs, &fg->nrspecs, set->v.v[i]->name, true);
 	}
-	if (auto_args)
-		for (int i = 0; i < set->v.n; i++)
-			auto_spec(fg, set->v.v[i]->name);
 	return 0;
 }
 
-static const struct fg_argspec *spec_of(const struct funcgraph *fg, const char *func)
+/* FMT ("%u%u" + the conversions) and the values of SPEC's items, for fgentry() and
+ * fgreturn(): NAME (a Go value) is PREFIX.NAME, else arg(RULE):TYPE. */
+static void put_items(struct strbuf *sb, const char *head, const struct fg_argspec *a,
+		      const char *prefix)
 {
-	for (int i = 0; i < fg->nspecs; i++)
-		if (!strcmp(fg->specs[i].func, func))
-			return &fg->specs[i];
-	return NULL;
+	strbuf_printf(sb, "(\"%s", head);
+	for (int k = 0; k < a->nargs; k++)
+		strbuf_printf(sb, "%s%s=%s", k ? ", " : "", a->args[k].name,
+			      fg_arg_conv(a->args[k].type));
+	strbuf_puts(sb, "\"");
+	if (*head)
+		strbuf_puts(sb, ", reg(\"ip\"), pid");
+	for (int k = 0; k < a->nargs; k++)
+		if (a->args[k].rule)
+			strbuf_printf(sb, ", arg(%s):%s", a->args[k].rule, a->args[k].type);
+		else
+			strbuf_printf(sb, ", %s.%s", prefix, a->args[k].name);
+	strbuf_puts(sb, "); }\n");
 }
 
 static void probe_list(struct strbuf *sb, const struct binfo_func **fs, int n, const char *point)
@@ -248,25 +305,21 @@ static int write_program(struct funcgraph *fg, const struct funcset *set)
 		}
 		int nret = binfo_ret_addrs(fg->bi, f, &ra);
 		free(ra);
-		if (nret > 0)
-			vec_push(&rets, f);
 		nentry++;
-		const struct fg_argspec *a = spec_of(fg, f->name);
+		const struct fg_argspec *r = find_spec(fg->rspecs, fg->nrspecs, f->name);
+		if (nret > 0 && r && r->nargs) {
+			strbuf_printf(&sb, "go:\"%s\":return\n{ fgreturn", f->name);
+			put_items(&sb, "", r, "rets");
+		} else if (nret > 0) {
+			vec_push(&rets, f);
+		}
+		const struct fg_argspec *a = find_spec(fg->specs, fg->nspecs, f->name);
 		if (!a || !a->nargs) {
 			vec_push(&plain, f);
 			continue;
 		}
-		strbuf_printf(&sb, "go:\"%s\":entry\n{ fgentry(\"%%u%%u", f->name);
-		for (int k = 0; k < a->nargs; k++)
-			strbuf_printf(&sb, "%s%s=%s", k ? ", " : "", a->args[k].name,
-				      fg_arg_conv(a->args[k].type));
-		strbuf_puts(&sb, "\", reg(\"ip\"), pid");
-		for (int k = 0; k < a->nargs; k++)
-			if (a->args[k].rule)
-				strbuf_printf(&sb, ", arg(%s):%s", a->args[k].rule, a->args[k].type);
-			else
-				strbuf_printf(&sb, ", args.%s", a->args[k].name);
-		strbuf_puts(&sb, "); }\n");
+		strbuf_printf(&sb, "go:\"%s\":entry\n{ fgentry", f->name);
+		put_items(&sb, "%u%u", a, "args");
 	}
 	if (plain.n) {
 		probe_list(&sb, plain.v, plain.n, "entry");
@@ -315,6 +368,8 @@ struct funcgraph *funcgraph_new(const struct fg_options *o, const char *target)
 		.bi = fg->bi,
 		.specs = fg->specs,
 		.nspecs = fg->nspecs,
+		.rspecs = fg->rspecs,
+		.nrspecs = fg->nrspecs,
 		.drilldown = o->drilldown,
 		.no_color = o->no_color,
 		.chrome = o->chrome,
@@ -331,6 +386,9 @@ void funcgraph_free(struct funcgraph *fg)
 	for (int i = 0; i < fg->nspecs; i++)
 		fg_argspec_free(&fg->specs[i]);
 	free(fg->specs);
+	for (int i = 0; i < fg->nrspecs; i++)
+		fg_argspec_free(&fg->rspecs[i]);
+	free(fg->rspecs);
 	free(fg->program);
 	if (fg->bi)
 		binfo__close(fg->bi);

@@ -19,6 +19,8 @@ struct fg_options {
 	VEC(const char *) patterns; /* --funcgraph PATTERN, repeatable */
 	VEC(const char *) args;     /* --args 'FUNC(name=RULE:TYPE, ...)' or 'FUNC(a, s.f)',
 				       repeatable; --args auto: every parameter DWARF places */
+	VEC(const char *) rets;     /* --rets, as --args for the results, shown on the
+				       closing line; --rets auto: every result DWARF places */
 	VEC(const char *) excludes; /* --exclude PATTERN: left out of the wildcards */
 	const char *drilldown;      /* --drilldown FUNC */
 	bool no_color;              /* --no-color */
@@ -57,8 +59,9 @@ struct fg_argspec {
 };
 
 /* Parses "FUNC(name=RULE:TYPE, ...)" (go-ftrace syntax; a RULE may be wrapped in
- * parentheses). Returns 0, or -EINVAL after reporting through diag. */
-int fg_argspec_parse(const char *spec, struct fg_argspec *out);
+ * parentheses) given to option OPT ("--args", "--rets"). Returns 0, or -EINVAL after
+ * reporting through diag. */
+int fg_argspec_parse(const char *opt, const char *spec, struct fg_argspec *out);
 void fg_argspec_free(struct fg_argspec *a);
 
 /* The printf conversion that prints a value fetched as TYPE: "%d", "%u", "%s", "%p". */

@@ -567,21 +567,18 @@ static int check_event(const struct gt_plan *plan, int id, struct fmt *f, int *m
 	case PLAN_EV_SYSTEM:
 	case PLAN_EV_CAT:
 	case PLAN_EV_FG_ENTRY:
+	case PLAN_EV_FG_RETURN:
 		if (fmt_parse(ev->fmt ? ev->fmt : "", f, &msg, &off)) {
 			diag_fatal("internal error: event %d: format at byte %d: %s", id, off, msg);
 			return -EINVAL;
 		}
-		/* FG_ENTRY: goid, depth, nsecs, site, caller pc, then the formatted ones */
-		if (f->nconv != ev->nargs - (ev->kind == PLAN_EV_FG_ENTRY ? 5 : 0)) {
+		/* FG_ENTRY: goid, depth, nsecs, site, caller pc, then the formatted ones;
+		 * FG_RETURN: goid, depth, nsecs, site, duration, then the formatted ones */
+		if (f->nconv != ev->nargs - (ev->kind == PLAN_EV_FG_ENTRY ||
+					     ev->kind == PLAN_EV_FG_RETURN ? 5 : 0)) {
 			diag_fatal("internal error: event %d: format has %d conversions for %d "
 				   "arguments",
 				   id, f->nconv, ev->nargs);
-			return -EINVAL;
-		}
-		break;
-	case PLAN_EV_FG_RETURN: /* goid, depth, nsecs, site, duration */
-		if (ev->nargs != 5) {
-			diag_fatal("internal error: event %d has %d arguments", id, ev->nargs);
 			return -EINVAL;
 		}
 		break;

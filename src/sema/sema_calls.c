@@ -181,7 +181,7 @@ int sema_new_event(struct sema *s, enum plan_event_kind kind, const char *fmt,
 	return s->events.n - 1;
 }
 
-/* fgentry(fmt, args...) / fgreturn() of call-graph mode: the fixed fields of the
+/* fgentry(fmt, args...) / fgreturn([fmt, results...]) of call-graph mode: the fixed fields of the
  * event become ordinary (synthetic) arguments ahead of the fetched ones, and the
  * call's argument list is replaced by that list (codegen stores them all). */
 static int check_fg_event(struct sema *s, struct ast_node *e, enum plan_event_kind kind,
@@ -203,7 +203,7 @@ static int check_fg_event(struct sema *s, struct ast_node *e, enum plan_event_ki
 		sema_node_of(s, id)->probe_now = fields[i] == BI_NSECS;
 		ast_list_push(s->arena, &list, id);
 	}
-	for (int i = kind == PLAN_EV_FG_ENTRY ? 1 : 0; i < old->n; i++)
+	for (int i = fmt ? 1 : 0; i < old->n; i++) /* after the format */
 		ast_list_push(s->arena, &list, old->v[i]);
 	*old = list;
 	sema_node_of(s, e)->event_id = sema_new_event(s, kind, fmt, list.v, list.n);
@@ -211,8 +211,11 @@ static int check_fg_event(struct sema *s, struct ast_node *e, enum plan_event_ki
 	return 0;
 }
 
+/* fgreturn(), or fgreturn(fmt, results...) (--rets) */
 int sema_check_fgreturn(struct sema *s, struct ast_node *e, const struct builtin *b)
 {
+	if (e->u.call.args.n)
+		return sema_check_printf(s, e, b);
 	return check_fg_event(s, e, b->event, NULL);
 }
 
@@ -296,7 +299,7 @@ int sema_check_printf(struct sema *s, struct ast_node *e, const struct builtin *
 	fmt_free(&f);
 	if (err)
 		return err;
-	if (b->id == BI_FGENTRY)
+	if (b->id == BI_FGENTRY || b->id == BI_FGRETURN)
 		return check_fg_event(s, e, b->event, fnode->u.str.bytes);
 	int id = sema_new_event(s, b->event, fnode->u.str.bytes, args->v + 1, args->n - 1);
 	sema_node_of(s, e)->event_id = id;

@@ -8,6 +8,7 @@ plus (*Student).String):
   3. --drilldown: only trees rooted at the function;
   4. a panic in add3 recovered in add: the abandoned calls closed and marked, the later
      trees right, the program's own output unchanged;
+  5. --rets: results on the closing lines, against what the program printed;
 and -f json, -f chrome (the same calls as the text, as a trace for Perfetto), a PIE, a
 build without DWARF (.gopclntab lines), -p, trees left open at Ctrl-C, colour only on a
 terminal."""
@@ -48,7 +49,9 @@ SHORT = {"main.add": "add", "main.add1": "add1", "main.add2": "add2", "main.add3
          "main.(*Student).String": "String"}
 
 LINE = re.compile(r"^(\d\d:\d\d:\d\d\.\d{6}) goid=(\d+) (.{9}) (.*)$")
-CLOSE = re.compile(r"^\} (\S+)(?: (\S+):(\d+))?(?: \((panic: no return|unfinished)\))?$")
+# } FUNC [(RESULTS)] [FILE:LINE] [(MARK)]
+CLOSE = re.compile(r"^\} (\S+)(?: \((.*?)\))??(?: (\S+):(\d+))?"
+                   r"(?: \((panic: no return|unfinished)\))?$")
 
 
 def parse_duration(text):
@@ -90,13 +93,14 @@ def parse_trees(text):
                 errors.append("unexpected close: %r" % line)
                 continue
             node = stack.pop()
-            func, file, ln, mark = c.groups()
+            func, rets, file, ln, mark = c.groups()
             if func != node.func or depth != node.depth:
                 errors.append("close of %s at depth %d does not match %s at %d: %r"
                               % (func, depth, node.func, node.depth, line))
             node.duration = parse_duration(dur)
             node.ret = (file, int(ln)) if file else None
             node.mark = mark
+            node.rets = rets
             node.close_line = line
             if not stack:
                 trees.append(node)
@@ -308,6 +312,54 @@ if s.case("dwarfargs"):
                       ("main.add2", "a=0, b=0, round=0"), ("main.add3", "a=0, b=0, round=0")],
             "%s\n%s%s" % (chain, text, describe(r)))
 
+# 5. --rets: the results on the closing lines, against the program's own output. Round 1
+# panics in add3 and add's deferred recover sets its named result to -1: add's closing
+# line shows what the program printed, add3's shows nothing returned.
+if s.case("rets"):
+    r, text, own = run_fg(b, ["-rounds", "3", "-unit", "5", "-g", "2", "-panic", "1"],
+                          ["--funcgraph", "main.(*Student).String", "--rets", "auto"])
+    trees, other, errors = parse_trees(text)
+    adds, students = adds_and_students(trees)
+    printed = {}  # (worker, round) -> (add, student) as the program printed them
+    for line in own:
+        m = re.match(r"worker (\d+) round (\d+): add = (-?\d+), (.*)$", line)
+        if m:
+            printed[int(m.group(1)), int(m.group(2))] = (m.group(3), m.group(4))
+    # a round's add and String: the same goroutine's, in order (two goroutines interleave)
+    traced = sorted((t.rets, st.rets) for g in {t.goid for t in adds}
+                    for t, st in zip([a for a in adds if a.goid == g],
+                                     [x for x in students if x.goid == g]))
+    want = sorted(("r=" + v[0], "r0=" + v[1]) for v in printed.values())
+    s.check("--rets auto: add's named result and String's unnamed one, as the program "
+            "printed them (-1 where the recover set it)",
+            r.returncode == 0 and not errors and len(printed) == 6 and traced == want and
+            any(v[0] == "-1" for v in printed.values()), "%s\n%s\n%s%s" % (traced, want, text,
+                                                                         describe(r)))
+    def walk(n):
+        yield n
+        for c in n.children:
+            yield from walk(c)
+    inner = [n for t in adds for n in walk(t) if n.func in ("main.add1", "main.add2", "main.add3")]
+    s.check("--rets auto: add1..add3 return a + b (worker + round); a call that panicked shows "
+            "no result",
+            inner and all((n.rets is None) == (n.mark is not None) for n in inner) and
+            all(n.rets in ("r0=%d" % k for k in range(0, 4)) for n in inner if n.rets),
+            text)
+    r, text, own = run_fg(b, ["-rounds", "2", "-unit", "5"],
+                          ["--rets", "main.add3(sum=%ax:s64)", "--rets", "main.add(r)"])
+    trees, other, errors = parse_trees(text)
+    adds, _ = adds_and_students(trees)
+    add3 = [n for t in adds for n in walk(t) if n.func == "main.add3"]
+    s.check("--rets by rule and by name; functions without --rets close as before",
+            r.returncode == 0 and not errors and [t.rets for t in adds] == ["r=0", "r=1"] and
+            [n.rets for n in add3] == ["sum=0", "sum=1"] and
+            all(n.rets is None for t in adds for n in walk(t)
+                if n.func in ("main.add1", "main.add2")), text + describe(r))
+    r = s.run(["--funcgraph", "main.add3", "--rets", "main.add3(total)", "-c", b])
+    s.check("--rets: a result the function does not have is named with the ones it has",
+            r.returncode != 0 and "--rets: main.add3 has no result 'total'; its results: r0"
+            in r.stderr, describe(r))
+
 # 3. --drilldown
 if s.case("drilldown"):
     r, text, own = run_fg(b, ["-rounds", "2", "-unit", "5", "-g", "2"],
@@ -351,7 +403,11 @@ if s.case("panic"):
 if s.case("json"):
     out = os.path.join(s.work, "funcgraph.json")
     r = s.run(["-f", "json", "--funcgraph", "main.add*", "--funcgraph", "main.(*Student).String",
-               "--args", STUDENT_ARGS, "-o", out, "-c", b + " -rounds 2 -unit 5 -panic 1"])
+               "--args", STUDENT_ARGS, "--rets", "main.add(r)",
+               # String's result: RAX points at its 14 bytes ("Student0 is 20")
+               "--rets",
+               "main.(*Student).String(text=%ax:c14)", "-o", out,
+               "-c", b + " -rounds 2 -unit 5 -panic 1"])
     note_own_times(r.stderr)
     objs, bad = [], []
     for line in open(out).read().splitlines():
@@ -362,7 +418,7 @@ if s.case("json"):
     calls = [o["data"] for o in objs if o.get("type") == "call"]
     s.check("json: every line is a JSON object of a call", r.returncode == 0 and not bad and
             len(calls) == len(objs) and len(calls) > 10, describe(r) + "\n".join(bad))
-    keys = {"tree", "goid", "depth", "function", "args", "entry_ns", "duration_ns", "caller",
+    keys = {"tree", "goid", "depth", "function", "args", "rets", "entry_ns", "duration_ns", "caller",
             "call_file", "call_line", "return_file", "return_line", "panic", "unfinished"}
     s.check("json: the fields", all(set(c) == keys for c in calls), calls[:1])
     add1 = [c for c in calls if c["function"] == "main.add1"]
@@ -377,6 +433,12 @@ if s.case("json"):
           abs(add1[0]["entry_ns"] / 1e9 - time.time()) < 120)
     s.check("json: values (depth, caller, lines, duration, panic, args, wall-clock entry)",
             ok, json.dumps(add1 + st, indent=1))
+    adds = [c for c in calls if c["function"] == "main.add"]
+    # a Go value by name is its %+v text, a rule's integer a number (as --args)
+    s.check("json: --rets values, {} where none are asked for or nothing returned",
+            [c["rets"] for c in adds] == [{"r": "0"}, {"r": "-1"}] and
+            [c["rets"] for c in st] == [{"text": "Student0 is 20"}, {"text": "Student0 is 21"}]
+            and all(c["rets"] == {} for c in add1), json.dumps(adds + st + add1, indent=1))
     trees = {}
     for c in calls:
         trees.setdefault(c["tree"], []).append(c)
@@ -429,7 +491,7 @@ def text_tolerance_ns(dur):
 if s.case("chrome"):
     prog = ["-rounds", "2", "-unit", "5", "-g", "3", "-panic", "1"]
     extra = ["--funcgraph", "main.(*Student).String", "--args", STUDENT_ARGS,
-             "--args", "main.add(a, b)"]
+             "--args", "main.add(a, b)", "--rets", "main.add(r)"]
     rt, text = chrome_run(prog, extra, None)
     trees, other, errors = parse_trees(text)
     copy = os.path.join(s.work, "funcgraph.copy")
@@ -496,7 +558,7 @@ if s.case("chrome"):
                 want = {"caller": n.caller,
                         "call_site": "%s:%d" % n.site if n.site else None,
                         "returned_at": "%s:%d" % n.ret if n.ret else None,
-                        "args": n.args or None, "end": n.mark}
+                        "args": n.args or None, "rets": n.rets, "end": n.mark}
                 got = {k: a.get(k) for k in want}
                 if e["name"] != n.func or got != want:
                     bad.append("goid %s: %s %s, text %s %s"
