@@ -62,6 +62,7 @@ static void usage(FILE *out)
 	      "    gotrace -l [PATTERN] [-b BINARY | -c CMD | -p PID]\n"
 	      "    gotrace --funcgraph PATTERN [--funcgraph PATTERN...] [--drilldown FUNC]\n"
 	      "            [--args 'FUNC(NAME=RULE:TYPE, ...)'...] [--rets SPEC...] [--no-color]\n"
+	      "            [--summary [--interval DURATION]]\n"
 	      "            [-f json|chrome] [-o FILE] (-c CMD | -p PID | BINARY)\n"
 	      "\n"
 	      "OPTIONS:\n"
@@ -96,6 +97,9 @@ static void usage(FILE *out)
 	      "  --drilldown FUNC    call-graph mode: only trees rooted at FUNC\n"
 	      "  --args SPEC         call-graph mode: arguments to show, go-ftrace syntax\n"
 	      "  --rets SPEC         call-graph mode: results to show on the closing line\n"
+	      "  --summary           call-graph mode: per function, calls, a latency histogram\n"
+	      "                      and the most frequent results, instead of trees\n"
+	      "  --interval DURATION how often --summary prints (default 5s; 0: at the end)\n"
 	      "  --no-color          call-graph mode: no colours on a terminal\n"
 	      "  -h, --help          this help\n"
 	      "  -V, --version       version\n"
@@ -171,7 +175,7 @@ static int parse_percent(const char *s, double *out)
 static int parse_args(int argc, char **argv, struct options *o)
 {
 	enum { OPT_DRY_RUN = 256, OPT_UNSAFE, OPT_PARSE_ONLY, OPT_FUNCGRAPH, OPT_DRILLDOWN,
-	       OPT_ARGS, OPT_RETS, OPT_NO_COLOR, OPT_NO_WARNINGS, OPT_INFO, OPT_INCLUDE,
+	       OPT_ARGS, OPT_RETS, OPT_SUMMARY, OPT_INTERVAL, OPT_NO_COLOR, OPT_NO_WARNINGS, OPT_INFO, OPT_INCLUDE,
 	       OPT_EXCLUDE, OPT_NO_CACHE, OPT_MAX_OVERHEAD, OPT_PROBE_FILTER };
 	static const struct option longopts[] = {
 		{"binary", required_argument, NULL, 'b'},
@@ -183,6 +187,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{"drilldown", required_argument, NULL, OPT_DRILLDOWN},
 		{"args", required_argument, NULL, OPT_ARGS},
 		{"rets", required_argument, NULL, OPT_RETS},
+		{"summary", no_argument, NULL, OPT_SUMMARY},
+		{"interval", required_argument, NULL, OPT_INTERVAL},
 		{"no-color", no_argument, NULL, OPT_NO_COLOR},
 		{"no-warnings", no_argument, NULL, OPT_NO_WARNINGS},
 		{"info", no_argument, NULL, OPT_INFO},
@@ -294,6 +300,12 @@ again:
 		case OPT_RETS:
 			vec_push(&o->fg.rets, optarg);
 			break;
+		case OPT_SUMMARY:
+			o->fg.summary = true;
+			break;
+		case OPT_INTERVAL:
+			o->fg.interval = optarg;
+			break;
 		case OPT_NO_COLOR:
 			o->fg.no_color = true;
 			break;
@@ -380,8 +392,10 @@ again:
 			o->binary = o->script_path;
 		o->script_path = NULL;
 		o->fg.verbose = o->verbose;
-	} else if (o->fg.drilldown || o->fg.args.n || o->fg.rets.n || o->fg.no_color) {
-		diag_fatal("--drilldown, --args, --rets and --no-color need --funcgraph");
+	} else if (o->fg.drilldown || o->fg.args.n || o->fg.rets.n || o->fg.no_color ||
+		   o->fg.summary || o->fg.interval) {
+		diag_fatal("--drilldown, --args, --rets, --summary, --interval and --no-color need "
+			   "--funcgraph");
 		return -EINVAL;
 	} else if (o->fg.chrome) {
 		diag_fatal("-f chrome writes the calls of --funcgraph: "

@@ -40,6 +40,8 @@ struct fg_tree_opts {
 	const char *drilldown; /* only trees rooted here, or NULL */
 	bool no_color;
 	bool chrome; /* -f chrome: Trace Event Format (fg_chrome.c) */
+	bool summary; /* --summary: per-function counts instead of trees (fg_summary.c) */
+	uint64_t interval_ns; /* --interval: how often the summary prints, 0: at the end */
 };
 
 struct fg_consumer;
@@ -50,6 +52,17 @@ void fg_consumer_free(struct fg_consumer *c);
 void fg_consumer_record(void *ctx, struct rt_output *o, int event_id, const void *rec,
 			size_t size);
 void fg_consumer_finish(void *ctx, struct rt_output *o);
+
+/* ---- fg_summary.c: --summary, the rt_consumer callbacks of its own consumer ---- */
+
+struct fg_summary;
+
+struct fg_summary *fg_summary_new(const struct fg_tree_opts *o, const struct gt_plan *plan);
+void fg_summary_free(struct fg_summary *sm);
+void fg_summary_record(void *ctx, struct rt_output *o, int event_id, const void *rec,
+		       size_t size);
+void fg_summary_tick(void *ctx, struct rt_output *o);
+void fg_summary_finish(void *ctx, struct rt_output *o);
 
 /* ---- fg_chrome.c: -f chrome, a trace for Perfetto and chrome://tracing ---- */
 

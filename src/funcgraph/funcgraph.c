@@ -32,6 +32,7 @@ struct funcgraph {
 	int nrspecs;
 	struct fg_tree_opts topts;
 	struct fg_consumer *consumer;
+	struct fg_summary *summary;
 	struct rt_consumer rc;
 };
 
@@ -338,13 +339,56 @@ static int write_program(struct funcgraph *fg, const struct funcset *set)
 	return nentry;
 }
 
+/* "5s", "500ms", "2m", "100us", a bare number of seconds; 0 is "at the end only". */
+static int parse_interval(const char *text, uint64_t *ns)
+{
+	static const struct {
+		const char *unit;
+		uint64_t ns;
+	} units[] = {{"", 1000000000}, {"s", 1000000000}, {"ms", 1000000}, {"us", 1000},
+		     {"ns", 1},        {"m", 60000000000}};
+	char *end;
+	errno = 0;
+	double v = strtod(text ? text : "5", &end);
+	for (size_t i = 0; !errno && end != text && v >= 0 && i < ARRAY_SIZE(units); i++) {
+		if (!strcmp(end, units[i].unit) && v * (double)units[i].ns < 1e18) {
+			*ns = (uint64_t)(v * (double)units[i].ns);
+			/* the event loop turns at least every 100 ms (RT_POLL_MS) */
+			if (*ns && *ns < 100000000)
+				break;
+			return 0;
+		}
+	}
+	diag_fatal("--interval '%s': expected a duration of at least 100ms such as 5s, 500ms "
+		   "or 1m (0: at the end only)", text);
+	return -EINVAL;
+}
+
+static int check_summary(const struct fg_options *o)
+{
+	const char *other = o->chrome ? "-f chrome" : o->drilldown ? "--drilldown"
+			    : o->args.n ? "--args" : NULL;
+	if (o->summary && other) {
+		diag_fatal("--summary counts calls per function; %s is for the trees", other);
+		return -EINVAL;
+	}
+	if (!o->summary && o->interval) {
+		diag_fatal("--interval is how often --summary prints: give --summary");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 struct funcgraph *funcgraph_new(const struct fg_options *o, const char *target)
 {
 	struct funcset set = {0};
+	uint64_t interval_ns = 0;
 	if (!target) {
 		diag_fatal("--funcgraph needs a target: -c CMD, -p PID or a BINARY path");
 		return NULL;
 	}
+	if (check_summary(o) || (o->summary && parse_interval(o->interval, &interval_ns)))
+		return NULL;
 	struct funcgraph *fg = xcalloc(1, sizeof(*fg));
 	if (binfo__open(target, &fg->bi) < 0 || collect(fg, o, &set)) {
 		vec_free(&set.v);
@@ -373,6 +417,8 @@ struct funcgraph *funcgraph_new(const struct fg_options *o, const char *target)
 		.drilldown = o->drilldown,
 		.no_color = o->no_color,
 		.chrome = o->chrome,
+		.summary = o->summary,
+		.interval_ns = interval_ns,
 	};
 	return fg;
 }
@@ -382,6 +428,7 @@ void funcgraph_free(struct funcgraph *fg)
 	if (!fg)
 		return;
 	fg_consumer_free(fg->consumer);
+	fg_summary_free(fg->summary);
 	binfo_godwarf__close(fg->gd);
 	for (int i = 0; i < fg->nspecs; i++)
 		fg_argspec_free(&fg->specs[i]);
@@ -402,6 +449,17 @@ const char *funcgraph_program(const struct funcgraph *fg)
 
 const struct rt_consumer *funcgraph_consumer(struct funcgraph *fg, const struct gt_plan *plan)
 {
+	if (fg->topts.summary) {
+		fg_summary_free(fg->summary);
+		fg->summary = fg_summary_new(&fg->topts, plan);
+		fg->rc = (struct rt_consumer){
+			.ctx = fg->summary,
+			.record = fg_summary_record,
+			.finish = fg_summary_finish,
+			.tick = fg_summary_tick,
+		};
+		return &fg->rc;
+	}
 	fg_consumer_free(fg->consumer);
 	fg->consumer = fg_consumer_new(&fg->topts, plan);
 	fg->rc = (struct rt_consumer){

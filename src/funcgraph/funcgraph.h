@@ -25,6 +25,8 @@ struct fg_options {
 	const char *drilldown;      /* --drilldown FUNC */
 	bool no_color;              /* --no-color */
 	bool chrome;                /* -f chrome: Trace Event Format JSON for Perfetto */
+	bool summary;               /* --summary: per-function counts, not trees */
+	const char *interval;       /* --interval DURATION of the summary (NULL: 5s) */
 	bool verbose;               /* -v: show the generated program */
 };
 

@@ -663,13 +663,67 @@ void rt_hist_row(struct strbuf *sb, const char *label, uint64_t count, uint64_t 
 	strbuf_printf(sb, "%-16s%8" PRIu64 " |%-52s|\n", label, count, bar);
 }
 
+void rt_hist_log2_text(struct strbuf *sb, const uint64_t *b, int nb)
+{
+	int lo, hi;
+	uint64_t maxv;
+	if (!rt_hist_range(b, nb, &lo, &hi, &maxv))
+		return;
+	struct strbuf label = {0};
+	for (int i = lo; i <= hi; i++) {
+		label.len = 0;
+		if (i == 0) {
+			strbuf_puts(&label, "(..., 0)");
+		} else if (i == 1) {
+			strbuf_puts(&label, "[0]");
+		} else if (i == 2) {
+			strbuf_puts(&label, "[1]");
+		} else {
+			strbuf_putc(&label, '[');
+			hist_label(&label, i - 2);
+			strbuf_puts(&label, ", ");
+			hist_label(&label, i - 1);
+			strbuf_putc(&label, ')');
+		}
+		rt_hist_row(sb, label.buf, b[i], maxv);
+	}
+	strbuf_free(&label);
+}
+
+void rt_hist_log2_json(struct strbuf *sb, const uint64_t *b, int nb)
+{
+	int lo, hi;
+	uint64_t maxv;
+	strbuf_putc(sb, '[');
+	if (!rt_hist_range(b, nb, &lo, &hi, &maxv))
+		lo = 0, hi = -1;
+	for (int i = lo; i <= hi; i++) {
+		if (i > lo)
+			strbuf_puts(sb, ", ");
+		if (i == 0)
+			strbuf_puts(sb, "{\"max\": -1, ");
+		else if (i == 1)
+			strbuf_puts(sb, "{\"min\": 0, \"max\": 0, ");
+		else if (i == 2)
+			strbuf_puts(sb, "{\"min\": 1, \"max\": 1, ");
+		else
+			strbuf_printf(sb, "{\"min\": %" PRIu64 ", \"max\": %" PRIu64 ", ",
+				      (uint64_t)1 << (i - 2), ((uint64_t)1 << (i - 2)) * 2 - 1);
+		strbuf_printf(sb, "\"count\": %" PRIu64 "}", b[i]);
+	}
+	strbuf_putc(sb, ']');
+}
+
 static void hist_text(struct strbuf *sb, const struct rt_map *m, const uint64_t *b)
 {
 	const struct plan_map *pm = m->pm;
 	int lo, hi;
 	uint64_t maxv;
-	if (pm->kind == PLAN_MAP_HIST && pm->hist_bits) {
-		rt_histk_text(sb, pm->hist_bits, b, m->nbuckets);
+	if (pm->kind == PLAN_MAP_HIST) {
+		if (pm->hist_bits)
+			rt_histk_text(sb, pm->hist_bits, b, m->nbuckets);
+		else
+			rt_hist_log2_text(sb, b, m->nbuckets);
 		return;
 	}
 	if (!rt_hist_range(b, m->nbuckets, &lo, &hi, &maxv))
@@ -677,21 +731,7 @@ static void hist_text(struct strbuf *sb, const struct rt_map *m, const uint64_t 
 	struct strbuf label = {0};
 	for (int i = lo; i <= hi; i++) {
 		label.len = 0;
-		if (pm->kind == PLAN_MAP_HIST) {
-			if (i == 0) {
-				strbuf_puts(&label, "(..., 0)");
-			} else if (i == 1) {
-				strbuf_puts(&label, "[0]");
-			} else if (i == 2) {
-				strbuf_puts(&label, "[1]");
-			} else {
-				strbuf_putc(&label, '[');
-				hist_label(&label, i - 2);
-				strbuf_puts(&label, ", ");
-				hist_label(&label, i - 1);
-				strbuf_putc(&label, ')');
-			}
-		} else {
+		{
 			int64_t min = pm->lhist_min, step = pm->lhist_step;
 			if (i == 0) {
 				strbuf_puts(&label, "(..., ");
@@ -721,8 +761,11 @@ static void hist_json(struct strbuf *sb, const struct rt_map *m, const uint64_t 
 	const struct plan_map *pm = m->pm;
 	int lo, hi;
 	uint64_t maxv;
-	if (pm->kind == PLAN_MAP_HIST && pm->hist_bits) {
-		rt_histk_json(sb, pm->hist_bits, b, m->nbuckets);
+	if (pm->kind == PLAN_MAP_HIST) {
+		if (pm->hist_bits)
+			rt_histk_json(sb, pm->hist_bits, b, m->nbuckets);
+		else
+			rt_hist_log2_json(sb, b, m->nbuckets);
 		return;
 	}
 	strbuf_putc(sb, '[');
@@ -731,18 +774,7 @@ static void hist_json(struct strbuf *sb, const struct rt_map *m, const uint64_t 
 			if (i > lo)
 				strbuf_puts(sb, ", ");
 			strbuf_putc(sb, '{');
-			if (pm->kind == PLAN_MAP_HIST) {
-				if (i == 0)
-					strbuf_puts(sb, "\"max\": -1, ");
-				else if (i == 1)
-					strbuf_puts(sb, "\"min\": 0, \"max\": 0, ");
-				else if (i == 2)
-					strbuf_puts(sb, "\"min\": 1, \"max\": 1, ");
-				else
-					strbuf_printf(sb, "\"min\": %" PRIu64 ", \"max\": %" PRIu64 ", ",
-						      (uint64_t)1 << (i - 2),
-						      ((uint64_t)1 << (i - 2)) * 2 - 1);
-			} else {
+			{
 				int64_t min = pm->lhist_min, step = pm->lhist_step;
 				if (i == 0)
 					strbuf_printf(sb, "\"max\": %" PRId64 ", ",

@@ -22,6 +22,8 @@ struct rt_consumer {
 	/* Once, after the last record (END drained, or a failure), before the output is
 	 * closed: what is still pending is printed now. */
 	void (*finish)(void *ctx, struct rt_output *o);
+	/* Optional: each turn of the event loop (every few ms), for what prints on time. */
+	void (*tick)(void *ctx, struct rt_output *o);
 };
 
 /* For consumers: the output stream, -f json, and the printf arguments of a record

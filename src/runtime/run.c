@@ -483,6 +483,8 @@ int rt_run(struct gt_plan *plan, const struct rt_options *opts)
 		}
 		if (opts->tick)
 			opts->tick(opts->hook_ctx);
+		if (opts->consumer && opts->consumer->tick)
+			opts->consumer->tick(opts->consumer->ctx, s.output);
 		if (stopsig_take_usr1() && s.maps) {
 			/* as bpftrace: every map now, in the dump's format, and the trace goes on */
 			rt_maps__print_all(s.maps, s.out, opts->json);

@@ -9,6 +9,8 @@ plus (*Student).String):
   4. a panic in add3 recovered in add: the abandoned calls closed and marked, the later
      trees right, the program's own output unchanged;
   5. --rets: results on the closing lines, against what the program printed;
+  6. --summary: per function the calls, a latency histogram against the program's own
+     clock, and the most frequent results against what it printed;
 and -f json, -f chrome (the same calls as the text, as a trace for Perfetto), a PIE, a
 build without DWARF (.gopclntab lines), -p, trees left open at Ctrl-C, colour only on a
 terminal."""
@@ -22,7 +24,8 @@ import signal
 import subprocess
 import time
 
-from gtlib import Suite, TESTS, bpf_leftovers, describe, matches_own, own_times
+from gtlib import (OWN_LATE_US, Suite, TESTS, bpf_leftovers, describe, matches_own,
+                   own_times)
 
 s = Suite("funcgraph")
 SRC = os.path.join(TESTS, "go", "funcgraph", "main.go")
@@ -359,6 +362,127 @@ if s.case("rets"):
     s.check("--rets: a result the function does not have is named with the ones it has",
             r.returncode != 0 and "--rets: main.add3 has no result 'total'; its results: r0"
             in r.stderr, describe(r))
+
+# 6. --summary
+SUM_HEAD = re.compile(r"^\d\d:\d\d:\d\d\.\d{6} summary( at the end)?, [\d.]+s since the start$")
+
+
+def parse_summaries(text):
+    """--summary's text -> [(final, {func: {"calls", "returned", "hist": {label: n},
+    "results": {text: n}}})]"""
+    out, cur, f, part = [], None, None, None
+    for line in text.splitlines():
+        m = SUM_HEAD.match(line)
+        if m:
+            cur = {}
+            out.append((bool(m.group(1)), cur))
+            continue
+        m = re.match(r"^(\S+): (\d+) calls?, (\d+) returned$", line)
+        if cur is not None and m:
+            f = cur[m.group(1)] = {"calls": int(m.group(2)), "returned": int(m.group(3)),
+                                  "hist": {}, "results": {}}
+            continue
+        if line.startswith("latency (ns):"):
+            part = "hist"
+        elif line.startswith("results ("):
+            part = "results"
+        elif f is not None and part == "hist" and line.startswith(("[", "(")):
+            label, n = re.match(r"^(\S.*?\)|\[\d+\])\s+(\d+) \|", line).groups()
+            if int(n):
+                f["hist"][label] = int(n)
+        elif f is not None and part == "results" and re.match(r"^ *\d+  ", line):
+            n, txt = line.strip().split("  ", 1)
+            f["results"][txt] = int(n)
+    return out
+
+
+def hist_label(ns_):
+    """bpftrace's hist() label of a value in ns."""
+    if ns_ < 2:
+        return "[%d]" % ns_
+    p = ns_.bit_length() - 1
+    def lab(q):
+        for suf, sh in (("T", 40), ("G", 30), ("M", 20), ("K", 10)):
+            if q >= sh:
+                return "%d%s" % (1 << (q - sh), suf)
+        return str(1 << q)
+    return "[%s, %s)" % (lab(p), lab(p + 1))
+
+
+def hist_matches(hist, own_us):
+    """The traced histogram holds the calls the program timed itself, each in the bucket
+    of its own duration or of one a little longer (the probes' own time, gtlib)."""
+    want = sorted(own_us)
+    if sum(hist.values()) != len(want):
+        return False
+    pool = dict(hist)
+    for us in want:
+        for lab in (hist_label(us * 1000), hist_label((us + OWN_LATE_US) * 1000)):
+            if pool.get(lab):
+                pool[lab] -= 1
+                break
+        else:
+            return False
+    return True
+
+
+if s.case("summary"):
+    r, text, own = run_fg(b, ["-rounds", "3", "-g", "2", "-unit", "4", "-panic", "1"],
+                          ["--funcgraph", "main.(*Student).String", "--summary",
+                           "--rets", "auto", "--interval", "0"])
+    sums = parse_summaries(text)
+    final = sums[-1][1] if sums else {}
+    printed = [re.match(r"worker \d+ round \d+: add = (-?\d+), (.*)$", l) for l in own]
+    printed = [m.groups() for m in printed if m]
+    want_add = {}
+    for v, _ in printed:
+        want_add["r=" + v] = want_add.get("r=" + v, 0) + 1
+    want_str = {}
+    for _, st in printed:
+        want_str["r0=" + st] = want_str.get("r0=" + st, 0) + 1
+    add, add3, st = final.get("main.add", {}), final.get("main.add3", {}), \
+        final.get("main.(*Student).String", {})
+    s.check("--summary --interval 0: one summary, at the end, of every traced function",
+            r.returncode == 0 and len(sums) == 1 and sums[0][0] and
+            set(final) == {"main.add", "main.add1", "main.add2", "main.add3",
+                           "main.add.func1", "main.(*Student).String"}, text + describe(r))
+    s.check("--summary: calls and returns (two of six add3 calls panic)",
+            add.get("calls") == 6 and add.get("returned") == 6 and
+            add3.get("calls") == 6 and add3.get("returned") == 4 and
+            st.get("calls") == 6 and st.get("returned") == 6, text)
+    s.check("--summary: the results, as the program printed them",
+            len(printed) == 6 and add.get("results") == want_add and
+            st.get("results") == want_str, "%s\n%s\n%s" % (want_add, want_str, text))
+    bad = [name for name in ("add1", "add2", "add3")
+           if not hist_matches(final.get("main." + name, {}).get("hist", {}), OWN.get(name, []))]
+    s.check("--summary: each function's latency histogram holds the durations the program "
+            "measured itself (%s)" % {k: OWN.get(k) for k in ("add1", "add2", "add3")},
+            not bad, "%s\n%s" % (bad, text))
+    # every 100 ms: summaries while the program runs, each counting on from the last
+    r, text, own = run_fg(b, ["-rounds", "4", "-unit", "20"], ["--summary", "--interval", "100ms"])
+    sums = parse_summaries(text)
+    calls = [sum(f["calls"] for f in d.values()) for _, d in sums]
+    s.check("--summary --interval 100ms: summaries while it runs, then the last at the end, "
+            "the counts growing", r.returncode == 0 and len(sums) >= 3 and
+            [fin for fin, _ in sums] == [False] * (len(sums) - 1) + [True] and
+            calls == sorted(calls) and sums[-1][1].get("main.add", {}).get("calls") == 4,
+            text + describe(r))
+    out = os.path.join(s.work, "summary.json")
+    r = s.run(["-f", "json", "--funcgraph", "main.add3", "--summary", "--rets", "auto",
+               "--interval", "0", "-o", out, "-c", b + " -rounds 2 -unit 4"])
+    objs = [json.loads(l) for l in open(out).read().splitlines()] if os.path.exists(out) else []
+    fs = objs[0]["data"]["functions"] if len(objs) == 1 else []
+    s.check("--summary -f json: one object, the function's counts, latency buckets and results",
+            r.returncode == 0 and len(fs) == 1 and fs[0]["function"] == "main.add3" and
+            fs[0]["calls"] == 2 and sum(b_["count"] for b_ in fs[0]["latency_ns"]) == 2 and
+            all(b_["min"] <= 12e6 <= b_["max"] for b_ in fs[0]["latency_ns"]) and
+            sorted((x["rets"], x["count"]) for x in fs[0]["results"]) ==
+            [("r0=0", 1), ("r0=1", 1)], json.dumps(objs, indent=1) + describe(r))
+    for extra, msg in ((["--summary", "--args", "auto"], "--args is for the trees"),
+                       (["--summary", "--interval", "5ms"], "at least 100ms"),
+                       (["--interval", "1s"], "give --summary")):
+        r = s.run(["--funcgraph", "main.add3", *extra, "-c", b])
+        s.check("--summary: %s" % msg, r.returncode == 2 and msg in r.stderr, describe(r))
 
 # 3. --drilldown
 if s.case("drilldown"):
