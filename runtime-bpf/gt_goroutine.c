@@ -8,6 +8,7 @@
 
 struct gt_gstate {
 	__u64 depth;
+	__u64 fg_skip; /* GT_DEPTH_SKIP while the current root call is dropped, else 0 */
 };
 
 struct gt_frame_key {
@@ -148,7 +149,8 @@ static __always_inline struct gt_gstate *state_of(void *ctx, const struct gt_tar
 	return st;
 }
 
-__u64 gt_call_enter(void *ctx, const struct gt_target *t, __u64 cookie, __u64 now)
+__u64 gt_call_enter(void *ctx, const struct gt_target *t, __u64 cookie, __u64 now,
+		    __u64 over)
 {
 	__s64 goid;
 	__u64 key;
@@ -156,8 +158,14 @@ __u64 gt_call_enter(void *ctx, const struct gt_target *t, __u64 cookie, __u64 no
 	if (!st)
 		return 0;
 	__u64 depth = st->depth;
-	if ((cookie >> GT_COOKIE_FLAGS_SHIFT) & GT_SITE_RET_AT_ENTRY)
-		return depth + 1; /* returns at this very instruction: nothing to pair */
+	if ((cookie >> GT_COOKIE_FLAGS_SHIFT) & GT_SITE_RET_AT_ENTRY) {
+		/* returns at this very instruction: nothing to pair */
+		if (!depth && over) {
+			stat_inc(GT_STAT_FG_DROPPED);
+			return 1 | GT_DEPTH_SKIP;
+		}
+		return (depth + 1) | (depth ? st->fg_skip : 0);
+	}
 	struct gt_frame_key fk = {.goid = goid};
 	/* Drop frames that cannot be our callers: returned ones, and those at or below
 	 * our stack level (left by a panic or Goexit). */
@@ -167,7 +175,7 @@ __u64 gt_call_enter(void *ctx, const struct gt_target *t, __u64 cookie, __u64 no
 		if (!top)
 			break;
 		if (top->sp_key == key && !top->returned)
-			return depth; /* the same call: another program at this entry */
+			return depth | st->fg_skip; /* the same call: another program at this entry */
 		if (!top->returned && top->sp_key < key)
 			break; /* a caller */
 		if (!top->returned)
@@ -183,7 +191,12 @@ __u64 gt_call_enter(void *ctx, const struct gt_target *t, __u64 cookie, __u64 no
 		return 0;
 	}
 	st->depth = depth + 1;
-	return depth + 1;
+	if (!depth) { /* a root call: kept, or dropped whole when the ring is filling up */
+		st->fg_skip = over ? GT_DEPTH_SKIP : 0;
+		if (over)
+			stat_inc(GT_STAT_FG_DROPPED);
+	}
+	return (depth + 1) | st->fg_skip;
 }
 
 long gt_call_return(void *ctx, const struct gt_target *t, __u64 cookie, __u64 *entry_ns,
@@ -195,7 +208,9 @@ long gt_call_return(void *ctx, const struct gt_target *t, __u64 cookie, __u64 *e
 	*depth_out = 0;
 	struct gt_gstate *st = state_of(ctx, t, cookie, &goid, &key, 0);
 	if ((cookie >> GT_COOKIE_FLAGS_SHIFT) & GT_SITE_RET_AT_ENTRY) {
-		*depth_out = (st ? st->depth : 0) + 1; /* a call of no length, at any order */
+		/* a call of no length, at any order; dropped with its root (a root of its own
+		 * is recorded: its entry's decision is not kept) */
+		*depth_out = ((st ? st->depth : 0) + 1) | (st && st->depth ? st->fg_skip : 0);
 		return 1;
 	}
 	if (!st) {
@@ -212,7 +227,7 @@ long gt_call_return(void *ctx, const struct gt_target *t, __u64 cookie, __u64 *e
 		if (top->sp_key == key) {
 			top->returned = 1;
 			*entry_ns = top->entry_ns;
-			*depth_out = depth;
+			*depth_out = depth | st->fg_skip;
 			st->depth = depth;
 			return 0;
 		}

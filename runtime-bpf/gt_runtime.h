@@ -42,10 +42,13 @@ __s64 gt_goid(void *ctx, const struct gt_target *t, __u64 cookie);
 /* Per-goroutine call stack. A frame's key is g.stack.hi - SP at the call: the same at
  * the entry probe (after the prologue) and at the RET, and unchanged when Go copies the
  * stack to grow it. Returns the depth of the frame (1 = outermost traced call), or 0
- * when no state could be kept. */
-__u64 gt_call_enter(void *ctx, const struct gt_target *t, __u64 cookie, __u64 now);
+ * when no state could be kept; with GT_DEPTH_SKIP inside a root call entered while
+ * OVER (call-graph mode: the ring buffer over half full), which is dropped whole. */
+__u64 gt_call_enter(void *ctx, const struct gt_target *t, __u64 cookie, __u64 now,
+		    __u64 over);
 /* At a RET: finds the frame of this call (dropping deeper frames abandoned by panics),
- * marks it returned and stores its entry time and depth. Returns 0, or -1 when the
+ * marks it returned and stores its entry time and depth (GT_DEPTH_SKIP as at its
+ * entry). Returns 0, or -1 when the
  * entry was never seen (counted), or 1 at a function that is one RET (its entry is this
  * instruction: no frame, no duration). Several programs at one RET get the same answer. */
 long gt_call_return(void *ctx, const struct gt_target *t, __u64 cookie, __u64 *entry_ns,

@@ -504,7 +504,10 @@ static LLVMValueRef cg_ident(struct cg *g, struct ast_node *e)
 	case BI_GOID:
 		return cg_goid(g);
 	case BI_DEPTH:
-		return g->depth ? LLVMBuildLoad2(g->b, g->i64, g->depth, "depth") : cg_const(g, 0);
+		if (!g->depth)
+			return cg_const(g, 0);
+		return LLVMBuildAnd(g->b, LLVMBuildLoad2(g->b, g->i64, g->depth, "depth"),
+				    cg_const(g, ~GT_DEPTH_SKIP), "");
 	case BI_DURATION:
 		return g->duration ? LLVMBuildLoad2(g->b, g->i64, g->duration, "duration")
 				   : cg_const(g, 0);

@@ -76,8 +76,22 @@ void cg_goruntime_prologue(struct cg *g)
 		LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntNE, track, cg_const(g, 0), ""), push,
 				done);
 		LLVMPositionBuilderAtEnd(g->b, push);
-		LLVMValueRef args[4] = {ctx, g->target, cg_cookie(g), cg_now(g)};
-		LLVMBuildStore(g->b, cg_runtime_call(g, "gt_call_enter", args, 4), g->depth);
+		/* call-graph mode: a root call entered while the ring buffer is over half full
+		 * is dropped whole (gt_call_enter), never a tree with holes from lost records */
+		LLVMValueRef over = cg_const(g, 0);
+		if (g->funcgraph) {
+			LLVMValueRef q[2] = {g->map_events, cg_const(g, BPF_RB_AVAIL_DATA)};
+			LLVMValueRef used = cg_helper(g, BPF_FUNC_ringbuf_query, g->i64, q, 2);
+			q[1] = cg_const(g, BPF_RB_RING_SIZE);
+			LLVMValueRef size = cg_helper(g, BPF_FUNC_ringbuf_query, g->i64, q, 2);
+			over = LLVMBuildZExt(g->b,
+					     LLVMBuildICmp(g->b, LLVMIntUGT, used,
+							   LLVMBuildLShr(g->b, size, cg_const(g, 1), ""),
+							   "over"),
+					     g->i64, "");
+		}
+		LLVMValueRef args[5] = {ctx, g->target, cg_cookie(g), cg_now(g), over};
+		LLVMBuildStore(g->b, cg_runtime_call(g, "gt_call_enter", args, 5), g->depth);
 		LLVMBuildBr(g->b, done);
 		LLVMPositionBuilderAtEnd(g->b, done);
 	} else if (sp->point == GO_RETURN) {

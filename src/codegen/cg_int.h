@@ -35,6 +35,7 @@ struct cg {
 	LLVMValueRef uwtarget;         /* its struct gt_uwtarget (a constant) */
 	LLVMValueRef site_func_tab, site_probe_tab, site_vaddr_tab; /* cg_sites.c, on first use */
 	LLVMValueRef signame_tab; /* cg_tables.c, on first use */
+	bool funcgraph; /* the program records call graphs: root calls may be dropped whole */
 
 	/* per program */
 	LLVMValueRef fn, ctx_arg;

@@ -510,6 +510,8 @@ int cg_generate(const struct diag_src *src, struct sema_result *sr, struct gt_pl
 		const struct cg_options *opts)
 {
 	struct cg g = {.src = src, .plan = plan, .opts = opts};
+	for (int i = 0; i < plan->nevents; i++)
+		g.funcgraph |= plan->events[i].kind == PLAN_EV_FG_ENTRY;
 	int err = setup(&g);
 	if (err)
 		goto out;

@@ -247,6 +247,18 @@ static void cg_call_stmt(struct cg *g, struct ast_node *e)
 	case BI_ZERO:
 	case BI_FGENTRY: /* sema made its argument list the record's fields */
 	case BI_FGRETURN:
+		if (g->depth) { /* not inside a root call dropped whole */
+			LLVMValueRef d = LLVMBuildLoad2(g->b, g->i64, g->depth, "");
+			LLVMValueRef skip = LLVMBuildAnd(g->b, d, cg_const(g, GT_DEPTH_SKIP), "");
+			LLVMBasicBlockRef rec = new_bb(g, "fg.rec"), done = new_bb(g, "fg.done");
+			LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntEQ, skip, cg_const(g, 0), ""),
+					rec, done);
+			LLVMPositionBuilderAtEnd(g->b, rec);
+			cg_event(g, e, 0);
+			LLVMBuildBr(g->b, done);
+			LLVMPositionBuilderAtEnd(g->b, done);
+			break;
+		}
 		cg_event(g, e, 0);
 		break;
 	default:

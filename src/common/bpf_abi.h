@@ -112,8 +112,14 @@ enum gt_stat {
 	GT_STAT_NO_G,            /* g could not be read */
 	GT_STAT_GOEXIT,          /* goroutines whose state was freed at exit */
 	GT_STAT_NO_SITE,         /* events at an address gt_sites does not hold */
+	GT_STAT_FG_DROPPED,      /* call-graph mode: root calls dropped whole (ring full) */
 	GT_STAT_COUNT,
 };
+
+/* gt_call_enter's and gt_call_return's depth with this bit: the call is inside a root
+ * call that call-graph mode drops whole (the ring buffer was over half full at its
+ * entry), so nothing of it is recorded. */
+#define GT_DEPTH_SKIP (1ull << 62)
 
 /* gt_agg_read(): how an aggregation's per-CPU values make one */
 enum gt_agg_read {

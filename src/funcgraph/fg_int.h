@@ -30,6 +30,10 @@ enum {
 };
 #define FG_FMT_SKIP 2 /* conversions before the --args text: ip, pid */
 #define FG_MAX_NODES 100000 /* calls kept per tree; later ones are counted only */
+/* calls kept by all open trees (about 200 bytes each): past it, a new root call is
+ * dropped whole and counted, so that memory stays bounded however many goroutines are
+ * in traced calls at once */
+#define FG_MAX_KEPT 150000
 
 struct fg_tree_opts {
 	struct binfo *bi;

@@ -55,6 +55,8 @@ struct fg_tree {
 	VEC(struct fg_node) nodes; /* in entry order (preorder) */
 	VEC(int) open;             /* indexes of the open calls, innermost last */
 	uint64_t dropped;          /* calls not kept (FG_MAX_NODES) */
+	bool skipping;             /* a root call dropped whole (FG_MAX_KEPT): nothing kept */
+	uint64_t root_depth;       /* ... until the call at this depth ends */
 };
 
 struct fg_consumer {
@@ -67,6 +69,9 @@ struct fg_consumer {
 	int64_t wall_off; /* CLOCK_REALTIME - CLOCK_MONOTONIC at start, ns */
 	uint64_t seq, printed;
 	uint64_t untracked, bad, dropped;
+	uint64_t kept;          /* calls held by the open trees */
+	uint64_t max_kept;      /* FG_MAX_KEPT (GT_FUNCGRAPH_MAX_KEPT: the tests' smaller one) */
+	uint64_t dropped_roots; /* root calls dropped whole (FG_MAX_KEPT) */
 	int color; /* -1: not decided yet */
 	struct fg_chrome chrome; /* -f chrome */
 	/* GT_FUNCGRAPH_TEXT=FILE: the text trees too, written there, of a run in another
@@ -121,6 +126,8 @@ struct fg_consumer *fg_consumer_new(const struct fg_tree_opts *o, const struct g
 		diag_fatal("internal error: the call-graph events do not have the expected layout");
 	if (o->chrome)
 		fg_chrome_init(&c->chrome, now_ns(), c->wall_off, base_name(binfo_path(o->bi)));
+	const char *mk = getenv("GT_FUNCGRAPH_MAX_KEPT");
+	c->max_kept = mk && *mk ? strtoull(mk, NULL, 10) : FG_MAX_KEPT;
 	const char *copy = getenv("GT_FUNCGRAPH_TEXT");
 	if (copy && *copy && !(c->text_copy = fopen(copy, "w")))
 		diag_print(DIAG_WARNING, "GT_FUNCGRAPH_TEXT: cannot open %s: %s", copy,
@@ -326,8 +333,8 @@ static void print_text(struct fg_consumer *c, struct rt_output *o, const struct 
 	if (t->dropped)
 		strbuf_printf(&c->out,
 			      "... goid=%" PRId64 ": %" PRIu64 " more calls of this tree not shown "
-			      "(a tree keeps %d)\n",
-			      t->goid, t->dropped, FG_MAX_NODES);
+			      "(a tree keeps %d, all open trees %" PRIu64 ")\n",
+			      t->goid, t->dropped, FG_MAX_NODES, c->max_kept);
 }
 
 static void json_str(struct strbuf *sb, const char *s)
@@ -499,6 +506,7 @@ static void emit_tree(struct fg_consumer *c, struct rt_output *o, struct fg_tree
 	}
 	c->printed++;
 	c->dropped += t->dropped;
+	c->kept -= (uint64_t)t->nodes.n;
 	unlink_tree(c, t);
 	free_tree(t);
 }
@@ -526,6 +534,13 @@ static void on_entry(struct fg_consumer *c, struct rt_output *o, int id,
 	uint32_t site = (uint32_t)field(ev, rec, FG_ARG_SITE);
 	struct fg_tree *t = find_tree(c, goid);
 
+	if (t && t->skipping) {
+		if (depth > t->root_depth)
+			return; /* inside the dropped root call */
+		unlink_tree(c, t); /* the dropped call was left (a panic): a new root */
+		free_tree(t);
+		t = NULL;
+	}
 	if (t) {
 		close_abandoned(t, depth, ns);
 		if (!t->open.n) { /* even its root was left: the tree is complete */
@@ -542,8 +557,14 @@ static void on_entry(struct fg_consumer *c, struct rt_output *o, int id,
 		struct fg_tree **b = bucket(c, goid);
 		t->next = *b;
 		*b = t;
+		if (c->kept >= c->max_kept) {
+			t->skipping = true;
+			t->root_depth = depth;
+			c->dropped_roots++;
+			return;
+		}
 	}
-	if (t->nodes.n >= FG_MAX_NODES) {
+	if (t->nodes.n >= FG_MAX_NODES || c->kept >= c->max_kept) {
 		t->dropped++;
 		return;
 	}
@@ -562,6 +583,7 @@ static void on_entry(struct fg_consumer *c, struct rt_output *o, int id,
 	};
 	memcpy(nd.rec, rec, size);
 	vec_push(&t->nodes, nd);
+	c->kept++;
 	vec_push(&t->open, t->nodes.n - 1);
 }
 
@@ -573,6 +595,13 @@ static void on_return(struct fg_consumer *c, struct rt_output *o, int id,
 	struct fg_tree *t = find_tree(c, goid);
 	if (!t)
 		return; /* a call outside the trees (begun before the trace, or not drilled) */
+	if (t->skipping) {
+		if (depth <= t->root_depth) { /* the dropped root call ended */
+			unlink_tree(c, t);
+			free_tree(t);
+		}
+		return;
+	}
 	close_abandoned(t, depth + 1, ns);
 	if (t->open.n) {
 		struct fg_node *nd = &t->nodes.v[t->open.v[t->open.n - 1]];
@@ -632,7 +661,7 @@ void fg_consumer_finish(void *ctx, struct rt_output *o)
 	/* Not after the output failed (a closed pipe): SIGPIPE is no longer ignored now. */
 	bool writable = !ferror(rt_output_file(o));
 	for (int i = 0; i < left.n; i++) {
-		if (writable) {
+		if (writable && !left.v[i]->skipping) {
 			emit_tree(c, o, left.v[i], now);
 		} else {
 			unlink_tree(c, left.v[i]);
@@ -651,10 +680,18 @@ void fg_consumer_finish(void *ctx, struct rt_output *o)
 			   "missing from the trees",
 			   c->untracked);
 	if (c->dropped)
-		diag_print(DIAG_WARNING, "%" PRIu64 " calls not shown: trees are kept to %d calls each",
-			   c->dropped, FG_MAX_NODES);
+		diag_print(DIAG_WARNING, "%" PRIu64 " calls not shown: trees are kept to %d calls "
+			   "each, all open trees to %" PRIu64, c->dropped, FG_MAX_NODES, c->max_kept);
 	if (c->bad)
 		diag_print(DIAG_WARNING, "%" PRIu64 " malformed call-graph records", c->bad);
+	if (c->dropped_roots && rt_output_json(o) && !c->o.chrome && writable) {
+		FILE *f = rt_output_file(o);
+		fprintf(f, "{\"type\": \"dropped_root_calls\", \"data\": {\"calls\": %" PRIu64
+			", \"reason\": \"memory\"}}\n", c->dropped_roots);
+	} else if (c->dropped_roots) {
+		diag_print(DIAG_WARNING, "%" PRIu64 " root calls were dropped whole: the open trees "
+			   "held %" PRIu64 " calls", c->dropped_roots, c->max_kept);
+	}
 }
 
 void fg_consumer_free(struct fg_consumer *c)

@@ -163,6 +163,7 @@ static const char *const rt_go_stat_names[GT_STAT_COUNT] = {
 	[GT_STAT_NO_G] = "g unreadable",
 	[GT_STAT_GOEXIT] = "goroutine states freed",
 	[GT_STAT_NO_SITE] = "events at unknown sites",
+	[GT_STAT_FG_DROPPED] = "root calls dropped whole",
 };
 
 static long map_count_entries(const struct bpf_map *m)
@@ -185,7 +186,7 @@ static void report_go_stats(struct rt_session *s)
 {
 	struct bpf_map *m = bpf_object__find_map_by_name(s->obj, GT_MAP_STATS);
 	struct strbuf sb = {0};
-	uint64_t full = 0;
+	uint64_t full = 0, dropped = 0;
 
 	if (!m || bpf_map__value_size(m) != sizeof(uint64_t))
 		return;
@@ -194,8 +195,21 @@ static void report_go_stats(struct rt_session *s)
 		bpf_map_lookup_elem(bpf_map__fd(m), &i, &v);
 		if (i == GT_STAT_STATE_FULL)
 			full = v;
+		if (i == GT_STAT_FG_DROPPED)
+			dropped = v;
 		strbuf_printf(&sb, "%s%s: %llu", i ? ", " : "", rt_go_stat_names[i],
 			      (unsigned long long)v);
+	}
+	/* call-graph mode under overload: said at the end, in the output's own format */
+	if (dropped && s->opts->json) {
+		fprintf(s->out, "{\"type\": \"dropped_root_calls\", \"data\": {\"calls\": %llu, "
+			"\"reason\": \"ring buffer\"}}\n", (unsigned long long)dropped);
+		fflush(s->out);
+	} else if (dropped) {
+		diag_print(DIAG_WARNING,
+			   "%llu root calls were dropped whole, with every call under them: calls "
+			   "came faster than they could be printed",
+			   (unsigned long long)dropped);
 	}
 	if (s->opts->verbose) {
 		diag_print(DIAG_INFO, "%s", sb.buf ? sb.buf : "");

@@ -11,6 +11,8 @@ plus (*Student).String):
   5. --rets: results on the closing lines, against what the program printed;
   6. --summary: per function the calls, a latency histogram against the program's own
      clock, and the most frequent results against what it printed;
+  7. overload: with its output stalled, whole root calls are dropped and counted, the
+     rest printed whole, memory bounded;
 and -f json, -f chrome (the same calls as the text, as a trace for Perfetto), a PIE, a
 build without DWARF (.gopclntab lines), -p, trees left open at Ctrl-C, colour only on a
 terminal."""
@@ -52,6 +54,7 @@ SHORT = {"main.add": "add", "main.add1": "add1", "main.add2": "add2", "main.add3
          "main.(*Student).String": "String"}
 
 LINE = re.compile(r"^(\d\d:\d\d:\d\d\.\d{6}) goid=(\d+) (.{9}) (.*)$")
+BANNER_RE = re.compile(r"^Attaching \d+ probes?\.\.\.\n")
 # } FUNC [(RESULTS)] [FILE:LINE] [(MARK)]
 CLOSE = re.compile(r"^\} (\S+)(?: \((.*?)\))??(?: (\S+):(\d+))?"
                    r"(?: \((panic: no return|unfinished)\))?$")
@@ -483,6 +486,58 @@ if s.case("summary"):
                        (["--interval", "1s"], "give --summary")):
         r = s.run(["--funcgraph", "main.add3", *extra, "-c", b])
         s.check("--summary: %s" % msg, r.returncode == 2 and msg in r.stderr, describe(r))
+
+# 7. overload: the reader of gotrace's output stops until the traced program has made
+# all its calls, so the ring buffer fills. Root calls entered while it is over half full
+# are dropped whole and counted; every printed tree is whole; nothing is lost; the
+# printed and the dropped add up to the calls the program counted itself.
+if s.case("overload"):
+    import select
+    hot = s.go_build("hotloop")
+    p = s.start(["--funcgraph", "main.step", "-c", hot + " -n 200000 -work 0"])
+    err, calls, t0 = "", None, time.time()
+    while calls is None and time.time() - t0 < 240:
+        if select.select([p.stderr], [], [], 1)[0]:
+            line = p.stderr.readline()
+            if not line:
+                break
+            err += line
+            m = re.search(r"hotloop: calls=(\d+)", line)
+            calls = int(m.group(1)) if m else None
+    out = p.stdout.read()
+    err += p.stderr.read()
+    _, status, usage = os.wait4(p.pid, 0)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    trees, other, errors = parse_trees(BANNER_RE.sub("", out, count=1))
+    m = re.search(r"(\d+) root calls were dropped whole", err)
+    dropped = int(m.group(1)) if m else 0
+    s.check("overload: root calls dropped whole while the output stalled (%d of %s), the "
+            "rest printed whole, none lost" % (dropped, calls),
+            p.returncode == 0 and calls == 200000 and dropped > 0 and not errors and
+            "Lost" not in err and len(trees) + dropped == calls and
+            all(t.func == "main.step" and not t.children and t.mark is None for t in trees),
+            "%d trees + %d dropped, %s calls\n%s\n%s" % (len(trees), dropped, calls,
+                                                        "\n".join(errors[:5]), err[-2000:]))
+    s.check("overload: gotrace's peak memory stays under 64 MB (%.1f MB)"
+            % (usage.ru_maxrss / 1024), usage.ru_maxrss < 64 * 1024, usage)
+    # the open trees' bound on calls held in memory (150,000; a test hook makes it 1):
+    # past it a new root is dropped whole, and an open tree shows no more calls
+    env = dict(s.env)
+    s.env["GT_FUNCGRAPH_MAX_KEPT"] = "1"
+    try:
+        r, text, own = run_fg(b, ["-rounds", "2", "-unit", "5", "-g", "4"],
+                              ["--funcgraph", "main.(*Student).String"])
+    finally:
+        s.env = env
+    trees, other, errors = parse_trees("\n".join(l for l in text.splitlines()
+                                                 if not l.startswith("... goid=")))
+    m = re.search(r"(\d+) root calls were dropped whole: the open trees held 1 calls",
+                  r.stderr)
+    dropped = int(m.group(1)) if m else 0
+    s.check("overload: with room for 1 call in memory, the roots printed and the roots "
+            "dropped whole add up to the program's 16 (%d + %d)" % (len(trees), dropped),
+            r.returncode == 0 and not errors and dropped > 0 and len(trees) + dropped == 16
+            and all(not t.children for t in trees), text + describe(r))
 
 # 3. --drilldown
 if s.case("drilldown"):
