@@ -52,6 +52,12 @@
 #   6. following (FOLLOW=0 skips it): gotrace -c 'go run .' on tests/go/calcmod: exec
 #      to attached (-v's "held N ms"), cache hit and --no-cache; go run's wall time
 #      untraced and traced.
+#   7. call graphs next to Go's own eBPF tracers (TRACERS=0 skips it): bench/tracers.py
+#      builds delve and go-ftrace from their Go modules (into ~/.cache/gotrace-bench,
+#      skipped with the go command's reason where the proxy does not serve one) and
+#      times gotrace --funcgraph, dlv trace --ebpf and ftrace on the same loop (added
+#      ns per call, N calls) and on 1 and 2,000 functions (the whole command), each
+#      run's calls checked against the program's own count; peak RSS.
 #   Floor column: bench/floor.c (one uprobe_multi link on the function, a
 #   four-instruction counter program, the child released after the attach as
 #   gotrace's -c does), compiled with gcc -lelf.
@@ -754,3 +760,11 @@ if notes:
     for n in dict.fromkeys(notes): print("  " + n)
 PY
 echo "# raw outputs: $OUT"
+
+# ---------------------------------------------------------------- 7
+if [ "${TRACERS:-1}" = 1 ]; then
+  echo
+  python3 "$HERE/tracers.py" --gotrace "$GOTRACE_BIN" --out "$OUT/tracers" --n "$N" \
+    --runs "$RUNS" --sites "$MANY_SITES" --tools "${TRACER_TOOLS:-$HOME/.cache/gotrace-bench/tools}" ||
+    echo "# section 7 (bench/tracers.py) failed"
+fi

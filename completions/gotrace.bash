@@ -198,12 +198,13 @@ _gotrace()
             mapfile -t cands < <(_gotrace_funcs "$gt" "$(_gotrace_target)" "$cur")
             nospace=1
             ;;
-        -e | --args | --max-overhead) ;;
+        -e | --args | --rets | --interval | --max-overhead) ;;
         *)
             if [[ $cur == -* ]]; then
                 cands=(-e -c -p -b -l -f -o -d -v -q -k -kk -B -I -h -V
                     --binary --dry-run --no-cache --unsafe --parse-only --funcgraph
-                    --drilldown --args --no-color --no-warnings --info --include
+                    --drilldown --args --rets --summary --interval --no-color --no-warnings
+                    --info --include
                     --exclude --max-overhead --output --list --probe-filter --help --version)
             else
                 files=1

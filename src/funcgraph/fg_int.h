@@ -50,6 +50,12 @@ struct fg_tree_opts {
 
 struct fg_consumer;
 
+/* fg_tree.c, shared with fg_summary.c: argument I of a record of EV (0 past its end);
+ * CLOCK_REALTIME - CLOCK_MONOTONIC now, ns; "HH:MM:SS.uuuuuu" of a monotonic time. */
+uint64_t fg_field(const struct plan_event *ev, const uint8_t *rec, int i);
+int64_t fg_wall_off(void);
+void fg_time_text(char *buf, size_t n, int64_t wall_off, uint64_t mono_ns);
+
 struct fg_consumer *fg_consumer_new(const struct fg_tree_opts *o, const struct gt_plan *plan);
 void fg_consumer_free(struct fg_consumer *c);
 /* rt_consumer callbacks; CTX is the fg_consumer */

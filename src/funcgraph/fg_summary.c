@@ -7,7 +7,6 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "funcgraph/fg_int.h"
 #include "runtime/rt_maps.h"
@@ -39,14 +38,6 @@ struct fg_summary {
 	int *site_func; /* [plan->nsites]: the site's function's index in funcs, -1: none yet */
 	struct strbuf out, text;
 };
-
-static uint64_t rec_field(const struct plan_event *ev, const uint8_t *rec, int i)
-{
-	uint64_t v = 0;
-	if (i < ev->nargs)
-		memcpy(&v, rec + ev->args[i].offset, sizeof(v));
-	return v;
-}
 
 /* bpftrace's hist() bucket: 0 below 0, 1 for 0, 2 + floor(log2(v)) */
 static int bucket(int64_t v)
@@ -108,17 +99,13 @@ static void count_result(struct fg_fstat *f, const char *text)
 struct fg_summary *fg_summary_new(const struct fg_tree_opts *o, const struct gt_plan *plan)
 {
 	struct fg_summary *sm = xcalloc(1, sizeof(*sm));
-	struct timespec rt, mono;
 	sm->plan = plan;
 	sm->site_func = xmalloc(sizeof(int) * (size_t)(plan->nsites + 1));
 	memset(sm->site_func, 0xff, sizeof(int) * (size_t)(plan->nsites + 1));
 	sm->interval_ns = o->interval_ns;
 	sm->start_ns = now_ns();
 	sm->next_ns = sm->interval_ns ? sm->start_ns + sm->interval_ns : UINT64_MAX;
-	clock_gettime(CLOCK_REALTIME, &rt);
-	clock_gettime(CLOCK_MONOTONIC, &mono);
-	sm->wall_off = ((int64_t)rt.tv_sec - (int64_t)mono.tv_sec) * 1000000000 +
-		       ((int64_t)rt.tv_nsec - (int64_t)mono.tv_nsec);
+	sm->wall_off = fg_wall_off();
 	return sm;
 }
 
@@ -145,7 +132,7 @@ void fg_summary_record(void *ctx, struct rt_output *o, int event_id, const void 
 	struct fg_summary *sm = ctx;
 	const struct plan_event *ev = &sm->plan->events[event_id];
 	(void)size;
-	uint64_t site = rec_field(ev, rec, FG_ARG_SITE);
+	uint64_t site = fg_field(ev, rec, FG_ARG_SITE);
 	if (site >= (uint64_t)sm->plan->nsites)
 		return;
 	struct fg_fstat *f = fstat_of(sm, (int)site);
@@ -154,7 +141,7 @@ void fg_summary_record(void *ctx, struct rt_output *o, int event_id, const void 
 		return;
 	}
 	f->returned++;
-	f->hist[bucket((int64_t)rec_field(ev, rec, FG_ARG_DURATION))]++;
+	f->hist[bucket((int64_t)fg_field(ev, rec, FG_ARG_DURATION))]++;
 	if (ev->nargs > FG_RET_USER) {
 		sm->text.len = 0;
 		rt_output_format(o, event_id, rec, 0, &sm->text);
@@ -196,13 +183,8 @@ static struct fg_result **top_results(const struct fg_fstat *f, int *n)
 static void print_text(struct fg_summary *sm, struct fg_fstat **fs, uint64_t now, bool final)
 {
 	struct strbuf *sb = &sm->out;
-	int64_t wall = (int64_t)now + sm->wall_off;
-	time_t sec = (time_t)(wall / 1000000000);
-	struct tm tm;
 	char ts[64];
-	localtime_r(&sec, &tm);
-	size_t n = strftime(ts, sizeof(ts), "%H:%M:%S", &tm);
-	snprintf(ts + n, sizeof(ts) - n, ".%06lld", (long long)(wall % 1000000000) / 1000);
+	fg_time_text(ts, sizeof(ts), sm->wall_off, now);
 	strbuf_printf(sb, "%s summary%s, %.3fs since the start\n", ts, final ? " at the end" : "",
 		      (double)(now - sm->start_ns) / 1e9);
 	for (int i = 0; i < sm->funcs.n; i++) {

@@ -82,12 +82,32 @@ struct fg_consumer {
 
 /* ---- records ---- */
 
-static uint64_t field(const struct plan_event *ev, const uint8_t *rec, int i)
+uint64_t fg_field(const struct plan_event *ev, const uint8_t *rec, int i)
 {
 	uint64_t v = 0;
 	if (i < ev->nargs)
 		memcpy(&v, rec + ev->args[i].offset, sizeof(v));
 	return v;
+}
+
+
+int64_t fg_wall_off(void)
+{
+	struct timespec rt, mono;
+	clock_gettime(CLOCK_REALTIME, &rt);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	return ((int64_t)rt.tv_sec - (int64_t)mono.tv_sec) * 1000000000 +
+	       ((int64_t)rt.tv_nsec - (int64_t)mono.tv_nsec);
+}
+
+void fg_time_text(char *buf, size_t n, int64_t wall_off, uint64_t mono_ns)
+{
+	int64_t wall = (int64_t)mono_ns + wall_off;
+	time_t sec = (time_t)(wall / 1000000000);
+	struct tm tm;
+	localtime_r(&sec, &tm);
+	size_t k = strftime(buf, n, "%H:%M:%S", &tm);
+	snprintf(buf + k, n - k, ".%06lld", (long long)(wall % 1000000000) / 1000);
 }
 
 static const char *base_name(const char *path)
@@ -113,15 +133,11 @@ static bool plan_usable(const struct gt_plan *plan)
 struct fg_consumer *fg_consumer_new(const struct fg_tree_opts *o, const struct gt_plan *plan)
 {
 	struct fg_consumer *c = xcalloc(1, sizeof(*c));
-	struct timespec rt, mono;
 	c->o = *o;
 	c->plan = plan;
 	c->plan_ok = plan_usable(plan);
 	c->color = -1;
-	clock_gettime(CLOCK_REALTIME, &rt);
-	clock_gettime(CLOCK_MONOTONIC, &mono);
-	c->wall_off = ((int64_t)rt.tv_sec - (int64_t)mono.tv_sec) * 1000000000 +
-		      ((int64_t)rt.tv_nsec - (int64_t)mono.tv_nsec);
+	c->wall_off = fg_wall_off();
 	if (!c->plan_ok)
 		diag_fatal("internal error: the call-graph events do not have the expected layout");
 	if (o->chrome)
@@ -187,13 +203,8 @@ static void colored(struct fg_consumer *c, const char *color, const char *text)
 
 static void put_time(struct fg_consumer *c, uint64_t mono_ns)
 {
-	int64_t wall = (int64_t)mono_ns + c->wall_off;
-	time_t sec = (time_t)(wall / 1000000000);
-	struct tm tm;
 	char buf[64];
-	localtime_r(&sec, &tm);
-	size_t n = strftime(buf, sizeof(buf), "%H:%M:%S", &tm);
-	snprintf(buf + n, sizeof(buf) - n, ".%06lld", (long long)(wall % 1000000000) / 1000);
+	fg_time_text(buf, sizeof(buf), c->wall_off, mono_ns);
 	colored(c, C_TIME, buf);
 }
 
@@ -368,7 +379,7 @@ static void json_values(struct fg_consumer *c, const struct fg_node *nd, bool re
 		} else if (a->kind != PLAN_ARG_INT) { /* a Go value by name: its %+v text */
 			rt_value_format(&c->out, c->plan, a, rec, true);
 		} else {
-			uint64_t v = field(ev, rec, first + k);
+			uint64_t v = fg_field(ev, rec, first + k);
 			if (a->is_signed)
 				strbuf_printf(&c->out, "%lld", (long long)v);
 			else
@@ -442,7 +453,7 @@ static void print_chrome(struct fg_consumer *c, struct rt_output *o, const struc
 		char *rets = nd->ret_rec ? xstrdup(values_text(c, o, nd, true)) : NULL;
 		const char *fn, *args = values_text(c, o, nd, false);
 		bool returned = nd->end == FG_RETURNED;
-		pid = (int64_t)field(ev, nd->rec, FG_ARG_PID);
+		pid = (int64_t)fg_field(ev, nd->rec, FG_ARG_PID);
 		struct fg_chrome_call cc = {
 			.pid = pid,
 			.goid = t->goid,
@@ -529,9 +540,9 @@ static void close_abandoned(struct fg_tree *t, uint64_t depth, uint64_t ns)
 static void on_entry(struct fg_consumer *c, struct rt_output *o, int id,
 		     const struct plan_event *ev, const uint8_t *rec, size_t size)
 {
-	int64_t goid = (int64_t)field(ev, rec, FG_ARG_GOID);
-	uint64_t depth = field(ev, rec, FG_ARG_DEPTH), ns = field(ev, rec, FG_ARG_NSECS);
-	uint32_t site = (uint32_t)field(ev, rec, FG_ARG_SITE);
+	int64_t goid = (int64_t)fg_field(ev, rec, FG_ARG_GOID);
+	uint64_t depth = fg_field(ev, rec, FG_ARG_DEPTH), ns = fg_field(ev, rec, FG_ARG_NSECS);
+	uint32_t site = (uint32_t)fg_field(ev, rec, FG_ARG_SITE);
 	struct fg_tree *t = find_tree(c, goid);
 
 	if (t && t->skipping) {
@@ -569,7 +580,7 @@ static void on_entry(struct fg_consumer *c, struct rt_output *o, int id,
 		return;
 	}
 	const struct plan_site *s = &c->plan->sites[site];
-	uint64_t ip = field(ev, rec, FG_ARG_IP), ret = field(ev, rec, FG_ARG_RETADDR);
+	uint64_t ip = fg_field(ev, rec, FG_ARG_IP), ret = fg_field(ev, rec, FG_ARG_RETADDR);
 	uint64_t bias = ip ? ip - s->vaddr : 0; /* a PIE's load bias; 0 otherwise */
 	struct fg_node nd = {
 		.site = site,
@@ -590,8 +601,8 @@ static void on_entry(struct fg_consumer *c, struct rt_output *o, int id,
 static void on_return(struct fg_consumer *c, struct rt_output *o, int id,
 		      const struct plan_event *ev, const uint8_t *rec, size_t size)
 {
-	int64_t goid = (int64_t)field(ev, rec, FG_ARG_GOID);
-	uint64_t depth = field(ev, rec, FG_ARG_DEPTH), ns = field(ev, rec, FG_ARG_NSECS);
+	int64_t goid = (int64_t)fg_field(ev, rec, FG_ARG_GOID);
+	uint64_t depth = fg_field(ev, rec, FG_ARG_DEPTH), ns = fg_field(ev, rec, FG_ARG_NSECS);
 	struct fg_tree *t = find_tree(c, goid);
 	if (!t)
 		return; /* a call outside the trees (begun before the trace, or not drilled) */
@@ -608,8 +619,8 @@ static void on_return(struct fg_consumer *c, struct rt_output *o, int id,
 		if (nd->absdepth == depth) {
 			nd->end = FG_RETURNED;
 			nd->end_ns = ns;
-			nd->duration = field(ev, rec, FG_ARG_DURATION);
-			nd->ret_site = (uint32_t)field(ev, rec, FG_ARG_SITE);
+			nd->duration = fg_field(ev, rec, FG_ARG_DURATION);
+			nd->ret_site = (uint32_t)fg_field(ev, rec, FG_ARG_SITE);
 			if (ev->nargs > FG_RET_USER) {
 				nd->ret_rec = xmalloc(size);
 				memcpy(nd->ret_rec, rec, size);
@@ -629,11 +640,11 @@ void fg_consumer_record(void *ctx, struct rt_output *o, int event_id, const void
 	const struct plan_event *ev = &c->plan->events[event_id];
 	if (!c->plan_ok)
 		return;
-	if ((uint32_t)field(ev, rec, FG_ARG_SITE) >= (uint32_t)c->plan->nsites) {
+	if ((uint32_t)fg_field(ev, rec, FG_ARG_SITE) >= (uint32_t)c->plan->nsites) {
 		c->bad++;
 		return;
 	}
-	if (!field(ev, rec, FG_ARG_DEPTH)) {
+	if (!fg_field(ev, rec, FG_ARG_DEPTH)) {
 		c->untracked++; /* no call stack could be kept for it (state map full) */
 		return;
 	}
