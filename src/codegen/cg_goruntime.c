@@ -94,6 +94,8 @@ void cg_goruntime_prologue(struct cg *g)
 		LLVMBuildStore(g->b, cg_runtime_call(g, "gt_call_enter", args, 5), g->depth);
 		LLVMBuildBr(g->b, done);
 		LLVMPositionBuilderAtEnd(g->b, done);
+	} else if (sp->point == GO_RETURN && sp->no_call_stack) {
+		/* runtime.newproc1 runs on g0, whose stack keys would pop the parent's frames */
 	} else if (sp->point == GO_RETURN) {
 		LLVMValueRef entry = cg_alloca(g, g->i64, "entry_ns");
 		g->duration = cg_alloca(g, g->i64, "duration");

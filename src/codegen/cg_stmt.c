@@ -209,6 +209,7 @@ static void cg_call_stmt(struct cg *g, struct ast_node *e)
 	case BI_WARNF:
 	case BI_SYSTEM:
 	case BI_CAT:
+	case BI_FGSPAWN:
 		cg_event(g, e, 1); /* the format is not a record field */
 		break;
 	case BI_JOIN: { /* the strings, read in BPF; joined by user space */

@@ -228,6 +228,10 @@ enum plan_event_kind {
 	 *   --rets fetches, formatted by fmt (NULL: none). */
 	PLAN_EV_FG_ENTRY,
 	PLAN_EV_FG_RETURN,
+	/* FG_SPAWN args (fmt "%u%u%d%d%u"): nsecs, pid, the new goroutine's goid, its
+	 * parent's, the go statement's pc: a goroutine made (runtime.newproc1's RET), for
+	 * -f chrome's lineage */
+	PLAN_EV_FG_SPAWN,
 	PLAN_EV_HELPER_ERROR, /* -k: fmt the helper's name, loc the call; arg: its return code */
 	PLAN_EV_JOIN,      /* join(argv, delim): fmt the delimiter; record: slots x slot_size */
 	PLAN_EV_LBR,       /* lbr(): i64 at 8, bpf_get_branch_snapshot's bytes or -errno, then

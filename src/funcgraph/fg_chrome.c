@@ -10,7 +10,8 @@
  *   ]}
  *
  * One complete event ("X") per call, the process's pid, the goroutine id as the thread:
- * each goroutine is a track, named by a metadata event ("M") before its first call.
+ * each goroutine is a track, named by a metadata event ("M") before its first call, with
+ * the goroutine that made it and where (lineage: put_lineage).
  * ts and dur are microseconds with the nanoseconds as three decimals; ts counts from the
  * start of the trace (small numbers keep the nanoseconds exact in a double), whose wall
  * clock otherData gives. The consumer writes a tree's calls when the tree completes, so
@@ -66,8 +67,10 @@ static void next_event(struct fg_chrome *ch, struct strbuf *out)
 	ch->events++;
 }
 
-/* Names the process and the goroutine's track the first time either is seen. */
-static void name_track(struct fg_chrome *ch, struct strbuf *out, int64_t pid, int64_t goid)
+/* Names the process and the goroutine's track the first time either is seen (SP: where
+ * the goroutine came from, or NULL). */
+static void name_track(struct fg_chrome *ch, struct strbuf *out, int64_t pid, int64_t goid,
+		       const struct fg_spawn *sp)
 {
 	if (pairset__add(&ch->named, (uint64_t)pid | PROCESS_KEY, 0)) {
 		next_event(ch, out);
@@ -82,10 +85,60 @@ static void name_track(struct fg_chrome *ch, struct strbuf *out, int64_t pid, in
 		next_event(ch, out);
 		strbuf_printf(out,
 			      "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %" PRId64
-			      ", \"tid\": %" PRId64 ", \"args\": {\"name\": \"goroutine %" PRId64
-			      "\"}}",
-			      pid, goid, goid);
+			      ", \"tid\": %" PRId64 ", \"args\": {\"name\": ",
+			      pid, goid);
+		struct strbuf name = {0};
+		strbuf_printf(&name, "goroutine %" PRId64, goid);
+		if (sp)
+			strbuf_printf(&name, " (go from goroutine %" PRId64 "%s%s)", sp->parent,
+				      sp->site ? " at " : "", sp->site ? sp->site : "");
+		put_str(out, name.buf);
+		strbuf_free(&name);
+		if (sp) {
+			strbuf_printf(out, ", \"parent_goid\": %" PRId64 ", \"go_statement\": ",
+				      sp->parent);
+			put_str(out, sp->site ? sp->site : "");
+		}
+		strbuf_puts(out, "}}");
 	}
+}
+
+/* The go statement that made CALL's goroutine: a short slice in the parent's track and
+ * a flow (Trace Event Format "s" and "f" events, id the new goroutine's) from it to the
+ * goroutine's first call, which Perfetto draws as an arrow; all three in cat "lineage"
+ * (the calls are cat "go"). */
+static void put_lineage(struct fg_chrome *ch, struct strbuf *out, const struct fg_chrome_call *call)
+{
+	const struct fg_spawn *sp = call->spawn;
+	int64_t at = (int64_t)(sp->ns - ch->origin_ns);
+	name_track(ch, out, call->pid, sp->parent, NULL);
+	next_event(ch, out);
+	strbuf_printf(out,
+		      "{\"name\": \"go\", \"cat\": \"lineage\", \"ph\": \"X\", \"pid\": %" PRId64
+		      ", \"tid\": %" PRId64 ", \"ts\": ",
+		      call->pid, sp->parent);
+	put_us(out, at);
+	strbuf_printf(out, ", \"dur\": 1.000, \"args\": {\"goroutine\": %" PRId64, call->goid);
+	if (sp->site) {
+		strbuf_puts(out, ", \"go_statement\": ");
+		put_str(out, sp->site);
+	}
+	strbuf_puts(out, "}}");
+	next_event(ch, out);
+	strbuf_printf(out,
+		      "{\"name\": \"go\", \"cat\": \"lineage\", \"ph\": \"s\", \"id\": %" PRId64
+		      ", \"pid\": %" PRId64 ", \"tid\": %" PRId64 ", \"ts\": ",
+		      call->goid, call->pid, sp->parent);
+	put_us(out, at);
+	strbuf_puts(out, "}");
+	next_event(ch, out);
+	strbuf_printf(out,
+		      "{\"name\": \"go\", \"cat\": \"lineage\", \"ph\": \"f\", \"bp\": \"e\", "
+		      "\"id\": %" PRId64 ", \"pid\": %" PRId64 ", \"tid\": %" PRId64
+		      ", \"ts\": ",
+		      call->goid, call->pid, call->goid);
+	put_us(out, (int64_t)(call->entry_ns - ch->origin_ns));
+	strbuf_puts(out, "}");
 }
 
 static void put_arg(struct strbuf *out, bool *first, const char *key, const char *val)
@@ -102,7 +155,9 @@ static void put_arg(struct strbuf *out, bool *first, const char *key, const char
 void fg_chrome_call(struct fg_chrome *ch, struct strbuf *out, const struct fg_chrome_call *call)
 {
 	bool first = true;
-	name_track(ch, out, call->pid, call->goid);
+	name_track(ch, out, call->pid, call->goid, call->spawn);
+	if (call->spawn)
+		put_lineage(ch, out, call);
 	next_event(ch, out);
 	strbuf_puts(out, "{\"name\": ");
 	put_str(out, call->func);
@@ -126,7 +181,7 @@ void fg_chrome_call(struct fg_chrome *ch, struct strbuf *out, const struct fg_ch
 void fg_chrome_dropped(struct fg_chrome *ch, struct strbuf *out, int64_t pid, int64_t goid,
 		       uint64_t ns, uint64_t calls)
 {
-	name_track(ch, out, pid, goid);
+	name_track(ch, out, pid, goid, NULL);
 	next_event(ch, out);
 	strbuf_printf(
 	    out,

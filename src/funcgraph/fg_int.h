@@ -85,6 +85,14 @@ struct fg_chrome {
 	bool started;         /* the document's head is written */
 };
 
+/* Where a goroutine came from (-f chrome's lineage): its parent, when and where the go
+ * statement ran. */
+struct fg_spawn {
+	int64_t parent;
+	uint64_t ns;      /* CLOCK_MONOTONIC */
+	const char *site; /* FILE:LINE of the go statement, or NULL */
+};
+
 /* One call: the complete event of a traced call. */
 struct fg_chrome_call {
 	int64_t pid, goid;
@@ -97,6 +105,10 @@ struct fg_chrome_call {
 	const char *call_site;   /* FILE:LINE of the call, or the return address */
 	const char *returned_at; /* FILE:LINE of the RET that returned */
 	const char *mark;        /* "panic: no return", "unfinished" */
+	/* the goroutine's first call in the trace and where it came from, or NULL: a flow
+	 * from the go statement in the parent's track to this call, and the lineage in
+	 * the track's name */
+	const struct fg_spawn *spawn;
 };
 
 void fg_chrome_init(struct fg_chrome *ch, uint64_t origin_ns, int64_t wall_off,

@@ -132,6 +132,8 @@ void fg_summary_record(void *ctx, struct rt_output *o, int event_id, const void 
 	struct fg_summary *sm = ctx;
 	const struct plan_event *ev = &sm->plan->events[event_id];
 	(void)size;
+	if (ev->kind != PLAN_EV_FG_ENTRY && ev->kind != PLAN_EV_FG_RETURN)
+		return;
 	uint64_t site = fg_field(ev, rec, FG_ARG_SITE);
 	if (site >= (uint64_t)sm->plan->nsites)
 		return;

@@ -30,6 +30,7 @@
 #include "runtime/rt_value.h"
 
 #define FG_HASH 1024         /* goroutine -> open tree buckets */
+#define FG_SPAWNS 65536      /* goroutines whose lineage waits for their first tree */
 #define FG_DUR_WIDTH 9       /* "602.078ms" */
 
 enum fg_end { FG_OPEN, FG_RETURNED, FG_PANIC, FG_UNFINISHED };
@@ -59,8 +60,16 @@ struct fg_tree {
 	uint64_t root_depth;       /* ... until the call at this depth ends */
 };
 
+/* -f chrome: a goroutine made (FG_SPAWN), until its first tree is written */
+struct fg_spawned {
+	uint64_t goid; /* 0: a free slot */
+	int64_t parent;
+	uint64_t ns, pc; /* pc: the go statement's, as the process has it */
+};
+
 struct fg_consumer {
 	struct fg_tree_opts o;
+	struct fg_spawned *spawns; /* [FG_SPAWNS], open addressing by goid; -f chrome only */
 	const struct gt_plan *plan;
 	bool plan_ok;
 	struct binfo_lines *lines;
@@ -140,8 +149,10 @@ struct fg_consumer *fg_consumer_new(const struct fg_tree_opts *o, const struct g
 	c->wall_off = fg_wall_off();
 	if (!c->plan_ok)
 		diag_fatal("internal error: the call-graph events do not have the expected layout");
-	if (o->chrome)
+	if (o->chrome) {
 		fg_chrome_init(&c->chrome, now_ns(), c->wall_off, base_name(binfo_path(o->bi)));
+		c->spawns = xcalloc(FG_SPAWNS, sizeof(*c->spawns));
+	}
 	const char *mk = getenv("GT_FUNCGRAPH_MAX_KEPT");
 	c->max_kept = mk && *mk ? strtoull(mk, NULL, 10) : FG_MAX_KEPT;
 	const char *copy = getenv("GT_FUNCGRAPH_TEXT");
@@ -438,6 +449,29 @@ static void print_json(struct fg_consumer *c, const struct fg_tree *t)
 			      c->printed, t->goid, t->dropped);
 }
 
+/* The slot of GOID in the spawn table: its own, else a free one (NULL: neither within
+ * a few slots, the table being full there). */
+static struct fg_spawned *spawn_slot(struct fg_consumer *c, uint64_t goid)
+{
+	for (uint64_t i = 0; i < 16; i++) {
+		struct fg_spawned *s = &c->spawns[(goid + i) % FG_SPAWNS];
+		if (s->goid == goid || !s->goid)
+			return s;
+	}
+	return NULL;
+}
+
+static void on_spawn(struct fg_consumer *c, const struct plan_event *ev, const uint8_t *rec)
+{
+	if (!c->spawns || ev->nargs != 5)
+		return;
+	uint64_t goid = fg_field(ev, rec, 2);
+	struct fg_spawned *s = goid ? spawn_slot(c, goid) : NULL;
+	if (s)
+		*s = (struct fg_spawned){goid, (int64_t)fg_field(ev, rec, 3), fg_field(ev, rec, 0),
+					 fg_field(ev, rec, 4)};
+}
+
 /* -f chrome: a complete event per call. A call that did not return lasts until it was
  * found out (or until the end): the interval its marked line shows. */
 static void print_chrome(struct fg_consumer *c, struct rt_output *o, const struct fg_tree *t)
@@ -445,6 +479,23 @@ static void print_chrome(struct fg_consumer *c, struct rt_output *o, const struc
 	static const char *const marks[] = {[FG_PANIC] = "panic: no return",
 					    [FG_UNFINISHED] = "unfinished"};
 	int64_t pid = 0;
+	/* the goroutine's lineage, once: with its first tree */
+	struct fg_spawned *sd = c->spawns ? spawn_slot(c, (uint64_t)t->goid) : NULL;
+	struct fg_spawn spawn = {0};
+	char go_site[512];
+	if (sd && sd->goid == (uint64_t)t->goid && t->nodes.n) {
+		const struct fg_node *n0 = &t->nodes.v[0];
+		const struct plan_event *ev0 = &c->plan->events[n0->event_id];
+		uint64_t ip = fg_field(ev0, n0->rec, FG_ARG_IP);
+		uint64_t bias = ip ? ip - c->plan->sites[n0->site].vaddr : 0;
+		const char *fn;
+		spawn = (struct fg_spawn){sd->parent, sd->ns, NULL};
+		if (sd->pc && site_text(c, sd->pc - bias - 1, go_site, sizeof(go_site), &fn))
+			spawn.site = go_site;
+		sd->goid = 0;
+	} else {
+		sd = NULL;
+	}
 	for (int i = 0; i < t->nodes.n; i++) {
 		const struct fg_node *nd = &t->nodes.v[i];
 		const struct plan_event *ev = &c->plan->events[nd->event_id];
@@ -462,6 +513,7 @@ static void print_chrome(struct fg_consumer *c, struct rt_output *o, const struc
 			.dur_ns = returned ? nd->duration : nd->end_ns - nd->entry_ns,
 			.args = *args ? args : NULL,
 			.rets = rets,
+			.spawn = sd && i == 0 ? &spawn : NULL,
 			.mark = returned ? NULL : marks[nd->end],
 		};
 		if (nd->end_ns < nd->entry_ns && !returned)
@@ -640,6 +692,10 @@ void fg_consumer_record(void *ctx, struct rt_output *o, int event_id, const void
 	const struct plan_event *ev = &c->plan->events[event_id];
 	if (!c->plan_ok)
 		return;
+	if (ev->kind == PLAN_EV_FG_SPAWN) { /* fields of its own: no site, no depth */
+		on_spawn(c, ev, rec);
+		return;
+	}
 	if ((uint32_t)fg_field(ev, rec, FG_ARG_SITE) >= (uint32_t)c->plan->nsites) {
 		c->bad++;
 		return;
@@ -717,6 +773,7 @@ void fg_consumer_free(struct fg_consumer *c)
 		}
 	binfo_lines__close(c->lines);
 	fg_chrome_free(&c->chrome);
+	free(c->spawns);
 	if (c->text_copy)
 		fclose(c->text_copy);
 	strbuf_free(&c->out);

@@ -7,6 +7,9 @@
  *             arg(+16(%ax)):s64); }
  *   go:"main.add3":return { fgreturn("r0=%v", rets.r0); }
  *   go:"main.add":return, go:"main.add1":return, ... { fgreturn(); }
+ *   go:"runtime.newproc1":return { fgspawn("%u%u%u%u%u", nsecs, pid, rets.r0.goid,
+ *                                          rets.r0.parentGoid, rets.r0.gopc); }
+ *   (the last with -f chrome, for the goroutines' lineage)
  *
  * fgentry()/fgreturn() put the goroutine id, its traced-call depth, the time and the
  * site (and at entry the return address) ahead of their own arguments; reg("ip") lets
@@ -287,8 +290,24 @@ static void probe_list(struct strbuf *sb, const struct binfo_func **fs, int n, c
 	strbuf_puts(sb, "\n");
 }
 
+/* -f chrome's goroutine lineage: runtime.newproc1 returns the new g, whose goid,
+ * parentGoid and gopc (the go statement) DWARF places (Go 1.21+). */
+static bool lineage_readable(struct funcgraph *fg)
+{
+	const struct binfo_gofunc *gf = gofunc(fg, "runtime.newproc1", NULL);
+	const struct binfo_gotype *g = NULL;
+	for (int i = 0; gf && i < gf->nparams; i++)
+		if (gf->params[i].result && gf->params[i].type->kind == GK_PTR)
+			g = gf->params[i].type->elem;
+	int found = 0;
+	for (int i = 0; g && g->kind == GK_STRUCT && i < g->nfields; i++)
+		found += !strcmp(g->fields[i].name, "goid") ||
+			 !strcmp(g->fields[i].name, "parentGoid") || !strcmp(g->fields[i].name, "gopc");
+	return found == 3 && binfo_find_func(fg->bi, "runtime.newproc1");
+}
+
 /* Returns the number of functions with an :entry probe. */
-static int write_program(struct funcgraph *fg, const struct funcset *set)
+static int write_program(struct funcgraph *fg, const struct funcset *set, bool lineage)
 {
 	int nentry = 0;
 	struct strbuf sb = {0};
@@ -330,6 +349,9 @@ static int write_program(struct funcgraph *fg, const struct funcset *set)
 		probe_list(&sb, rets.v, rets.n, "return");
 		strbuf_puts(&sb, "{ fgreturn(); }\n");
 	}
+	if (lineage && lineage_readable(fg))
+		strbuf_puts(&sb, "go:\"runtime.newproc1\":return\n{ fgspawn(\"%u%u%u%u%u\", nsecs, pid, "
+			    "rets.r0.goid, rets.r0.parentGoid, rets.r0.gopc); }\n");
 	if (unprobed)
 		diag_print(DIAG_WARNING, "%d matched function%s cannot be probed and %s left out",
 			   unprobed, unprobed == 1 ? "" : "s", unprobed == 1 ? "is" : "are");
@@ -395,7 +417,7 @@ struct funcgraph *funcgraph_new(const struct fg_options *o, const char *target)
 		funcgraph_free(fg);
 		return NULL;
 	}
-	int n = write_program(fg, &set);
+	int n = write_program(fg, &set, o->chrome);
 	vec_free(&set.v);
 	if (!n) {
 		diag_fatal("--funcgraph: none of the matched functions can be probed");

@@ -516,6 +516,7 @@ int rt_output__handle(void *ctx, void *data, size_t size)
 		break;
 	case PLAN_EV_FG_ENTRY:
 	case PLAN_EV_FG_RETURN:
+	case PLAN_EV_FG_SPAWN:
 		if (o->consumer)
 			o->consumer->record(o->consumer->ctx, o, (int)id, rec, size);
 		break;
@@ -568,6 +569,7 @@ static int check_event(const struct gt_plan *plan, int id, struct fmt *f, int *m
 	case PLAN_EV_CAT:
 	case PLAN_EV_FG_ENTRY:
 	case PLAN_EV_FG_RETURN:
+	case PLAN_EV_FG_SPAWN:
 		if (fmt_parse(ev->fmt ? ev->fmt : "", f, &msg, &off)) {
 			diag_fatal("internal error: event %d: format at byte %d: %s", id, off, msg);
 			return -EINVAL;

@@ -26,6 +26,7 @@ static int check_clause(struct sema *s, struct ast_node *clause, int ci)
 	s->clause_points = 0;
 	s->clause_stack_abi = NULL;
 	s->clause_uses_duration = false;
+	s->clause_spawn = false;
 	s->clause_uses_goruntime = false;
 	s->clause_tp = NULL;
 	s->clause_kfunc = 0;
@@ -61,6 +62,7 @@ static int check_clause(struct sema *s, struct ast_node *clause, int ci)
 		struct sema_prog *sp = &s->sprogs.v[i];
 		sp->nvars = s->vars.n;
 		sp->uses_duration = s->clause_uses_duration;
+		sp->no_call_stack = s->clause_spawn;
 		sp->needs_goruntime = s->clause_uses_goruntime || sp->point == GO_RETURN;
 		sp->vars = arena_alloc(s->arena, sizeof(struct sema_var) * (size_t)(s->vars.n + 1));
 		for (int j = 0; j < s->vars.n; j++)

@@ -211,6 +211,8 @@ struct sema_prog {
 	enum go_point point;
 	enum sema_hidden hidden;
 	bool uses_duration;      /* skip the body on an unpaired return */
+	bool no_call_stack;      /* a RET on the system stack (g0): its keys are not the
+				    goroutine's, so the goroutine's call stack is left alone */
 	bool needs_goruntime;    /* goid / call stacks: gt_target constants needed */
 	struct sema_var *vars;
 	int nvars;

@@ -301,6 +301,7 @@ int sema_check_printf(struct sema *s, struct ast_node *e, const struct builtin *
 		return err;
 	if (b->id == BI_FGENTRY || b->id == BI_FGRETURN)
 		return check_fg_event(s, e, b->event, fnode->u.str.bytes);
+	s->clause_spawn |= b->id == BI_FGSPAWN;
 	int id = sema_new_event(s, b->event, fnode->u.str.bytes, args->v + 1, args->n - 1);
 	sema_node_of(s, e)->event_id = id;
 	s->events.v[id].loc = e->loc; /* errorf, warnf */

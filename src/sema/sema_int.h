@@ -104,6 +104,7 @@ struct sema {
 	const char *clause_stack_abi; /* Go version of a target older than the register
 					 ABI (Go 1.17), NULL when none is */
 	bool clause_uses_duration;
+	bool clause_spawn; /* fgspawn(): at runtime.newproc1's RET, on the system stack */
 	bool clause_uses_goruntime; /* goid, duration or depth */
 	bool clause_reads_go_names; /* args, rets or retval (sema_reads_go_names) */
 	bool uses_depth; /* anywhere: then every traced function keeps call stacks */

@@ -44,7 +44,7 @@ def markers():
     out = {}
     with open(SRC) as f:
         for n, line in enumerate(f, 1):
-            for m in re.finditer(r"@(call|ret):(\w+)", line):
+            for m in re.finditer(r"@(call|ret|go):(\w+)", line):
                 out["%s:%s" % m.groups()] = n
     return out
 
@@ -692,7 +692,9 @@ if s.case("chrome"):
             rt.returncode == 0 and rc.returncode == 0 and not errors and trace is not None
             and trace.get("displayTimeUnit") == "ns" and len(trees) == 12 and len(same) == 12,
             "\n".join(errors) + describe(rt) + describe(rc) + doc[:3000])
-    xs = [e for e in events if e.get("ph") == "X"]
+    # the calls; lineage's slices and flows are cat "lineage" (checked below)
+    lin = [e for e in events if e.get("cat") == "lineage"]
+    xs = [e for e in events if e.get("ph") == "X" and e.get("cat") != "lineage"]
     calls = [n for t in trees for n in preorder(t)]
     count = lambda names: {f: names.count(f) for f in set(names)}
     s.check("chrome: one complete event per call of the text, per function",
@@ -708,10 +710,29 @@ if s.case("chrome"):
     tids = sorted({e["tid"] for e in xs})
     names = {e["tid"]: e["args"]["name"] for e in meta if e["name"] == "thread_name"}
     procs = [e for e in meta if e["name"] == "process_name"]
-    s.check("chrome: each goroutine's track and the process named",
-            names == {t: "goroutine %d" % t for t in tids} and len(procs) == 1 and
+    go_at = "main.go:%d" % M["go:worker"]
+    s.check("chrome: each goroutine's track and the process named, a worker's with the "
+            "goroutine and the go statement that made it",
+            names == {1: "goroutine 1", **{t: "goroutine %d (go from goroutine 1 at %s)"
+                                           % (t, go_at) for t in tids}} and len(procs) == 1 and
             procs[0]["pid"] == xs[0]["pid"] and procs[0]["args"]["name"] == "funcgraph",
             "%s %s" % (names, procs))
+    # lineage: for each of the 3 workers a short "go" slice in main's track (goroutine 1)
+    # and a flow from it ("s", inside that slice) to the worker's first call ("f", bp e,
+    # at its start), one id a flow, as Perfetto's JSON importer binds them
+    gos = {e["args"]["goroutine"]: e for e in lin if e["ph"] == "X"}
+    starts = {e["id"]: e for e in lin if e["ph"] == "s"}
+    ends = {e["id"]: e for e in lin if e["ph"] == "f"}
+    first = {t: min(e["ts"] for e in xs if e["tid"] == t) for t in tids}
+    s.check("chrome: 3 flows from main's goroutine into the workers' tracks, from the go "
+            "statement's slice to each worker's first call",
+            sorted(gos) == sorted(starts) == sorted(ends) == tids and
+            all(e["tid"] == 1 and e["args"]["go_statement"] == go_at for e in gos.values()) and
+            all(starts[i]["tid"] == 1 and gos[i]["ts"] <= starts[i]["ts"] <=
+                gos[i]["ts"] + gos[i]["dur"] and starts[i]["name"] == ends[i]["name"] and
+                ends[i]["tid"] == i and ends[i].get("bp") == "e" and
+                ends[i]["ts"] == first[i] and starts[i]["ts"] < ends[i]["ts"] for i in tids),
+            json.dumps(lin, default=str, indent=1))
     goids = sorted({int(n.goid) for n in calls})
     s.check("chrome: the tids are the goids the text shows", tids == goids and len(tids) == 3,
             "chrome tids %s, text goids %s" % (tids, goids))
@@ -782,7 +803,7 @@ if s.case("chrome"):
     _, err = p.communicate(timeout=30)
     try:
         xs = [e for e in json.load(open(out), parse_float=decimal.Decimal)["traceEvents"]
-              if e["ph"] == "X"]
+              if e["ph"] == "X" and e.get("cat") != "lineage"]
     except (OSError, ValueError, KeyError) as e:
         xs = [str(e)]
     ok = (p.returncode == 0 and [e.get("name") for e in xs] == ["main.add", "main.add1",

@@ -117,7 +117,7 @@ func main() {
 	var wg sync.WaitGroup
 	for w := 0; w < *nroutine; w++ {
 		wg.Add(1)
-		go func(w int) {
+		go func(w int) { // @go:worker
 			defer wg.Done()
 			for i := 0; i < *rounds; i++ {
 				doSomething(w, i)
