@@ -603,26 +603,6 @@ static void key_prefix(struct strbuf *sb, const struct rt_maps *ms, const struct
 	strbuf_puts(sb, ": ");
 }
 
-/* bpftrace's hist_index_label: K, M, G, T, then multiples of T (1024T, ...). */
-static void hist_label(struct strbuf *sb, int power)
-{
-	const char *suffix = "";
-	if (power >= 40) {
-		suffix = "T";
-		power -= 40;
-	} else if (power >= 30) {
-		suffix = "G";
-		power -= 30;
-	} else if (power >= 20) {
-		suffix = "M";
-		power -= 20;
-	} else if (power >= 10) {
-		suffix = "K";
-		power -= 10;
-	}
-	strbuf_printf(sb, "%" PRIu64 "%s", (uint64_t)1 << power, suffix);
-}
-
 static void lhist_label(struct strbuf *sb, int64_t n)
 {
 	if (n != 0 && n % 1048576 == 0)
@@ -661,57 +641,6 @@ void rt_hist_row(struct strbuf *sb, const char *label, uint64_t count, uint64_t 
 	memset(bar, '@', (size_t)w);
 	bar[w] = 0;
 	strbuf_printf(sb, "%-16s%8" PRIu64 " |%-52s|\n", label, count, bar);
-}
-
-void rt_hist_log2_text(struct strbuf *sb, const uint64_t *b, int nb)
-{
-	int lo, hi;
-	uint64_t maxv;
-	if (!rt_hist_range(b, nb, &lo, &hi, &maxv))
-		return;
-	struct strbuf label = {0};
-	for (int i = lo; i <= hi; i++) {
-		label.len = 0;
-		if (i == 0) {
-			strbuf_puts(&label, "(..., 0)");
-		} else if (i == 1) {
-			strbuf_puts(&label, "[0]");
-		} else if (i == 2) {
-			strbuf_puts(&label, "[1]");
-		} else {
-			strbuf_putc(&label, '[');
-			hist_label(&label, i - 2);
-			strbuf_puts(&label, ", ");
-			hist_label(&label, i - 1);
-			strbuf_putc(&label, ')');
-		}
-		rt_hist_row(sb, label.buf, b[i], maxv);
-	}
-	strbuf_free(&label);
-}
-
-void rt_hist_log2_json(struct strbuf *sb, const uint64_t *b, int nb)
-{
-	int lo, hi;
-	uint64_t maxv;
-	strbuf_putc(sb, '[');
-	if (!rt_hist_range(b, nb, &lo, &hi, &maxv))
-		lo = 0, hi = -1;
-	for (int i = lo; i <= hi; i++) {
-		if (i > lo)
-			strbuf_puts(sb, ", ");
-		if (i == 0)
-			strbuf_puts(sb, "{\"max\": -1, ");
-		else if (i == 1)
-			strbuf_puts(sb, "{\"min\": 0, \"max\": 0, ");
-		else if (i == 2)
-			strbuf_puts(sb, "{\"min\": 1, \"max\": 1, ");
-		else
-			strbuf_printf(sb, "{\"min\": %" PRIu64 ", \"max\": %" PRIu64 ", ",
-				      (uint64_t)1 << (i - 2), ((uint64_t)1 << (i - 2)) * 2 - 1);
-		strbuf_printf(sb, "\"count\": %" PRIu64 "}", b[i]);
-	}
-	strbuf_putc(sb, ']');
 }
 
 static void hist_text(struct strbuf *sb, const struct rt_map *m, const uint64_t *b)

@@ -17,7 +17,7 @@ struct strbuf;
  * bpftrace prints them (its labels, not 0.17's: 0.17 has no k) */
 void rt_histk_text(struct strbuf *sb, int k, const uint64_t *b, int nb);
 void rt_histk_json(struct strbuf *sb, int k, const uint64_t *b, int nb);
-/* maps.c: a hist(x)'s rows (bucket 0: below 0, 1: 0, i: [2^(i-2), 2^(i-1))) and its JSON
+/* histk.c: a hist(x)'s rows (bucket 0: below 0, 1: 0, i: [2^(i-2), 2^(i-1))) and its JSON
  * array, as bpftrace 0.17 prints them; for the buckets a consumer counts itself too */
 void rt_hist_log2_text(struct strbuf *sb, const uint64_t *b, int nb);
 void rt_hist_log2_json(struct strbuf *sb, const uint64_t *b, int nb);
