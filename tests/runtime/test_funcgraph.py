@@ -134,6 +134,14 @@ def parse_trees(text):
     return trees, other, errors
 
 
+def wait_tracing(p):
+    """Until gotrace -v says the probes are attached and the -c command runs (which may
+    take seconds under emulation): the program's own clock starts there."""
+    for line in p.stderr:
+        if "tracing (started" in line:
+            return
+
+
 def program_output(binary, args):
     r = subprocess.run([binary] + args, capture_output=True, text=True, timeout=60)
     return r.stdout.splitlines()
@@ -796,8 +804,9 @@ if s.case("chrome"):
             "%r\n%s" % (empty, describe(r)))
     # Ctrl-C with calls in progress: the trace is still whole, the open calls marked
     out = os.path.join(s.work, "unfinished.json")
-    p = s.start(["--funcgraph", "main.add*", "-f", "chrome", "-o", out, "-c",
+    p = s.start(["-v", "--funcgraph", "main.add*", "-f", "chrome", "-o", out, "-c",
                  b + " -rounds 1 -unit 1000"])
+    wait_tracing(p)
     time.sleep(2.5)
     p.send_signal(signal.SIGINT)
     _, err = p.communicate(timeout=30)
@@ -853,7 +862,8 @@ if s.case("pid"):
 
 # Ctrl-C with calls in progress: the open tree is printed, its calls marked unfinished
 if s.case("unfinished"):
-    p = s.start(["--funcgraph", "main.add*", "-c", b + " -rounds 1 -unit 1000"])
+    p = s.start(["-v", "--funcgraph", "main.add*", "-c", b + " -rounds 1 -unit 1000"])
+    wait_tracing(p)
     time.sleep(2.5)
     p.send_signal(signal.SIGINT)
     out, err = p.communicate(timeout=30)
