@@ -440,11 +440,7 @@ static char *read_file(const char *path)
 		return NULL;
 	}
 	struct strbuf sb = {0};
-	char buf[4096];
-	size_t n;
-	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-		strbuf_putn(&sb, buf, n);
-	bool bad = ferror(f);
+	bool bad = strbuf_read(&sb, f, SIZE_MAX) != 0;
 	if (f != stdin)
 		fclose(f);
 	if (bad) {

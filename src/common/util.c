@@ -1,5 +1,6 @@
 #include "common/util.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -115,6 +116,17 @@ void strbuf_free(struct strbuf *sb)
 	free(sb->buf);
 	sb->buf = NULL;
 	sb->len = sb->cap = 0;
+}
+
+int strbuf_read(struct strbuf *sb, FILE *f, size_t max)
+{
+	char buf[8192];
+	size_t n, got = 0;
+	while (got <= max && (n = fread(buf, 1, sizeof(buf), f)) > 0) {
+		strbuf_putn(sb, buf, n);
+		got += n;
+	}
+	return ferror(f) ? -EIO : got > max ? -EFBIG : 0;
 }
 
 /* Length of the valid UTF-8 sequence at S[0..N) (RFC 3629: no overlong forms,

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -54,6 +55,9 @@ void strbuf_putn(struct strbuf *sb, const char *s, size_t n);
 void strbuf_printf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void strbuf_vprintf(struct strbuf *sb, const char *fmt, va_list ap);
 void strbuf_free(struct strbuf *sb);
+/* Appends what F holds to its end: 0, -EIO on a read error, or -EFBIG once more than MAX
+ * bytes came (reading stops there). */
+int strbuf_read(struct strbuf *sb, FILE *f, size_t max);
 /* S[0..N) as JSON string text, escaped as bpftrace 0.17 escapes it: `"`, `\`, \n, \r,
  * \t by name, other bytes below 0x20 as \u00xx, 0x7f as it is. Valid UTF-8 passes
  * through; any other byte >= 0x80 becomes \u00XX (docs/bpftrace-differences.md).

@@ -64,23 +64,20 @@ static bool seen(struct importer *im, const char *real)
 	return false;
 }
 
-static char *read_all(struct arena *a, const char *path, size_t *len)
+/* PATH's text, or NULL with errno set (EFBIG: too big, or not text: it holds a NUL). */
+static char *read_all(struct arena *a, const char *path)
 {
 	FILE *f = fopen(path, "r");
 	if (!f)
 		return NULL;
 	struct strbuf b = {0};
-	char buf[8192];
-	size_t r;
-	while ((r = fread(buf, 1, sizeof(buf), f)) > 0 && b.len <= IMPORT_MAX_BYTES)
-		strbuf_putn(&b, buf, r);
-	bool bad = ferror(f) || b.len > IMPORT_MAX_BYTES || memchr(b.buf ? b.buf : "", 0, b.len);
+	int err = strbuf_read(&b, f, IMPORT_MAX_BYTES);
 	fclose(f);
-	char *text = bad ? NULL : arena_strndup(a, b.buf ? b.buf : "", b.len);
-	*len = b.len;
+	if (!err && memchr(b.buf ? b.buf : "", 0, b.len))
+		err = -EFBIG;
+	char *text = err ? NULL : arena_strndup(a, b.buf ? b.buf : "", b.len);
 	strbuf_free(&b);
-	if (bad)
-		errno = EFBIG;
+	errno = -err;
 	return text;
 }
 
@@ -169,8 +166,7 @@ static int header_check(struct importer *im, struct ast_node *program)
 static int import_file(struct importer *im, const struct ast_node *at, const char *name,
 		       const char *path, bool header)
 {
-	size_t len = 0;
-	char *text = read_all(im->a, path, &len);
+	char *text = read_all(im->a, path);
 	if (!text) {
 		diag_error(NULL, at->loc, "cannot import \"%s\": %s: %s", quoted_name(at), path,
 			   errno == EFBIG ? "not a text file of at most 16 MiB" : strerror(errno));
