@@ -228,7 +228,7 @@ enum plan_event_kind {
 	 *   --rets fetches, formatted by fmt (NULL: none). */
 	PLAN_EV_FG_ENTRY,
 	PLAN_EV_FG_RETURN,
-	/* FG_SPAWN args (fmt "%u%u%d%d%u"): nsecs, pid, the new goroutine's goid, its
+	/* FG_SPAWN args (fmt "%u%u%u%u%u"): nsecs, pid, the new goroutine's goid, its
 	 * parent's, the go statement's pc: a goroutine made (runtime.newproc1's RET), for
 	 * -f chrome's lineage */
 	PLAN_EV_FG_SPAWN,

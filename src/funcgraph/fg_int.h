@@ -28,6 +28,9 @@ enum {
 	FG_ARG_USER, /* first --args value */
 	FG_RET_USER = FG_ARG_DURATION + 1, /* first --rets value */
 };
+/* FG_SPAWN (-f chrome's lineage): nsecs, pid, the new goroutine's goid, its parent's,
+ * the go statement's pc */
+enum { FG_SPAWN_NSECS, FG_SPAWN_PID, FG_SPAWN_GOID, FG_SPAWN_PARENT, FG_SPAWN_PC, FG_SPAWN_N };
 #define FG_FMT_SKIP 2 /* conversions before the --args text: ip, pid */
 #define FG_MAX_NODES 100000 /* calls kept per tree; later ones are counted only */
 /* calls kept by all open trees (about 200 bytes each): past it, a new root call is

@@ -63,6 +63,7 @@ struct fg_tree {
 /* -f chrome: a goroutine made (FG_SPAWN), until its first tree is written */
 struct fg_spawned {
 	uint64_t goid; /* 0: a free slot */
+	int64_t pid;   /* goids are the process's own: a BINARY target runs in several */
 	int64_t parent;
 	uint64_t ns, pc; /* pc: the go statement's, as the process has it */
 };
@@ -98,7 +99,6 @@ uint64_t fg_field(const struct plan_event *ev, const uint8_t *rec, int i)
 		memcpy(&v, rec + ev->args[i].offset, sizeof(v));
 	return v;
 }
-
 
 int64_t fg_wall_off(void)
 {
@@ -160,6 +160,15 @@ struct fg_consumer *fg_consumer_new(const struct fg_tree_opts *o, const struct g
 		diag_print(DIAG_WARNING, "GT_FUNCGRAPH_TEXT: cannot open %s: %s", copy,
 			   strerror(errno));
 	return c;
+}
+
+/* A PIE's load bias from an entry record of SITE (its probed address, reg("ip"), against
+ * the site's link-time one); 0 otherwise. */
+static uint64_t load_bias(const struct fg_consumer *c, int event_id, const uint8_t *rec,
+			  uint32_t site)
+{
+	uint64_t ip = fg_field(&c->plan->events[event_id], rec, FG_ARG_IP);
+	return ip ? ip - c->plan->sites[site].vaddr : 0;
 }
 
 /* ---- open trees ---- */
@@ -449,13 +458,13 @@ static void print_json(struct fg_consumer *c, const struct fg_tree *t)
 			      c->printed, t->goid, t->dropped);
 }
 
-/* The slot of GOID in the spawn table: its own, else a free one (NULL: neither within
- * a few slots, the table being full there). */
-static struct fg_spawned *spawn_slot(struct fg_consumer *c, uint64_t goid)
+/* The slot of goroutine GOID of process PID in the spawn table: its own, else a free one
+ * (NULL: neither within a few slots, the table being full there). */
+static struct fg_spawned *spawn_slot(struct fg_consumer *c, int64_t pid, uint64_t goid)
 {
 	for (uint64_t i = 0; i < 16; i++) {
-		struct fg_spawned *s = &c->spawns[(goid + i) % FG_SPAWNS];
-		if (s->goid == goid || !s->goid)
+		struct fg_spawned *s = &c->spawns[(goid + (uint64_t)pid * 31 + i) % FG_SPAWNS];
+		if ((s->goid == goid && s->pid == pid) || !s->goid)
 			return s;
 	}
 	return NULL;
@@ -463,13 +472,15 @@ static struct fg_spawned *spawn_slot(struct fg_consumer *c, uint64_t goid)
 
 static void on_spawn(struct fg_consumer *c, const struct plan_event *ev, const uint8_t *rec)
 {
-	if (!c->spawns || ev->nargs != 5)
+	if (!c->spawns || ev->nargs != FG_SPAWN_N)
 		return;
-	uint64_t goid = fg_field(ev, rec, 2);
-	struct fg_spawned *s = goid ? spawn_slot(c, goid) : NULL;
+	uint64_t goid = fg_field(ev, rec, FG_SPAWN_GOID);
+	int64_t pid = (int64_t)fg_field(ev, rec, FG_SPAWN_PID);
+	struct fg_spawned *s = goid ? spawn_slot(c, pid, goid) : NULL;
 	if (s)
-		*s = (struct fg_spawned){goid, (int64_t)fg_field(ev, rec, 3), fg_field(ev, rec, 0),
-					 fg_field(ev, rec, 4)};
+		*s = (struct fg_spawned){goid, pid, (int64_t)fg_field(ev, rec, FG_SPAWN_PARENT),
+					 fg_field(ev, rec, FG_SPAWN_NSECS),
+					 fg_field(ev, rec, FG_SPAWN_PC)};
 }
 
 /* -f chrome: a complete event per call. A call that did not return lasts until it was
@@ -480,17 +491,21 @@ static void print_chrome(struct fg_consumer *c, struct rt_output *o, const struc
 					    [FG_UNFINISHED] = "unfinished"};
 	int64_t pid = 0;
 	/* the goroutine's lineage, once: with its first tree */
-	struct fg_spawned *sd = c->spawns ? spawn_slot(c, (uint64_t)t->goid) : NULL;
+	struct fg_spawned *sd = NULL;
 	struct fg_spawn spawn = {0};
 	char go_site[512];
-	if (sd && sd->goid == (uint64_t)t->goid && t->nodes.n) {
+	if (c->spawns && t->nodes.n) {
 		const struct fg_node *n0 = &t->nodes.v[0];
 		const struct plan_event *ev0 = &c->plan->events[n0->event_id];
-		uint64_t ip = fg_field(ev0, n0->rec, FG_ARG_IP);
-		uint64_t bias = ip ? ip - c->plan->sites[n0->site].vaddr : 0;
+		pid = (int64_t)fg_field(ev0, n0->rec, FG_ARG_PID);
+		sd = spawn_slot(c, pid, (uint64_t)t->goid);
+	}
+	if (sd && sd->goid == (uint64_t)t->goid) {
+		const struct fg_node *n0 = &t->nodes.v[0];
 		const char *fn;
 		spawn = (struct fg_spawn){sd->parent, sd->ns, NULL};
-		if (sd->pc && site_text(c, sd->pc - bias - 1, go_site, sizeof(go_site), &fn))
+		if (sd->pc && site_text(c, sd->pc - load_bias(c, n0->event_id, n0->rec, n0->site) - 1,
+					go_site, sizeof(go_site), &fn))
 			spawn.site = go_site;
 		sd->goid = 0;
 	} else {
@@ -631,9 +646,7 @@ static void on_entry(struct fg_consumer *c, struct rt_output *o, int id,
 		t->dropped++;
 		return;
 	}
-	const struct plan_site *s = &c->plan->sites[site];
-	uint64_t ip = fg_field(ev, rec, FG_ARG_IP), ret = fg_field(ev, rec, FG_ARG_RETADDR);
-	uint64_t bias = ip ? ip - s->vaddr : 0; /* a PIE's load bias; 0 otherwise */
+	uint64_t ret = fg_field(ev, rec, FG_ARG_RETADDR), bias = load_bias(c, id, rec, site);
 	struct fg_node nd = {
 		.site = site,
 		.depth = t->open.n,
@@ -751,14 +764,9 @@ void fg_consumer_finish(void *ctx, struct rt_output *o)
 			   "each, all open trees to %" PRIu64, c->dropped, FG_MAX_NODES, c->max_kept);
 	if (c->bad)
 		diag_print(DIAG_WARNING, "%" PRIu64 " malformed call-graph records", c->bad);
-	if (c->dropped_roots && rt_output_json(o) && !c->o.chrome && writable) {
-		FILE *f = rt_output_file(o);
-		fprintf(f, "{\"type\": \"dropped_root_calls\", \"data\": {\"calls\": %" PRIu64
-			", \"reason\": \"memory\"}}\n", c->dropped_roots);
-	} else if (c->dropped_roots) {
-		diag_print(DIAG_WARNING, "%" PRIu64 " root calls were dropped whole: the open trees "
-			   "held %" PRIu64 " calls", c->dropped_roots, c->max_kept);
-	}
+	char why[64];
+	snprintf(why, sizeof(why), ": the open trees held %" PRIu64 " calls", c->max_kept);
+	rt_output_dropped_roots(o, c->dropped_roots, "memory", why);
 }
 
 void fg_consumer_free(struct fg_consumer *c)

@@ -706,6 +706,19 @@ uint64_t rt_output__records(const struct rt_output *o)
 	return o->records;
 }
 
+void rt_output_dropped_roots(struct rt_output *o, uint64_t n, const char *reason,
+			     const char *why)
+{
+	if (n && o->json && !ferror(o->f)) {
+		fprintf(o->f, "{\"type\": \"dropped_root_calls\", \"data\": {\"calls\": %llu, "
+			"\"reason\": \"%s\"}}\n", (unsigned long long)n, reason);
+		fflush(o->f);
+	} else if (n) {
+		diag_print(DIAG_WARNING, "%llu root calls were dropped whole%s",
+			   (unsigned long long)n, why);
+	}
+}
+
 void rt_output__lost(struct rt_output *o, uint64_t n)
 {
 	/* Text: stderr (diag, in bpftrace's words), so the trace on stdout stays exactly what

@@ -34,6 +34,11 @@ FILE *rt_output_file(struct rt_output *o);
 bool rt_output_json(const struct rt_output *o);
 void rt_output_format(struct rt_output *o, int event_id, const void *rec, int skip,
 		      struct strbuf *out);
+/* Call-graph mode: N root calls dropped whole, for REASON ("ring buffer", "memory"): a
+ * dropped_root_calls object in -f json, else a warning "N root calls were dropped
+ * whole" + WHY. Nothing when N is 0. */
+void rt_output_dropped_roots(struct rt_output *o, uint64_t n, const char *reason,
+			     const char *why);
 
 /* One frame of a stack, named: the symbolizer's answer for an address. */
 struct rt_frame {

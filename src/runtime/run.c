@@ -201,16 +201,9 @@ static void report_go_stats(struct rt_session *s)
 			      (unsigned long long)v);
 	}
 	/* call-graph mode under overload: said at the end, in the output's own format */
-	if (dropped && s->opts->json) {
-		fprintf(s->out, "{\"type\": \"dropped_root_calls\", \"data\": {\"calls\": %llu, "
-			"\"reason\": \"ring buffer\"}}\n", (unsigned long long)dropped);
-		fflush(s->out);
-	} else if (dropped) {
-		diag_print(DIAG_WARNING,
-			   "%llu root calls were dropped whole, with every call under them: calls "
-			   "came faster than they could be printed",
-			   (unsigned long long)dropped);
-	}
+	rt_output_dropped_roots(s->output, dropped, "ring buffer",
+				", with every call under them: calls came faster than they could "
+				"be printed");
 	if (s->opts->verbose) {
 		diag_print(DIAG_INFO, "%s", sb.buf ? sb.buf : "");
 		struct bpf_map *gs = bpf_object__find_map_by_name(s->obj, "gt_gstate");
