@@ -766,7 +766,16 @@ primary
 	| '{' body '}' { $2->loc = @$; $$ = block_value(pc, $2); }
 	/* current bpftrace's if as an expression: c ? { a } : { b } */
 	| IF_EXPR expr block ELSE block { $$ = if_value(pc, mk_if(pc, @$, $2, $3, $5)); }
-	| IF_EXPR expr block ELSE if_stmt { $$ = if_value(pc, mk_if(pc, @$, $2, $3, $5)); }
+	| IF_EXPR expr block ELSE if_stmt {
+		const struct ast_node *last = $5;
+		while (last->u.if_.els && last->u.if_.els->kind == AST_IF)
+			last = last->u.if_.els;
+		if (!last->u.if_.els) {
+			diag_error(pc->src, last->loc, "an if used as a value needs a final else");
+			YYABORT;
+		}
+		$$ = if_value(pc, mk_if(pc, @$, $2, $3, $5));
+	}
 	| '(' expr ')' { $$ = $2; }
 	| '(' record_items ')' { $$ = $2; $$->loc = @$; }
 	| '(' expr ',' exprs ')' {
