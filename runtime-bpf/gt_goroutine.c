@@ -20,6 +20,7 @@ struct gt_frame {
 	__u64 sp_key;   /* g.stack.hi - SP */
 	__u64 entry_ns;
 	__u64 returned; /* set at its RET; the frame is dropped by the next push */
+	__u64 oncpu_entry; /* the goroutine's on-CPU ns at the entry (with `oncpu`) */
 };
 
 struct {
@@ -150,7 +151,7 @@ static __always_inline struct gt_gstate *state_of(void *ctx, const struct gt_tar
 }
 
 __u64 gt_call_enter(void *ctx, const struct gt_target *t, __u64 cookie, __u64 now,
-		    __u64 over)
+		    __u64 over, __u64 oncpu)
 {
 	__s64 goid;
 	__u64 key;
@@ -184,6 +185,8 @@ __u64 gt_call_enter(void *ctx, const struct gt_target *t, __u64 cookie, __u64 no
 		depth--;
 	}
 	struct gt_frame f = {.sp_key = key, .entry_ns = now};
+	if (oncpu)
+		f.oncpu_entry = gt_oncpu_now(goid, now);
 	fk.depth = depth + 1;
 	if (bpf_map_update_elem(&gt_frames, &fk, &f, BPF_ANY)) {
 		stat_inc(GT_STAT_STATE_FULL);
@@ -199,13 +202,14 @@ __u64 gt_call_enter(void *ctx, const struct gt_target *t, __u64 cookie, __u64 no
 	return (depth + 1) | st->fg_skip;
 }
 
-long gt_call_return(void *ctx, const struct gt_target *t, __u64 cookie, __u64 *entry_ns,
-		    __u64 *depth_out)
+long gt_call_return(void *ctx, const struct gt_target *t, __u64 cookie, __u64 now,
+		    __u64 *entry_ns, __u64 *depth_out, __u64 *oncpu_out, __u64 oncpu)
 {
 	__s64 goid;
 	__u64 key;
 	*entry_ns = 0;
 	*depth_out = 0;
+	*oncpu_out = 0;
 	struct gt_gstate *st = state_of(ctx, t, cookie, &goid, &key, 0);
 	if ((cookie >> GT_COOKIE_FLAGS_SHIFT) & GT_SITE_RET_AT_ENTRY) {
 		/* a call of no length, at any order; dropped with its root (a root of its own
@@ -227,6 +231,10 @@ long gt_call_return(void *ctx, const struct gt_target *t, __u64 cookie, __u64 *e
 		if (top->sp_key == key) {
 			top->returned = 1;
 			*entry_ns = top->entry_ns;
+			if (oncpu) {
+				__u64 c = gt_oncpu_now(goid, now);
+				*oncpu_out = c > top->oncpu_entry ? c - top->oncpu_entry : 0;
+			}
 			*depth_out = depth | st->fg_skip;
 			st->depth = depth;
 			return 0;
@@ -252,7 +260,7 @@ __u64 gt_call_depth(void *ctx, const struct gt_target *t, __u64 cookie)
 	return st ? st->depth : 0;
 }
 
-void gt_goroutine_exit(void *ctx, const struct gt_target *t, __u64 cookie)
+void gt_goroutine_exit(void *ctx, const struct gt_target *t, __u64 cookie, __u64 oncpu)
 {
 	__s64 goid;
 	__u64 key;
@@ -266,5 +274,7 @@ void gt_goroutine_exit(void *ctx, const struct gt_target *t, __u64 cookie)
 		bpf_map_delete_elem(&gt_frames, &fk);
 	}
 	bpf_map_delete_elem(&gt_gstate, &goid);
+	if (oncpu)
+		gt_oncpu_forget(goid);
 	stat_inc(GT_STAT_GOEXIT);
 }

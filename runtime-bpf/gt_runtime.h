@@ -45,18 +45,30 @@ __s64 gt_goid(void *ctx, const struct gt_target *t, __u64 cookie);
  * when no state could be kept; with GT_DEPTH_SKIP inside a root call entered while
  * OVER (call-graph mode: the ring buffer over half full), which is dropped whole. */
 __u64 gt_call_enter(void *ctx, const struct gt_target *t, __u64 cookie, __u64 now,
-		    __u64 over);
+		    __u64 over, __u64 oncpu);
 /* At a RET: finds the frame of this call (dropping deeper frames abandoned by panics),
  * marks it returned and stores its entry time and depth (GT_DEPTH_SKIP as at its
  * entry). Returns 0, or -1 when the
  * entry was never seen (counted), or 1 at a function that is one RET (its entry is this
  * instruction: no frame, no duration). Several programs at one RET get the same answer. */
-long gt_call_return(void *ctx, const struct gt_target *t, __u64 cookie, __u64 *entry_ns,
-		    __u64 *depth);
+long gt_call_return(void *ctx, const struct gt_target *t, __u64 cookie, __u64 now,
+		    __u64 *entry_ns, __u64 *depth, __u64 *oncpu_out, __u64 oncpu);
 /* The current goroutine's traced-call depth (0 when it has none). */
 __u64 gt_call_depth(void *ctx, const struct gt_target *t, __u64 cookie);
 /* The goroutine is exiting (runtime.goexit1): free its state. */
-void gt_goroutine_exit(void *ctx, const struct gt_target *t, __u64 cookie);
+void gt_goroutine_exit(void *ctx, const struct gt_target *t, __u64 cookie, __u64 oncpu);
+
+/* On-CPU time (gt_oncpu.c), with `oncpu`; ONCPU above says the script uses it, and then
+ * frames keep the goroutine's on-CPU ns at their entry and a return stores the
+ * difference in *ONCPU_OUT. Hidden programs: runtime.execute (the thread now runs gp),
+ * runtime.schedule (it runs none) and the sched_switch tracepoint (a thread leaves or
+ * takes a CPU: NEXT_PID_OFF is next_pid's offset in its record). */
+void gt_oncpu_execute(void *ctx, const struct gt_target *t, __u64 now);
+void gt_oncpu_schedule(__u64 now);
+void gt_oncpu_switch(void *ctx, __u32 next_pid_off, __u64 now);
+/* GOID's on-CPU ns so far, NOW included (it runs on this thread); starts its count. */
+__u64 gt_oncpu_now(__s64 goid, __u64 now);
+void gt_oncpu_forget(__s64 goid);
 
 /* ustack of a perf-event sample of process PID unwound with the SP-delta table TAB of
  * NTAB rows (gt_unwind.c): its id | GT_UNWIND_ID in STACKS (DEPTH u64 a value), or -1

@@ -62,6 +62,7 @@ static void usage(FILE *out)
 	      "    gotrace -l [PATTERN] [-b BINARY | -c CMD | -p PID]\n"
 	      "    gotrace --funcgraph PATTERN [--funcgraph PATTERN...] [--drilldown FUNC]\n"
 	      "            [--args 'FUNC(NAME=RULE:TYPE, ...)'...] [--rets SPEC...] [--no-color]\n"
+	      "            [--no-oncpu]\n"
 	      "            [--summary [--interval DURATION]]\n"
 	      "            [-f json|chrome] [-o FILE] (-c CMD | -p PID | BINARY)\n"
 	      "\n"
@@ -101,6 +102,7 @@ static void usage(FILE *out)
 	      "                      and the most frequent results, instead of trees\n"
 	      "  --interval DURATION how often --summary prints (default 5s; 0: at the end)\n"
 	      "  --no-color          call-graph mode: no colours on a terminal\n"
+	      "  --no-oncpu          call-graph mode: wall-clock time only, not time on a CPU\n"
 	      "  -h, --help          this help\n"
 	      "  -V, --version       version\n"
 	      "\n"
@@ -176,7 +178,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 {
 	enum { OPT_DRY_RUN = 256, OPT_UNSAFE, OPT_PARSE_ONLY, OPT_FUNCGRAPH, OPT_DRILLDOWN,
 	       OPT_ARGS, OPT_RETS, OPT_SUMMARY, OPT_INTERVAL, OPT_NO_COLOR, OPT_NO_WARNINGS, OPT_INFO, OPT_INCLUDE,
-	       OPT_EXCLUDE, OPT_NO_CACHE, OPT_MAX_OVERHEAD, OPT_PROBE_FILTER };
+	       OPT_EXCLUDE, OPT_NO_CACHE, OPT_MAX_OVERHEAD, OPT_PROBE_FILTER, OPT_NO_ONCPU };
 	static const struct option longopts[] = {
 		{"binary", required_argument, NULL, 'b'},
 		{"dry-run", no_argument, NULL, OPT_DRY_RUN},
@@ -190,6 +192,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{"summary", no_argument, NULL, OPT_SUMMARY},
 		{"interval", required_argument, NULL, OPT_INTERVAL},
 		{"no-color", no_argument, NULL, OPT_NO_COLOR},
+		{"no-oncpu", no_argument, NULL, OPT_NO_ONCPU},
 		{"no-warnings", no_argument, NULL, OPT_NO_WARNINGS},
 		{"info", no_argument, NULL, OPT_INFO},
 		{"include", required_argument, NULL, OPT_INCLUDE},
@@ -309,6 +312,9 @@ again:
 		case OPT_NO_COLOR:
 			o->fg.no_color = true;
 			break;
+		case OPT_NO_ONCPU:
+			o->fg.no_oncpu = true;
+			break;
 		case OPT_NO_WARNINGS:
 			diag_set_warnings(false);
 			break;
@@ -393,9 +399,9 @@ again:
 		o->script_path = NULL;
 		o->fg.verbose = o->verbose;
 	} else if (o->fg.drilldown || o->fg.args.n || o->fg.rets.n || o->fg.no_color ||
-		   o->fg.summary || o->fg.interval) {
-		diag_fatal("--drilldown, --args, --rets, --summary, --interval and --no-color need "
-			   "--funcgraph");
+		   o->fg.summary || o->fg.interval || o->fg.no_oncpu) {
+		diag_fatal("--drilldown, --args, --rets, --summary, --interval, --no-color and "
+			   "--no-oncpu need --funcgraph");
 		return -EINVAL;
 	} else if (o->fg.chrome) {
 		diag_fatal("-f chrome writes the calls of --funcgraph: "
@@ -550,8 +556,9 @@ static void cache_key_of(struct cache_key *k, const struct options *o,
 	cache_key_add(k, "attach", "%d", (int)rt_attach_path(&why));
 	env = getenv("GT_HIDE_FEATURES");
 	cache_key_add(k, "hide", "%s", env ? env : "");
-	cache_key_add(k, "options", "strlen=%d k=%d unsafe=%d funcgraph=%d", so->str_len,
-		      so->helper_checks, so->unsafe, so->funcgraph);
+	cache_key_add(k, "options", "strlen=%d k=%d unsafe=%d funcgraph=%d oncpu=%d",
+		      so->str_len, so->helper_checks, so->unsafe, so->funcgraph,
+		      so->funcgraph_oncpu);
 	for (int i = 0; i < so->nposargs; i++)
 		cache_key_add(k, "arg", "%s", so->posargs[i]);
 	for (int i = 0; i < so->nnamed; i++)
@@ -766,6 +773,7 @@ int main(int argc, char **argv)
 		.child = child_argv != NULL,
 		.str_len = str_len_from_env(),
 		.funcgraph = fg != NULL,
+		.funcgraph_oncpu = fg != NULL && !o.fg.no_oncpu,
 		.uprobe_stack_has_caller = stack_has_caller,
 	};
 	/* -c go test, go run, a wrapper: the program to trace is one the command runs */

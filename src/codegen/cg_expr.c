@@ -511,6 +511,8 @@ static LLVMValueRef cg_ident(struct cg *g, struct ast_node *e)
 	case BI_DURATION:
 		return g->duration ? LLVMBuildLoad2(g->b, g->i64, g->duration, "duration")
 				   : cg_const(g, 0);
+	case BI_ONCPU:
+		return g->oncpu ? LLVMBuildLoad2(g->b, g->i64, g->oncpu, "oncpu") : cg_const(g, 0);
 	case BI_RETVAL:
 		if (g->pp->kind == PLAN_PROG_FENTRY)
 			return tp_int(g, sn); /* the slot after the arguments */

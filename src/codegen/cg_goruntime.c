@@ -1,6 +1,7 @@
 /* cg_goruntime: the Go runtime prologue of a uprobe program: the target's constants
  * (struct gt_target, folded at O2), and the call-stack bookkeeping of :entry and
- * :return probes that gives `depth` and `duration`. */
+ * :return probes that gives `depth`, `duration` and `oncpu`; and the bodies of the
+ * hidden programs that keep goroutines' on-CPU time (runtime-bpf/gt_oncpu.c). */
 #include "codegen/cg_int.h"
 
 #include <stddef.h>
@@ -60,9 +61,20 @@ void cg_goruntime_prologue(struct cg *g)
 	if (!g->target)
 		return;
 	LLVMValueRef ctx = g->ctx_arg;
+	LLVMValueRef oncpu = cg_const(g, sp->oncpu);
 	if (sp->hidden == HIDDEN_GOEXIT) {
-		LLVMValueRef args[3] = {ctx, g->target, cg_cookie(g)};
-		cg_runtime_call(g, "gt_goroutine_exit", args, 3);
+		LLVMValueRef args[4] = {ctx, g->target, cg_cookie(g), oncpu};
+		cg_runtime_call(g, "gt_goroutine_exit", args, 4);
+		return;
+	}
+	if (sp->hidden == HIDDEN_EXECUTE) {
+		LLVMValueRef args[3] = {ctx, g->target, cg_now(g)};
+		cg_runtime_call(g, "gt_oncpu_execute", args, 3);
+		return;
+	}
+	if (sp->hidden == HIDDEN_SCHEDULE) {
+		LLVMValueRef now = cg_now(g);
+		cg_runtime_call(g, "gt_oncpu_schedule", &now, 1);
 		return;
 	}
 	g->depth = cg_alloca(g, g->i64, "depth");
@@ -90,8 +102,8 @@ void cg_goruntime_prologue(struct cg *g)
 							   "over"),
 					     g->i64, "");
 		}
-		LLVMValueRef args[5] = {ctx, g->target, cg_cookie(g), cg_now(g), over};
-		LLVMBuildStore(g->b, cg_runtime_call(g, "gt_call_enter", args, 5), g->depth);
+		LLVMValueRef args[6] = {ctx, g->target, cg_cookie(g), cg_now(g), over, oncpu};
+		LLVMBuildStore(g->b, cg_runtime_call(g, "gt_call_enter", args, 6), g->depth);
 		LLVMBuildBr(g->b, done);
 		LLVMPositionBuilderAtEnd(g->b, done);
 	} else if (sp->point == GO_RETURN && sp->no_call_stack) {
@@ -99,9 +111,13 @@ void cg_goruntime_prologue(struct cg *g)
 	} else if (sp->point == GO_RETURN) {
 		LLVMValueRef entry = cg_alloca(g, g->i64, "entry_ns");
 		g->duration = cg_alloca(g, g->i64, "duration");
-		LLVMValueRef args[5] = {ctx, g->target, cg_cookie(g), entry, g->depth};
+		LLVMValueRef cpu = cg_alloca(g, g->i64, "oncpu");
+		if (sp->oncpu)
+			g->oncpu = cpu;
+		LLVMValueRef args[8] = {ctx,	 g->target, cg_cookie(g), cg_now(g),
+					entry, g->depth,   cpu,		 oncpu};
 		/* 0: paired, 1: a call of no length (a one-RET function), -1: unpaired */
-		LLVMValueRef r = cg_runtime_call(g, "gt_call_return", args, 5);
+		LLVMValueRef r = cg_runtime_call(g, "gt_call_return", args, 8);
 		LLVMValueRef timed = LLVMBuildICmp(g->b, LLVMIntEQ, r, cg_const(g, 0), "");
 		LLVMValueRef paired = LLVMBuildICmp(g->b, LLVMIntNE, r, cg_const(g, (uint64_t)-1),
 						    "paired");
@@ -119,4 +135,12 @@ void cg_goruntime_prologue(struct cg *g)
 		LLVMValueRef args[3] = {ctx, g->target, cg_cookie(g)};
 		LLVMBuildStore(g->b, cg_runtime_call(g, "gt_call_depth", args, 3), g->depth);
 	}
+}
+
+/* oncpu's sched_switch program: a thread leaves its CPU, another takes it. */
+void cg_oncpu_switch(struct cg *g)
+{
+	LLVMValueRef args[3] = {g->ctx_arg, LLVMConstInt(g->i32, (uint64_t)g->sp->tp_next_pid_off, false),
+				cg_now(g)};
+	cg_runtime_call(g, "gt_oncpu_switch", args, 3);
 }

@@ -52,6 +52,7 @@ struct cg {
 	LLVMValueRef gomap_out; /* alloca of print()'s Go map walks (one for all), or NULL */
 	LLVMValueRef depth;     /* alloca i64, or NULL */
 	LLVMValueRef duration;  /* alloca i64, or NULL */
+	LLVMValueRef oncpu;     /* alloca i64 (the script uses oncpu), or NULL */
 	/* buffers of the statement being lowered (strings, tuples, keys): live from their
 	 * first use to the statement's end, so that LLVM reuses their stack bytes */
 	struct cg_temp {
@@ -163,6 +164,8 @@ LLVMValueRef cg_bitfield_read(struct cg *g, const struct ast_node *e, LLVMValueR
 
 /* cg_goruntime.c */
 void cg_goruntime_prologue(struct cg *g);
+/* The body of oncpu's hidden sched_switch program (HIDDEN_SCHED_SWITCH). */
+void cg_oncpu_switch(struct cg *g);
 LLVMValueRef cg_goid(struct cg *g);
 
 /* cg_stmt.c */

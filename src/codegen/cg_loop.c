@@ -10,7 +10,7 @@
 #include "common/util.h"
 
 /* fields after the variables' pointers */
-enum { F_CTX, F_DEPTH, F_DURATION, F_COOKIE, F_RETURNED, F_START, F_COUNT };
+enum { F_CTX, F_DEPTH, F_DURATION, F_ONCPU, F_COOKIE, F_RETURNED, F_START, F_COUNT };
 
 static LLVMValueRef field(struct cg *g, LLVMTypeRef cty, LLVMValueRef cx, int i)
 {
@@ -90,6 +90,8 @@ static LLVMValueRef callback(struct cg *g, struct ast_node *st, LLVMTypeRef cty,
 	g->duration = g->duration ? LLVMBuildLoad2(g->b, g->ptr,
 						   field(g, cty, cx, nslots + F_DURATION), "")
 				  : NULL;
+	g->oncpu = g->oncpu ? LLVMBuildLoad2(g->b, g->ptr, field(g, cty, cx, nslots + F_ONCPU), "")
+			    : NULL;
 	g->cookie = g->cookie ? LLVMBuildLoad2(g->b, g->i64, field(g, cty, cx, nslots + F_COOKIE), "")
 			      : NULL;
 	g->now = NULL;
@@ -163,6 +165,7 @@ void cg_for(struct cg *g, struct ast_node *st)
 	LLVMBuildStore(g->b, g->depth ? g->depth : null, field(g, cty, cx, nslots + F_DEPTH));
 	LLVMBuildStore(g->b, g->duration ? g->duration : null,
 		       field(g, cty, cx, nslots + F_DURATION));
+	LLVMBuildStore(g->b, g->oncpu ? g->oncpu : null, field(g, cty, cx, nslots + F_ONCPU));
 	if (cg_has_sites(g))
 		cg_cookie(g);
 	LLVMBuildStore(g->b, g->cookie ? g->cookie : cg_const(g, 0),
@@ -185,6 +188,7 @@ void cg_for(struct cg *g, struct ast_node *st)
 	g->ctx_arg = outer.ctx_arg;
 	g->depth = outer.depth;
 	g->duration = outer.duration;
+	g->oncpu = outer.oncpu;
 	g->cookie = outer.cookie;
 	g->now = outer.now;
 	LLVMPositionBuilderAtEnd(g->b, at);

@@ -530,7 +530,7 @@ void cg_program(struct cg *g, const struct sema_prog *sp)
 	g->sp = sp;
 	g->pp = pp;
 	g->scratch_used = 0;
-	g->cookie = g->now = g->target = g->depth = g->duration = g->gomap_out = NULL;
+	g->cookie = g->now = g->target = g->depth = g->duration = g->oncpu = g->gomap_out = NULL;
 	static const char *const sections[] = {"raw_tp", "raw_tp", "uprobe", "perf_event",
 					       "tracepoint", "kprobe", "fentry"};
 	_Static_assert(ARRAY_SIZE(sections) == PLAN_PROG_NKINDS, "a section for each kind");
@@ -543,6 +543,8 @@ void cg_program(struct cg *g, const struct sema_prog *sp)
 	g->exit_bb = new_bb(g, "exit");
 	if (pp->kind == PLAN_PROG_UPROBE)
 		cg_goruntime_prologue(g);
+	else if (sp->hidden == HIDDEN_SCHED_SWITCH)
+		cg_oncpu_switch(g);
 	if (sp->hidden) {
 		if (!LLVMGetBasicBlockTerminator(LLVMGetInsertBlock(g->b)))
 			LLVMBuildBr(g->b, g->exit_bb);

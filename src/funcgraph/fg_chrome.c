@@ -169,6 +169,10 @@ void fg_chrome_call(struct fg_chrome *ch, struct strbuf *out, const struct fg_ch
 	strbuf_puts(out, ", \"dur\": ");
 	put_us(out, (int64_t)call->dur_ns);
 	strbuf_puts(out, ", \"args\": {");
+	if (call->oncpu_ns >= 0) {
+		strbuf_printf(out, "\"oncpu_ns\": %" PRId64, call->oncpu_ns);
+		first = false;
+	}
 	put_arg(out, &first, "args", call->args);
 	put_arg(out, &first, "rets", call->rets);
 	put_arg(out, &first, "caller", call->caller);

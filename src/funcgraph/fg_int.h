@@ -14,8 +14,8 @@
  *             reg("ip"), whose difference to the site's vaddr is a PIE's load bias), pid,
  *             then the --args values; the format is "%u%u" (for ip and pid) + the args'
  *             text.
- *   FG_RETURN args: goid, depth, nsecs, site, duration, then the --rets values (the
- *             format: their text). */
+ *   FG_RETURN args: goid, depth, nsecs, site, duration, on-CPU time (0 with
+ *             --no-oncpu), then the --rets values (the format: their text). */
 enum {
 	FG_ARG_GOID,
 	FG_ARG_DEPTH,
@@ -24,9 +24,10 @@ enum {
 	FG_ARG_RETADDR, /* FG_ENTRY */
 	FG_ARG_DURATION = FG_ARG_RETADDR, /* FG_RETURN */
 	FG_ARG_IP,
+	FG_ARG_ONCPU = FG_ARG_IP, /* FG_RETURN */
 	FG_ARG_PID,
 	FG_ARG_USER, /* first --args value */
-	FG_RET_USER = FG_ARG_DURATION + 1, /* first --rets value */
+	FG_RET_USER = FG_ARG_ONCPU + 1, /* first --rets value */
 };
 /* FG_SPAWN (-f chrome's lineage): nsecs, pid, the new goroutine's goid, its parent's,
  * the go statement's pc */
@@ -48,6 +49,7 @@ struct fg_tree_opts {
 	bool no_color;
 	bool chrome; /* -f chrome: Trace Event Format (fg_chrome.c) */
 	bool summary; /* --summary: per-function counts instead of trees (fg_summary.c) */
+	bool oncpu;   /* returns carry on-CPU time (not --no-oncpu) */
 	uint64_t interval_ns; /* --interval: how often the summary prints, 0: at the end */
 };
 
@@ -101,6 +103,7 @@ struct fg_chrome_call {
 	int64_t pid, goid;
 	const char *func;
 	uint64_t entry_ns, dur_ns; /* CLOCK_MONOTONIC */
+	int64_t oncpu_ns;          /* of dur_ns, on a CPU; -1: not measured */
 	/* "args" of the event, each left out when NULL: */
 	const char *args;        /* the --args values as the text shows them */
 	const char *rets;        /* the --rets values, the same way */

@@ -42,6 +42,7 @@ struct fg_node {
 	int event_id;      /* of the entry record */
 	uint64_t absdepth; /* the goroutine's traced-call depth (BPF) */
 	uint64_t entry_ns, end_ns, duration; /* CLOCK_MONOTONIC */
+	uint64_t oncpu; /* ns on a CPU of the duration (FG_RETURNED, o.oncpu) */
 	uint64_t caller_pc; /* link-time return address, 0 = unknown */
 	enum fg_end end;
 	uint8_t *rec; /* copy of the entry record: args are formatted when printed */
@@ -211,7 +212,8 @@ static void free_tree(struct fg_tree *t)
 static const char *const C_TIME = "\033[33m", *const C_DUR = "\033[32m",
 			 *const C_FUNC = "\033[31m", *const C_ARGS = "\033[35m",
 			 *const C_CALLER = "\033[32m", *const C_LINE = "\033[36m",
-			 *const C_MARK = "\033[1;31m", *const C_OFF = "\033[0m";
+			 *const C_MARK = "\033[1;31m", *const C_CPU = "\033[34m",
+			 *const C_OFF = "\033[0m";
 
 static void colored(struct fg_consumer *c, const char *color, const char *text)
 {
@@ -289,8 +291,10 @@ static const char *values_text(struct fg_consumer *c, struct rt_output *o,
 	return c->text.buf;
 }
 
+/* time, goid, the wall-clock duration DUR and on-CPU time CPU of a closing line (NULL:
+ * blank columns), then the indentation of DEPTH */
 static void line_head(struct fg_consumer *c, const struct fg_tree *t, uint64_t ns,
-		      const char *dur, int depth)
+		      const char *dur, const char *cpu, int depth)
 {
 	put_time(c, ns);
 	strbuf_printf(&c->out, " goid=%" PRId64 " ", t->goid);
@@ -298,6 +302,12 @@ static void line_head(struct fg_consumer *c, const struct fg_tree *t, uint64_t n
 		strbuf_printf(&c->out, "%s%*s%s", C_DUR, FG_DUR_WIDTH, dur, C_OFF);
 	else
 		strbuf_printf(&c->out, "%*s", FG_DUR_WIDTH, dur ? dur : "");
+	if (cpu && c->color)
+		strbuf_printf(&c->out, " cpu %s%*s%s", C_CPU, FG_DUR_WIDTH, cpu, C_OFF);
+	else if (cpu)
+		strbuf_printf(&c->out, " cpu %*s", FG_DUR_WIDTH, cpu);
+	else if (c->o.oncpu)
+		strbuf_printf(&c->out, "%*s", FG_DUR_WIDTH + 5, "");
 	strbuf_printf(&c->out, " %*s", 2 * depth, "");
 }
 
@@ -308,7 +318,7 @@ static void print_open(struct fg_consumer *c, struct rt_output *o, const struct 
 	const char *caller;
 	bool known = site_text(c, nd->caller_pc ? nd->caller_pc - 1 : 0, where, sizeof(where),
 			       &caller);
-	line_head(c, t, nd->entry_ns, NULL, nd->depth);
+	line_head(c, t, nd->entry_ns, NULL, NULL, nd->depth);
 	colored(c, C_FUNC, c->plan->sites[nd->site].func);
 	strbuf_putc(&c->out, '(');
 	colored(c, C_ARGS, values_text(c, o, nd, false));
@@ -324,11 +334,15 @@ static void print_open(struct fg_consumer *c, struct rt_output *o, const struct 
 static void print_close(struct fg_consumer *c, struct rt_output *o, const struct fg_tree *t,
 			const struct fg_node *nd)
 {
-	char dur[32], where[512];
+	char dur[32], cpu[32], where[512];
 	const char *fn;
-	if (nd->end == FG_RETURNED)
+	bool returned = nd->end == FG_RETURNED;
+	if (returned) {
 		fmt_duration(dur, sizeof(dur), nd->duration);
-	line_head(c, t, nd->end_ns, nd->end == FG_RETURNED ? dur : NULL, nd->depth);
+		fmt_duration(cpu, sizeof(cpu), nd->oncpu);
+	}
+	line_head(c, t, nd->end_ns, returned ? dur : NULL, returned && c->o.oncpu ? cpu : NULL,
+		  nd->depth);
 	strbuf_puts(&c->out, "} ");
 	colored(c, C_FUNC, c->plan->sites[nd->site].func);
 	if (nd->ret_rec) { /* as Go writes results: main.div (q=3, err=<nil>) */
@@ -444,6 +458,11 @@ static void print_json(struct fg_consumer *c, const struct fg_tree *t)
 			strbuf_printf(&c->out, "%" PRIu64, nd->duration);
 		else
 			strbuf_puts(&c->out, "null");
+		strbuf_puts(&c->out, ", \"oncpu_ns\": ");
+		if (nd->end == FG_RETURNED && c->o.oncpu)
+			strbuf_printf(&c->out, "%" PRIu64, nd->oncpu);
+		else
+			strbuf_puts(&c->out, "null");
 		json_site(c, "call", nd->caller_pc ? nd->caller_pc - 1 : 0, true);
 		json_site(c, "return",
 			  nd->end == FG_RETURNED ? c->plan->sites[nd->ret_site].vaddr : 0, false);
@@ -526,6 +545,7 @@ static void print_chrome(struct fg_consumer *c, struct rt_output *o, const struc
 			.func = c->plan->sites[nd->site].func,
 			.entry_ns = nd->entry_ns,
 			.dur_ns = returned ? nd->duration : nd->end_ns - nd->entry_ns,
+			.oncpu_ns = returned && c->o.oncpu ? (int64_t)nd->oncpu : -1,
 			.args = *args ? args : NULL,
 			.rets = rets,
 			.spawn = sd && i == 0 ? &spawn : NULL,
@@ -685,6 +705,7 @@ static void on_return(struct fg_consumer *c, struct rt_output *o, int id,
 			nd->end = FG_RETURNED;
 			nd->end_ns = ns;
 			nd->duration = fg_field(ev, rec, FG_ARG_DURATION);
+			nd->oncpu = fg_field(ev, rec, FG_ARG_ONCPU);
 			nd->ret_site = (uint32_t)fg_field(ev, rec, FG_ARG_SITE);
 			if (ev->nargs > FG_RET_USER) {
 				nd->ret_rec = xmalloc(size);

@@ -440,6 +440,7 @@ struct funcgraph *funcgraph_new(const struct fg_options *o, const char *target)
 		.no_color = o->no_color,
 		.chrome = o->chrome,
 		.summary = o->summary,
+		.oncpu = !o->no_oncpu,
 		.interval_ns = interval_ns,
 	};
 	return fg;

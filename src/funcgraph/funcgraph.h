@@ -26,6 +26,7 @@ struct fg_options {
 	bool no_color;              /* --no-color */
 	bool chrome;                /* -f chrome: Trace Event Format JSON for Perfetto */
 	bool summary;               /* --summary: per-function counts, not trees */
+	bool no_oncpu;              /* --no-oncpu: wall time only (no scheduler probes) */
 	const char *interval;       /* --interval DURATION of the summary (NULL: 5s) */
 	bool verbose;               /* -v: show the generated program */
 };

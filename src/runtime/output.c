@@ -575,9 +575,11 @@ static int check_event(const struct gt_plan *plan, int id, struct fmt *f, int *m
 			return -EINVAL;
 		}
 		/* FG_ENTRY: goid, depth, nsecs, site, caller pc, then the formatted ones;
-		 * FG_RETURN: goid, depth, nsecs, site, duration, then the formatted ones */
-		if (f->nconv != ev->nargs - (ev->kind == PLAN_EV_FG_ENTRY ||
-					     ev->kind == PLAN_EV_FG_RETURN ? 5 : 0)) {
+		 * FG_RETURN: goid, depth, nsecs, site, duration, oncpu, then the formatted
+		 * ones */
+		if (f->nconv != ev->nargs - (ev->kind == PLAN_EV_FG_ENTRY    ? 5
+					     : ev->kind == PLAN_EV_FG_RETURN ? 6
+									     : 0)) {
 			diag_fatal("internal error: event %d: format has %d conversions for %d "
 				   "arguments",
 				   id, f->nconv, ev->nargs);

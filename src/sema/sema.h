@@ -150,6 +150,10 @@ enum sema_hidden {
 	HIDDEN_ENTER,  /* push frames where no user :entry probe does */
 	HIDDEN_RETURN, /* mark returns where no user :return probe does */
 	HIDDEN_GOEXIT, /* runtime.goexit1: free the goroutine's state */
+	/* oncpu: which goroutine each thread runs, and whether the thread is on a CPU */
+	HIDDEN_EXECUTE,      /* runtime.execute: the thread starts running gp */
+	HIDDEN_SCHEDULE,     /* runtime.schedule: it runs no goroutine */
+	HIDDEN_SCHED_SWITCH, /* tracepoint sched:sched_switch */
 };
 
 /* Per-node data sema leaves for codegen (node->sema). */
@@ -214,6 +218,8 @@ struct sema_prog {
 	bool no_call_stack;      /* a RET on the system stack (g0): its keys are not the
 				    goroutine's, so the goroutine's call stack is left alone */
 	bool needs_goruntime;    /* goid / call stacks: gt_target constants needed */
+	bool oncpu;              /* the script uses oncpu: frames keep on-CPU time */
+	int tp_next_pid_off;     /* HIDDEN_SCHED_SWITCH: next_pid's offset in the record */
 	struct sema_var *vars;
 	int nvars;
 };
@@ -230,6 +236,7 @@ struct sema_options {
 	bool child;                 /* -c: a command runs (cpid) */
 	int str_len;                /* GT_STRLEN, default 64 */
 	bool funcgraph;             /* call-graph mode: fgentry(), fgreturn(), __retaddr */
+	bool funcgraph_oncpu;       /* ... whose fgreturn() records carry oncpu (else 0) */
 	const char **includes;      /* --include FILE: headers whose macros the script sees */
 	int nincludes;
 	const char **include_dirs;  /* -I DIR */

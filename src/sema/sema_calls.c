@@ -190,13 +190,18 @@ static int check_fg_event(struct sema *s, struct ast_node *e, enum plan_event_ki
 	static const enum builtin_id entry_fields[] = {BI_GOID, BI_DEPTH, BI_NSECS, BI_FUNC,
 						       BI_RETADDR};
 	static const enum builtin_id return_fields[] = {BI_GOID, BI_DEPTH, BI_NSECS, BI_FUNC,
-							BI_DURATION};
+							BI_DURATION, BI_ONCPU};
 	const enum builtin_id *fields = kind == PLAN_EV_FG_ENTRY ? entry_fields : return_fields;
+	int nfields = kind == PLAN_EV_FG_ENTRY ? 5 : 6;
 	struct ast_list *old = &e->u.call.args;
 	struct ast_list list = {0};
-	for (int i = 0; i < 5; i++) {
+	for (int i = 0; i < nfields; i++) {
 		struct ast_node *id = ast_new(s->arena, AST_IDENT, e->loc);
 		id->u.name = builtin_get(fields[i])->name;
+		if (fields[i] == BI_ONCPU && !s->opts->funcgraph_oncpu) { /* --no-oncpu */
+			id->kind = AST_INT;
+			id->u.int_.value = 0;
+		}
 		if (sema_check_expr(s, id))
 			return -EINVAL;
 		sema_node_of(s, id)->raw_site = fields[i] == BI_FUNC;

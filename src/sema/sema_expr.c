@@ -489,7 +489,7 @@ static int check_tp_arg(struct sema *s, struct ast_node *e)
 	return 0;
 }
 
-/* goid, duration, depth, retval: the Go runtime builtins. */
+/* goid, duration, oncpu, depth, retval: the Go runtime builtins. */
 int sema_check_go_ident(struct sema *s, struct ast_node *e, const struct builtin *b)
 {
 	struct sema_node *sn = sema_node_of(s, e);
@@ -510,16 +510,19 @@ int sema_check_go_ident(struct sema *s, struct ast_node *e, const struct builtin
 		diag_error(s->src, e->loc, "retval is only available in kretprobe probes");
 		return -EINVAL;
 	}
-	if ((b->id == BI_DURATION || b->id == BI_RETVAL) && s->clause_points != (1u << GO_RETURN)) {
+	bool timed = b->id == BI_DURATION || b->id == BI_ONCPU;
+	if ((timed || b->id == BI_RETVAL) && s->clause_points != (1u << GO_RETURN)) {
 		diag_error(s->src, e->loc, "%s is only available in go:FUNC:return probes", b->name);
 		return -EINVAL;
 	}
-	if (b->id == BI_DURATION)
+	if (timed)
 		s->clause_uses_duration = true;
+	if (b->id == BI_ONCPU)
+		s->uses_oncpu = true;
 	if (b->id == BI_DEPTH)
 		s->uses_depth = true;
-	e->ty = b->id == BI_DEPTH || b->id == BI_DURATION ? &sema_ty_u64 : &sema_ty_i64;
-	if (b->id == BI_DURATION || b->id == BI_RETVAL) { /* Go's: printf's %d prints all */
+	e->ty = b->id == BI_DEPTH || timed ? &sema_ty_u64 : &sema_ty_i64;
+	if (timed || b->id == BI_RETVAL) { /* Go's: printf's %d prints all */
 		e->ty = sema_type_new(s, TY_INT, 8, b->id == BI_RETVAL);
 		e->ty->go_int = true;
 	}

@@ -108,6 +108,7 @@ struct sema {
 	bool clause_uses_goruntime; /* goid, duration or depth */
 	bool clause_reads_go_names; /* args, rets or retval (sema_reads_go_names) */
 	bool uses_depth; /* anywhere: then every traced function keeps call stacks */
+	bool uses_oncpu; /* anywhere: then calls keep on-CPU time (gt_oncpu.c) */
 	/* variables of the clause being checked; arena-allocated, so that the expression
 	 * types that point at them (AST_VAR) stay valid through codegen */
 	VEC(struct sema_var *) vars;

@@ -1,7 +1,9 @@
 /* sema_track: per-goroutine call stacks. Every function with a :return probe (and,
  * when `depth` is used, every traced function) pushes a frame at its entry and marks
  * it at its RETs; gotrace adds hidden programs where the script has no probe of its
- * own, and one on runtime.goexit1 that frees a goroutine's state when it exits. */
+ * own, and one on runtime.goexit1 that frees a goroutine's state when it exits. With
+ * `oncpu`, three more follow which goroutine each thread runs and when the thread is
+ * on a CPU: runtime.execute, runtime.schedule and the sched_switch tracepoint. */
 #include "sema/sema_int.h"
 
 #include <errno.h>
@@ -9,6 +11,7 @@
 #include <string.h>
 
 #include "binfo/binfo.h"
+#include "sema/tracepoint.h"
 
 struct tracked {
 	struct binfo *bi;
@@ -39,6 +42,51 @@ static int check_goruntime(struct binfo *bi)
 	return -ENOENT;
 }
 
+/* A hidden program at the entry of runtime function NAME of BI. */
+static int add_runtime_hook(struct sema *s, struct binfo *bi, const char *name,
+			    enum sema_hidden hidden, const char *prog, const char *why)
+{
+	static const struct gt_loc noloc;
+	const struct binfo_func *f = binfo_find_func(bi, name);
+	if (!f) {
+		diag_fatal("%s: no %s: %s", binfo_path(bi), name, why);
+		return -ENOENT;
+	}
+	sema_open_group(s);
+	int err = sema_add_func_sites(s, bi, f, GO_ENTRY, 0, noloc, true);
+	if (!err && s->sites.n > s->group_site_begin)
+		sema_close_group(s, NULL, PLAN_PROG_UPROBE, bi, GO_ENTRY, hidden, prog);
+	return err;
+}
+
+/* oncpu's sched_switch program: one for all targets (its record says which thread). */
+static int add_sched_switch(struct sema *s)
+{
+	struct tp_format *fmt = arena_alloc(s->arena, sizeof(*fmt));
+	int err = tp_format_read("sched", "sched_switch", fmt);
+	const struct tp_field *next = err ? NULL : tp_field_find(fmt, "next_pid");
+	if (!err)
+		vec_push(&s->tp_formats, fmt);
+	if (!next || next->size != 4) {
+		diag_fatal("oncpu needs the tracepoint sched:sched_switch and its next_pid: %s",
+			   err ? strerror(-err) : "not in its format");
+		return err ? err : -ENOENT;
+	}
+	sema_open_group(s);
+	struct plan_site site = {.target = "", .func = "", .probe = "tracepoint:sched:sched_switch"};
+	struct sema_site_info info = {0};
+	vec_push(&s->sites, site);
+	vec_push(&s->site_info, info);
+	sema_close_group(s, NULL, PLAN_PROG_TRACEPOINT, NULL, GO_ENTRY, HIDDEN_SCHED_SWITCH,
+			 "oncpu_switch");
+	struct plan_prog *pp = &s->progs.v[s->progs.n - 1];
+	pp->tp_category = "sched";
+	pp->tp_name = "sched_switch";
+	pp->tp_id = fmt->id;
+	s->sprogs.v[s->sprogs.n - 1].tp_next_pid_off = next->offset;
+	return 0;
+}
+
 /* Hidden programs for one target: push, mark returns, free on goroutine exit. */
 static int add_hidden(struct sema *s, struct binfo *bi, struct tracked *r, int nr,
 		      const struct pairset *user)
@@ -62,17 +110,16 @@ static int add_hidden(struct sema *s, struct binfo *bi, struct tracked *r, int n
 		sema_close_group(s, NULL, PLAN_PROG_UPROBE, bi, GO_RETURN, HIDDEN_RETURN,
 				 "track_return");
 
-	const struct binfo_func *exit1 = binfo_find_func(bi, "runtime.goexit1");
-	if (!exit1) {
-		diag_fatal("%s: no runtime.goexit1: goroutine state cannot be freed at exit",
-			   binfo_path(bi));
-		return -ENOENT;
+	err = err ? err : add_runtime_hook(s, bi, "runtime.goexit1", HIDDEN_GOEXIT,
+					   "track_goexit",
+					   "goroutine state cannot be freed at exit");
+	if (s->uses_oncpu) {
+		static const char why[] = "oncpu cannot tell which goroutine a thread runs";
+		err = err ? err : add_runtime_hook(s, bi, "runtime.execute", HIDDEN_EXECUTE,
+						   "oncpu_execute", why);
+		err = err ? err : add_runtime_hook(s, bi, "runtime.schedule", HIDDEN_SCHEDULE,
+						   "oncpu_schedule", why);
 	}
-	sema_open_group(s);
-	err = err ? err : sema_add_func_sites(s, bi, exit1, GO_ENTRY, 0, noloc, true);
-	if (s->sites.n > s->group_site_begin)
-		sema_close_group(s, NULL, PLAN_PROG_UPROBE, bi, GO_ENTRY, HIDDEN_GOEXIT,
-				 "track_goexit");
 	return err;
 }
 
@@ -105,8 +152,11 @@ int sema_finish_tracking(struct sema *s)
 	pairset__free(&user);
 	pairset__free(&seen);
 	pairset__free(&targets);
+	if (s->uses_oncpu && !err)
+		err = add_sched_switch(s);
 	for (int i = 0; i < s->sprogs.n && !err; i++) {
 		struct sema_prog *sp = &s->sprogs.v[i];
+		sp->oncpu = s->uses_oncpu;
 		if (sp->bi && (sp->needs_goruntime || sp->hidden || r.n))
 			sp->needs_goruntime = true;
 		if (sp->needs_goruntime)

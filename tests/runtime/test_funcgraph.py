@@ -54,6 +54,9 @@ SHORT = {"main.add": "add", "main.add1": "add1", "main.add2": "add2", "main.add3
          "main.(*Student).String": "String"}
 
 LINE = re.compile(r"^(\d\d:\d\d:\d\d\.\d{6}) goid=(\d+) (.{9}) (.*)$")
+# the on-CPU column after the duration ("cpu" and 9 characters, blank on an opening
+# line), unless --no-oncpu
+CPU_WIDTH = 14
 BANNER_RE = re.compile(r"^Attaching \d+ probes?\.\.\.\n")
 # } FUNC [(RESULTS)] [FILE:LINE] [(MARK)]
 CLOSE = re.compile(r"^\} (\S+)(?: \((.*?)\))??(?: (\S+):(\d+))?"
@@ -74,11 +77,16 @@ class Node:
         self.children = []
 
 
-def parse_trees(text):
+def parse_trees(text, oncpu=None):
     """Trees printed as text -> (list of root Nodes, list of other lines, errors). A tree
-    must be contiguous: its lines, one goroutine's, nested like its braces."""
+    must be contiguous: its lines, one goroutine's, nested like its braces. ONCPU: whether
+    the lines have the on-CPU column (None: whether the first tree's root line, of depth 0,
+    has its blank)."""
     trees, other, errors = [], [], []
     stack = []
+    if oncpu is None:
+        first = next((m for m in map(LINE.match, text.splitlines()) if m), None)
+        oncpu = bool(first) and first.group(4).startswith(" " * CPU_WIDTH)
     for line in text.splitlines():
         m = LINE.match(line)
         if not m:
@@ -87,6 +95,13 @@ def parse_trees(text):
             other.append(line)
             continue
         ts, goid, dur, rest = m.groups()
+        cpu = None
+        if oncpu and rest.startswith("cpu "):
+            cpu, rest = rest[4:CPU_WIDTH - 1], rest[CPU_WIDTH:]
+        elif oncpu and rest.startswith(" " * CPU_WIDTH):
+            rest = rest[CPU_WIDTH:]
+        elif oncpu:
+            errors.append("no on-CPU column: %r" % line)
         body = rest.lstrip(" ")
         depth, odd = divmod(len(rest) - len(body), 2)
         if odd:
@@ -104,6 +119,10 @@ def parse_trees(text):
                 errors.append("close of %s at depth %d does not match %s at %d: %r"
                               % (func, depth, node.func, node.depth, line))
             node.duration = parse_duration(dur)
+            node.oncpu = parse_duration(cpu) if cpu else None
+            if node.duration is not None and (node.oncpu is None) == oncpu:
+                errors.append("on-CPU time %s with --%soncpu: %r"
+                              % ("missing" if oncpu else "shown", "" if oncpu else "no-", line))
             node.ret = (file, int(ln)) if file else None
             node.mark = mark
             node.rets = rets
@@ -132,6 +151,12 @@ def parse_trees(text):
     if stack:
         errors.append("a tree is not closed: %s" % stack[0].open_line)
     return trees, other, errors
+
+
+def preorder(n):
+    yield n
+    for c in n.children:
+        yield from preorder(c)
 
 
 def wait_tracing(p):
@@ -262,6 +287,19 @@ if s.case("demo"):
              and t.site == ("main.go", M["call:String"]) and t.ret == ("main.go", M["ret:String"])
              and not t.children for i, t in enumerate(students))
     s.check("demo: the student's name and age, String's call site and return line", ok, text)
+    # on-CPU time: within the call's duration, and a callee's within its caller's
+    bad = []
+    for t in trees:
+        for n in preorder(t):
+            if n.mark is not None:
+                continue
+            if not 0 < n.oncpu <= n.duration + 1e-3:
+                bad.append("%s: on-CPU %s ms of %s ms" % (n.func, n.oncpu, n.duration))
+            bad += ["%s: on-CPU %s ms, more than its caller %s's %s ms"
+                    % (c.func, c.oncpu, n.func, n.oncpu)
+                    for c in n.children if c.mark is None and c.oncpu > n.oncpu + 1e-3]
+    s.check("demo: every returned call's on-CPU time within its duration and its caller's",
+            not bad and trees, "\n".join(bad) + "\n" + text)
     s.check("demo: the program's output is unchanged",
             own == program_output(b, prog), describe(r))
     # the acceptance command as written, on stdout, no colour off a terminal
@@ -272,6 +310,13 @@ if s.case("demo"):
             r.returncode == 0 and len(lines) == 12 and "\033[" not in r.stdout and
             any("main.(*Student).String(s.name=Student0, s.age=20) { main.doSomething" in l
                 for l in lines), describe(r))
+    # --no-oncpu: wall-clock time only, its column gone
+    r = s.run(["--funcgraph", "main.add*", "--no-oncpu", "-c", b + " -rounds 1 -unit 5"])
+    trees, other, errors = parse_trees(r.stdout, oncpu=False)
+    s.check("demo: --no-oncpu: the trees without the on-CPU column",
+            r.returncode == 0 and not errors and len(trees) == 1 and " cpu " not in r.stdout
+            and all(n.duration for n in preorder(trees[0])),
+            "\n".join(errors) + "\n" + describe(r))
 
 # 2. eight goroutines at once (and go-ftrace's rules in their parenthesised form)
 if s.case("goroutines"):
@@ -610,7 +655,8 @@ if s.case("json"):
     calls = [o["data"] for o in objs if o.get("type") == "call"]
     s.check("json: every line is a JSON object of a call", r.returncode == 0 and not bad and
             len(calls) == len(objs) and len(calls) > 10, describe(r) + "\n".join(bad))
-    keys = {"tree", "goid", "depth", "function", "args", "rets", "entry_ns", "duration_ns", "caller",
+    keys = {"tree", "goid", "depth", "function", "args", "rets", "entry_ns", "duration_ns",
+            "oncpu_ns", "caller",
             "call_file", "call_line", "return_file", "return_line", "panic", "unfinished"}
     s.check("json: the fields", all(set(c) == keys for c in calls), calls[:1])
     add1 = [c for c in calls if c["function"] == "main.add1"]
@@ -618,12 +664,14 @@ if s.case("json"):
     ok = (len(add1) == 2 and add1[0]["depth"] == 1 and add1[0]["caller"] == "main.add" and
           add1[0]["call_line"] == M["call:add1"] and add1[0]["return_line"] == M["ret:add1"] and
           took("add1", add1[0]["duration_ns"] / 1e6, 6 * 5) and not add1[0]["panic"] and
-          add1[1]["panic"] and add1[1]["duration_ns"] is None and
+          add1[1]["panic"] and add1[1]["duration_ns"] is None and add1[1]["oncpu_ns"] is None and
+          all(0 < c["oncpu_ns"] <= c["duration_ns"] for c in calls if not c["panic"]) and
           add1[0]["call_file"].endswith("tests/go/funcgraph/main.go") and
           [c["args"] for c in st] == [{"s.name": "Student0", "s.age": 20},
                                       {"s.name": "Student0", "s.age": 21}] and
           abs(add1[0]["entry_ns"] / 1e9 - time.time()) < 120)
-    s.check("json: values (depth, caller, lines, duration, panic, args, wall-clock entry)",
+    s.check("json: values (depth, caller, lines, duration, on-CPU time within it, panic, "
+            "args, wall-clock entry)",
             ok, json.dumps(add1 + st, indent=1))
     adds = [c for c in calls if c["function"] == "main.add"]
     # a Go value by name is its %+v text, a rule's integer a number (as --args)
@@ -659,12 +707,6 @@ def chrome_run(prog, extra, fmt, text_copy=None):
     finally:
         s.env = env
     return r, open(out).read() if os.path.exists(out) else ""
-
-
-def preorder(n):
-    yield n
-    for c in n.children:
-        yield from preorder(c)
 
 
 def ns(x):
@@ -782,6 +824,15 @@ if s.case("chrome"):
                     if diff > text_tolerance_ns(dur) + 1:
                         bad.append("goid %s: %s dur %s us, the text %s (%d ns apart)"
                                    % (tid, n.func, e["dur"], dur.strip(), diff))
+                    cpu = n.close_line.partition(" cpu ")[2][:9]
+                    got = a.get("oncpu_ns")
+                    if not isinstance(got, int) or \
+                       abs(got - parse_duration(cpu) * 1e6) > text_tolerance_ns(cpu) + 1:
+                        bad.append("goid %s: %s oncpu_ns %s, the text %s"
+                                   % (tid, n.func, got, cpu.strip()))
+                elif n.mark is not None and "oncpu_ns" in a:
+                    bad.append("goid %s: %s did not return, yet oncpu_ns %s"
+                               % (tid, n.func, a["oncpu_ns"]))
         return bad
     marked = sum(1 for n in calls if n.mark)
     bad = compare(calls, False)
@@ -789,8 +840,8 @@ if s.case("chrome"):
             "line and marks (%d marked)" % marked, not bad and marked == 9, "\n".join(bad[:30]))
     same_calls = [n for t in same for n in preorder(t)]
     bad = compare(same_calls, True)
-    s.check("chrome: call by call, the durations of its own run's text, within the text's "
-            "rounding (%d calls)" % len(same_calls), not bad and len(same_calls) == len(xs),
+    s.check("chrome: call by call, the durations and on-CPU times of its own run's text, "
+            "within the text's rounding (%d calls)" % len(same_calls), not bad and len(same_calls) == len(xs),
             "\n".join(bad[:30]))
     # no call at all: still a trace
     out = os.path.join(s.work, "empty.json")
