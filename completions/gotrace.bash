@@ -203,7 +203,7 @@ _gotrace()
             if [[ $cur == -* ]]; then
                 cands=(-e -c -p -b -l -f -o -d -v -q -k -kk -B -I -h -V
                     --binary --dry-run --no-cache --unsafe --parse-only --funcgraph
-                    --drilldown --args --rets --summary --interval --no-color --no-warnings
+                    --drilldown --args --rets --summary --interval --no-color --no-oncpu --no-warnings
                     --info --include
                     --exclude --max-overhead --output --list --probe-filter --help --version)
             else

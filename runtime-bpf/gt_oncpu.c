@@ -1,16 +1,23 @@
 /* On-CPU time per goroutine, for `oncpu`. A goroutine is on a CPU while it is the
  * goroutine its thread runs (from runtime.execute to the thread's next
  * runtime.schedule) and that thread is on a CPU (sched_switch). Each thread's
- * (goroutine, since) is kept by thread id; on-CPU nanoseconds add up per goroutine,
- * and only for goroutines with traced calls (gt_oncpu_now made their entry). */
+ * goroutine and CPU time are kept by thread id; at each mark the time the thread ran
+ * since the last one is added to its goroutine's count. Counts are kept only for
+ * goroutines with traced calls (gt_oncpu_now made their entry). At a switch the
+ * thread's CPU time is the kernel's own (sum_exec_runtime): switches are lost now
+ * and then on a loaded machine (the perf-event tracepoint sched:sched_switch lost more
+ * than this raw one), and with the kernel's count a lost one costs nothing. */
 #include "gt_runtime.h"
 
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 
 struct gt_thread {
-	__s64 goid;  /* the goroutine the thread runs; 0: none (g0 looking for work) */
-	__u64 since; /* when it last went on a CPU running it; 0: off CPU or none */
+	__s64 goid;    /* the goroutine the thread runs; 0: none (g0 looking for work) */
+	__u64 since;   /* when RT was taken with the thread on a CPU; 0: off CPU */
+	__u64 rt;      /* the thread's CPU time (task se.sum_exec_runtime) at SINCE, or
+			* when it left the CPU */
+	__u64 rt_known; /* RT is the kernel's: taken at a switch (else 0 from mid-run) */
 };
 
 /* LRU: a thread that exits leaves its entry, which ages out. */
@@ -34,15 +41,42 @@ static __always_inline __u32 current_tid(void)
 	return (__u32)bpf_get_current_pid_tgid();
 }
 
-/* The thread's open interval ends at NOW: its goroutine is charged for it. */
-static __always_inline void charge(struct gt_thread *th, __u64 now)
+/* The thread ran from its last mark to NOW: its goroutine is charged the thread's CPU
+ * time over it. At a switch EXACT is the kernel's count (0 elsewhere): the difference
+ * of two such counts is right even when switches were lost between them; from mid-run
+ * marks (uprobes) the time since the last mark stands in for it. (The two differ by
+ * the interrupts and the time the hypervisor took the CPU away, which the kernel does
+ * not count as the thread's: a call of a few microseconds on a CPU may show 0.) */
+static __always_inline void advance(struct gt_thread *th, __u64 now, __u64 exact)
 {
-	if (!th->goid || !th->since)
-		return;
-	__u64 *acc = bpf_map_lookup_elem(&gt_gcpu, &th->goid);
-	if (acc && now > th->since)
-		__sync_fetch_and_add(acc, now - th->since);
-	th->since = 0;
+	__u64 d;
+	if (exact && th->rt_known)
+		d = exact > th->rt ? exact - th->rt : 0;
+	else
+		d = th->since && now > th->since ? now - th->since : 0;
+	if (th->goid && d) {
+		__u64 *acc = bpf_map_lookup_elem(&gt_gcpu, &th->goid);
+		if (acc)
+			__sync_fetch_and_add(acc, d);
+	}
+	if (exact) {
+		th->rt = exact;
+		th->rt_known = 1;
+	} else {
+		th->rt += d;
+	}
+	th->since = now;
+}
+
+static __always_inline struct gt_thread *thread_here(__s64 goid, __u64 now)
+{
+	__u32 tid = current_tid();
+	struct gt_thread *th = bpf_map_lookup_elem(&gt_threads, &tid);
+	if (th)
+		return th;
+	struct gt_thread nt = {.goid = goid, .since = now};
+	bpf_map_update_elem(&gt_threads, &tid, &nt, BPF_ANY);
+	return 0;
 }
 
 void gt_oncpu_execute(void *ctx, const struct gt_target *t, __u64 now)
@@ -51,38 +85,43 @@ void gt_oncpu_execute(void *ctx, const struct gt_target *t, __u64 now)
 	__u64 gp = *(__u64 *)((char *)ctx + 80), goid = 0;
 	if (gp)
 		bpf_probe_read_user(&goid, sizeof(goid), (const void *)(gp + t->g_goid));
-	__u32 tid = current_tid();
-	struct gt_thread *th = bpf_map_lookup_elem(&gt_threads, &tid);
-	if (th) {
-		charge(th, now);
-		th->goid = (__s64)goid;
-		th->since = now;
+	struct gt_thread *th = thread_here((__s64)goid, now);
+	if (!th)
 		return;
-	}
-	struct gt_thread nt = {(__s64)goid, now};
-	bpf_map_update_elem(&gt_threads, &tid, &nt, BPF_ANY);
+	advance(th, now, 0);
+	th->goid = (__s64)goid;
 }
 
 void gt_oncpu_schedule(__u64 now)
 {
-	__u32 tid = current_tid();
-	struct gt_thread *th = bpf_map_lookup_elem(&gt_threads, &tid);
+	struct gt_thread *th = thread_here(0, now);
 	if (!th)
 		return;
-	charge(th, now);
+	advance(th, now, 0);
 	th->goid = 0;
 }
 
-void gt_oncpu_switch(void *ctx, __u32 next_pid_off, __u64 now)
+static __always_inline void switch_task(__u64 task, __u32 pid_off, __u32 rt_off, __u64 now,
+					__u64 in)
 {
-	__u32 tid = current_tid(); /* sched_switch fires in the task going off the CPU */
+	__u32 tid = 0;
+	__u64 rt = 0;
+	bpf_probe_read_kernel(&tid, sizeof(tid), (const void *)(task + pid_off));
 	struct gt_thread *th = bpf_map_lookup_elem(&gt_threads, &tid);
-	if (th)
-		charge(th, now);
-	tid = *(__u32 *)((char *)ctx + next_pid_off);
-	th = bpf_map_lookup_elem(&gt_threads, &tid);
-	if (th && th->goid)
-		th->since = now;
+	if (!th)
+		return;
+	bpf_probe_read_kernel(&rt, sizeof(rt), (const void *)(task + rt_off));
+	advance(th, now, rt);
+	if (!in)
+		th->since = 0;
+}
+
+void gt_oncpu_switch(void *ctx, __u32 pid_off, __u32 rt_off, __u64 now)
+{
+	/* raw tracepoint sched_switch(bool preempt, struct task_struct *prev, *next, ...) */
+	__u64 *args = ctx;
+	switch_task(args[1], pid_off, rt_off, now, 0);
+	switch_task(args[2], pid_off, rt_off, now, 1);
 }
 
 __u64 gt_oncpu_now(__s64 goid, __u64 now)
@@ -95,20 +134,17 @@ __u64 gt_oncpu_now(__s64 goid, __u64 now)
 		if (!acc)
 			return 0;
 	}
-	__u32 tid = current_tid();
-	struct gt_thread *th = bpf_map_lookup_elem(&gt_threads, &tid);
-	if (th && th->goid == goid) {
-		if (!th->since) /* its switch onto this CPU came before the trace */
-			th->since = now;
-		return *acc + (now > th->since ? now - th->since : 0);
+	struct gt_thread *th = thread_here(goid, now);
+	if (!th)
+		return *acc;
+	if (th->goid != goid || !th->since) {
+		/* the goroutine runs here, on a CPU: its runtime.execute (or the switch that
+		 * put the thread back) came before the trace, or was lost */
+		advance(th, now, 0);
+		th->goid = goid;
+		return *acc;
 	}
-	/* The goroutine runs here now, but its runtime.execute came before the trace (or
-	 * the thread aged out): it is on a CPU from now on. */
-	if (th)
-		charge(th, now);
-	struct gt_thread nt = {goid, now};
-	bpf_map_update_elem(&gt_threads, &tid, &nt, BPF_ANY);
-	return *acc;
+	return *acc + (now > th->since ? now - th->since : 0);
 }
 
 void gt_oncpu_forget(__s64 goid)

@@ -61,11 +61,12 @@ void gt_goroutine_exit(void *ctx, const struct gt_target *t, __u64 cookie, __u64
 /* On-CPU time (gt_oncpu.c), with `oncpu`; ONCPU above says the script uses it, and then
  * frames keep the goroutine's on-CPU ns at their entry and a return stores the
  * difference in *ONCPU_OUT. Hidden programs: runtime.execute (the thread now runs gp),
- * runtime.schedule (it runs none) and the sched_switch tracepoint (a thread leaves or
- * takes a CPU: NEXT_PID_OFF is next_pid's offset in its record). */
+ * runtime.schedule (it runs none) and the sched_switch raw tracepoint (a thread leaves
+ * or takes a CPU: PID_OFF and RT_OFF are the offsets of pid and se.sum_exec_runtime in
+ * struct task_struct). */
 void gt_oncpu_execute(void *ctx, const struct gt_target *t, __u64 now);
 void gt_oncpu_schedule(__u64 now);
-void gt_oncpu_switch(void *ctx, __u32 next_pid_off, __u64 now);
+void gt_oncpu_switch(void *ctx, __u32 pid_off, __u32 rt_off, __u64 now);
 /* GOID's on-CPU ns so far, NOW included (it runs on this thread); starts its count. */
 __u64 gt_oncpu_now(__s64 goid, __u64 now);
 void gt_oncpu_forget(__s64 goid);

@@ -140,7 +140,8 @@ void cg_goruntime_prologue(struct cg *g)
 /* oncpu's sched_switch program: a thread leaves its CPU, another takes it. */
 void cg_oncpu_switch(struct cg *g)
 {
-	LLVMValueRef args[3] = {g->ctx_arg, LLVMConstInt(g->i32, (uint64_t)g->sp->tp_next_pid_off, false),
+	LLVMValueRef args[4] = {g->ctx_arg, LLVMConstInt(g->i32, (uint64_t)g->sp->task_pid_off, false),
+				LLVMConstInt(g->i32, (uint64_t)g->sp->task_runtime_off, false),
 				cg_now(g)};
-	cg_runtime_call(g, "gt_oncpu_switch", args, 3);
+	cg_runtime_call(g, "gt_oncpu_switch", args, 4);
 }

@@ -536,7 +536,7 @@ void cg_program(struct cg *g, const struct sema_prog *sp)
 	_Static_assert(ARRAY_SIZE(sections) == PLAN_PROG_NKINDS, "a section for each kind");
 	const struct cg_param ctx = {g->ptr, g->di_ptr, "ctx"};
 	cg_begin_function(g, pp->fn_name, g->i32, g->di_int, &ctx, 1, clause->loc.line, false);
-	LLVMSetSection(g->fn, sections[pp->kind]);
+	LLVMSetSection(g->fn, pp->tp_raw ? "raw_tp" : sections[pp->kind]);
 	g->ctx_arg = LLVMGetParam(g->fn, 0);
 	g->brk_bb = g->cont_bb = NULL;
 	cg_set_loc(g, clause->loc);

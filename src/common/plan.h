@@ -88,6 +88,10 @@ struct plan_prog {
 	/* TRACEPOINT: sema read its format; the id is what perf_event_open wants */
 	const char *tp_category, *tp_name;
 	int tp_id;
+	bool tp_raw; /* a raw tracepoint (tp_name) of the kernel's arguments, not a record */
+	/* attached before the others and detached after them: oncpu's bookkeeping, which
+	 * the calls traced at the start and at the end need whole */
+	bool bookkeeping;
 };
 
 enum plan_arg_kind {

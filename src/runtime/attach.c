@@ -5,6 +5,7 @@
  * fast: 2,000 sites attach in ~20 ms and detach in ~50 ms, where perf-event uprobes take
  * minutes to detach (the kernel removes them one at a time, each waiting on RCU). Sites
  * the kernel refuses are left out of a wildcard (report_refused). */
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <pthread.h>
@@ -308,6 +309,17 @@ static int attach_perf(struct rt_session *s, const struct plan_prog *pp, int pro
 
 static int attach_tracepoint(struct rt_session *s, const struct plan_prog *pp, int prog_fd)
 {
+	if (pp->tp_raw) {
+		int fd = bpf_raw_tracepoint_open(pp->tp_name, prog_fd);
+		if (fd < 0) {
+			diag_fatal("cannot attach to raw tracepoint %s: %s", pp->tp_name,
+				   strerror(errno));
+			return -errno;
+		}
+		s->links[s->nlinks++] = fd;
+		s->nattached_sites++;
+		return 0;
+	}
 	if (pp->tp_id <= 0) {
 		diag_fatal("internal error: tracepoint %s:%s has no id in the plan", pp->tp_category,
 			   pp->tp_name);
@@ -373,8 +385,16 @@ int rt_session__attach(struct rt_session *s)
 	s->path = rt_attach_path(&why);
 	if (s->opts->verbose && nusites)
 		diag_print(DIAG_INFO, "attach path: %s", why);
-	for (int i = 0; i < plan->nprogs; i++) {
+	for (int i = 0, pass = 0; pass < 2; i++) { /* bookkeeping first, then the others */
+		if (i == plan->nprogs) {
+			i = -1;
+			if (!pass++)
+				s->nlate = s->nlinks;
+			continue;
+		}
 		const struct plan_prog *pp = &plan->progs[i];
+		if (pp->bookkeeping != !pass)
+			continue;
 		int fd = bpf_program__fd(s->progs[i]);
 		if (pp->kind == PLAN_PROG_PERF)
 			err = attach_perf(s, pp, fd);
@@ -424,6 +444,8 @@ static void *detach_worker(void *arg)
 
 void rt_close_fds(int *fds, int n)
 {
+	if (n <= 0)
+		return;
 	int nt = n < RT_DETACH_THREADS ? n : RT_DETACH_THREADS;
 	pthread_t *th = xcalloc((size_t)nt, sizeof(*th));
 	struct detach_job *jobs = xcalloc((size_t)nt, sizeof(*jobs));
@@ -464,7 +486,8 @@ void rt_session__detach(struct rt_session *s)
 	}
 	uint64_t t0 = now_ns();
 	int nlinks = s->nlinks;
-	if (s->path == RT_ATTACH_PERF && s->nuprobe_links >= RT_PERF_SLOW_DETACH) {
+	if (s->path == RT_ATTACH_PERF && s->nuprobe_links >= RT_PERF_SLOW_DETACH &&
+	    s->first_uprobe_link >= s->nlate) {
 		/* The kernel removes perf-event uprobes one at a time: time one, say how long
 		 * the rest will take, so that a long detach does not look like a hang. */
 		int k = s->first_uprobe_link; /* the event, then its link */
@@ -479,7 +502,9 @@ void rt_session__detach(struct rt_session *s)
 				   "the kernel removes them one at a time; uprobe_multi, Linux 6.6, at once)",
 				   s->nuprobe_links - 1, each * (s->nuprobe_links - 1), each * 1e3);
 	}
-	rt_close_fds(s->links, s->nlinks);
+	/* the bookkeeping last: the probes still firing meanwhile need it */
+	rt_close_fds(s->links + s->nlate, s->nlinks - s->nlate);
+	rt_close_fds(s->links, s->nlate);
 	rt_tracefs_remove_events(s);
 	if (s->opts->verbose)
 		diag_print(DIAG_INFO, "detached %d %s in %.1f ms",

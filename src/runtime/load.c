@@ -273,10 +273,11 @@ static int configure_programs(struct rt_session *s)
 				return err; /* said why */
 		} else if (pp->kind == PLAN_PROG_PERF) {
 			err = bpf_program__set_type(prog, BPF_PROG_TYPE_PERF_EVENT);
-		} else if (pp->kind == PLAN_PROG_TRACEPOINT) {
+		} else if (pp->kind == PLAN_PROG_TRACEPOINT && !pp->tp_raw) {
 			err = bpf_program__set_type(prog, BPF_PROG_TYPE_TRACEPOINT);
 		} else {
-			/* BEGIN/END are run by BPF_PROG_TEST_RUN, which raw tracepoints support. */
+			/* BEGIN/END are run by BPF_PROG_TEST_RUN, which raw tracepoints support;
+			 * oncpu's sched_switch is one. */
 			err = bpf_program__set_type(prog, BPF_PROG_TYPE_RAW_TRACEPOINT);
 			if (!err)
 				err = bpf_program__set_expected_attach_type(prog, 0);

@@ -50,6 +50,8 @@ struct rt_session {
 	int nlinks;
 	int nuprobe_links; /* of them: uprobe_multi links or perf-event uprobes */
 	int first_uprobe_link; /* index in links of the first of them */
+	int nlate; /* links[0 .. nlate): of programs attached first and detached last
+		      (plan_prog.bookkeeping) */
 	int nattached_sites;
 	VEC(struct rt_refused) refused; /* sites the kernel refused, left out */
 	VEC(int) timers; /* interval/profile events, opened disabled: started after BEGIN */

@@ -153,7 +153,7 @@ enum sema_hidden {
 	/* oncpu: which goroutine each thread runs, and whether the thread is on a CPU */
 	HIDDEN_EXECUTE,      /* runtime.execute: the thread starts running gp */
 	HIDDEN_SCHEDULE,     /* runtime.schedule: it runs no goroutine */
-	HIDDEN_SCHED_SWITCH, /* tracepoint sched:sched_switch */
+	HIDDEN_SCHED_SWITCH, /* raw tracepoint sched_switch */
 };
 
 /* Per-node data sema leaves for codegen (node->sema). */
@@ -219,7 +219,8 @@ struct sema_prog {
 				    goroutine's, so the goroutine's call stack is left alone */
 	bool needs_goruntime;    /* goid / call stacks: gt_target constants needed */
 	bool oncpu;              /* the script uses oncpu: frames keep on-CPU time */
-	int tp_next_pid_off;     /* HIDDEN_SCHED_SWITCH: next_pid's offset in the record */
+	/* HIDDEN_SCHED_SWITCH: offsets of pid and se.sum_exec_runtime in task_struct */
+	int task_pid_off, task_runtime_off;
 	struct sema_var *vars;
 	int nvars;
 };

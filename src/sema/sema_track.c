@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "binfo/binfo.h"
-#include "sema/tracepoint.h"
+#include "common/kbtf.h"
 
 struct tracked {
 	struct binfo *bi;
@@ -54,36 +54,38 @@ static int add_runtime_hook(struct sema *s, struct binfo *bi, const char *name,
 	}
 	sema_open_group(s);
 	int err = sema_add_func_sites(s, bi, f, GO_ENTRY, 0, noloc, true);
-	if (!err && s->sites.n > s->group_site_begin)
+	if (!err && s->sites.n > s->group_site_begin) {
 		sema_close_group(s, NULL, PLAN_PROG_UPROBE, bi, GO_ENTRY, hidden, prog);
+		s->progs.v[s->progs.n - 1].bookkeeping = hidden != HIDDEN_GOEXIT;
+	}
 	return err;
 }
 
-/* oncpu's sched_switch program: one for all targets (its record says which thread). */
+/* oncpu's sched_switch program: one for all targets (its tasks say which threads). A
+ * raw tracepoint: the tasks themselves, whose CPU time the kernel has just counted. */
 static int add_sched_switch(struct sema *s)
 {
-	struct tp_format *fmt = arena_alloc(s->arena, sizeof(*fmt));
-	int err = tp_format_read("sched", "sched_switch", fmt);
-	const struct tp_field *next = err ? NULL : tp_field_find(fmt, "next_pid");
-	if (!err)
-		vec_push(&s->tp_formats, fmt);
-	if (!next || next->size != 4) {
-		diag_fatal("oncpu needs the tracepoint sched:sched_switch and its next_pid: %s",
-			   err ? strerror(-err) : "not in its format");
-		return err ? err : -ENOENT;
+	long pid_off = kbtf_offsetof("task_struct", "pid");
+	long rt_off = kbtf_offsetof("task_struct", "se.sum_exec_runtime");
+	if (pid_off <= 0 || rt_off <= 0) {
+		diag_fatal("oncpu needs the kernel's BTF (/sys/kernel/btf/vmlinux) for "
+			   "task_struct's pid and se.sum_exec_runtime");
+		return -ENOENT;
 	}
 	sema_open_group(s);
-	struct plan_site site = {.target = "", .func = "", .probe = "tracepoint:sched:sched_switch"};
+	struct plan_site site = {.target = "", .func = "", .probe = "rawtracepoint:sched_switch"};
 	struct sema_site_info info = {0};
 	vec_push(&s->sites, site);
 	vec_push(&s->site_info, info);
 	sema_close_group(s, NULL, PLAN_PROG_TRACEPOINT, NULL, GO_ENTRY, HIDDEN_SCHED_SWITCH,
 			 "oncpu_switch");
 	struct plan_prog *pp = &s->progs.v[s->progs.n - 1];
+	pp->bookkeeping = true;
 	pp->tp_category = "sched";
 	pp->tp_name = "sched_switch";
-	pp->tp_id = fmt->id;
-	s->sprogs.v[s->sprogs.n - 1].tp_next_pid_off = next->offset;
+	pp->tp_raw = true;
+	s->sprogs.v[s->sprogs.n - 1].task_pid_off = (int)pid_off;
+	s->sprogs.v[s->sprogs.n - 1].task_runtime_off = (int)rt_off;
 	return 0;
 }
 

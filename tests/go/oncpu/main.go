@@ -7,11 +7,13 @@
 // CPU time is its own, calls Sleepy (sleeps -sleep ms, on a CPU for almost none of it)
 // and Busy (computes for -spin ms of its thread's CPU time) -rounds times, reads
 // CLOCK_THREAD_CPUTIME_ID and the wall clock around each call and prints
-// "own NAME CPU_NS WALL_NS" on stderr.
-// Shared: then -g goroutines (more than GOMAXPROCS, so they take turns on the CPUs and
-// move between threads) each call Work once, with the work Busy did in one call, at
-// once; the program prints "own shared PROCESS_CPU_NS WALL_NS" (CLOCK_PROCESS_CPUTIME_ID
-// around the phase: what the Work calls' on-CPU times add up to).
+// "own NAME I CPU_NS WALL_NS INSIDE_NS" on stderr (INSIDE: what Busy measured of itself,
+// between its first and last line).
+// Shared: then -g goroutines (more than GOMAXPROCS: they take turns on the CPUs), each
+// locked to its thread, call Work once with the work of one Busy call, at once, and
+// print the same line; then -g goroutines free to move between threads do the same work
+// in Spread, and the program prints "own Spread 0 PROCESS_CPU_NS WALL_NS 0"
+// (CLOCK_PROCESS_CPUTIME_ID around that phase).
 package main
 
 import (
@@ -61,32 +63,72 @@ func compute(n int) uint64 {
 }
 
 //go:noinline
-func Sleepy() {
+func Sleepy(i int) {
 	time.Sleep(time.Duration(*sleepMS) * time.Millisecond)
 }
+
+// inside: the CPU time a call measured of itself, between its first and last line
+// (its entry and return probes are outside it).
+var inside int64
 
 // Busy computes until its thread has had ms of CPU time; it returns the rounds done.
 //
 //go:noinline
-func Busy(ms int) int {
+func Busy(ms, i int) int {
 	start := cpuNow(clockThreadCPU)
 	n := 0
 	for cpuNow(clockThreadCPU)-start < int64(ms)*1e6 {
 		sink += compute(20000)
 		n += 20000
 	}
+	inside = cpuNow(clockThreadCPU) - start
 	return n
 }
 
+// Work does n rounds (Busy's of one call): on a locked thread, measuring itself.
+//
 //go:noinline
-func Work(n int) {
+func Work(n, i int) {
+	start := cpuNow(clockThreadCPU)
+	sink += compute(n)
+	inside = cpuNow(clockThreadCPU) - start
+}
+
+// Spread does the same, in a goroutine free to move between threads.
+//
+//go:noinline
+func Spread(n int) {
 	sink += compute(n)
 }
 
-func own(name string, f func()) {
+// own prints "own NAME I CPU WALL INSIDE": the thread's CPU time and the wall time
+// around f (its probes included), and what f measured of itself.
+func own(name string, i int, f func()) {
+	inside = 0
 	c, w := cpuNow(clockThreadCPU), time.Now()
 	f()
-	fmt.Fprintf(os.Stderr, "own %s %d %d\n", name, cpuNow(clockThreadCPU)-c, time.Since(w).Nanoseconds())
+	fmt.Fprintf(os.Stderr, "own %s %d %d %d %d\n", name, i, cpuNow(clockThreadCPU)-c,
+		time.Since(w).Nanoseconds(), inside)
+}
+
+// phase runs f in nwork goroutines at once, each locked to its thread or not.
+func phase(locked bool, f func(i int)) {
+	var wg sync.WaitGroup
+	start := make(chan bool)
+	for i := 0; i < *nwork; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			if locked {
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+			}
+			<-start
+			f(i)
+		}(i)
+	}
+	close(start)
+	wg.Wait()
 }
 
 func main() {
@@ -96,26 +138,24 @@ func main() {
 	go func() {
 		runtime.LockOSThread()
 		for r := 0; r < *rounds; r++ {
-			own("Sleepy", Sleepy)
-			own("Busy", func() { work = Busy(*spinMS) })
+			own("Sleepy", r, func() { Sleepy(r) })
+			own("Busy", r, func() { work = Busy(*spinMS, r) })
 		}
 		done <- true
 	}()
 	<-done
-
-	var wg sync.WaitGroup
-	start := make(chan bool)
-	for i := 0; i < *nwork; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			Work(work)
-		}()
-	}
+	var mu sync.Mutex
+	phase(true, func(i int) {
+		inside = 0 // each goroutine's own thread: read right after its call
+		c, w := cpuNow(clockThreadCPU), time.Now()
+		Work(work, i)
+		mu.Lock()
+		fmt.Fprintf(os.Stderr, "own Work %d %d %d %d\n", i, cpuNow(clockThreadCPU)-c,
+			time.Since(w).Nanoseconds(), inside)
+		mu.Unlock()
+	})
 	c, w := cpuNow(clockProcessCPU), time.Now()
-	close(start)
-	wg.Wait()
-	fmt.Fprintf(os.Stderr, "own shared %d %d\n", cpuNow(clockProcessCPU)-c, time.Since(w).Nanoseconds())
+	phase(false, func(int) { Spread(work) })
+	fmt.Fprintf(os.Stderr, "own Spread 0 %d %d 0\n", cpuNow(clockProcessCPU)-c, time.Since(w).Nanoseconds())
 	fmt.Printf("done sink=%d\n", sink&1)
 }

@@ -1,0 +1,177 @@
+"""oncpu: a goroutine's time on a CPU between a call's entry and its return, against the
+traced program's own measures (tests/go/oncpu): CLOCK_THREAD_CPUTIME_ID of goroutines
+locked to their threads (whose thread's CPU time is then their own), read around each
+call (which holds the traced interval, probes included: an upper bound) and by the call
+of itself between its first and last line (held by it: a lower bound); and
+CLOCK_PROCESS_CPUTIME_ID around a phase where goroutines free to move between threads
+do the same work as the locked ones did, more of them than CPUs.
+
+Tolerances are the oracle's own: 10 % of what the program measured in the same run."""
+
+import json
+import os
+import re
+import signal
+import subprocess
+import time
+
+from gtlib import Suite, bpf_leftovers
+
+s = Suite("oncpu")
+b = s.go_build("oncpu")
+NCPU = os.cpu_count() or 1
+# Sleepy sleeps 60 ms; Busy computes for 60 ms of CPU time; 2 rounds of each; then two
+# goroutines per CPU each do Busy's work once, locked (Work), then free (Spread)
+PROG = [b, "-sleep", "60", "-spin", "60", "-rounds", "2", "-g", str(2 * NCPU)]
+OWN = re.compile(r"^own (\S+) (\d+) (\d+) (\d+) (\d+)$")
+SCRIPT = ('go:main.Sleepy:return, go:main.Busy:return, go:main.Work:return, '
+          'go:main.Spread:return { printf("%s %d %d\\n", func, duration, oncpu); }')
+CALL = re.compile(r"^main\.(\w+) (\d+) (\d+)$")
+
+
+def own_times(stderr):
+    """The program's own measures: {name: {i: (cpu_ns, wall_ns, inside_ns)}}."""
+    own = {}
+    for line in stderr.splitlines():
+        m = OWN.match(line)
+        if m:
+            own.setdefault(m.group(1), {})[int(m.group(2))] = tuple(map(int, m.groups()[2:]))
+    return own
+
+
+def check_one(name, dur, cpu, o):
+    """A locked goroutine's call against its own measures O: its on-CPU time lies within
+    [inside, around] (10 % either way; Sleepy measures nothing inside: a few
+    microseconds may show as 0, see gt_oncpu.c), within its duration. An error text, or
+    None."""
+    around, wall, inside = o
+    lo = 0.9 * inside
+    if not lo <= cpu <= 1.1 * around or cpu > dur:
+        return ("%s: oncpu %d ns of %d ns; the thread's own CPU time around the call %d ns "
+                "(of %d ns), inside it %d ns" % (name, cpu, dur, around, wall, inside))
+    return None
+
+
+def check_calls(tag, calls, own, detail):
+    """CALLS: {name: [(duration_ns, oncpu_ns), ...]} in call order, against OWN."""
+    bad = []
+    n = {k: len(v) for k, v in own.items()}
+    if n != {"Sleepy": 2, "Busy": 2, "Work": 2 * NCPU, "Spread": 1} or \
+       {k: len(v) for k, v in calls.items()} != dict(n, Spread=2 * NCPU):
+        s.check("%s: every call traced" % tag, False, "%s\n%s\n%s" % (calls, own, detail))
+        return
+    for name in ("Sleepy", "Busy"):
+        for i, (dur, cpu) in enumerate(calls[name]):
+            bad.append(check_one(name, dur, cpu, own[name][i]))
+    # the Work calls end in any order: each of their on-CPU times within the bounds of
+    # one of them, matched in order of size
+    works = sorted(calls["Work"], key=lambda c: c[1])
+    for (dur, cpu), o in zip(works, sorted(own["Work"].values(), key=lambda o: o[2])):
+        bad.append(check_one("Work", dur, cpu, o))
+    bad = [x for x in bad if x]
+    s.check("%s: locked goroutines (Sleepy, Busy, Work): each call's on-CPU time between "
+            "the thread's own CPU time inside the call and around it" % tag,
+            not bad, "\n".join(bad) + "\n" + detail)
+    # free goroutines: the same work as the locked Work calls, so the same CPU time in
+    # all (10 %), and no more than the process used
+    spread = sum(cpu for _, cpu in calls["Spread"])
+    work = sum(o[2] for o in own["Work"].values())
+    pcpu = own["Spread"][0][0]
+    s.check("%s: goroutines moving between threads (Spread): their on-CPU times add up to "
+            "what the locked goroutines' same work took, within the process's CPU time"
+            % tag, abs(spread - work) <= 0.1 * work and spread <= 1.1 * pcpu,
+            "Spread: oncpu %s, %d in all; the Work calls' own %d; the process's CPU time "
+            "%d\n%s" % ([c for _, c in calls["Spread"]], spread, work, pcpu, detail))
+
+
+def parse_calls(text):
+    calls = {}
+    for line in text.splitlines():
+        m = CALL.match(line)
+        if m:
+            calls.setdefault(m.group(1), []).append((int(m.group(2)), int(m.group(3))))
+    return calls
+
+
+# 1. the builtin, in a script
+if s.case("script"):
+    r = s.run(["-c", " ".join(PROG), "-e", SCRIPT], timeout=180)
+    detail = "status %s\n%s\n%s" % (r.returncode, r.stdout, r.stderr)
+    s.check("script: runs, the program's output unchanged",
+            r.returncode == 0 and "done sink=" in r.stdout, detail)
+    check_calls("script", parse_calls(r.stdout), own_times(r.stderr), detail)
+
+# 2. --funcgraph: the closing line's on-CPU time, and JSON's oncpu_ns
+if s.case("funcgraph"):
+    out = os.path.join(s.work, "oncpu.json")
+    r = s.run(["--funcgraph", "main.Sleepy", "--funcgraph", "main.Busy", "--funcgraph",
+               "main.Work", "--funcgraph", "main.Spread", "-f", "json", "-o", out,
+               "-c", " ".join(PROG)], timeout=180)
+    calls = {}
+    objs = []
+    if os.path.exists(out):
+        objs = [json.loads(l) for l in open(out) if l.strip()]
+    for o in objs:
+        d = o.get("data", {})
+        if o.get("type") == "call" and d.get("duration_ns") is not None:
+            calls.setdefault(d["function"][5:], []).append((d["duration_ns"], d["oncpu_ns"]))
+    check_calls("funcgraph json", calls, own_times(r.stderr),
+                "status %s\n%s\n%s" % (r.returncode, r.stderr, objs[:8]))
+    # the text: "  60.125ms cpu  59.998ms } main.Busy FILE:LINE"
+    r = s.run(["--funcgraph", "main.Busy", "-c", b + " -spin 60 -sleep 1 -rounds 1 -g 1"],
+              timeout=120)
+    m = re.search(r" goid=\d+ +([\d.]+)(ms|us) cpu +([\d.]+)(ms|us) +\} main\.Busy ", r.stdout)
+    own = own_times(r.stderr).get("Busy", {})
+    unit = {"ms": 1e6, "us": 1e3}
+    ok = m and len(own) == 1 and not check_one(
+        "Busy", float(m.group(1)) * unit[m.group(2)] + 5e3,
+        float(m.group(3)) * unit[m.group(4)], own[0])
+    s.check("funcgraph text: the closing line shows the duration and the on-CPU time",
+            ok, "%s\n%s" % (r.stdout, r.stderr))
+
+# 3. -p: the process ran before the trace (its threads' goroutines were placed unseen);
+# the calls seen are told by their index i, read at the entry
+if s.case("pid"):
+    p = subprocess.Popen([b, "-sleep", "20", "-spin", "30", "-rounds", "100000", "-g", "1"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(0.3)
+    tr = s.start(["-v", "-p", str(p.pid), "-e",
+                  'go:main.Sleepy:entry { @i[goid] = args.i; } '
+                  'go:main.Busy:entry { @i[goid] = args.i; } '
+                  'go:main.Sleepy:return, go:main.Busy:return '
+                  '{ printf("%s %d %d %d\\n", func, @i[goid], duration, oncpu); }'])
+    for line in tr.stderr:
+        if "tracing (started" in line:
+            break
+    time.sleep(3)
+    tr.send_signal(signal.SIGINT)
+    tout, terr = tr.communicate(timeout=60)
+    p.kill()
+    pout, perr = p.communicate(timeout=60)
+    own = own_times(perr)
+    bad, n = [], {}
+    for line in tout.splitlines():
+        m = re.match(r"^main\.(\w+) (\d+) (\d+) (\d+)$", line)
+        if not m:
+            continue
+        name, i, dur, cpu = m.group(1), int(m.group(2)), int(m.group(3)), int(m.group(4))
+        n[name] = n.get(name, 0) + 1
+        o = own.get(name, {}).get(i)
+        if o is None:  # the last call, cut by the kill before it printed
+            continue
+        bad.append(check_one(name, dur, cpu, o))
+    bad = [x for x in bad if x]
+    s.check("-p: attached to a running process, each call's on-CPU time against the "
+            "program's own", not bad and n.get("Sleepy", 0) >= 3 and n.get("Busy", 0) >= 3
+            and tr.returncode == 0,
+            "\n".join(bad) + "\ncalls %s\nstatus %s\n%s\n%s" % (n, tr.returncode, tout, terr))
+
+# 4. where oncpu can be
+if s.case("errors"):
+    r = s.run(["-c", b + " -rounds 1", "-e", 'go:main.Busy:entry { printf("%d\\n", oncpu); }'])
+    s.check("oncpu at an :entry probe: refused",
+            r.returncode != 0 and "oncpu is only available in go:FUNC:return probes" in
+            r.stderr, r.stderr)
+
+s.check("nothing left attached", not bpf_leftovers(), bpf_leftovers())
+s.finish()
