@@ -23,6 +23,10 @@
 #      (the event's nsecs, CLOCK_MONOTONIC, minus the launch time), and total
 #      wall time of the whole command; gotrace --dry-run (compile + verifier)
 #      and, for bpftrace 0.17 which has no such mode, --emit-elf (compile only).
+#   2a. oncpu: the same :entry + :return with the call's on-CPU time (oncpu) instead of
+#      its duration, on main.work and on main.workYield (loop -yield: runtime.Gosched in
+#      every call, a goroutine switch, which oncpu's probes on the scheduler see), each
+#      against its own untraced loop;
 #   2b. Go values by name: two Go strings printed per call of main.workStr
 #      (loop -str), 'printf("S %s %s\n", args.a, args.b)' against the same by
 #      fetch rule, str(arg0, arg1), str(arg2, arg3) (bpftrace: str(reg("ax"),
@@ -185,6 +189,11 @@ PROG_BT_HIST="uprobe:$LOOP:main.work { @h = hist(reg(\"ax\")); }"
 # :entry + :return with the call's duration kept in a variable. bpftrace has no safe
 # equivalent: its uretprobe crashes Go programs (anchor section d), so gotrace only.
 PROG_GT_RETDUR='go:main.work:entry { } go:main.work:return { $d = duration; }'
+# the same with the call's on-CPU time: the added cost per call, and, on workYield (the
+# loop's -yield: one goroutine switch a call), what oncpu's scheduler probes add per switch
+PROG_GT_RETCPU='go:main.work:entry { } go:main.work:return { $d = oncpu; }'
+PROG_GT_YDUR='go:main.workYield:entry { } go:main.workYield:return { $d = duration; }'
+PROG_GT_YCPU='go:main.workYield:entry { } go:main.workYield:return { $d = oncpu; }'
 # Go values by name against the same fetched by hand: two Go strings printed per call
 # of main.workStr("hello", "world") (the loop's -str mode)
 PROG_GT_ARGSTR='go:main.workStr:entry { printf("S %s %s\n", args.a, args.b); }'
@@ -228,6 +237,7 @@ one_run() {
   case $metric in printf_file|count|hist|argstr|rulestr|ustack) ev=$OUT/$tag.events ;; esac
   case $tool:$metric in
     base:base_str)       cmd=("$LOOP" -str "$N") ;;
+    base:base_yield)     cmd=("$LOOP" -yield "$N") ;;
     base:*)              cmd=("$LOOP" "$N") ;;
     gotrace:argstr)      cmd=("$GOTRACE_BIN" -o "$ev" -e "$PROG_GT_ARGSTR" -c "$LOOP -str $N") ;;
     gotrace:rulestr)     cmd=("$GOTRACE_BIN" -o "$ev" -e "$PROG_GT_RULESTR" -c "$LOOP -str $N") ;;
@@ -242,6 +252,9 @@ one_run() {
     gotrace:hist)        cmd=("$GOTRACE_BIN" -o "$ev" -e "$PROG_GT_HIST" -c "$LOOP $N") ;;
     bpftrace:hist)       cmd=("$BPFTRACE" -o "$ev" -e "$PROG_BT_HIST" -c "$LOOP $N") ;;
     gotrace:retdur)      cmd=("$GOTRACE_BIN" -o "$ev" -e "$PROG_GT_RETDUR" -c "$LOOP $N") ;;
+    gotrace:retcpu)      cmd=("$GOTRACE_BIN" -o "$ev" -e "$PROG_GT_RETCPU" -c "$LOOP $N") ;;
+    gotrace:ydur)        cmd=("$GOTRACE_BIN" -o "$ev" -e "$PROG_GT_YDUR" -c "$LOOP -yield $N") ;;
+    gotrace:ycpu)        cmd=("$GOTRACE_BIN" -o "$ev" -e "$PROG_GT_YCPU" -c "$LOOP -yield $N") ;;
     gotrace:ustack)      cmd=("$GOTRACE_BIN" -o "$ev" -e "$PROG_GT_USTACK" -c "$LOOP $N") ;;
     bpftrace:ustack)     cmd=("$BPFTRACE" -o "$ev" -e "$PROG_BT_USTACK" -c "$LOOP $N") ;;
   esac
@@ -348,6 +361,10 @@ for ((r = 1; r <= RUNS; r++)); do
   for t in "${COUNT_TOOLS[@]}"; do one_run count "$t" "$r"; done
   for t in "${COUNT_TOOLS[@]}"; do one_run hist "$t" "$r"; done
   for t in "${COUNT_TOOLS[@]}"; do [ "$t" = gotrace ] && one_run retdur "$t" "$r"; done
+  for t in "${COUNT_TOOLS[@]}"; do [ "$t" = gotrace ] && one_run retcpu "$t" "$r"; done
+  one_run base_yield base "$r"
+  for t in "${COUNT_TOOLS[@]}"; do [ "$t" = gotrace ] && one_run ydur "$t" "$r"; done
+  for t in "${COUNT_TOOLS[@]}"; do [ "$t" = gotrace ] && one_run ycpu "$t" "$r"; done
   one_run base_str base "$r"
   one_run argstr gotrace "$r"
   for t in "${TOOLS[@]}"; do one_run rulestr "$t" "$r"; done
@@ -655,6 +672,14 @@ def cost_str(metric, tool):
     if m is None: return "-"
     if m == "FAILED" or sbase in (None, "FAILED"): return "FAILED"
     return "%s [%s..%s]" % (fmt(m - sbase), fmt(min(vals) - sbase), fmt(max(vals) - sbase))
+ybase, _ = stat("base_yield", "base")
+def cost_yield(metric, tool):
+    """added ns/call of the -yield loop (a goroutine switch per call), against its own
+    untraced runs"""
+    m, vals = stat(metric, tool)
+    if m is None: return "-"
+    if m == "FAILED" or ybase in (None, "FAILED"): return "FAILED"
+    return "%s [%s..%s]" % (fmt(m - ybase), fmt(min(vals) - ybase), fmt(max(vals) - ybase))
 def count_cell(tool):
     if tool == "floor": return cost("floor", "floor")
     if get("count_unsupported", tool): return "n/a (no maps)"
@@ -686,7 +711,7 @@ def events(tool):
     return "%s/%d" % (",".join(sorted(set(ev))), N)
 def lost(tool):
     if tool == "floor": return "-"
-    rs = sum((get(m, tool) for m in ("printf_file", "printf_null", "empty", "count", "hist", "retdur", "ustack")), [])
+    rs = sum((get(m, tool) for m in ("printf_file", "printf_null", "empty", "count", "hist", "retdur", "retcpu", "ydur", "ycpu", "ustack")), [])
     if not rs: return "-"
     tot = sum(int(info(r).get("lost", 0)) for r in rs)
     return "none" if tot == 0 else "yes (%d)" % tot
@@ -702,6 +727,9 @@ table = [
     ("hist() entry probe, ns/call",             lambda t: "-" if t == "floor" else cost("hist", t)),
     (":entry + :return, duration, ns/call",     lambda t: cost("retdur", t) if t == "gotrace"
                                                 else "n/a (uretprobe crashes Go)" if t == "bpftrace" else "-"),
+    ("  the same with oncpu, ns/call",          lambda t: cost("retcpu", t) if t == "gotrace" else "-"),
+    ("  duration, a goroutine switch a call",   lambda t: cost_yield("ydur", t) if t == "gotrace" else "-"),
+    ("  oncpu, a goroutine switch a call",      lambda t: cost_yield("ycpu", t) if t == "gotrace" else "-"),
     ("@[ustack] = count() entry probe, ns/call", lambda t: "-" if t == "floor" else cost("ustack", t)),
     ("profile:hz:99, loop slowdown",            lambda t: "-" if t == "floor" else slowdown("prof99", t)),
     ("profile:hz:999, loop slowdown",           lambda t: "-" if t == "floor" else slowdown("prof999", t)),

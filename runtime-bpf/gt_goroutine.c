@@ -5,6 +5,10 @@
 #include <bpf/bpf_helpers.h>
 
 #define GT_MAX_DEPTH_SCAN 32 /* frames examined per event; deeper leftovers wait */
+/* Programs at one RET all run in its trap: a frame that returned longer ago than this is
+ * an earlier call's, which a return whose entry was not seen (probes attaching) must not
+ * pair with. */
+#define GT_SAME_RET_NS 1000000
 
 struct gt_gstate {
 	__u64 depth;
@@ -19,7 +23,8 @@ struct gt_frame_key {
 struct gt_frame {
 	__u64 sp_key;   /* g.stack.hi - SP */
 	__u64 entry_ns;
-	__u64 returned; /* set at its RET; the frame is dropped by the next push */
+	__u64 returned; /* when its RET fired (0: not yet); the frame is dropped by the next
+			 * push */
 	__u64 oncpu_entry; /* the goroutine's on-CPU ns at the entry (with `oncpu`) */
 };
 
@@ -228,8 +233,10 @@ long gt_call_return(void *ctx, const struct gt_target *t, __u64 cookie, __u64 no
 		struct gt_frame *top = bpf_map_lookup_elem(&gt_frames, &fk);
 		if (!top)
 			break;
-		if (top->sp_key == key) {
-			top->returned = 1;
+		if (top->sp_key == key &&
+		    (!top->returned || now - top->returned <= GT_SAME_RET_NS)) {
+			if (!top->returned)
+				top->returned = now;
 			*entry_ns = top->entry_ns;
 			if (oncpu) {
 				__u64 c = gt_oncpu_now(goid, now);

@@ -56,6 +56,17 @@ enum plan_prog_kind {
 	PLAN_PROG_NKINDS, /* tables by kind have this many entries (checked where they are) */
 };
 
+/* The order programs attach in, highest first, and detach in, lowest first: a call that
+ * starts while they attach or ends while they detach is then seen whole or not at all. */
+enum plan_attach_rank {
+	PLAN_ATTACH_OTHER,  /* entries and the rest */
+	PLAN_ATTACH_RETURN, /* go: :return programs: before any entry is pushed, the return
+			       that pops it (else a frame of a call whose RET was not probed
+			       yet, at the same stack level, passes for the next call's) */
+	PLAN_ATTACH_BOOKKEEPING, /* oncpu's: which goroutine each thread runs */
+	PLAN_ATTACH_NRANKS,
+};
+
 struct plan_site {
 	const char *target;   /* absolute path of the binary */
 	const char *func;     /* Go function name (symbol) */
@@ -89,9 +100,7 @@ struct plan_prog {
 	const char *tp_category, *tp_name;
 	int tp_id;
 	bool tp_raw; /* a raw tracepoint (tp_name) of the kernel's arguments, not a record */
-	/* attached before the others and detached after them: oncpu's bookkeeping, which
-	 * the calls traced at the start and at the end need whole */
-	bool bookkeeping;
+	enum plan_attach_rank attach_rank;
 };
 
 enum plan_arg_kind {

@@ -385,15 +385,18 @@ int rt_session__attach(struct rt_session *s)
 	s->path = rt_attach_path(&why);
 	if (s->opts->verbose && nusites)
 		diag_print(DIAG_INFO, "attach path: %s", why);
-	for (int i = 0, pass = 0; pass < 2; i++) { /* bookkeeping first, then the others */
+	/* by rank, highest first (plan_attach_rank); -1: the rank was not reached */
+	for (int r = 0; r < PLAN_ATTACH_NRANKS; r++)
+		s->rank_end[r] = -1;
+	s->rank_end[PLAN_ATTACH_NRANKS] = 0;
+	for (int i = 0, rank = PLAN_ATTACH_NRANKS - 1; rank >= 0; i++) {
 		if (i == plan->nprogs) {
+			s->rank_end[rank--] = s->nlinks;
 			i = -1;
-			if (!pass++)
-				s->nlate = s->nlinks;
 			continue;
 		}
 		const struct plan_prog *pp = &plan->progs[i];
-		if (pp->bookkeeping != !pass)
+		if ((int)pp->attach_rank != rank)
 			continue;
 		int fd = bpf_program__fd(s->progs[i]);
 		if (pp->kind == PLAN_PROG_PERF)
@@ -487,7 +490,8 @@ void rt_session__detach(struct rt_session *s)
 	uint64_t t0 = now_ns();
 	int nlinks = s->nlinks;
 	if (s->path == RT_ATTACH_PERF && s->nuprobe_links >= RT_PERF_SLOW_DETACH &&
-	    s->first_uprobe_link >= s->nlate) {
+	    s->rank_end[PLAN_ATTACH_OTHER + 1] >= 0 &&
+	    s->first_uprobe_link >= s->rank_end[PLAN_ATTACH_OTHER + 1]) {
 		/* The kernel removes perf-event uprobes one at a time: time one, say how long
 		 * the rest will take, so that a long detach does not look like a hang. */
 		int k = s->first_uprobe_link; /* the event, then its link */
@@ -502,9 +506,13 @@ void rt_session__detach(struct rt_session *s)
 				   "the kernel removes them one at a time; uprobe_multi, Linux 6.6, at once)",
 				   s->nuprobe_links - 1, each * (s->nuprobe_links - 1), each * 1e3);
 	}
-	/* the bookkeeping last: the probes still firing meanwhile need it */
-	rt_close_fds(s->links + s->nlate, s->nlinks - s->nlate);
-	rt_close_fds(s->links, s->nlate);
+	/* rank by rank, lowest first: each stays while the ones before it go. A rank whose
+	 * attach failed or was not reached ends with the links. */
+	for (int r = PLAN_ATTACH_NRANKS - 1; r >= 0; r--)
+		if (s->rank_end[r] < 0 || r == PLAN_ATTACH_OTHER)
+			s->rank_end[r] = s->nlinks;
+	for (int r = PLAN_ATTACH_OTHER; r < PLAN_ATTACH_NRANKS; r++)
+		rt_close_fds(s->links + s->rank_end[r + 1], s->rank_end[r] - s->rank_end[r + 1]);
 	rt_tracefs_remove_events(s);
 	if (s->opts->verbose)
 		diag_print(DIAG_INFO, "detached %d %s in %.1f ms",

@@ -50,8 +50,9 @@ struct rt_session {
 	int nlinks;
 	int nuprobe_links; /* of them: uprobe_multi links or perf-event uprobes */
 	int first_uprobe_link; /* index in links of the first of them */
-	int nlate; /* links[0 .. nlate): of programs attached first and detached last
-		      (plan_prog.bookkeeping) */
+	/* links[rank_end[r + 1] .. rank_end[r]) are of the programs of attach rank r
+	 * (rank_end[PLAN_ATTACH_NRANKS] = 0): detached rank by rank, lowest first */
+	int rank_end[PLAN_ATTACH_NRANKS + 1];
 	int nattached_sites;
 	VEC(struct rt_refused) refused; /* sites the kernel refused, left out */
 	VEC(int) timers; /* interval/profile events, opened disabled: started after BEGIN */

@@ -758,6 +758,7 @@ void sema_close_group(struct sema *s, struct ast_node *clause, int kind, struct 
 		.site_begin = s->group_site_begin,
 		.site_count = s->sites.n - s->group_site_begin,
 		.clause_line = clause ? clause->loc.line : 0,
+		.attach_rank = point == GO_RETURN ? PLAN_ATTACH_RETURN : PLAN_ATTACH_OTHER,
 	};
 	struct sema_prog sp = {
 		.clause = clause,

@@ -56,7 +56,8 @@ static int add_runtime_hook(struct sema *s, struct binfo *bi, const char *name,
 	int err = sema_add_func_sites(s, bi, f, GO_ENTRY, 0, noloc, true);
 	if (!err && s->sites.n > s->group_site_begin) {
 		sema_close_group(s, NULL, PLAN_PROG_UPROBE, bi, GO_ENTRY, hidden, prog);
-		s->progs.v[s->progs.n - 1].bookkeeping = hidden != HIDDEN_GOEXIT;
+		if (hidden != HIDDEN_GOEXIT)
+			s->progs.v[s->progs.n - 1].attach_rank = PLAN_ATTACH_BOOKKEEPING;
 	}
 	return err;
 }
@@ -80,7 +81,7 @@ static int add_sched_switch(struct sema *s)
 	sema_close_group(s, NULL, PLAN_PROG_TRACEPOINT, NULL, GO_ENTRY, HIDDEN_SCHED_SWITCH,
 			 "oncpu_switch");
 	struct plan_prog *pp = &s->progs.v[s->progs.n - 1];
-	pp->bookkeeping = true;
+	pp->attach_rank = PLAN_ATTACH_BOOKKEEPING;
 	pp->tp_category = "sched";
 	pp->tp_name = "sched_switch";
 	pp->tp_raw = true;
