@@ -191,7 +191,7 @@ __u64 gt_call_enter(void *ctx, const struct gt_target *t, __u64 cookie, __u64 no
 	}
 	struct gt_frame f = {.sp_key = key, .entry_ns = now};
 	if (oncpu)
-		f.oncpu_entry = gt_oncpu_now(goid, now);
+		f.oncpu_entry = gt_oncpu_now(goid, (__u32)oncpu);
 	fk.depth = depth + 1;
 	if (bpf_map_update_elem(&gt_frames, &fk, &f, BPF_ANY)) {
 		stat_inc(GT_STAT_STATE_FULL);
@@ -239,8 +239,12 @@ long gt_call_return(void *ctx, const struct gt_target *t, __u64 cookie, __u64 no
 				top->returned = now;
 			*entry_ns = top->entry_ns;
 			if (oncpu) {
-				__u64 c = gt_oncpu_now(goid, now);
+				__u64 c = gt_oncpu_now(goid, (__u32)oncpu);
 				*oncpu_out = c > top->oncpu_entry ? c - top->oncpu_entry : 0;
+				/* part of the duration (the kernel's count and the clock may
+				 * differ by a little) */
+				if (*oncpu_out > now - top->entry_ns)
+					*oncpu_out = now - top->entry_ns;
 			}
 			*depth_out = depth | st->fg_skip;
 			st->depth = depth;

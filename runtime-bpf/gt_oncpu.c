@@ -18,6 +18,8 @@ struct gt_thread {
 	__u64 rt;      /* the thread's CPU time (task se.sum_exec_runtime) at SINCE, or
 			* when it left the CPU */
 	__u64 rt_known; /* RT is the kernel's: taken at a switch (else 0 from mid-run) */
+	__u64 gen;     /* switches seen: a uprobe's program may be preempted, the switch
+			* program run in its middle (uprobe_multi programs run preemptible) */
 };
 
 /* LRU: a thread that exits leaves its entry, which ages out. */
@@ -41,79 +43,117 @@ static __always_inline __u32 current_tid(void)
 	return (__u32)bpf_get_current_pid_tgid();
 }
 
-/* The thread ran from its last mark to NOW: its goroutine is charged the thread's CPU
- * time over it. At a switch EXACT is the kernel's count (0 elsewhere): the difference
- * of two such counts is right even when switches were lost between them; from mid-run
- * marks (uprobes) the time since the last mark stands in for it. (The two differ by
- * the interrupts and the time the hypervisor took the CPU away, which the kernel does
- * not count as the thread's: a call of a few microseconds on a CPU may show 0.) */
-static __always_inline void advance(struct gt_thread *th, __u64 now, __u64 exact)
+/* Charges goroutine GOID D ns. */
+static __always_inline void charge(__s64 goid, __u64 d)
 {
-	__u64 d;
+	if (!goid || !d)
+		return;
+	__u64 *acc = bpf_map_lookup_elem(&gt_gcpu, &goid);
+	if (acc)
+		__sync_fetch_and_add(acc, d);
+}
+
+static __always_inline __u64 read_gen(const struct gt_thread *th)
+{
+	return *(volatile const __u64 *)&th->gen;
+}
+
+static __always_inline struct gt_thread *thread_here(__s64 goid)
+{
+	__u32 tid = current_tid();
+	struct gt_thread *th = bpf_map_lookup_elem(&gt_threads, &tid);
+	if (th)
+		return th;
+	struct gt_thread nt = {.goid = goid, .since = bpf_ktime_get_ns()};
+	bpf_map_update_elem(&gt_threads, &tid, &nt, BPF_ANY);
+	return 0;
+}
+
+/* A mark of the thread running here, mid-run (a uprobe): the time since the last mark
+ * goes to the goroutine it ran, and from now it runs GOID. The clock is read here, not
+ * at the program's start, and a switch that ran meanwhile (the program was preempted)
+ * has charged up to it: then only GOID is set. A thread found running that was off a
+ * CPU at the last mark took one unseen: the sched_switch tracepoint does not fire for
+ * every switch (seen on 6.18 now and then, a thread back from a switch to another
+ * process's); what the kernel has counted of its CPU time since (RT_OFF: se.
+ * sum_exec_runtime's offset in task_struct, up to date at its last tick) is charged,
+ * and the next switch brings the rest. */
+static __always_inline void mark(struct gt_thread *th, __s64 goid, __u32 rt_off)
+{
+	__u64 gen = read_gen(th), now = bpf_ktime_get_ns();
+	__u64 since = th->since, d, rt, known = th->rt_known;
+	if (since) {
+		d = now > since ? now - since : 0;
+		rt = th->rt + d;
+	} else {
+		rt = 0;
+		bpf_probe_read_kernel(&rt, sizeof(rt),
+				      (const void *)(bpf_get_current_task() + rt_off));
+		d = known && rt > th->rt ? rt - th->rt : 0;
+		known = rt != 0;
+		if (!rt)
+			rt = th->rt;
+	}
+	__s64 old = th->goid;
+	if (read_gen(th) != gen) {
+		th->goid = goid;
+		th->since = bpf_ktime_get_ns();
+		return;
+	}
+	th->rt = rt;
+	th->rt_known = known;
+	th->since = now;
+	th->goid = goid;
+	charge(old, d);
+}
+
+void gt_oncpu_execute(void *ctx, const struct gt_target *t, __u32 rt_off)
+{
+	/* runtime.execute(gp *g, inheritTime bool): gp in RAX (x86-64 pt_regs: ax at 80) */
+	__u64 gp = *(__u64 *)((char *)ctx + 80), goid = 0;
+	if (gp)
+		bpf_probe_read_user(&goid, sizeof(goid), (const void *)(gp + t->g_goid));
+	struct gt_thread *th = thread_here((__s64)goid);
+	if (th)
+		mark(th, (__s64)goid, rt_off);
+}
+
+void gt_oncpu_schedule(__u32 rt_off)
+{
+	struct gt_thread *th = thread_here(0);
+	if (th)
+		mark(th, 0, rt_off);
+}
+
+/* A switch (IN: the task takes a CPU, else leaves it): the thread's CPU time since the
+ * last mark, the kernel's count (EXACT) against the last one, goes to its goroutine. The
+ * difference of two counts is right even when switches were lost between them; after
+ * a mid-run mark (rt not the kernel's) the clock stands in. (The two differ by the
+ * interrupts and the time the hypervisor took the CPU away, which the kernel does not
+ * count as the thread's: a call of a few microseconds on a CPU may show 0.) */
+static __always_inline void switch_task(__u64 task, __u32 pid_off, __u32 rt_off, __u64 now,
+					__u64 in)
+{
+	__u32 tid = 0;
+	__u64 exact = 0, d;
+	bpf_probe_read_kernel(&tid, sizeof(tid), (const void *)(task + pid_off));
+	struct gt_thread *th = bpf_map_lookup_elem(&gt_threads, &tid);
+	if (!th)
+		return;
+	bpf_probe_read_kernel(&exact, sizeof(exact), (const void *)(task + rt_off));
+	__sync_fetch_and_add(&th->gen, 1);
 	if (exact && th->rt_known)
 		d = exact > th->rt ? exact - th->rt : 0;
 	else
 		d = th->since && now > th->since ? now - th->since : 0;
-	if (th->goid && d) {
-		__u64 *acc = bpf_map_lookup_elem(&gt_gcpu, &th->goid);
-		if (acc)
-			__sync_fetch_and_add(acc, d);
-	}
+	charge(th->goid, d);
 	if (exact) {
 		th->rt = exact;
 		th->rt_known = 1;
 	} else {
 		th->rt += d;
 	}
-	th->since = now;
-}
-
-static __always_inline struct gt_thread *thread_here(__s64 goid, __u64 now)
-{
-	__u32 tid = current_tid();
-	struct gt_thread *th = bpf_map_lookup_elem(&gt_threads, &tid);
-	if (th)
-		return th;
-	struct gt_thread nt = {.goid = goid, .since = now};
-	bpf_map_update_elem(&gt_threads, &tid, &nt, BPF_ANY);
-	return 0;
-}
-
-void gt_oncpu_execute(void *ctx, const struct gt_target *t, __u64 now)
-{
-	/* runtime.execute(gp *g, inheritTime bool): gp in RAX (x86-64 pt_regs: ax at 80) */
-	__u64 gp = *(__u64 *)((char *)ctx + 80), goid = 0;
-	if (gp)
-		bpf_probe_read_user(&goid, sizeof(goid), (const void *)(gp + t->g_goid));
-	struct gt_thread *th = thread_here((__s64)goid, now);
-	if (!th)
-		return;
-	advance(th, now, 0);
-	th->goid = (__s64)goid;
-}
-
-void gt_oncpu_schedule(__u64 now)
-{
-	struct gt_thread *th = thread_here(0, now);
-	if (!th)
-		return;
-	advance(th, now, 0);
-	th->goid = 0;
-}
-
-static __always_inline void switch_task(__u64 task, __u32 pid_off, __u32 rt_off, __u64 now,
-					__u64 in)
-{
-	__u32 tid = 0;
-	__u64 rt = 0;
-	bpf_probe_read_kernel(&tid, sizeof(tid), (const void *)(task + pid_off));
-	struct gt_thread *th = bpf_map_lookup_elem(&gt_threads, &tid);
-	if (!th)
-		return;
-	bpf_probe_read_kernel(&rt, sizeof(rt), (const void *)(task + rt_off));
-	advance(th, now, rt);
-	if (!in)
-		th->since = 0;
+	th->since = in ? now : 0;
 }
 
 void gt_oncpu_switch(void *ctx, __u32 pid_off, __u32 rt_off, __u64 now)
@@ -124,7 +164,7 @@ void gt_oncpu_switch(void *ctx, __u32 pid_off, __u32 rt_off, __u64 now)
 	switch_task(args[2], pid_off, rt_off, now, 1);
 }
 
-__u64 gt_oncpu_now(__s64 goid, __u64 now)
+__u64 gt_oncpu_now(__s64 goid, __u32 rt_off)
 {
 	__u64 *acc = bpf_map_lookup_elem(&gt_gcpu, &goid);
 	if (!acc) {
@@ -134,17 +174,23 @@ __u64 gt_oncpu_now(__s64 goid, __u64 now)
 		if (!acc)
 			return 0;
 	}
-	struct gt_thread *th = thread_here(goid, now);
+	struct gt_thread *th = thread_here(goid);
 	if (!th)
 		return *acc;
 	if (th->goid != goid || !th->since) {
 		/* the goroutine runs here, on a CPU: its runtime.execute (or the switch that
 		 * put the thread back) came before the trace, or was lost */
-		advance(th, now, 0);
-		th->goid = goid;
+		mark(th, goid, rt_off);
 		return *acc;
 	}
-	return *acc + (now > th->since ? now - th->since : 0);
+	/* the count so far and the open part, read between no switch (else once more) */
+	for (int i = 0; i < 2; i++) {
+		__u64 gen = read_gen(th), c = *(volatile __u64 *)acc, since = th->since;
+		__u64 now = bpf_ktime_get_ns();
+		if (read_gen(th) == gen)
+			return c + (since && now > since ? now - since : 0);
+	}
+	return *acc;
 }
 
 void gt_oncpu_forget(__s64 goid)

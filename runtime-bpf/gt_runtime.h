@@ -58,17 +58,18 @@ __u64 gt_call_depth(void *ctx, const struct gt_target *t, __u64 cookie);
 /* The goroutine is exiting (runtime.goexit1): free its state. */
 void gt_goroutine_exit(void *ctx, const struct gt_target *t, __u64 cookie, __u64 oncpu);
 
-/* On-CPU time (gt_oncpu.c), with `oncpu`; ONCPU above says the script uses it, and then
+/* On-CPU time (gt_oncpu.c), with `oncpu`; ONCPU above (se.sum_exec_runtime's offset in
+ * task_struct, 0: unused) says the script uses it, and then
  * frames keep the goroutine's on-CPU ns at their entry and a return stores the
  * difference in *ONCPU_OUT. Hidden programs: runtime.execute (the thread now runs gp),
  * runtime.schedule (it runs none) and the sched_switch raw tracepoint (a thread leaves
  * or takes a CPU: PID_OFF and RT_OFF are the offsets of pid and se.sum_exec_runtime in
  * struct task_struct). */
-void gt_oncpu_execute(void *ctx, const struct gt_target *t, __u64 now);
-void gt_oncpu_schedule(__u64 now);
+void gt_oncpu_execute(void *ctx, const struct gt_target *t, __u32 rt_off);
+void gt_oncpu_schedule(__u32 rt_off);
 void gt_oncpu_switch(void *ctx, __u32 pid_off, __u32 rt_off, __u64 now);
-/* GOID's on-CPU ns so far, NOW included (it runs on this thread); starts its count. */
-__u64 gt_oncpu_now(__s64 goid, __u64 now);
+/* GOID's on-CPU ns so far, up to now (it runs on this thread); starts its count. */
+__u64 gt_oncpu_now(__s64 goid, __u32 rt_off);
 void gt_oncpu_forget(__s64 goid);
 
 /* ustack of a perf-event sample of process PID unwound with the SP-delta table TAB of

@@ -61,20 +61,21 @@ void cg_goruntime_prologue(struct cg *g)
 	if (!g->target)
 		return;
 	LLVMValueRef ctx = g->ctx_arg;
-	LLVMValueRef oncpu = cg_const(g, sp->oncpu);
+	/* oncpu: the offset of task_struct's se.sum_exec_runtime, 0 when unused */
+	LLVMValueRef oncpu = cg_const(g, sp->oncpu ? (uint64_t)sp->task_runtime_off : 0);
+	LLVMValueRef rt_off = LLVMConstInt(g->i32, (uint64_t)sp->task_runtime_off, false);
 	if (sp->hidden == HIDDEN_GOEXIT) {
 		LLVMValueRef args[4] = {ctx, g->target, cg_cookie(g), oncpu};
 		cg_runtime_call(g, "gt_goroutine_exit", args, 4);
 		return;
 	}
 	if (sp->hidden == HIDDEN_EXECUTE) {
-		LLVMValueRef args[3] = {ctx, g->target, cg_now(g)};
+		LLVMValueRef args[3] = {ctx, g->target, rt_off};
 		cg_runtime_call(g, "gt_oncpu_execute", args, 3);
 		return;
 	}
 	if (sp->hidden == HIDDEN_SCHEDULE) {
-		LLVMValueRef now = cg_now(g);
-		cg_runtime_call(g, "gt_oncpu_schedule", &now, 1);
+		cg_runtime_call(g, "gt_oncpu_schedule", &rt_off, 1);
 		return;
 	}
 	g->depth = cg_alloca(g, g->i64, "depth");

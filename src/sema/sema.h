@@ -219,7 +219,7 @@ struct sema_prog {
 				    goroutine's, so the goroutine's call stack is left alone */
 	bool needs_goruntime;    /* goid / call stacks: gt_target constants needed */
 	bool oncpu;              /* the script uses oncpu: frames keep on-CPU time */
-	/* HIDDEN_SCHED_SWITCH: offsets of pid and se.sum_exec_runtime in task_struct */
+	/* with oncpu: offsets of pid and se.sum_exec_runtime in task_struct */
 	int task_pid_off, task_runtime_off;
 	struct sema_var *vars;
 	int nvars;

@@ -160,6 +160,10 @@ int sema_finish_tracking(struct sema *s)
 	for (int i = 0; i < s->sprogs.n && !err; i++) {
 		struct sema_prog *sp = &s->sprogs.v[i];
 		sp->oncpu = s->uses_oncpu;
+		if (s->uses_oncpu) {
+			sp->task_pid_off = s->sprogs.v[s->sprogs.n - 1].task_pid_off;
+			sp->task_runtime_off = s->sprogs.v[s->sprogs.n - 1].task_runtime_off;
+		}
 		if (sp->bi && (sp->needs_goruntime || sp->hidden || r.n))
 			sp->needs_goruntime = true;
 		if (sp->needs_goruntime)
