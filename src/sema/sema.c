@@ -169,6 +169,7 @@ int sema_check(struct arena *a, const struct diag_src *src, struct ast_node *pro
 	for (int i = 0; i < s.tp_formats.n; i++)
 		tp_format_free(s.tp_formats.v[i]);
 	vec_free(&s.tp_formats);
+	vec_free(&s.bad_targets);
 	if (!err && plan->nprogs == 0) {
 		diag_fatal("the program has no probes");
 		err = -EINVAL;

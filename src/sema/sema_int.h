@@ -94,6 +94,7 @@ struct sema {
 	bool clause_tp_user;         /* its pointer fields point into user memory */
 	struct binfo **targets;
 	const char **target_paths;
+	VEC(const char *) bad_targets; /* paths that did not open: said once, not per probe */
 	int ntargets;
 	int group_site_begin;      /* sema_open_group: where the open program's sites begin */
 	struct pairset group_sites; /* (target, file offset) of those sites (add_site's dedup) */

@@ -33,10 +33,14 @@ struct binfo *sema_target_elf(struct sema *s, const char *path, struct gt_loc lo
 	}
 	if (s->opts->default_bi && !strcmp(path, s->opts->default_target))
 		return s->opts->default_bi;
+	for (int i = 0; i < s->bad_targets.n; i++)
+		if (!strcmp(s->bad_targets.v[i], path))
+			return NULL; /* binfo said why, at the first probe */
 	struct binfo *bi = NULL;
 	int err = need_go ? binfo__open(path, &bi) : binfo__open_elf(path, &bi);
 	if (err < 0) {
 		(void)loc;
+		vec_push(&s->bad_targets, arena_strdup(s->arena, path));
 		return NULL;
 	}
 	s->targets = xrealloc(s->targets, (size_t)(s->ntargets + 1) * sizeof(*s->targets));

@@ -33,6 +33,7 @@ var (
 	nwork   = flag.Int("g", 4, "goroutines of the shared phase")
 	rounds  = flag.Int("rounds", 2, "Sleepy and Busy calls of the locked phase")
 	sink    uint64
+	mu      sync.Mutex // sink's, for the goroutines of a phase
 )
 
 const (
@@ -85,20 +86,27 @@ func Busy(ms, i int) int {
 	return n
 }
 
-// Work does n rounds (Busy's of one call): on a locked thread, measuring itself.
+// Work does n rounds (Busy's of one call): on a locked thread, measuring itself (its
+// result: the goroutines of a phase run at once).
 //
 //go:noinline
-func Work(n, i int) {
+func Work(n, i int) int64 {
 	start := cpuNow(clockThreadCPU)
-	sink += compute(n)
-	inside = cpuNow(clockThreadCPU) - start
+	r := compute(n)
+	mu.Lock()
+	sink += r
+	mu.Unlock()
+	return cpuNow(clockThreadCPU) - start
 }
 
 // Spread does the same, in a goroutine free to move between threads.
 //
 //go:noinline
 func Spread(n int) {
-	sink += compute(n)
+	r := compute(n)
+	mu.Lock()
+	sink += r
+	mu.Unlock()
 }
 
 // own prints "own NAME I CPU WALL INSIDE": the thread's CPU time and the wall time
@@ -144,14 +152,12 @@ func main() {
 		done <- true
 	}()
 	<-done
-	var mu sync.Mutex
 	phase(true, func(i int) {
-		inside = 0 // each goroutine's own thread: read right after its call
 		c, w := cpuNow(clockThreadCPU), time.Now()
-		Work(work, i)
+		in := Work(work, i)
 		mu.Lock()
 		fmt.Fprintf(os.Stderr, "own Work %d %d %d %d\n", i, cpuNow(clockThreadCPU)-c,
-			time.Since(w).Nanoseconds(), inside)
+			time.Since(w).Nanoseconds(), in)
 		mu.Unlock()
 	})
 	c, w := cpuNow(clockProcessCPU), time.Now()
