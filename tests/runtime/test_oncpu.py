@@ -25,8 +25,8 @@ NCPU = os.cpu_count() or 1
 PROG = [b, "-sleep", "60", "-spin", "60", "-rounds", "2", "-g", str(2 * NCPU)]
 OWN = re.compile(r"^own (\S+) (\d+) (\d+) (\d+) (\d+)$")
 SCRIPT = ('go:main.Sleepy:return, go:main.Busy:return, go:main.Work:return, '
-          'go:main.Spread:return { printf("%s %d %d\\n", func, duration, oncpu); }')
-CALL = re.compile(r"^main\.(\w+) (\d+) (\d+)$")
+          'go:main.Spread:return { printf("%s %d %d %d\\n", func, goid, duration, oncpu); }')
+CALL = re.compile(r"^main\.(\w+) (\d+) (\d+) (\d+)$")
 
 
 def own_times(stderr):
@@ -53,7 +53,7 @@ def check_one(name, dur, cpu, o):
 
 
 def check_calls(tag, calls, own, detail):
-    """CALLS: {name: [(duration_ns, oncpu_ns), ...]} in call order, against OWN."""
+    """CALLS: {name: [(goid, duration_ns, oncpu_ns), ...]} in call order, against OWN."""
     bad = []
     n = {k: len(v) for k, v in own.items()}
     if n != {"Sleepy": 2, "Busy": 2, "Work": 2 * NCPU, "Spread": 1} or \
@@ -61,25 +61,25 @@ def check_calls(tag, calls, own, detail):
         s.check("%s: every call traced" % tag, False, "%s\n%s\n%s" % (calls, own, detail))
         return
     for name in ("Sleepy", "Busy"):
-        for i, (dur, cpu) in enumerate(calls[name]):
+        for i, (_, dur, cpu) in enumerate(calls[name]):
             bad.append(check_one(name, dur, cpu, own[name][i]))
-    # the Work calls end in any order: each of their on-CPU times within the bounds of
-    # one of them, matched in order of size
-    works = sorted(calls["Work"], key=lambda c: c[1])
-    for (dur, cpu), o in zip(works, sorted(own["Work"].values(), key=lambda o: o[2])):
-        bad.append(check_one("Work", dur, cpu, o))
+    # the Work calls, at once in their goroutines, told by the goroutine's id
+    for g, dur, cpu in calls["Work"]:
+        o = own["Work"].get(g)
+        bad.append(check_one("Work", dur, cpu, o) if o else
+                   "Work: goroutine %d is not one of the program's %s" % (g, sorted(own["Work"])))
     bad = [x for x in bad if x]
     s.check("%s: locked goroutines (Sleepy, Busy, Work): each call's on-CPU time between "
             "the thread's own CPU time inside the call and around it" % tag,
             not bad, "\n".join(bad) + "\n" + detail)
     # free goroutines: their on-CPU times add up to the process's CPU time over the phase
     # (10 %: the runtime's own work outside goroutines, the scheduler's, is in it too)
-    spread = sum(cpu for _, cpu in calls["Spread"])
+    spread = sum(cpu for _, _, cpu in calls["Spread"])
     pcpu = own["Spread"][0][0]
     s.check("%s: goroutines moving between threads (Spread): their on-CPU times add up to "
             "the process's CPU time" % tag, abs(spread - pcpu) <= 0.1 * pcpu,
             "Spread: oncpu %s, %d in all; the process's CPU time %d\n%s"
-            % ([c for _, c in calls["Spread"]], spread, pcpu, detail))
+            % ([c for _, _, c in calls["Spread"]], spread, pcpu, detail))
 
 
 def parse_calls(text):
@@ -87,7 +87,7 @@ def parse_calls(text):
     for line in text.splitlines():
         m = CALL.match(line)
         if m:
-            calls.setdefault(m.group(1), []).append((int(m.group(2)), int(m.group(3))))
+            calls.setdefault(m.group(1), []).append(tuple(map(int, m.groups()[1:])))
     return calls
 
 
@@ -112,7 +112,8 @@ if s.case("funcgraph"):
     for o in objs:
         d = o.get("data", {})
         if o.get("type") == "call" and d.get("duration_ns") is not None:
-            calls.setdefault(d["function"][5:], []).append((d["duration_ns"], d["oncpu_ns"]))
+            calls.setdefault(d["function"][5:], []).append(
+                (d["goid"], d["duration_ns"], d["oncpu_ns"]))
     check_calls("funcgraph json", calls, own_times(r.stderr),
                 "status %s\n%s\n%s" % (r.returncode, r.stderr, objs[:8]))
     # the text: "  60.125ms cpu  59.998ms } main.Busy FILE:LINE"

@@ -11,7 +11,7 @@
 // between its first and last line).
 // Shared: then -g goroutines (more than GOMAXPROCS: they take turns on the CPUs), each
 // locked to its thread, call Work once with the work of one Busy call, at once, and
-// print the same line; then -g goroutines free to move between threads do the same work
+// print the same line with their goroutine id for I; then -g goroutines free to move between threads do the same work
 // in Spread, and the program prints "own Spread 0 PROCESS_CPU_NS WALL_NS 0"
 // (CLOCK_PROCESS_CPUTIME_ID around that phase).
 package main
@@ -21,6 +21,8 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -45,6 +47,14 @@ func cpuNow(clock int) int64 {
 	var ts syscall.Timespec
 	syscall.Syscall(syscall.SYS_CLOCK_GETTIME, uintptr(clock), uintptr(unsafe.Pointer(&ts)), 0)
 	return ts.Nano()
+}
+
+// goid is the calling goroutine's id, as runtime.Stack's header says it.
+func goid() int {
+	b := make([]byte, 64)
+	b = b[:runtime.Stack(b, false)]
+	id, _ := strconv.Atoi(strings.Fields(string(b))[1])
+	return id
 }
 
 func mix(x uint64) uint64 {
@@ -156,7 +166,7 @@ func main() {
 		c, w := cpuNow(clockThreadCPU), time.Now()
 		in := Work(work, i)
 		mu.Lock()
-		fmt.Fprintf(os.Stderr, "own Work %d %d %d %d\n", i, cpuNow(clockThreadCPU)-c,
+		fmt.Fprintf(os.Stderr, "own Work %d %d %d %d\n", goid(), cpuNow(clockThreadCPU)-c,
 			time.Since(w).Nanoseconds(), in)
 		mu.Unlock()
 	})
