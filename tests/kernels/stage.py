@@ -45,6 +45,10 @@ STAGES = {
         # listings, module BTF and the errors are the 6.12 stage's: the kernel's release
         # does not change them, and CI's time is counted.
         ("test_kprobes.py", ["maps", "kstack", "ustack", "multi", "pid"]),
+        # oncpu: the sched_switch raw tracepoint, the kernel's CPU-time count in
+        # task_struct (BTF), uprobes on the Go scheduler, against the program's own
+        # thread and process CPU clocks; -p
+        ("test_oncpu.py", []),
     ],
     # Debian 12's backported 6.12 (bookworm-security): uprobe_multi, kprobe_multi
     # (fprobe), IBT, a uprobe's stack keeping the caller (6.11)
