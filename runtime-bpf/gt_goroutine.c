@@ -21,9 +21,12 @@ struct gt_frame_key {
 };
 
 struct gt_frame {
-	__u64 sp_key;   /* g.stack.hi - SP */
+	/* g.stack.hi - SP: a Go stack is at most 1 GB. The frame is 24 bytes: one more word
+	 * on the BPF stack of every entry program took a probe past the verifier's 512. */
+	__u32 sp_key;
 	__u64 entry_ns;
-	__u64 returned; /* when its RET fired (0: not yet); the frame is dropped by the next
+	__u32 returned; /* when its RET fired, in units of 1024 ns (wrapping; 0: not yet);
+			 * the frame is dropped by the next
 			 * push */
 	__u64 oncpu_entry; /* the goroutine's on-CPU ns at the entry (with `oncpu`) */
 };
@@ -141,7 +144,7 @@ static __always_inline struct gt_gstate *state_of(void *ctx, const struct gt_tar
 		return 0;
 	}
 	*goid = goid_of(g, t);
-	*key = read_u64(g + t->g_stack_hi) - reg_at(ctx, 152);
+	*key = (__u32)(read_u64(g + t->g_stack_hi) - reg_at(ctx, 152));
 	struct gt_gstate *st = bpf_map_lookup_elem(&gt_gstate, goid);
 	if (!st && create) {
 		struct gt_gstate zero = {};
@@ -215,6 +218,7 @@ long gt_call_return(void *ctx, const struct gt_target *t, __u64 cookie, __u64 no
 	*entry_ns = 0;
 	*depth_out = 0;
 	*oncpu_out = 0;
+	__u32 ret_at = (__u32)(now >> 10) | 1; /* never 0: "not returned" */
 	struct gt_gstate *st = state_of(ctx, t, cookie, &goid, &key, 0);
 	if ((cookie >> GT_COOKIE_FLAGS_SHIFT) & GT_SITE_RET_AT_ENTRY) {
 		/* a call of no length, at any order; dropped with its root (a root of its own
@@ -234,9 +238,9 @@ long gt_call_return(void *ctx, const struct gt_target *t, __u64 cookie, __u64 no
 		if (!top)
 			break;
 		if (top->sp_key == key &&
-		    (!top->returned || now - top->returned <= GT_SAME_RET_NS)) {
+		    (!top->returned || (__u32)(ret_at - top->returned) <= GT_SAME_RET_NS >> 10)) {
 			if (!top->returned)
-				top->returned = now;
+				top->returned = ret_at;
 			*entry_ns = top->entry_ns;
 			if (oncpu) {
 				__u64 c = gt_oncpu_now(goid, (__u32)oncpu);

@@ -96,8 +96,11 @@ static void agg_update(struct cg *g, int id, LLVMValueRef key, LLVMValueRef v, L
 	}
 }
 
-/* Keys up to this size are copied to the stack of a global update function */
-#define AGGFN_MAX_KEY 64
+/* Keys up to this size are copied to the stack of a global update function. Larger
+ * ones (a string key: 64 bytes) update inline: their copy, on top of the program's own
+ * buffers, took a map-keyed-by-path probe past the verifier's 512 bytes of combined
+ * stack on 6.18 (tutorial lesson 9). */
+#define AGGFN_MAX_KEY 32
 
 /* int gt_agg_ID(u8 (*key)[key_size], long v[, u64 now]): agg_update() as a global
  * function, for the reason gt_map_failed is one: the lookup's branch (present or not)
