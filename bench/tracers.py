@@ -10,6 +10,9 @@ delve (`go install github.com/go-delve/delve/cmd/dlv@VERSION`, traced with `dlv 
 --ebpf`) and go-ftrace (`go install github.com/hitzhangjie/go-ftrace/cmd/ftrace@latest`).
 One the module proxy does not serve is skipped with the go command's reason.
 
+gotrace runs twice: as it runs by default (each call's on-CPU time measured) and with
+--no-oncpu.
+
 The same binaries serve every tracer, built with -gcflags=all=-N -l (delve's eBPF
 tracing needs it: on optimised Go 1.25+ code it sets no tracepoint, "empty OP stack"):
   - tests/go/loop calls main.work N times and prints its own ns per call: the per-call
@@ -98,8 +101,10 @@ class Tool:
         self.name, self.exe = name, exe
 
     def cmd(self, binary, funcs, args, outfile):
-        if self.name == "gotrace":
+        if self.name.startswith("gotrace"):
             pats = [a for f in funcs for a in ("--funcgraph", f)]
+            if self.name.endswith("--no-oncpu"):
+                pats.append("--no-oncpu")
             return [self.exe, "-v", *pats, "-o", outfile, "-c", " ".join([binary, *args])]
         if self.name == "delve":
             # its argument is a regular expression: the globs' '*' is '.*'
@@ -109,7 +114,7 @@ class Tool:
 
     def shown(self, outfile, stdout, stderr):
         """(calls shown, calls it says it dropped) from its output."""
-        if self.name == "gotrace":
+        if self.name.startswith("gotrace"):
             text = open(outfile).read() if os.path.exists(outfile) else ""
             trees = len(re.findall(r"^\S+ goid=\d+ +\S+\(.*\) \{", text, re.M))
             m = re.search(r"(\d+) root calls were dropped whole", stderr)
@@ -130,7 +135,10 @@ def main():
     o = ap.parse_args()
     os.makedirs(o.out, exist_ok=True)
 
-    tools, notes = [Tool("gotrace", os.path.abspath(o.gotrace))], []
+    # gotrace as it runs by default (on-CPU time measured), and without it
+    tools = [Tool("gotrace", os.path.abspath(o.gotrace)),
+             Tool("gotrace --no-oncpu", os.path.abspath(o.gotrace))]
+    notes = []
     for name, pkg, exe in (("go-ftrace", FTRACE, "ftrace"), ("delve", DELVE, "dlv")):
         path, why = install(o.tools, pkg, exe)
         if path:
