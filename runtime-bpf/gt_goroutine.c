@@ -20,16 +20,16 @@ struct gt_frame_key {
 	__u64 depth;
 };
 
+/* 24 bytes, on the BPF stack of every entry program: a word more took a probe past the
+ * verifier's 512. */
 struct gt_frame {
-	/* g.stack.hi - SP: a Go stack is at most 1 GB. The frame is 24 bytes: one more word
-	 * on the BPF stack of every entry program took a probe past the verifier's 512. */
-	__u32 sp_key;
-	__u64 entry_ns;
+	__u32 sp_key;   /* g.stack.hi - SP (a Go stack is at most 1 GB) */
 	__u32 returned; /* when its RET fired, in units of 1024 ns (wrapping; 0: not yet);
-			 * the frame is dropped by the next
-			 * push */
+			 * the frame is dropped by the next push */
+	__u64 entry_ns;
 	__u64 oncpu_entry; /* the goroutine's on-CPU ns at the entry (with `oncpu`) */
 };
+_Static_assert(sizeof(struct gt_frame) == 24, "struct gt_frame grew");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -54,11 +54,6 @@ struct {
 	__type(value, __u64);
 } gt_stats SEC(".maps");
 
-/* x86-64 struct pt_regs offsets: r14 8, sp 152 */
-static __always_inline __u64 reg_at(void *ctx, int off)
-{
-	return *(__u64 *)((char *)ctx + off);
-}
 
 static __always_inline void stat_inc(__u32 which)
 {

@@ -62,7 +62,7 @@ void cg_goruntime_prologue(struct cg *g)
 		return;
 	LLVMValueRef ctx = g->ctx_arg;
 	/* oncpu: the offset of task_struct's se.sum_exec_runtime, 0 when unused */
-	LLVMValueRef oncpu = cg_const(g, sp->oncpu ? (uint64_t)sp->task_runtime_off : 0);
+	LLVMValueRef oncpu = cg_const(g, (uint64_t)sp->task_runtime_off);
 	LLVMValueRef rt_off = LLVMConstInt(g->i32, (uint64_t)sp->task_runtime_off, false);
 	if (sp->hidden == HIDDEN_GOEXIT) {
 		LLVMValueRef args[4] = {ctx, g->target, cg_cookie(g), oncpu};
@@ -113,7 +113,7 @@ void cg_goruntime_prologue(struct cg *g)
 		LLVMValueRef entry = cg_alloca(g, g->i64, "entry_ns");
 		g->duration = cg_alloca(g, g->i64, "duration");
 		LLVMValueRef cpu = cg_alloca(g, g->i64, "oncpu");
-		if (sp->oncpu)
+		if (sp->task_runtime_off)
 			g->oncpu = cpu;
 		LLVMValueRef args[8] = {ctx,	 g->target, cg_cookie(g), cg_now(g),
 					entry, g->depth,   cpu,		 oncpu};

@@ -218,8 +218,8 @@ struct sema_prog {
 	bool no_call_stack;      /* a RET on the system stack (g0): its keys are not the
 				    goroutine's, so the goroutine's call stack is left alone */
 	bool needs_goruntime;    /* goid / call stacks: gt_target constants needed */
-	bool oncpu;              /* the script uses oncpu: frames keep on-CPU time */
-	/* with oncpu: offsets of pid and se.sum_exec_runtime in task_struct */
+	/* the offsets of pid and se.sum_exec_runtime in task_struct when the script uses
+	 * oncpu (frames keep on-CPU time), else 0 */
 	int task_pid_off, task_runtime_off;
 	struct sema_var *vars;
 	int nvars;

@@ -137,6 +137,10 @@ struct binfo *sema_target_elf(struct sema *s, const char *path, struct gt_loc lo
 int sema_expand_probes(struct sema *s, struct ast_node *clause, int ci);
 int sema_add_func_sites(struct sema *s, struct binfo *bi, const struct binfo_func *f,
 			enum go_point point, uint64_t off, struct gt_loc loc, bool quiet);
+/* A program over one pseudo-site named PROBE (timers, perf events, tracepoints: `probe`
+ * names it), called gt_NAME<N> in the object; CLAUSE NULL for a hidden one. */
+struct plan_prog *sema_pseudo_site(struct sema *s, struct ast_node *clause, int prog_kind,
+				   const char *probe, enum sema_hidden hidden, const char *name);
 /* "+N" (decimal or 0x hex) of a probe name: true and *OUT, or false. */
 bool sema_parse_offset(const char *s, uint64_t *out);
 struct provider;

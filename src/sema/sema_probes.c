@@ -529,19 +529,24 @@ static const char *probe_name(struct sema *s, const struct provider *pv, struct 
 	return name;
 }
 
-/* A program over one pseudo-site named PROBE (timers, perf events, tracepoints: `probe`
- * names it), called c<clause>_<KIND> in the object. */
-static struct plan_prog *pseudo_site_prog(struct sema *s, struct ast_node *clause, int prog_kind,
-					  const char *probe, const char *kind, int ci)
+struct plan_prog *sema_pseudo_site(struct sema *s, struct ast_node *clause, int prog_kind,
+				   const char *probe, enum sema_hidden hidden, const char *name)
 {
 	sema_open_group(s);
 	struct plan_site site = {.target = "", .func = "", .probe = probe};
 	struct sema_site_info info = {0};
 	vec_push(&s->sites, site);
 	vec_push(&s->site_info, info);
-	sema_close_group(s, clause, prog_kind, NULL, GO_ENTRY, HIDDEN_NONE,
-			 arena_printf(s->arena, "c%d_%s", ci, kind));
+	sema_close_group(s, clause, prog_kind, NULL, GO_ENTRY, hidden, name);
 	return &s->progs.v[s->progs.n - 1];
+}
+
+/* The script's program over one pseudo-site, called c<clause>_<KIND> in the object. */
+static struct plan_prog *pseudo_site_prog(struct sema *s, struct ast_node *clause, int prog_kind,
+					  const char *probe, const char *kind, int ci)
+{
+	return sema_pseudo_site(s, clause, prog_kind, probe, HIDDEN_NONE,
+				arena_printf(s->arena, "c%d_%s", ci, kind));
 }
 
 /* $N in a probe name is the text of positional parameter N (BEG$1, i:ms:$1), as in

@@ -42,9 +42,10 @@ static int check_goruntime(struct binfo *bi)
 	return -ENOENT;
 }
 
-/* A hidden program at the entry of runtime function NAME of BI. */
+/* A hidden program at the entry of runtime function NAME of BI, attached at RANK. */
 static int add_runtime_hook(struct sema *s, struct binfo *bi, const char *name,
-			    enum sema_hidden hidden, const char *prog, const char *why)
+			    enum sema_hidden hidden, enum plan_attach_rank rank, const char *prog,
+			    const char *why)
 {
 	static const struct gt_loc noloc;
 	const struct binfo_func *f = binfo_find_func(bi, name);
@@ -56,37 +57,32 @@ static int add_runtime_hook(struct sema *s, struct binfo *bi, const char *name,
 	int err = sema_add_func_sites(s, bi, f, GO_ENTRY, 0, noloc, true);
 	if (!err && s->sites.n > s->group_site_begin) {
 		sema_close_group(s, NULL, PLAN_PROG_UPROBE, bi, GO_ENTRY, hidden, prog);
-		if (hidden != HIDDEN_GOEXIT)
-			s->progs.v[s->progs.n - 1].attach_rank = PLAN_ATTACH_BOOKKEEPING;
+		s->progs.v[s->progs.n - 1].attach_rank = rank;
 	}
 	return err;
 }
 
 /* oncpu's sched_switch program: one for all targets (its tasks say which threads). A
- * raw tracepoint: the tasks themselves, whose CPU time the kernel has just counted. */
-static int add_sched_switch(struct sema *s)
+ * raw tracepoint: the tasks themselves, whose CPU time the kernel has just counted.
+ * *PID_OFF, *RT_OFF: the offsets of pid and se.sum_exec_runtime in task_struct. */
+static int add_sched_switch(struct sema *s, int *pid_off, int *rt_off)
 {
-	long pid_off = kbtf_offsetof("task_struct", "pid");
-	long rt_off = kbtf_offsetof("task_struct", "se.sum_exec_runtime");
-	if (pid_off <= 0 || rt_off <= 0) {
+	long pid = kbtf_offsetof("task_struct", "pid");
+	long rt = kbtf_offsetof("task_struct", "se.sum_exec_runtime");
+	if (pid <= 0 || rt <= 0) {
 		diag_fatal("oncpu needs the kernel's BTF (/sys/kernel/btf/vmlinux) for "
 			   "task_struct's pid and se.sum_exec_runtime");
 		return -ENOENT;
 	}
-	sema_open_group(s);
-	struct plan_site site = {.target = "", .func = "", .probe = "rawtracepoint:sched_switch"};
-	struct sema_site_info info = {0};
-	vec_push(&s->sites, site);
-	vec_push(&s->site_info, info);
-	sema_close_group(s, NULL, PLAN_PROG_TRACEPOINT, NULL, GO_ENTRY, HIDDEN_SCHED_SWITCH,
-			 "oncpu_switch");
-	struct plan_prog *pp = &s->progs.v[s->progs.n - 1];
+	*pid_off = (int)pid;
+	*rt_off = (int)rt;
+	struct plan_prog *pp = sema_pseudo_site(s, NULL, PLAN_PROG_TRACEPOINT,
+						"rawtracepoint:sched_switch",
+						HIDDEN_SCHED_SWITCH, "oncpu_switch");
 	pp->attach_rank = PLAN_ATTACH_BOOKKEEPING;
 	pp->tp_category = "sched";
 	pp->tp_name = "sched_switch";
 	pp->tp_raw = true;
-	s->sprogs.v[s->sprogs.n - 1].task_pid_off = (int)pid_off;
-	s->sprogs.v[s->sprogs.n - 1].task_runtime_off = (int)rt_off;
 	return 0;
 }
 
@@ -114,14 +110,14 @@ static int add_hidden(struct sema *s, struct binfo *bi, struct tracked *r, int n
 				 "track_return");
 
 	err = err ? err : add_runtime_hook(s, bi, "runtime.goexit1", HIDDEN_GOEXIT,
-					   "track_goexit",
+					   PLAN_ATTACH_OTHER, "track_goexit",
 					   "goroutine state cannot be freed at exit");
 	if (s->uses_oncpu) {
 		static const char why[] = "oncpu cannot tell which goroutine a thread runs";
 		err = err ? err : add_runtime_hook(s, bi, "runtime.execute", HIDDEN_EXECUTE,
-						   "oncpu_execute", why);
+						   PLAN_ATTACH_BOOKKEEPING, "oncpu_execute", why);
 		err = err ? err : add_runtime_hook(s, bi, "runtime.schedule", HIDDEN_SCHEDULE,
-						   "oncpu_schedule", why);
+						   PLAN_ATTACH_BOOKKEEPING, "oncpu_schedule", why);
 	}
 	return err;
 }
@@ -155,15 +151,13 @@ int sema_finish_tracking(struct sema *s)
 	pairset__free(&user);
 	pairset__free(&seen);
 	pairset__free(&targets);
+	int pid_off = 0, rt_off = 0;
 	if (s->uses_oncpu && !err)
-		err = add_sched_switch(s);
+		err = add_sched_switch(s, &pid_off, &rt_off);
 	for (int i = 0; i < s->sprogs.n && !err; i++) {
 		struct sema_prog *sp = &s->sprogs.v[i];
-		sp->oncpu = s->uses_oncpu;
-		if (s->uses_oncpu) {
-			sp->task_pid_off = s->sprogs.v[s->sprogs.n - 1].task_pid_off;
-			sp->task_runtime_off = s->sprogs.v[s->sprogs.n - 1].task_runtime_off;
-		}
+		sp->task_pid_off = pid_off;
+		sp->task_runtime_off = rt_off;
 		if (sp->bi && (sp->needs_goruntime || sp->hidden || r.n))
 			sp->needs_goruntime = true;
 		if (sp->needs_goruntime)
