@@ -22,6 +22,7 @@
 #include "common/diag.h"
 #include "common/spawn.h"
 #include "common/util.h"
+#include "runtime/rt_execmaps.h"
 #include "runtime/rt_priv.h"
 
 #ifndef SYS_pidfd_open
@@ -48,6 +49,7 @@ int rt_child__spawn(struct rt_session *s)
 	s->gate_fd = sp.gate_fd;
 	s->exec_err_fd = sp.exec_err_fd;
 	s->pid = sp.pid;
+	s->execmaps = rt_execmaps__open(sp.pid);
 	/* readable when the child exits: the run loop waits on it with the ring buffer */
 	long pfd = syscall(SYS_pidfd_open, sp.pid, 0);
 	s->pidfd = pfd < 0 ? -1 : (int)pfd;
@@ -78,6 +80,18 @@ int rt_child__release(struct rt_session *s)
 	if (err)
 		s->child = 0; /* reaped */
 	return err;
+}
+
+static void learn_one(void *ctx, const struct rt_mapping *m)
+{
+	const struct rt_symbolizer *sym = ctx;
+	sym->learn(sym->ctx, m);
+}
+
+void rt_child__learn_maps(struct rt_session *s, const struct rt_symbolizer *sym)
+{
+	if (sym && sym->learn)
+		rt_execmaps__drain(s->execmaps, learn_one, (void *)sym);
 }
 
 int rt_target__open(struct rt_session *s, pid_t pid)
@@ -175,6 +189,8 @@ void rt_child__stop(struct rt_session *s, bool terminate)
 	}
 	close_fd(&s->gate_fd);
 	close_fd(&s->exec_err_fd);
+	rt_execmaps__close(s->execmaps);
+	s->execmaps = NULL;
 	close_fd(&s->pidfd);
 	for (int i = 0; i < PLAN_MAX_PIDS - 1; i++)
 		close_fd(&s->more_pidfds[i]);

@@ -4,6 +4,7 @@
 #define GT_RT_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
 
@@ -50,6 +51,16 @@ struct rt_frame {
 	const char *path;  /* the binary, or NULL (kernel) */
 };
 
+/* One mapping of a file into a process, as /proc/PID/maps or the kernel's mmap record
+ * gives it. */
+struct rt_mapping {
+	int pid;
+	uint64_t start, len, pgoff; /* runtime address, length, file offset */
+	uint32_t maj, min;          /* the file's device */
+	uint64_t ino;
+	const char *path;
+};
+
 /* Names addresses for ustack / kstack (the runtime does not read binaries itself). */
 struct rt_symbolizer {
 	void *ctx;
@@ -67,6 +78,9 @@ struct rt_symbolizer {
 	/* While PID runs: learn where its binary is mapped (a PIE's load bias). True once
 	 * known, or when nothing needs learning. */
 	bool (*prime)(void *ctx, int pid);
+	/* A mapping of a process seen by other means (the -c child's exec, as the kernel
+	 * recorded it): learned as prime would have, even once the process is gone. */
+	void (*learn)(void *ctx, const struct rt_mapping *m);
 };
 
 struct rt_options {

@@ -29,6 +29,7 @@ struct rt_refused {
 struct bpf_object;
 struct bpf_program;
 struct ring_buffer;
+struct rt_execmaps;
 struct rt_output;
 struct strbuf;
 
@@ -64,6 +65,7 @@ struct rt_session {
 	pid_t child;        /* -c child until reaped, else 0 */
 	int gate_fd;        /* write end of the pipe the child waits on before execve */
 	int exec_err_fd;    /* read end: the child's errno if execve fails, EOF on success */
+	struct rt_execmaps *execmaps; /* the child's exec mappings (execmaps.c), or NULL */
 	int pidfd;          /* pidfd of the traced process (-c or -p), -1 if none */
 	int more_pidfds[PLAN_MAX_PIDS - 1]; /* of opts->more_pids, -1 if none */
 	bool child_exited;  /* reaped; child_status holds the wait status */
@@ -172,6 +174,9 @@ int rt_perf_reserve_fds(size_t nfds);
 /* child.c */
 int rt_child__spawn(struct rt_session *s);
 int rt_child__release(struct rt_session *s);
+/* Hands SYM the -c child's mappings the kernel recorded since the last call (its exec's:
+ * a PIE's load bias, even once the child is gone). */
+void rt_child__learn_maps(struct rt_session *s, const struct rt_symbolizer *sym);
 int rt_target__open(struct rt_session *s, pid_t pid);
 /* The run ends with ROOT (a -c command followed into the program traced), and ROOT is
  * the child stopped and reaped at the end. */

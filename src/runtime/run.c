@@ -294,6 +294,18 @@ static int wait_events(struct rt_session *s, int timeout_ms)
 
 /* -f folded / -f pprof: the stack-keyed maps as a profile, into its own file or the
  * output stream. */
+/* A PIE's load address for naming stacks: first the -c child's exec mappings as the
+ * kernel recorded them (they outlive a short command gotrace was too slow to look at),
+ * then /proc/PID/maps of each traced process. True once nothing is left to learn. */
+static bool prime_targets(struct rt_session *s, const struct rt_options *opts)
+{
+	rt_child__learn_maps(s, opts->sym);
+	bool primed = opts->sym->prime(opts->sym->ctx, (int)s->pid);
+	for (int i = 0; i < opts->nmore_pids; i++)
+		primed &= opts->sym->prime(opts->sym->ctx, (int)opts->more_pids[i]);
+	return primed;
+}
+
 static int write_profile(struct rt_session *s, const struct rt_options *opts, uint64_t dur_ns)
 {
 	bool own = opts->profile_path != NULL;
@@ -460,18 +472,23 @@ int rt_run(struct gt_plan *plan, const struct rt_options *opts)
 		err = rt_child__release(&s);
 		if (err)
 			goto cleanup;
+		/* as soon as the command has exec'd: a short-lived one may be gone before
+		 * the loop below looks (the kernel's record of the exec still tells). A
+		 * followed program is held at its first instruction until started: mapped,
+		 * and none of it run. */
+		for (int i = 0; (opts->child_argv || opts->follow_root) && !primed && i < 100; i++)
+			if (!(primed = prime_targets(&s, opts)))
+				poll(NULL, 0, 1);
 		if (opts->started)
 			opts->started(opts->hook_ctx);
-		/* as soon as the command has exec'd: a short-lived one may be gone before
-		 * the loop below looks */
-		for (int i = 0; (opts->child_argv || opts->follow_root) && !primed && i < 100; i++)
-			if (!(primed = opts->sym->prime(opts->sym->ctx, (int)s.pid)))
-				poll(NULL, 0, 1);
 	}
 
 	bool idle = begin_end_only(&s, plan);
 	while (!idle && !stopsig_pending() && !rt_output__exit_seen(s.output)) {
 		int n = 0, wait_ms = RT_POLL_MS;
+		/* before the events that may need it are read */
+		if (!primed && s.pid)
+			primed = prime_targets(&s, opts);
 		if (guard && guard__timeout_ms(guard) < wait_ms)
 			wait_ms = guard__timeout_ms(guard);
 		if (s.rb) {
@@ -482,11 +499,6 @@ int rt_run(struct gt_plan *plan, const struct rt_options *opts)
 			}
 		} else {
 			poll(NULL, 0, wait_ms);
-		}
-		if (!primed && s.pid) {
-			primed = opts->sym->prime(opts->sym->ctx, (int)s.pid);
-			for (int i = 0; i < opts->nmore_pids; i++)
-				primed &= opts->sym->prime(opts->sym->ctx, (int)opts->more_pids[i]);
 		}
 		if (opts->tick)
 			opts->tick(opts->hook_ctx);
@@ -519,6 +531,8 @@ int rt_run(struct gt_plan *plan, const struct rt_options *opts)
 		diag_print(DIAG_INFO, "stopping: %s", why);
 	}
 
+	if (!primed && s.pid) /* the maps' stacks, when the loop never learned it */
+		primed = prime_targets(&s, opts);
 	/* Detach first: END must see the final state, and nothing may fire after it. */
 	rt_session__detach(&s);
 	if (over)

@@ -67,8 +67,26 @@ void symbols__free(struct symbols *s)
 	free(s);
 }
 
-/* Which of our binaries PID runs and at what bias: from its mappings (the mapping that
- * holds file offset O at address A: bias = A - the link-time address of O). */
+/* Whether mapping M is of one of our binaries: then OUT is its process, binary and bias
+ * (the mapping holds file offset O at address A: bias = A - the link-time address of O). */
+static bool match_mapping(struct symbols *s, const struct rt_mapping *m, struct proc *out)
+{
+	for (int i = 0; i < s->nbins; i++) {
+		uint64_t va;
+		/* by name, or by the file itself: a process of another mount namespace names it
+		 * by a path of its own (and " (deleted)" once replaced) */
+		bool same = !strcmp(m->path, binfo_path(s->bins[i])) ||
+			    (m->ino && binfo_same_file(s->bins[i], makedev(m->maj, m->min),
+						       (ino_t)m->ino));
+		if (!same || binfo_offset_to_vaddr(s->bins[i], m->pgoff, &va))
+			continue;
+		*out = (struct proc){m->pid, i, m->start - va};
+		return true;
+	}
+	return false;
+}
+
+/* Which of our binaries PID runs and at what bias: from its mappings. */
 static bool read_maps(struct symbols *s, int pid, struct proc *out)
 {
 	char path[64], line[4096];
@@ -87,20 +105,29 @@ static bool read_maps(struct symbols *s, int pid, struct proc *out)
 		char *file = line + pos;
 		file += strspn(file, " \t");
 		file[strcspn(file, "\n")] = 0;
-		for (int i = 0; i < s->nbins && !found; i++) {
-			uint64_t va;
-			/* by name, or by the file itself: a process of another mount namespace
-			 * names it by a path of its own (and " (deleted)" once replaced) */
-			bool same = !strcmp(file, binfo_path(s->bins[i])) ||
-				    (ino && binfo_same_file(s->bins[i], makedev(maj, min), (ino_t)ino));
-			if (!same || binfo_offset_to_vaddr(s->bins[i], off, &va))
-				continue;
-			*out = (struct proc){pid, i, start - va};
-			found = true;
-		}
+		struct rt_mapping m = {.pid = pid, .start = start, .len = end - start,
+				       .pgoff = off, .maj = maj, .min = min, .ino = ino,
+				       .path = file};
+		found = match_mapping(s, &m, out);
 	}
 	fclose(f);
 	return found;
+}
+
+static bool known(const struct symbols *s, int pid)
+{
+	for (int i = 0; i < s->procs.n; i++)
+		if (s->procs.v[i].pid == pid)
+			return true;
+	return false;
+}
+
+static void learn(void *ctx, const struct rt_mapping *m)
+{
+	struct symbols *s = ctx;
+	struct proc p;
+	if (!known(s, m->pid) && match_mapping(s, m, &p))
+		vec_push(&s->procs, p);
 }
 
 static bool prime(void *ctx, int pid)
@@ -110,9 +137,8 @@ static bool prime(void *ctx, int pid)
 	bool pie = false;
 	for (int i = 0; i < s->nbins; i++)
 		pie |= binfo_is_pie(s->bins[i]);
-	for (int i = 0; i < s->procs.n; i++)
-		if (s->procs.v[i].pid == pid)
-			return true;
+	if (known(s, pid))
+		return true;
 	if (read_maps(s, pid, &p)) {
 		vec_push(&s->procs, p);
 		return true;
@@ -197,5 +223,5 @@ struct rt_symbolizer symbols_rt(struct symbols *s)
 {
 	return (struct rt_symbolizer){.ctx = s, .user = user, .kernel = kernel,
 				      .kernel_addr = kernel_addr, .build_id = build_id,
-				      .prime = prime};
+				      .prime = prime, .learn = learn};
 }

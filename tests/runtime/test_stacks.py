@@ -20,6 +20,7 @@ import os
 import re
 import shutil
 import subprocess
+import time
 from collections import Counter
 
 from gtlib import TESTS, Suite, bpf_leftovers, describe
@@ -137,6 +138,47 @@ if s.case("entry"):
                 "runtime.goexit (%s build, -unit %s)" % (label, unit),
                 r.returncode == 0 and got[:5] == want and got[-1:] == ["runtime.goexit"]
                 and st[0][1] == 1, describe(r))
+
+# A PIE's stacks are named with its load address. A short command can be gone before
+# gotrace has looked at /proc/PID/maps: here the command is made to run to its end first
+# (gotrace and it on one CPU, the command SCHED_FIFO from before its exec, -unit 0: it
+# never sleeps), and its stacks must still be named, from the kernel's record of its
+# exec. Followed (an env wrapper), the program is held at its exec until gotrace knows.
+if s.case("gone"):
+    want = ["main.add3", "main.add2", "main.add1", "main.add", "main.doSomething"]
+    b = s.go_build("funcgraph", suffix="-pie", flags=["-buildmode=pie"])
+    for label, cmd in (("", b), (", followed through env", "env " + b)):
+        p = subprocess.Popen(["taskset", "-c", "0", s.gotrace, "-c", cmd + " -rounds 1 -unit 0",
+                              "-e", "go:main.add3:entry { @[ustack] = count(); }"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env=s.env)
+        # gotrace's child is forked first and held until the probes are attached
+        child, held, t = None, False, time.time()
+        while child is None and time.time() - t < 20:
+            try:
+                with open("/proc/%d/task/%d/children" % (p.pid, p.pid)) as f:
+                    kids = f.read().split()
+            except OSError:
+                kids = []
+            if kids:
+                child = int(kids[0])
+            else:
+                time.sleep(0.0005)
+        if child:
+            os.sched_setscheduler(child, os.SCHED_FIFO, os.sched_param(10))
+            # gated before its exec (gotrace's own image), or the program stopped at it
+            with open("/proc/%d/stat" % child) as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+            held = os.path.realpath("/proc/%d/exe" % child) != os.path.realpath(b) or \
+                state == "T"
+        out, err = p.communicate(timeout=60)
+        r = subprocess.CompletedProcess(p.args, p.returncode, out, err)
+        st = stacks(out)
+        got = names(st[0][0]) if len(st) == 1 else []
+        s.check("ustack of a PIE command that ran to its end before gotrace looked%s: "
+                "add3, add2, add1, add, doSomething" % label,
+                held and p.returncode == 0 and got[:5] == want,
+                "child %s set SCHED_FIFO before its program ran: %s\n%s" % (child, held, describe(r)))
 
 # the same at its RET: the frame pointer is popped there, as it is not yet pushed at entry
 if s.case("return"):
