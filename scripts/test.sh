@@ -9,8 +9,17 @@ set -eu
 cd "$(dirname "$0")/.."
 export GT_REQUIRE_BPF=${GT_REQUIRE_BPF:-1}
 export GOCACHE=${GOCACHE:-/tmp/gotrace-gocache}
+# failed DIR LOG RC: the failed checks of a ctest run, again at the very end of the output
+# (a failing test's PASS lines before them push them out of sight of a log's head and
+# tail), then exit RC
+failed() {
+    echo "== the failed checks of $1 ($2):"
+    grep -h -A14 -E '^FAIL|^    Test #.*Failed|Exception|Traceback' "$2" | cut -c1-300 | head -n 300
+    exit "$3"
+}
 BUILD_DIR=build BUILD_TYPE=RelWithDebInfo scripts/build.sh -DGT_WERROR=ON -DGT_SANITIZE=OFF
-(cd build && ctest --output-on-failure -j1 -LE kernels)
+(cd build && ctest --output-on-failure -j1 -LE kernels) ||
+    failed "the plain pass" build/Testing/Temporary/LastTest.log $?
 # Beside the ASan pass, which runs one test at a time and is slowed by ASan already (the
 # plain pass's timing wants both cores): the kernels stages (6.1, then 6.12, one qemu
 # thread each, TCG; they reuse the Go programs the plain pass built into build/testwork),
@@ -38,10 +47,12 @@ BUILD_DIR=build-asan BUILD_TYPE=Debug scripts/build.sh -DGT_WERROR=ON -DGT_SANIT
 # the release matrix at its ends only (Debian's 1.19, the newest, the machine's): the
 # plain pass above ran every release, and each costs ~35 s under ASan
 (cd build-asan && GT_MATRIX_ENDS=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j1)
+    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j1) ||
+    failed "the ASan+UBSan pass" build-asan/Testing/Temporary/LastTest.log $?
 wait $beside
 cat build/kernels.log
-[ "$(cat build/kernels.rc)" = 0 ] || { echo "kernels stages: FAILED (build/kernels.log)"; exit 1; }
+[ "$(cat build/kernels.rc)" = 0 ] || { echo "kernels stages: FAILED (build/kernels.log)"
+                                        failed "the kernels stages" build/kernels.log 1; }
 if [ "$(cat build/fuzz-build.rc)" != 0 ]; then
     tail -n 80 build/fuzz-build.log
     echo "fuzz: the build FAILED (build/fuzz-build.log)"
