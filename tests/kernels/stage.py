@@ -34,8 +34,9 @@ STAGES = {
         # guest).
         # klines: kstack -v's FILE:LINE against addr2line on the vmlinux with DWARF that
         # vm.sh --dbg hands over as GT_VMLINUX (the refusals only without it).
+        # gone: a PIE command's load address from the kernel's record of its exec.
         ("test_stacks.py", ["entry", "return", "tuple keys", "caller", "unwind leaf",
-                            "klines"]),
+                            "klines", "gone"]),
         # uprobe, uretprobe, tracepoint, profile, interval, the pid filter, --info
         ("test_probes.py", []),
         # both paths of older kernels, shown by bpftool; a killed gotrace's tracefs events
