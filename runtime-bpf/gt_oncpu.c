@@ -81,18 +81,18 @@ static __always_inline struct gt_thread *thread_here(__s64 goid)
 static __always_inline void mark(struct gt_thread *th, __s64 goid, __u32 rt_off)
 {
 	__u64 gen = read_gen(th), now = bpf_ktime_get_ns();
-	__u64 since = th->since, d, rt, known = th->rt_known;
+	__u64 since = th->since, d, rt, known = th->rt_known, rt_seen = th->rt;
 	if (since) {
 		d = now > since ? now - since : 0;
-		rt = th->rt + d;
+		rt = rt_seen + d;
 	} else {
 		rt = 0;
 		bpf_probe_read_kernel(&rt, sizeof(rt),
 				      (const void *)(bpf_get_current_task() + rt_off));
-		d = known && rt > th->rt ? rt - th->rt : 0;
+		d = known && rt > rt_seen ? rt - rt_seen : 0;
 		known = rt != 0;
 		if (!rt)
-			rt = th->rt;
+			rt = rt_seen;
 	}
 	__s64 old = th->goid;
 	if (read_gen(th) != gen) {
@@ -100,9 +100,20 @@ static __always_inline void mark(struct gt_thread *th, __s64 goid, __u32 rt_off)
 		th->since = bpf_ktime_get_ns();
 		return;
 	}
-	th->rt = rt;
-	th->rt_known = known;
 	th->since = now;
+	th->rt_known = known;
+	/* The commit, one atomic step: a switch that runs before it (this program preempted
+	 * past the check above) has counted the thread's time from RT_SEEN to itself, D
+	 * included, and set RT to the kernel's count; then D is not charged again, and the
+	 * thread's clock restarts now (SINCE written above would count the time off a CPU
+	 * between the switches as on one, and D would be charged twice). A switch after it
+	 * charges only what follows NOW. */
+	if (__sync_val_compare_and_swap(&th->rt, rt_seen, rt) != rt_seen) {
+		th->since = bpf_ktime_get_ns();
+		th->rt_known = 1;
+		th->goid = goid;
+		return;
+	}
 	th->goid = goid;
 	charge(old, d);
 }
