@@ -54,7 +54,6 @@ struct {
 	__type(value, __u64);
 } gt_stats SEC(".maps");
 
-
 static __always_inline void stat_inc(__u32 which)
 {
 	__u64 *v = bpf_map_lookup_elem(&gt_stats, &which);

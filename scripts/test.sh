@@ -9,7 +9,7 @@ set -eu
 cd "$(dirname "$0")/.."
 export GT_REQUIRE_BPF=${GT_REQUIRE_BPF:-1}
 export GOCACHE=${GOCACHE:-/tmp/gotrace-gocache}
-# failed DIR LOG RC: the failed checks of a ctest run, again at the very end of the output
+# failed WHAT LOG RC: the failed checks of a ctest run, again at the very end of the output
 # (a failing test's PASS lines before them push them out of sight of a log's head and
 # tail), then exit RC
 failed() {

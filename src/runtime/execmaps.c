@@ -8,10 +8,8 @@
  * records outlive the process and are read whenever gotrace gets to them. */
 #include "runtime/rt_execmaps.h"
 
-#include <errno.h>
 #include <linux/perf_event.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -94,7 +92,7 @@ int rt_execmaps__drain(struct rt_execmaps *em, rt_execmaps_fn fn, void *ctx)
 				buf.b[i] = data[(tail + i) % em->size];
 			buf.b[h.size - 1] = 0; /* the name is NUL-padded to 8 bytes */
 			const struct mmap2_rec *r = &buf.r;
-			struct rt_mapping m = {.pid = (int)r->pid, .start = r->addr, .len = r->len,
+			struct rt_mapping m = {.pid = (int)r->pid, .start = r->addr,
 					       .pgoff = r->pgoff, .maj = r->maj, .min = r->min,
 					       .ino = r->ino, .path = r->filename};
 			fn(ctx, &m);

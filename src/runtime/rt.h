@@ -55,7 +55,7 @@ struct rt_frame {
  * gives it. */
 struct rt_mapping {
 	int pid;
-	uint64_t start, len, pgoff; /* runtime address, length, file offset */
+	uint64_t start, pgoff;      /* runtime address, file offset */
 	uint32_t maj, min;          /* the file's device */
 	uint64_t ino;
 	const char *path;

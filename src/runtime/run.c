@@ -292,8 +292,6 @@ static int wait_events(struct rt_session *s, int timeout_ms)
 	return ring_buffer__consume(s->rb);
 }
 
-/* -f folded / -f pprof: the stack-keyed maps as a profile, into its own file or the
- * output stream. */
 /* A PIE's load address for naming stacks: first the -c child's exec mappings as the
  * kernel recorded them (they outlive a short command gotrace was too slow to look at),
  * then /proc/PID/maps of each traced process. True once nothing is left to learn. */
@@ -306,6 +304,8 @@ static bool prime_targets(struct rt_session *s, const struct rt_options *opts)
 	return primed;
 }
 
+/* -f folded / -f pprof: the stack-keyed maps as a profile, into its own file or the
+ * output stream. */
 static int write_profile(struct rt_session *s, const struct rt_options *opts, uint64_t dur_ns)
 {
 	bool own = opts->profile_path != NULL;

@@ -96,37 +96,37 @@ static bool read_maps(struct symbols *s, int pid, struct proc *out)
 		return false;
 	bool found = false;
 	while (!found && fgets(line, sizeof(line), f)) {
-		unsigned long long start, end, off, ino;
+		unsigned long long start, off, ino;
 		unsigned maj, min;
 		int pos = 0;
-		if (sscanf(line, "%llx-%llx %*s %llx %x:%x %llu%n", &start, &end, &off, &maj, &min,
-			   &ino, &pos) != 6)
+		if (sscanf(line, "%llx-%*x %*s %llx %x:%x %llu%n", &start, &off, &maj, &min, &ino,
+			   &pos) != 5)
 			continue;
 		char *file = line + pos;
 		file += strspn(file, " \t");
 		file[strcspn(file, "\n")] = 0;
-		struct rt_mapping m = {.pid = pid, .start = start, .len = end - start,
-				       .pgoff = off, .maj = maj, .min = min, .ino = ino,
-				       .path = file};
+		struct rt_mapping m = {.pid = pid, .start = start, .pgoff = off, .maj = maj,
+				       .min = min, .ino = ino, .path = file};
 		found = match_mapping(s, &m, out);
 	}
 	fclose(f);
 	return found;
 }
 
-static bool known(const struct symbols *s, int pid)
+/* What is known of PID's mappings, or NULL. */
+static const struct proc *find_proc(const struct symbols *s, int pid)
 {
 	for (int i = 0; i < s->procs.n; i++)
 		if (s->procs.v[i].pid == pid)
-			return true;
-	return false;
+			return &s->procs.v[i];
+	return NULL;
 }
 
 static void learn(void *ctx, const struct rt_mapping *m)
 {
 	struct symbols *s = ctx;
 	struct proc p;
-	if (!known(s, m->pid) && match_mapping(s, m, &p))
+	if (!find_proc(s, m->pid) && match_mapping(s, m, &p))
 		vec_push(&s->procs, p);
 }
 
@@ -137,7 +137,7 @@ static bool prime(void *ctx, int pid)
 	bool pie = false;
 	for (int i = 0; i < s->nbins; i++)
 		pie |= binfo_is_pie(s->bins[i]);
-	if (known(s, pid))
+	if (find_proc(s, pid))
 		return true;
 	if (read_maps(s, pid, &p)) {
 		vec_push(&s->procs, p);
@@ -149,9 +149,9 @@ static bool prime(void *ctx, int pid)
 static const struct proc *proc_of(struct symbols *s, int pid)
 {
 	prime(s, pid);
-	for (int i = 0; i < s->procs.n; i++)
-		if (s->procs.v[i].pid == pid)
-			return &s->procs.v[i];
+	const struct proc *p = find_proc(s, pid);
+	if (p)
+		return p;
 	/* gone before its mappings were read: a sole non-PIE target needs none */
 	static const struct proc asis = {0, 0, 0};
 	return s->nbins == 1 && !binfo_is_pie(s->bins[0]) ? &asis : NULL;
