@@ -2,9 +2,19 @@
 traced program's own measures (tests/go/oncpu): CLOCK_THREAD_CPUTIME_ID of goroutines
 locked to their threads (whose thread's CPU time is then their own), read around each
 call (which holds the traced interval, probes included: an upper bound) and by the call
-of itself between its first and last line (held by it: a lower bound); and
-CLOCK_PROCESS_CPUTIME_ID around a phase where goroutines free to move between threads
-compute, more of them than CPUs.
+of itself between its first and last line (held by it: a lower bound); and, for
+goroutines free to move between threads, the CPU time of each piece of their work on the
+thread that ran it (a lower bound) and CLOCK_PROCESS_CPUTIME_ID around their phase (an
+upper bound of them all).
+
+The program runs with asynchronous preemption off (GODEBUG=asyncpreemptoff=1) and
+measures only stretches with no preemption point: a preemption runs the Go scheduler on
+the goroutine's thread, whose time is no goroutine's (gotrace rightly leaves it out) but
+is on the thread's clock. On Debian's 6.1 under TCG that was 12 to 24 % of the process's
+CPU time in the free goroutines' phase, and the runtime's own thread, sysmon, 9 to 27 %
+(bpftrace profile:hz:2999 samples, mostly runtime.procyieldAsm: spinning for a lock held
+on the other virtual CPU, which single-threaded TCG is not running): the old oracle, the
+process's CPU time, then stood 26 % above the goroutines' own (docs/funcgraph.md).
 
 Tolerances are the oracle's own: 10 % of what the program measured in the same run."""
 
@@ -19,9 +29,13 @@ from gtlib import Suite, bpf_leftovers
 
 s = Suite("oncpu")
 b = s.go_build("oncpu")
+# no asynchronous preemption: see the docstring (the -c programs get gotrace's env)
+s.env["GODEBUG"] = "asyncpreemptoff=1"
 NCPU = os.cpu_count() or 1
 # Sleepy sleeps 60 ms; Busy computes for 60 ms of CPU time; 2 rounds of each; then two
-# goroutines per CPU each do Busy's work once, locked (Work), then free (Spread)
+# goroutines per CPU each do Busy's work once, locked (Work: a P each, so that the
+# kernel makes their threads take turns), then free (Spread: more than GOMAXPROCS, in
+# pieces with a Gosched between, so that they take turns and change threads)
 PROG = [b, "-sleep", "60", "-spin", "60", "-rounds", "2", "-g", str(2 * NCPU)]
 OWN = re.compile(r"^own (\S+) (\d+) (\d+) (\d+) (\d+)$")
 SCRIPT = ('go:main.Sleepy:return, go:main.Busy:return, go:main.Work:return, '
@@ -42,15 +56,11 @@ def own_times(stderr):
 def check_one(name, dur, cpu, o):
     """A locked goroutine's call against its own measures O: its on-CPU time lies within
     [inside, around] (10 % either way; Sleepy measures nothing inside: a few
-    microseconds may show as 0, see gt_oncpu.c), within its duration, and within 10 % of
-    its duration when the thread had its CPU (around >= 95 % of the wall time). An
-    error text, or None."""
+    microseconds may show as 0, see gt_oncpu.c) and within its duration. (Not "all of its
+    duration when the thread had its CPU throughout": the duration holds the probes' own
+    time, which under TCG is milliseconds a probe.) An error text, or None."""
     around, wall, inside = o
-    lo = 0.9 * inside
-    # a call the program says had its CPU throughout computed for its whole duration
-    if around >= 0.95 * wall and inside:
-        lo = max(lo, 0.9 * dur)
-    if not lo <= cpu <= 1.1 * around or cpu > dur:
+    if not 0.9 * inside <= cpu <= 1.1 * around or cpu > dur:
         return ("%s: oncpu %d ns of %d ns; the thread's own CPU time around the call %d ns "
                 "(of %d ns), inside it %d ns" % (name, cpu, dur, around, wall, inside))
     return None
@@ -60,8 +70,9 @@ def check_calls(tag, calls, own, detail):
     """CALLS: {name: [(goid, duration_ns, oncpu_ns), ...]} in call order, against OWN."""
     bad = []
     n = {k: len(v) for k, v in own.items()}
-    if n != {"Sleepy": 2, "Busy": 2, "Work": 2 * NCPU, "Spread": 1} or \
-       {k: len(v) for k, v in calls.items()} != dict(n, Spread=2 * NCPU):
+    if n != {"Sleepy": 2, "Busy": 2, "Work": 2 * NCPU, "Spread": 2 * NCPU, "Phase": 1} or \
+       {k: len(v) for k, v in calls.items()} != {"Sleepy": 2, "Busy": 2, "Work": 2 * NCPU,
+                                                  "Spread": 2 * NCPU}:
         s.check("%s: every call traced" % tag, False, "%s\n%s\n%s" % (calls, own, detail))
         return
     for name in ("Sleepy", "Busy"):
@@ -76,14 +87,37 @@ def check_calls(tag, calls, own, detail):
     s.check("%s: locked goroutines (Sleepy, Busy, Work): each call's on-CPU time between "
             "the thread's own CPU time inside the call and around it" % tag,
             not bad, "\n".join(bad) + "\n" + detail)
-    # free goroutines: their on-CPU times add up to the process's CPU time over the phase
-    # (10 %: the runtime's own work outside goroutines, the scheduler's, is in it too)
+    # free goroutines: all of them at least the CPU time of their pieces (10 %) and at most
+    # the process's CPU time over the phase (10 %); each at most its duration. (Not each
+    # at least its own pieces: where the kernel's scheduler clock and the wall clock
+    # disagree, how the time of one thread between two Gosched is split among goroutines
+    # follows the wall clock. Under TCG, whose TSC the guest kernel marks unstable, a
+    # thread alone on a CPU saw its CPU clock run 0.83 to 1.19 times the monotonic clock
+    # over 20 ms windows, and one goroutine of 8 came out 25 % under its pieces.)
+    bad = []
+    for g, dur, cpu in calls["Spread"]:
+        o = own["Spread"].get(g)
+        if not o:
+            bad.append("Spread: goroutine %d is not one of the program's %s"
+                       % (g, sorted(own["Spread"])))
+        elif cpu > dur:
+            bad.append("Spread: goroutine %d: oncpu %d ns of %d ns" % (g, cpu, dur))
     spread = sum(cpu for _, _, cpu in calls["Spread"])
-    pcpu = own["Spread"][0][0]
+    pieces = sum(o[2] for o in own["Spread"].values())
+    pcpu = own["Phase"][0][0]
+    print("note: %s: Spread: oncpu %.1f ms in all, pieces %.1f ms, the process %.1f ms"
+          % (tag, spread / 1e6, pieces / 1e6, pcpu / 1e6))
+    if not 0.9 * pieces <= spread <= 1.1 * pcpu:
+        bad.append("Spread: oncpu %d ns in all, the goroutines' pieces %d ns; the process's "
+                   "CPU time over the phase %d ns" % (spread, pieces, pcpu))
     s.check("%s: goroutines moving between threads (Spread): their on-CPU times add up to "
-            "the process's CPU time" % tag, abs(spread - pcpu) <= 0.1 * pcpu,
-            "Spread: oncpu %s, %d in all; the process's CPU time %d\n%s"
-            % ([c for _, _, c in calls["Spread"]], spread, pcpu, detail))
+            "at least their pieces' CPU time and at most the process's" % tag,
+            not bad, "\n".join(bad) + "\n%s\n%s" % (
+                [(g, c, own["Spread"].get(g)) for g, _, c in calls["Spread"]], detail))
+    # they did move (two CPUs or more: GOMAXPROCS Ms take turns running them)
+    if NCPU >= 2:
+        s.check("%s: the free goroutines ran on more than one thread" % tag,
+                any(o[0] >= 2 for o in own["Spread"].values()), "%s\n%s" % (own, detail))
 
 
 def parse_calls(text):
@@ -136,7 +170,8 @@ if s.case("funcgraph"):
 # the calls seen are told by their index i, read at the entry
 if s.case("pid"):
     p = subprocess.Popen([b, "-sleep", "20", "-spin", "30", "-rounds", "100000", "-g", "1"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env=s.env)
     time.sleep(0.3)
     tr = s.start(["-v", "-p", str(p.pid), "-e",
                   'go:main.Sleepy:entry { @i[goid] = args.i; } '

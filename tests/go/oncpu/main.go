@@ -1,7 +1,16 @@
 // oncpu: calls whose time on a CPU the program measures itself, the oracle of gotrace's
 // oncpu (tests/runtime/test_oncpu.py).
 //
-//	oncpu [-sleep MS] [-spin MS] [-g N] [-rounds R]
+//	GODEBUG=asyncpreemptoff=1 oncpu [-sleep MS] [-spin MS] [-g N] [-rounds R]
+//
+// What a thread's CPU clock counts is a goroutine's own time only while the Go scheduler
+// does not run on that thread: a preemption puts the scheduler's work (the runtime's
+// g0, no goroutine's) on the thread's clock, and under emulation that work can be a
+// tenth of the time (spinning for a lock whose holder's virtual CPU is stopped). So the
+// measured stretches have no preemption point: asynchronous preemption is off (the
+// GODEBUG above, which the test sets), the clocks are read by nosplit raw system calls,
+// and compute is inlined; goroutines change threads only where the program says
+// (runtime.Gosched between pieces of work).
 //
 // Locked: a goroutine locked to its thread (runtime.LockOSThread), so that its thread's
 // CPU time is its own, calls Sleepy (sleeps -sleep ms, on a CPU for almost none of it)
@@ -9,11 +18,17 @@
 // CLOCK_THREAD_CPUTIME_ID and the wall clock around each call and prints
 // "own NAME I CPU_NS WALL_NS INSIDE_NS" on stderr (INSIDE: what Busy measured of itself,
 // between its first and last line).
-// Shared: then -g goroutines (more than GOMAXPROCS: they take turns on the CPUs), each
-// locked to its thread, call Work once with the work of one Busy call, at once, and
-// print the same line with their goroutine id for I; then -g goroutines free to move between threads do the same work
-// in Spread, and the program prints "own Spread 0 PROCESS_CPU_NS WALL_NS 0"
-// (CLOCK_PROCESS_CPUTIME_ID around that phase).
+// Shared: then -g goroutines, each locked to its thread and with a P each (GOMAXPROCS
+// -g for the phase: more threads computing than CPUs, so the kernel makes them take
+// turns), call Work once with the work of one Busy call, at once, and print the same
+// line with their goroutine id for I. Then -g goroutines free to move between threads
+// (more of them than GOMAXPROCS, the machine's) do the same work in Spread, in pieces
+// with a runtime.Gosched between (where they change threads), each measuring the CPU
+// time of its pieces on the thread it ran them on, and print
+// "own Spread GOID THREADS WALL_NS PIECES_NS" (THREADS: how many threads ran its
+// pieces); the program then prints "own Phase 0 PROCESS_CPU_NS WALL_NS 0"
+// (CLOCK_PROCESS_CPUTIME_ID around the phase: every thread's, the scheduler's and the
+// runtime's own included).
 package main
 
 import (
@@ -43,10 +58,20 @@ const (
 	clockThreadCPU  = 3 // CLOCK_THREAD_CPUTIME_ID
 )
 
+// cpuNow reads CLOCK; nosplit and a raw system call: not a point where the goroutine
+// can be preempted, nor one where the scheduler takes its P.
+//
+//go:nosplit
 func cpuNow(clock int) int64 {
 	var ts syscall.Timespec
-	syscall.Syscall(syscall.SYS_CLOCK_GETTIME, uintptr(clock), uintptr(unsafe.Pointer(&ts)), 0)
-	return ts.Nano()
+	syscall.RawSyscall(syscall.SYS_CLOCK_GETTIME, uintptr(clock), uintptr(unsafe.Pointer(&ts)), 0)
+	return ts.Sec*1e9 + ts.Nsec
+}
+
+//go:nosplit
+func gettid() int {
+	t, _, _ := syscall.RawSyscall(syscall.SYS_GETTID, 0, 0, 0)
+	return int(t)
 }
 
 // goid is the calling goroutine's id, as runtime.Stack's header says it.
@@ -103,20 +128,42 @@ func Busy(ms, i int) int {
 func Work(n, i int) int64 {
 	start := cpuNow(clockThreadCPU)
 	r := compute(n)
+	in := cpuNow(clockThreadCPU) - start // before the lock, which may wait
 	mu.Lock()
 	sink += r
 	mu.Unlock()
-	return cpuNow(clockThreadCPU) - start
+	return in
 }
 
-// Spread does the same, in a goroutine free to move between threads.
+// pieces of Spread's work: a Gosched between two, where the goroutine may change threads
+const pieces = 50
+
+// Spread does the same in a goroutine free to move between threads, in pieces; it
+// returns the CPU time of its pieces (each read on the one thread it ran on: nothing in
+// a piece can move it) and how many threads ran them.
 //
 //go:noinline
-func Spread(n int) {
-	r := compute(n)
+func Spread(n int) (int64, int) {
+	var r uint64
+	var in int64
+	tids := map[int]bool{}
+	for k := 0; k < pieces; k++ {
+		t, c := gettid(), cpuNow(clockThreadCPU)
+		r += compute(n / pieces)
+		c2, t2 := cpuNow(clockThreadCPU), gettid()
+		if t2 != t { // cannot be, with nothing in the piece to preempt it
+			fmt.Fprintf(os.Stderr, "Spread: a piece moved from thread %d to %d: "+
+				"run with GODEBUG=asyncpreemptoff=1\n", t, t2)
+			os.Exit(3)
+		}
+		in += c2 - c
+		tids[t] = true
+		runtime.Gosched()
+	}
 	mu.Lock()
 	sink += r
 	mu.Unlock()
+	return in, len(tids)
 }
 
 // own prints "own NAME I CPU WALL INSIDE": the thread's CPU time and the wall time
@@ -162,6 +209,8 @@ func main() {
 		done <- true
 	}()
 	<-done
+	// a P for each locked goroutine: all compute at once, more threads than CPUs
+	procs := runtime.GOMAXPROCS(*nwork)
 	phase(true, func(i int) {
 		c, w := cpuNow(clockThreadCPU), time.Now()
 		in := Work(work, i)
@@ -170,8 +219,16 @@ func main() {
 			time.Since(w).Nanoseconds(), in)
 		mu.Unlock()
 	})
+	runtime.GOMAXPROCS(procs)
 	c, w := cpuNow(clockProcessCPU), time.Now()
-	phase(false, func(int) { Spread(work) })
-	fmt.Fprintf(os.Stderr, "own Spread 0 %d %d 0\n", cpuNow(clockProcessCPU)-c, time.Since(w).Nanoseconds())
+	phase(false, func(int) {
+		w := time.Now()
+		in, threads := Spread(work)
+		mu.Lock()
+		fmt.Fprintf(os.Stderr, "own Spread %d %d %d %d\n", goid(), threads,
+			time.Since(w).Nanoseconds(), in)
+		mu.Unlock()
+	})
+	fmt.Fprintf(os.Stderr, "own Phase 0 %d %d 0\n", cpuNow(clockProcessCPU)-c, time.Since(w).Nanoseconds())
 	fmt.Printf("done sink=%d\n", sink&1)
 }
