@@ -5,10 +5,24 @@
 # front end and, at the same time, the binary readers (tests/fuzz, libFuzzer with
 # ASan+UBSan).
 # Runtime tests trace real Go programs with real BPF: run as root.
+#
+# Where a cold run's time goes (docs/reliability.md): the plain pass's first ~400 s leave
+# one CPU mostly idle (tests that wait on traced programs), so what later steps need is
+# made then, at nice 10 beside it: the kernels' downloads and vmlinux, the ASan and
+# fuzz builds, and the Go builds of the three suites that build most (GT_PREBUILD:
+# toolchains, the release matrix, the type data's probes, the real programs), which
+# ctest runs last and which wait for a build in progress rather than make it twice.
 set -eu
 cd "$(dirname "$0")/.."
 export GT_REQUIRE_BPF=${GT_REQUIRE_BPF:-1}
-export GOCACHE=${GOCACHE:-/tmp/gotrace-gocache}
+# one Go build cache for all the suite's builds, every release's: the toolchain cache's
+# (tests/gotool.py), which CI keeps
+gocache=${GT_GO_CACHE:-${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/gotrace-tests/go}
+export GOCACHE=${GOCACHE:-$gocache/gocache}
+# the Go targets, built once for both passes and the kernels stages
+export GT_TESTBIN="$PWD/build/testwork/bin"
+t0=$(date +%s)
+stamp() { echo "== $1: $(($(date +%s) - t0)) s"; }
 # failed WHAT LOG RC: the failed checks of a ctest run, again at the very end of the output
 # (a failing test's PASS lines before them push them out of sight of a log's head and
 # tail), then exit RC
@@ -17,38 +31,70 @@ failed() {
     grep -h -A14 -E '^FAIL|^    Test #.*Failed|Exception|Traceback' "$2" | cut -c1-300 | head -n 300
     exit "$3"
 }
+mkdir -p build
+# the kernels' packages and vmlinux (network, then ~150 s of xz on one CPU)
+(nice -n 10 sh tests/kernels/vm.sh --kernel 6.1 --dbg --fetch-only &&
+ nice -n 10 sh tests/kernels/vm.sh --kernel 6.12 --fetch-only) >build/kfetch.log 2>&1 &
+kfetch=$!
 BUILD_DIR=build BUILD_TYPE=RelWithDebInfo scripts/build.sh -DGT_WERROR=ON -DGT_SANITIZE=OFF
-(cd build && ctest --output-on-failure -j1 -LE kernels) ||
-    failed "the plain pass" build/Testing/Temporary/LastTest.log $?
-# Beside the ASan pass, which runs one test at a time and is slowed by ASan already (the
-# plain pass's timing wants both cores): the kernels stages (6.1, then 6.12, one qemu
-# thread each, TCG; they reuse the Go programs the plain pass built into build/testwork),
-# then the fuzzers' build and their 60 s: a crash, leak or hang of a fuzzer fails; its
-# input is kept in build-fuzz/fuzz/artifacts (the front end's) or
-# build-fuzz/fuzz-binfo/artifacts (the binary readers', tests/fuzz/fuzz_binfo.c: the kept
-# crash inputs of tests/fuzz/binfo-regress first, then mutated seed Go binaries). Both
-# fuzzers run at once, and with their build at nice 10: under them at nice 0 the ASan
-# pass took 1050 s instead of 966 s, and test_signals' early signals came before main.
-# (A failure of the ASan pass stops the script; the job then ends at its own timeouts.)
+stamp "plain build"
+# beside the plain pass: the builds of the later steps (C), and of the late suites (Go)
 (set +e
- (cd build && ctest --output-on-failure -j1 -L kernels >kernels.log 2>&1; echo $? >kernels.rc)
+ BUILD_DIR=build-asan BUILD_TYPE=Debug nice -n 10 scripts/build.sh -DGT_WERROR=ON \
+     -DGT_SANITIZE=ON >build/asan-build.log 2>&1
+ echo $? >build/asan-build.rc
  CC=clang-16 BUILD_DIR=build-fuzz BUILD_TYPE=RelWithDebInfo nice -n 10 scripts/build.sh \
      -DGT_WERROR=ON -DGT_FUZZ=ON >build/fuzz-build.log 2>&1
- echo $? >build/fuzz-build.rc
- nice -n 10 tests/fuzz/run.sh build-fuzz -max_total_time=60 >build/fuzz.log 2>&1 &
- front=$!
- nice -n 10 tests/fuzz/run.sh binfo build-fuzz -max_total_time=60 >build/fuzz-binfo.log 2>&1
- echo $? >build/fuzz-binfo.rc
- wait $front
- echo $? >build/fuzz.rc) &
+ echo $? >build/fuzz-build.rc) &
+cbuild=$!
+(for t in test_gomatrix test_gotypes test_realprogs; do
+     echo "== prebuild $t"
+     GT_PREBUILD=1 nice -n 10 python3 tests/runtime/$t.py --gotrace build/gotrace \
+         --work build/testwork
+ done
+ mkdir -p build-fuzz/fuzz-binfo/seeds
+ nice -n 10 python3 tests/fuzz/make_binfo_seeds.py build-fuzz/fuzz-binfo/seeds) \
+    >build/prebuild.log 2>&1 &
+gobuild=$!
+(cd build && ctest --output-on-failure -j1 -LE kernels) ||
+    failed "the plain pass" build/Testing/Temporary/LastTest.log $?
+stamp "plain pass"
+wait $cbuild $gobuild || true  # a prebuild that failed: its suite fails with the reason
+if [ "$(cat build/asan-build.rc)" != 0 ]; then
+    tail -n 80 build/asan-build.log
+    echo "the ASan+UBSan build FAILED (build/asan-build.log)"
+    exit 1
+fi
+# Beside the ASan pass, which runs one test at a time and is slowed by ASan already (the
+# plain pass's timing wants both cores): the kernels stages (6.1, then 6.12, one qemu
+# thread each, TCG; they reuse the Go programs the plain pass built), then the fuzzers'
+# 60 s: a crash, leak or hang of a fuzzer fails; its input is kept in
+# build-fuzz/fuzz/artifacts (the front end's) or build-fuzz/fuzz-binfo/artifacts (the
+# binary readers', tests/fuzz/fuzz_binfo.c: the kept crash inputs of
+# tests/fuzz/binfo-regress first, then mutated seed Go binaries). Both fuzzers run at
+# once, at nice 10: under them at nice 0 the ASan pass took 1050 s instead of 966 s, and
+# test_signals' early signals came before main.
+# (A failure of the ASan pass stops the script; the job then ends at its own timeouts.)
+(set +e
+ wait $kfetch || cat build/kfetch.log
+ (cd build && ctest --output-on-failure -j1 -L kernels >kernels.log 2>&1; echo $? >kernels.rc)
+ echo "== kernels stages: $(($(date +%s) - t0)) s" >>build/kernels.log
+ if [ "$(cat build/fuzz-build.rc)" = 0 ]; then
+     nice -n 10 tests/fuzz/run.sh build-fuzz -max_total_time=60 >build/fuzz.log 2>&1 &
+     front=$!
+     nice -n 10 tests/fuzz/run.sh binfo build-fuzz -max_total_time=60 >build/fuzz-binfo.log 2>&1
+     echo $? >build/fuzz-binfo.rc
+     wait $front
+     echo $? >build/fuzz.rc
+ fi) &
 beside=$!
-BUILD_DIR=build-asan BUILD_TYPE=Debug scripts/build.sh -DGT_WERROR=ON -DGT_SANITIZE=ON
 # leak checks on; LLVM's static state is freed at exit, so no suppressions are needed
 # the release matrix at its ends only (Debian's 1.19, the newest, the machine's): the
 # plain pass above ran every release, and each costs ~35 s under ASan
 (cd build-asan && GT_MATRIX_ENDS=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j1) ||
     failed "the ASan+UBSan pass" build-asan/Testing/Temporary/LastTest.log $?
+stamp "ASan+UBSan pass"
 wait $beside
 cat build/kernels.log
 [ "$(cat build/kernels.rc)" = 0 ] || { echo "kernels stages: FAILED (build/kernels.log)"
@@ -73,3 +119,4 @@ if [ "$(cat build/fuzz-binfo.rc)" != 0 ]; then
     exit 1
 fi
 grep -E '^#[0-9]+[[:space:]]+DONE|^Done|^stat::' build/fuzz-binfo.log
+stamp "all"

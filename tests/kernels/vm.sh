@@ -1,6 +1,7 @@
 #!/bin/sh
 # Runs CMD on one of Debian's kernels under qemu (TCG), in the host's own tree:
 #   tests/kernels/vm.sh [--kernel 6.1] [--timeout SEC] [--mem MIB] [--dbg] -- CMD...
+#   tests/kernels/vm.sh [--kernel 6.1] [--dbg] --fetch-only
 # The newest linux-image-X.Y.*-amd64-unsigned Debian offers is downloaded (apt-get
 # download) into ${GT_KERNEL_CACHE:-~/.cache/gotrace-tests/kernels}, with a busybox
 # initramfs that mounts the host's root read-only over 9p under a tmpfs overlay (see
@@ -10,6 +11,8 @@
 # kills qemu. --dbg also fetches the kernel's linux-image-*-dbg once (858 MB for 6.1),
 # keeps only its vmlinux with DWARF (633 MB, ~150 s of xz) next to the kernel, and hands
 # it to CMD as GT_VMLINUX (kernel source lines, src/symbols/klines.c).
+# --fetch-only: the downloads, the vmlinux and the initramfs into the cache, and no guest
+# (scripts/test.sh runs it early, beside the plain pass, where one CPU is mostly idle).
 # Exit status: CMD's, or 125 when the guest could not run it.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -17,18 +20,20 @@ kver=6.1
 timeout=900
 mem=2048
 dbg=0
+fetch=0
 while [ $# -gt 0 ]; do
     case $1 in
     --kernel) kver=$2; shift 2 ;;
     --timeout) timeout=$2; shift 2 ;;
     --mem) mem=$2; shift 2 ;;
     --dbg) dbg=1; shift ;;
+    --fetch-only) fetch=1; shift ;;
     --) shift; break ;;
-    *) echo "usage: $0 [--kernel X.Y] [--timeout SEC] [--mem MIB] [--dbg] -- CMD..." >&2
+    *) echo "usage: $0 [--kernel X.Y] [--timeout SEC] [--mem MIB] [--dbg] -- CMD... | --fetch-only" >&2
        exit 125 ;;
     esac
 done
-if [ $# -eq 0 ]; then
+if [ $# -eq 0 ] && [ $fetch = 0 ]; then
     echo "vm.sh: no command (usage: $0 [--kernel X.Y] -- CMD...)" >&2
     exit 125
 fi
@@ -136,6 +141,10 @@ if [ ! -f "$initrd" ] || [ "$here/init" -nt "$initrd" ] || [ "$0" -nt "$initrd" 
         die "building the initramfs failed"
     mv "$initrd.tmp" "$initrd"
     rm -rf "$root"
+fi
+if [ $fetch = 1 ]; then
+    echo "vm.sh: $(basename "$kernel")${vmlinux:+ and its vmlinux} ready in $cache" >&2
+    exit 0
 fi
 
 # 3. The run: CMD and its environment in a scratch dir the guest writes back to.

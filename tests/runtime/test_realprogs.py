@@ -31,7 +31,7 @@ import threading
 import time
 import urllib.parse
 
-from gtlib import Suite, bpf_leftovers, collect, describe, gotool
+from gtlib import PREBUILD, Suite, bpf_leftovers, built_lock, collect, describe, gotool
 
 s = Suite("realprogs")
 
@@ -65,6 +65,11 @@ def build(release, gocmd, name, spec):
     is built from a module that requires it: the same go.mod graph, the same packages."""
     out_dir = os.path.join(realprogs_dir(), release)
     out = os.path.join(out_dir, name)
+    with built_lock(out):  # a GT_PREBUILD run may be building it
+        return _build(release, gocmd, name, spec, out_dir, out)
+
+
+def _build(release, gocmd, name, spec, out_dir, out):
     if os.path.exists(out):
         return out
     tmp = tempfile.mkdtemp(prefix="build-", dir=realprogs_dir())
@@ -520,7 +525,10 @@ for rel, gocmd in releases:
         except RuntimeError as e:
             s.check("%s %s: builds" % (rel, spec), False, e)
             continue
-        {"go-httpbin": httpbin, "cobra-cli": cobra_cli, "gojq": gojq}[name](rel, b)
+        if not PREBUILD:
+            {"go-httpbin": httpbin, "cobra-cli": cobra_cli, "gojq": gojq}[name](rel, b)
+if PREBUILD:
+    s.finish()
 
 left = bpf_leftovers()
 s.check("nothing left attached", not left, left)
