@@ -11,11 +11,14 @@ counts as one failure of that check (its `[N s]` timing and a trailing
 `(... s)` figure are taken off the name, so the same check of two rounds is one row);
 a test that fails without a FAIL line (a crash, a timeout) counts as a failure of
 "<whole test>". The failures' full output is kept in LOG/round-N.log (default
-build/flake). Ends with a table (markdown, for docs/reliability.md) of every test run:
+build/flake), and the table so far in LOG/table.md after every round. The tests get
+scripts/test.sh's environment (GT_REQUIRE_BPF=1, its GOCACHE and GT_TESTBIN). Ends
+with a table (markdown, for docs/reliability.md) of every test run:
 its rounds, failed rounds and each failing check; exit status 1 when anything
 failed."""
 
 import argparse
+import io
 import collections
 import os
 import re
@@ -82,11 +85,18 @@ def main():
     a = ap.parse_args()
     logdir = a.log or os.path.join(a.build, "flake")
     os.makedirs(logdir, exist_ok=True)
+    # the environment scripts/test.sh gives the tests
+    gocache = os.environ.get("GT_GO_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "gotrace-tests", "go")
+    os.environ.setdefault("GT_REQUIRE_BPF", "1")
+    os.environ.setdefault("GOCACHE", os.path.join(gocache, "gocache"))
+    os.environ.setdefault("GT_TESTBIN", os.path.join(os.path.abspath(a.build), "testwork", "bin"))
     loads = [spin() for _ in range(a.load)]
     runs = collections.Counter()
     failed_rounds = collections.Counter()
     checks = collections.defaultdict(collections.Counter)
     t0 = time.time()
+    done = 0
     try:
         for n in range(1, a.n + 1):
             log = os.path.join(logdir, "round-%d.log" % n)
@@ -104,23 +114,30 @@ def main():
                 print("round %d/%d: %s: %d tests, %d failed checks (%.0f s so far)%s"
                       % (n, a.n, regex, len(results), bad, time.time() - t0,
                          (": see " + log) if bad else ""), flush=True)
+            done = n
+            # the table so far, should the hunt be stopped
+            with open(os.path.join(logdir, "table.md"), "w") as f:
+                f.write(table(a, done, runs, failed_rounds, checks, time.time() - t0))
     finally:
         for p in loads:
             p.kill()
             p.wait()
     print()
-    print("%d rounds beside %d busy loops, %.0f min; `tests/flake.py -n %d --load %d %s`"
-          % (a.n, a.load, (time.time() - t0) / 60, a.n, a.load, " ".join(a.regex)))
-    print()
-    print("| test | rounds | failed rounds | failing checks (times) |")
-    print("|---|---|---|---|")
+    print(table(a, done, runs, failed_rounds, checks, time.time() - t0), end="")
+    sys.exit(1 if failed_rounds else 0)
+
+
+def table(a, done, runs, failed_rounds, checks, secs):
+    out = io.StringIO()
+    out.write("%d rounds of %d beside %d busy loops, %.0f min; `tests/flake.py -n %d --load %d %s`\n\n"
+              % (done, a.n, a.load, secs / 60, a.n, a.load, " ".join(a.regex)))
+    out.write("| test | rounds | failed rounds | failing checks (times) |\n|---|---|---|---|\n")
     for t in sorted(runs):
         cs = "; ".join("%s (%d)" % (c, k) for c, k in checks[t].most_common()) or "-"
-        print("| %s | %d | %d | %s |" % (t, runs[t], failed_rounds[t], cs))
+        out.write("| %s | %d | %d | %s |\n" % (t, runs[t], failed_rounds[t], cs))
     for t in sorted(set(checks) - set(runs)):
-        print("| %s | 0 | %d | %s |" % (t, failed_rounds[t],
-                                        "; ".join(c for c in checks[t])))
-    sys.exit(1 if failed_rounds else 0)
+        out.write("| %s | 0 | %d | %s |\n" % (t, failed_rounds[t], "; ".join(checks[t])))
+    return out.getvalue()
 
 
 if __name__ == "__main__":
