@@ -64,6 +64,8 @@ gobuild=$!
     failed "the plain pass" build/Testing/Temporary/LastTest.log $?
 stamp "plain pass"
 wait $cbuild $gobuild || true  # a prebuild that failed: its suite fails with the reason
+# (a fetch that failed: vm.sh tries again, and says why)
+wait $kfetch || tail -n 20 build/kfetch.log
 if [ "$(cat build/asan-build.rc)" != 0 ]; then
     tail -n 80 build/asan-build.log
     echo "the ASan+UBSan build FAILED (build/asan-build.log)"
@@ -80,7 +82,6 @@ fi
 # test_signals' early signals came before main.
 # (A failure of the ASan pass stops the script; the job then ends at its own timeouts.)
 (set +e
- wait $kfetch || cat build/kfetch.log
  (cd build && ctest --output-on-failure -j1 -L kernels >kernels.log 2>&1; echo $? >kernels.rc)
  echo "== kernels stages: $(($(date +%s) - t0)) s" >>build/kernels.log
  if [ "$(cat build/fuzz-build.rc)" = 0 ]; then
