@@ -163,11 +163,12 @@ def bpftrace_key(bextra, bt_file, pos, outfile, target):
 
 
 def run_bpftrace(bextra, bt_file, pos, timeout, outfile, uses_out, target=None):
-    """bpftrace's side of a case: (status, output, stderr, seconds, problems). The output is
+    """bpftrace's side of a case: (status, output, stderr, seconds, problems, kept). The
+    output is
     its -o FILE (see EXIT_NEWLINES_DIFFER), or the case's @OUT@ file. With TARGET and
     GT_BPFTRACE_CACHE (scripts/test.sh: the plain pass writes it, the ASan pass reads
     it; the oracle does not change with the build of gotrace), a clean run is kept there
-    and served again; the oracle's stability check passes no TARGET."""
+    and served again (KEPT); the oracle's stability check passes no TARGET."""
     cached = None
     if target and os.environ.get("GT_BPFTRACE_CACHE"):
         cached = os.path.join(os.environ["GT_BPFTRACE_CACHE"],
@@ -175,7 +176,7 @@ def run_bpftrace(bextra, bt_file, pos, timeout, outfile, uses_out, target=None):
         try:
             with open(cached) as f:
                 rc, out, err = json.load(f)
-            return rc, out, err, 0.0, []
+            return rc, out, err, 0.0, [], True
         except (OSError, ValueError):
             pass
     rc, out, err, secs, problems = _run_bpftrace(bextra, bt_file, pos, timeout, outfile,
@@ -185,7 +186,7 @@ def run_bpftrace(bextra, bt_file, pos, timeout, outfile, uses_out, target=None):
         with open(cached + ".tmp", "w") as f:
             json.dump([rc, out, err], f)
         os.rename(cached + ".tmp", cached)
-    return rc, out, err, secs, problems
+    return rc, out, err, secs, problems, False
 
 
 def _run_bpftrace(bextra, bt_file, pos, timeout, outfile, uses_out):
@@ -203,7 +204,11 @@ def _run_bpftrace(bextra, bt_file, pos, timeout, outfile, uses_out):
         except OSError as e:
             problems.append("bpftrace wrote no output file: %s" % e)
             out = ""
-    return rc, out, norm_stderr(err), secs, problems
+    err = norm_stderr(err)
+    if rc != 0:
+        problems.append("bpftrace exited %s (the script must be valid bpftrace)\n%s"
+                        % (rc, err))
+    return rc, out, err, secs, problems
 
 
 def canon(hdr, out):
@@ -353,17 +358,13 @@ def main():
         timeout = float(hdr["timeout"])
 
         pos = shlex.split(sub(hdr["args"]))
-        brc, bout, berr, bt_s, bproblems = run_bpftrace(bextra, bt_file, pos, timeout,
-                                                        outfiles["bpftrace"], uses_out,
-                                                        target)
+        brc, bout, _, bt_s, bproblems, kept = run_bpftrace(
+            bextra, bt_file, pos, timeout, outfiles["bpftrace"], uses_out, target)
         grc, gout, gerr, gt_s = run_tool([s.gotrace, *gextra, gt_file, *pos], timeout)
         t_bt += bt_s
         t_gt += gt_s
         title = "%s (bpftrace %.2fs, gotrace %.2fs)" % (name, bt_s, gt_s)
-        problems = bproblems
-        if brc != 0:
-            problems.append("bpftrace exited %s (the script must be valid bpftrace)\n%s"
-                            % (brc, berr))
+        problems = []
         if grc != 0:
             problems.append("gotrace exited %s" % grc)
         if gerr.strip():
@@ -377,36 +378,30 @@ def main():
                 gout = ""
 
         expect = None
-        why = hdr.get("expect-difference") or hdr.get("bpftrace-bug")
-        if why is not None:
+        kind = next((k for k in ("expect-difference", "bpftrace-bug") if k in hdr), None)
+        if kind:
             exp_path = os.path.join(HERE, name + ".gotrace.out")
             if not os.path.exists(exp_path):
-                problems.append("%s without %s.gotrace.out" % (
-                    "expect-difference" if "expect-difference" in hdr else "bpftrace-bug",
-                    name))
+                problems.append("%s without %s.gotrace.out" % (kind, name))
             else:
                 with open(exp_path) as f:
                     expect = f.read()
 
         differ = compare(hdr, bout, gout, expect)
-        if differ and bt_s == 0.0:
+        if differ and kept:
             # a kept output (GT_BPFTRACE_CACHE) that differs: bpftrace's own, now
-            brc, bout, berr, bt_s, bproblems = run_bpftrace(bextra, bt_file, pos, timeout,
-                                                            outfiles["bpftrace"], uses_out)
-            t_bt += bt_s
-            title = "%s (bpftrace %.2fs, again %.2fs, gotrace %.2fs)" % (name, 0.0, bt_s,
-                                                                          gt_s)
-            problems = bproblems + [p for p in problems if not p.startswith("bpftrace")]
-            if brc != 0:
-                problems.append("bpftrace exited %s (the script must be valid bpftrace)\n%s"
-                                % (brc, berr))
+            brc, bout, _, secs, bproblems, _ = run_bpftrace(
+                bextra, bt_file, pos, timeout, outfiles["bpftrace"], uses_out)
+            t_bt += secs
+            title = "%s (bpftrace kept, again %.2fs, gotrace %.2fs)" % (name, secs, gt_s)
             differ = compare(hdr, bout, gout, expect)
+        problems = bproblems + problems
         if differ and expect is None and brc == 0:
             # is the oracle stable? bpftrace twice more; its outputs must all be one
             outs = [bout]
             for _ in range(2):
-                rc2, out2, _, secs, _ = run_bpftrace(bextra, bt_file, pos, timeout,
-                                                     outfiles["bpftrace"], uses_out)
+                rc2, out2, _, secs, _, _ = run_bpftrace(bextra, bt_file, pos, timeout,
+                                                        outfiles["bpftrace"], uses_out)
                 t_bt += secs
                 outs.append(out2 if rc2 == 0 else "(bpftrace exited %s)" % rc2)
             canons = [canon(hdr, o) for o in outs]

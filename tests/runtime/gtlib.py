@@ -3,6 +3,7 @@ time, run gotrace against them for real (real kernel, real BPF), check that noth
 left attached, and report `N passed, M failed` like every other suite here."""
 
 import argparse
+import contextlib
 import fcntl
 import json
 import os
@@ -27,21 +28,14 @@ import gotool  # noqa: E402  (tests/gotool.py: which go builds the targets)
 PREBUILD = os.environ.get("GT_PREBUILD") == "1"
 
 
-class built_lock:
-    """An exclusive lock on PATH + '.lock' (held by whoever builds PATH)."""
-
-    def __init__(self, path):
-        self.path = path + ".lock"
-
-    def __enter__(self):
-        os.makedirs(os.path.dirname(self.path), exist_ok=True)
-        self.f = open(self.path, "w")
-        fcntl.flock(self.f, fcntl.LOCK_EX)
-        return self
-
-    def __exit__(self, *a):
-        fcntl.flock(self.f, fcntl.LOCK_UN)
-        self.f.close()
+@contextlib.contextmanager
+def built_lock(path):
+    """An exclusive lock on PATH + '.lock', held by whoever builds PATH (closing the file
+    releases it)."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path + ".lock", "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        yield
 
 
 class Suite:
