@@ -20,6 +20,7 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 import time
 from collections import Counter
 
@@ -504,6 +505,33 @@ if s.case("klines"):
                     "%r\n%s" % (bad[:10], describe(r)))
 
 # ---------------------------------------------------------------- symbols, like bpftrace
+def hold_run(bt, b, cmd, prog):
+    """bpftrace PROG over CMD -hold F (tests/go/funcgraph), F created once bpftrace printed
+    the line of a probe on main.hold: a CompletedProcess-like result."""
+    d = tempfile.mkdtemp(prefix="gt-hold-")
+    gate, out, err = (os.path.join(d, n) for n in ("gate", "out", "err"))
+    prog += ' uprobe:%s:main.hold { printf("H\\n"); }' % b
+    with open(out, "w") as fo, open(err, "w") as fe:
+        p = subprocess.Popen([bt, "-c", "%s -hold %s" % (cmd, gate), "-e", prog],
+                             stdout=fo, stderr=fe)
+        end = time.time() + 60
+        while p.poll() is None and time.time() < end:
+            with open(out) as f:
+                if "H\n" in f.read().splitlines(keepends=True):
+                    break
+            time.sleep(0.02)
+        open(gate, "w").close()
+        try:
+            p.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+    with open(out) as fo, open(err) as fe:
+        r = subprocess.CompletedProcess(p.args, p.returncode, fo.read(), fe.read())
+    shutil.rmtree(d)
+    return r
+
+
 # usym() of the probe's IP and of the return address at [SP], ksym(kaddr()), uaddr() of a
 # data symbol: printed as bpftrace 0.17 prints them for the same uprobe script. As a map
 # key gotrace names usym() where 0.17 prints the raw address (it symbolizes after the
@@ -521,12 +549,11 @@ if s.case("symbols"):
     if not bt:
         s.check("usym/ksym/uaddr like bpftrace (bpftrace not installed)", False)
     else:
-        w = subprocess.run([bt, "-c", cmd, "-e", prog], capture_output=True, text=True,
-                           timeout=60)
-        # 0.17 names a printf's usym() only while the process lives: its lines printed
-        # after the exit hold raw addresses (S 0x48c980|...), left out here
-        want = [l for l in w.stdout.splitlines() if l.startswith("S ") and
-                not l.startswith("S 0x")]
+        # 0.17 names a printf's usym() only while the process lives. The program waits in
+        # main.hold at its end until bpftrace printed that probe's line "H": every line of
+        # add3's hits was printed before it, while the process was alive.
+        w = hold_run(bt, b, cmd, prog)
+        want = [l for l in w.stdout.splitlines() if l.startswith("S ")]
         nm = subprocess.run([s.go, "tool", "nm", b], capture_output=True, text=True, env=s.env)
         bv = [l.split()[0].lstrip("0") for l in nm.stdout.splitlines()
               if l.endswith(" runtime.buildVersion")]

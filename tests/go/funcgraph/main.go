@@ -1,10 +1,11 @@
 // funcgraph: the go-ftrace demo shape for call-graph mode: main -> doSomething -> add ->
 // add1 -> add2 -> add3 with sleeps (1, 2 and 3 units), and (*Student).String.
 //
-//	funcgraph [-rounds N] [-g GOROUTINES] [-unit MS] [-panic ROUND]
+//	funcgraph [-rounds N] [-g GOROUTINES] [-unit MS] [-panic ROUND] [-hold FILE]
 //
 // -g runs the rounds in that many goroutines at once. -panic makes add3 panic in that
 // round (0-based); add recovers, so the program goes on and prints the same lines.
+// -hold makes the program wait at the end, in main.hold, until FILE exists (a minute at most).
 // Tests find lines by the @call / @ret markers below rather than by number.
 package main
 
@@ -22,6 +23,7 @@ var (
 	panicAt  = flag.Int("panic", -1, "round in which add3 panics (recovered in add)")
 	rounds   = flag.Int("rounds", 2, "rounds per goroutine")
 	nroutine = flag.Int("g", 1, "goroutines running the rounds at once")
+	holdFile = flag.String("hold", "", "at the end, wait until this file exists")
 	mu       sync.Mutex
 )
 
@@ -112,6 +114,19 @@ func doSomething(worker, round int) {
 	say("worker %d round %d: add = %d, %s\n", worker, round, r, s.String()) // @call:String
 }
 
+// hold waits until path exists. bpftrace names a usym() only while the process lives; a
+// test probes hold and creates the file once bpftrace printed that probe's line, so every
+// line before it was printed while the program ran. The minute is a bound, not a wait.
+//
+//go:noinline
+func hold(path string) {
+	for end := time.Now().Add(time.Minute); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+	}
+}
+
 func main() {
 	flag.Parse()
 	var wg sync.WaitGroup
@@ -127,5 +142,8 @@ func main() {
 	wg.Wait()
 	for i := int64(0); i < nnotes.Load() && i < int64(len(notes)); i++ {
 		fmt.Fprintf(os.Stderr, "took %s %d\n", notes[i].name, notes[i].us)
+	}
+	if *holdFile != "" {
+		hold(*holdFile)
 	}
 }
