@@ -51,19 +51,28 @@ stamp "plain build"
      -DGT_WERROR=ON -DGT_FUZZ=ON >build/fuzz-build.log 2>&1
  echo $? >build/fuzz-build.rc) &
 cbuild=$!
-(for t in test_gomatrix test_gotypes test_realprogs; do
-     echo "== prebuild $t"
-     GT_PREBUILD=1 nice -n 10 python3 tests/runtime/$t.py --gotrace build/gotrace \
-         --work build/testwork
- done
+# in two streams: the real programs' module downloads wait on the network while the
+# matrix compiles
+prebuild() {
+    for t in "$@"; do
+        echo "== prebuild $t: $(($(date +%s) - t0)) s"
+        GT_PREBUILD=1 nice -n 10 python3 tests/runtime/$t.py --gotrace build/gotrace \
+            --work build/testwork
+    done
+    echo "== prebuilt $*: $(($(date +%s) - t0)) s"
+}
+(prebuild test_gomatrix test_gotypes
  mkdir -p build-fuzz/fuzz-binfo/seeds
  nice -n 10 python3 tests/fuzz/make_binfo_seeds.py build-fuzz/fuzz-binfo/seeds) \
     >build/prebuild.log 2>&1 &
 gobuild=$!
-(cd build && ctest --output-on-failure -j1 -LE kernels) ||
+prebuild test_realprogs >build/prebuild-realprogs.log 2>&1 &
+gobuild2=$!
+# -j2: the tests that attach (RUN_SERIAL) run alone; the data files and unit tests in pairs
+(cd build && ctest --output-on-failure -j2 -LE kernels) ||
     failed "the plain pass" build/Testing/Temporary/LastTest.log $?
 stamp "plain pass"
-wait $cbuild $gobuild || true  # a prebuild that failed: its suite fails with the reason
+wait $cbuild $gobuild $gobuild2 || true  # a prebuild that failed: its suite fails with the reason
 # (a fetch that failed: vm.sh tries again, and says why)
 wait $kfetch || tail -n 20 build/kfetch.log
 if [ "$(cat build/asan-build.rc)" != 0 ]; then
@@ -71,10 +80,11 @@ if [ "$(cat build/asan-build.rc)" != 0 ]; then
     echo "the ASan+UBSan build FAILED (build/asan-build.log)"
     exit 1
 fi
-# Beside the ASan pass, which runs one test at a time and is slowed by ASan already (the
-# plain pass's timing wants both cores): the kernels stages (6.1, then 6.12, one qemu
-# thread each, TCG; they reuse the Go programs the plain pass built), then the fuzzers'
-# 60 s: a crash, leak or hang of a fuzzer fails; its input is kept in
+# Beside the ASan pass, which runs its attaching tests one at a time and is slowed by
+# ASan already (the plain pass's timing wants both cores): the kernels stages (6.1, then
+# 6.12, one qemu thread each, TCG; they reuse the Go programs the plain pass built) at
+# nice 10, as the ASan pass is the longer, then the fuzzers' 60 s: a crash, leak or hang
+# of a fuzzer fails; its input is kept in
 # build-fuzz/fuzz/artifacts (the front end's) or build-fuzz/fuzz-binfo/artifacts (the
 # binary readers', tests/fuzz/fuzz_binfo.c: the kept crash inputs of
 # tests/fuzz/binfo-regress first, then mutated seed Go binaries). Both fuzzers run at
@@ -82,7 +92,8 @@ fi
 # test_signals' early signals came before main.
 # (A failure of the ASan pass stops the script; the job then ends at its own timeouts.)
 (set +e
- (cd build && ctest --output-on-failure -j1 -L kernels >kernels.log 2>&1; echo $? >kernels.rc)
+ (cd build && nice -n 10 ctest --output-on-failure -j1 -L kernels >kernels.log 2>&1
+  echo $? >kernels.rc)
  echo "== kernels stages: $(($(date +%s) - t0)) s" >>build/kernels.log
  if [ "$(cat build/fuzz-build.rc)" = 0 ]; then
      nice -n 10 tests/fuzz/run.sh build-fuzz -max_total_time=60 >build/fuzz.log 2>&1 &
@@ -97,7 +108,7 @@ beside=$!
 # the release matrix at its ends only (Debian's 1.19, the newest, the machine's): the
 # plain pass above ran every release, and each costs ~35 s under ASan
 (cd build-asan && GT_MATRIX_ENDS=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j1) ||
+    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j2) ||
     failed "the ASan+UBSan pass" build-asan/Testing/Temporary/LastTest.log $?
 stamp "ASan+UBSan pass"
 wait $beside

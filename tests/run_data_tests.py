@@ -46,6 +46,7 @@ Prints "PASS name" or "FAIL name" with the differences for every case, then
 
 import argparse
 import difflib
+import fcntl
 import os
 import re
 import shlex
@@ -114,21 +115,25 @@ GO_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "go")
 
 
 def go_target(name, work, stripped=False):
-    """Builds tests/go/NAME once per run (cached by mtime); returns its path."""
+    """Builds tests/go/NAME once per run (cached by mtime); returns its path. Under a lock,
+    into a file renamed when whole: data tests run two at a time (scripts/test.sh)."""
     src = os.path.join(GO_DIR, name)
     out = os.path.join(work, "bin", name + ("-s" if stripped else ""))
     main = os.path.join(src, "main.go")
-    if os.path.exists(out) and os.path.getmtime(out) >= os.path.getmtime(main):
-        return out
     os.makedirs(os.path.dirname(out), exist_ok=True)
-    env = dict(os.environ, CGO_ENABLED="0")
-    env.setdefault("GOCACHE", os.path.join(work, "gocache"))
-    flags = ["-ldflags=-s -w"] if stripped else []
-    env["GOTOOLCHAIN"] = "local"
-    r = subprocess.run([gotool.go(), "build", *flags, "-o", out, "main.go"], cwd=src, env=env,
-                       capture_output=True, text=True)
-    if r.returncode != 0:
-        raise RuntimeError(f"go build {name}: {r.stderr}")
+    with open(out + ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if os.path.exists(out) and os.path.getmtime(out) >= os.path.getmtime(main):
+            return out
+        env = dict(os.environ, CGO_ENABLED="0")
+        env.setdefault("GOCACHE", os.path.join(work, "gocache"))
+        flags = ["-ldflags=-s -w"] if stripped else []
+        env["GOTOOLCHAIN"] = "local"
+        r = subprocess.run([gotool.go(), "build", *flags, "-o", out + ".tmp", "main.go"],
+                           cwd=src, env=env, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError(f"go build {name}: {r.stderr}")
+        os.rename(out + ".tmp", out)
     return out
 
 
