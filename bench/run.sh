@@ -603,7 +603,7 @@ if [ "$FOLLOW" = 1 ]; then
   rm -rf "$OUT/calcmod" && cp -r "$REPO/tests/go/calcmod" "$OUT/calcmod"
   GOTRACE_FOLLOW_GO=$("$REPO/scripts/find-go.sh")
   PROG_FOLLOW='go:example.com/calcmod/calc.Add:entry { printf("A %d %d\n", args.a, args.b); }'
-  (cd "$OUT/calcmod" && GOTOOLCHAIN=local GOFLAGS=-ldflags=-w=false "$GOTRACE_FOLLOW_GO" run . >/dev/null 2>&1)
+  (cd "$OUT/calcmod" && GOTOOLCHAIN=local GOFLAGS="-ldflags=-w=false -gcflags=-dwarf=true" "$GOTRACE_FOLLOW_GO" run . >/dev/null 2>&1)
   follow_run() {  # follow_run TAG METRIC_HELD ROUND GOTRACE_ARGS...
     local tag=$1 metric=$2 r=$3; shift 3
     local so=$OUT/$tag.stdout se=$OUT/$tag.stderr t0 t1 held why=""
@@ -626,7 +626,7 @@ if [ "$FOLLOW" = 1 ]; then
   }
   for r in $(seq 1 "$RUNS"); do
     t0=$(date +%s%N)
-    (cd "$OUT/calcmod" && GOTOOLCHAIN=local GOFLAGS=-ldflags=-w=false "$GOTRACE_FOLLOW_GO" run . >/dev/null 2>&1)
+    (cd "$OUT/calcmod" && GOTOOLCHAIN=local GOFLAGS="-ldflags=-w=false -gcflags=-dwarf=true" "$GOTRACE_FOLLOW_GO" run . >/dev/null 2>&1)
     record follow_base gotrace "$r" ok "$(( ($(date +%s%N) - t0) / 1000000 ))" "" ""
     follow_run "follow.gotrace.r$r" follow_held "$r"
     follow_run "follow-cold.gotrace.r$r" follow_held_cold "$r" --no-cache

@@ -94,16 +94,22 @@ int fcmd_find(char **argv, const char *bin, const struct fcmd_fit *fit, bool ver
 		}
 		m.have_bin = true;
 	}
-	/* go test and go run link without DWARF (-s -w) unless asked; the script's names
-	 * need it. A -ldflags of the command itself replaces this one. */
+	/* go test and go run link without DWARF (-s -w) unless asked, and go run compiles
+	 * the main package without it (-dwarf=false, Go 1.26): the script's names and
+	 * arguments need both halves. A -ldflags or -gcflags of the command itself
+	 * replaces GOFLAGS' one. */
 	bool go_command = false;
 	go_program(argv[0], &go_command);
 	const char *goflags = getenv("GOFLAGS");
-	if (go_command && !(goflags && strstr(goflags, "-ldflags"))) {
-		char *v = xasprintf("%s%s-ldflags=-w=false", goflags ? goflags : "",
-				    goflags && *goflags ? " " : "");
-		setenv("GOFLAGS", v, 1);
-		free(v);
+	if (go_command) {
+		struct strbuf v = {0};
+		strbuf_puts(&v, goflags ? goflags : "");
+		if (!(goflags && strstr(goflags, "-ldflags")))
+			strbuf_printf(&v, "%s-ldflags=-w=false", v.len ? " " : "");
+		if (!(goflags && strstr(goflags, "-gcflags")))
+			strbuf_printf(&v, "%s-gcflags=-dwarf=true", v.len ? " " : "");
+		setenv("GOFLAGS", v.buf ? v.buf : "", 1);
+		free(v.buf);
 	}
 	struct follow *f = NULL;
 	int err = follow__start(&f, argv, verbose);
@@ -116,8 +122,8 @@ int fcmd_find(char **argv, const char *bin, const struct fcmd_fit *fit, bool ver
 		diag_fatal("%s ran no program %s%s", argv[0],
 			   bin ? "from the -b file" : "that has the functions the script names",
 			   go_command ? " (with DWARF: go test and go run leave it out, and an "
-					"-ldflags of the command replaces gotrace's GOFLAGS=-ldflags=-w=false;"
-					" add -w=false to it)" : "");
+					"-ldflags or -gcflags of the command replaces gotrace's GOFLAGS "
+					"-ldflags=-w=false -gcflags=-dwarf=true; add them to it)" : "");
 		*status = WIFEXITED(st) && WEXITSTATUS(st) ? WEXITSTATUS(st)
 			  : WIFSIGNALED(st)                ? 128 + WTERMSIG(st)
 							   : 1;

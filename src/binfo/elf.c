@@ -747,5 +747,7 @@ void binfo__close(struct binfo *bi)
 	free(bi->dotted);
 	free(bi->entry_memo);
 	free(bi->frameless_memo);
+	free(bi->inl);
+	free(bi->inl_names);
 	free(bi);
 }

@@ -71,15 +71,9 @@ static bool inl_entry(struct binfo *bi, const struct pcln *p, uint32_t fd, int32
 	return true;
 }
 
-static bool name_matches(const char *pattern, bool glob, const char *name)
-{
-	return glob ? glob_match(pattern, name) : !strcmp(pattern, name);
-}
-
-/* The copies in function F of the functions PATTERN names, appended to OUT. */
+/* The copies in function F, appended to OUT. */
 static void func_copies(struct binfo *bi, const struct pcln *p, const struct pfunc *f,
-			const char *pattern, bool glob, inl_runs *runs,
-			inl_copies *out)
+			inl_runs *runs, inl_copies *out)
 {
 	uint32_t tab, fd;
 	if (!pcln_inl_tree(p, f, &tab, &fd) || !decode_runs(p, tab, f->entry, runs))
@@ -99,7 +93,7 @@ static void func_copies(struct binfo *bi, const struct pcln *p, const struct pfu
 		if (!inl_entry(bi, p, fd, k, f->entry, runs, &names[k], &parent[k]) ||
 		    parent[k] >= n)
 			parent[k] = -1;
-		any |= names[k] && name_matches(pattern, glob, names[k]);
+		any |= names[k] != NULL;
 	}
 	for (int i = 0; any && i < runs->n; i++) {
 		if (runs->v[i].lo == runs->v[i].hi)
@@ -112,7 +106,7 @@ static void func_copies(struct binfo *bi, const struct pcln *p, const struct pfu
 	}
 	const struct binfo_func *outer = any ? binfo_func_at(bi, f->entry) : NULL;
 	for (int32_t k = 0; outer && k < n; k++) {
-		if (lowest[k] == UINT64_MAX || !names[k] || !name_matches(pattern, glob, names[k]))
+		if (lowest[k] == UINT64_MAX || !names[k])
 			continue;
 		struct binfo_inlined c = {names[k], outer, lowest[k]};
 		vec_push(out, c);
@@ -128,21 +122,77 @@ static int by_addr(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-int binfo_inlined_copies(struct binfo *bi, const char *pattern, struct binfo_inlined **out)
+static int by_name_addr(const void *a, const void *b)
+{
+	const struct binfo_inlined *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+	return c ? c : by_addr(a, b);
+}
+
+/* bi->inl: every copy of the binary, by (name, addr). */
+static void index_copies(struct binfo *bi)
 {
 	inl_copies v = {0};
 	inl_runs runs = {0};
 	struct pcln p;
-	bool glob = has_glob(pattern);
-	*out = NULL;
-	if (!pcln_open(bi, &p) || !p.gofunc || p.go116)
-		return -ENOENT;
+	bi->inl_done = true;
+	if (!pcln_open(bi, &p) || !p.gofunc || p.go116) {
+		bi->ninl = -ENOENT;
+		return;
+	}
 	for (uint64_t i = 0; i < p.nfunc; i++) {
 		struct pfunc f;
 		if (pcln_func_index(&p, i, &f))
-			func_copies(bi, &p, &f, pattern, glob, &runs, &v);
+			func_copies(bi, &p, &f, &runs, &v);
 	}
 	vec_free(&runs);
+	vec_sort(&v, by_name_addr);
+	bi->inl = v.v;
+	bi->ninl = v.n;
+	bi->inl_names = xmalloc(sizeof(int) * ((size_t)v.n + 1));
+	for (int i = 0; i < v.n; i++) {
+		if (!i || strcmp(v.v[i].name, v.v[i - 1].name))
+			bi->inl_names[bi->ninl_names++] = i;
+		else /* one pointer per name (binfo.h) */
+			v.v[i].name = v.v[i - 1].name;
+	}
+	bi->inl_names[bi->ninl_names] = v.n;
+}
+
+/* The first copy of bi->inl named NAME or after it. */
+static int first_named(const struct binfo *bi, const char *name)
+{
+	int lo = 0, hi = bi->ninl;
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2;
+		if (strcmp(bi->inl[mid].name, name) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+int binfo_inlined_copies(struct binfo *bi, const char *pattern, struct binfo_inlined **out)
+{
+	inl_copies v = {0};
+	*out = NULL;
+	if (!bi->inl_done)
+		index_copies(bi);
+	if (bi->ninl < 0)
+		return bi->ninl;
+	if (!has_glob(pattern)) {
+		for (int i = first_named(bi, pattern);
+		     i < bi->ninl && !strcmp(bi->inl[i].name, pattern); i++)
+			vec_push(&v, bi->inl[i]);
+	} else {
+		for (int k = 0; k < bi->ninl_names; k++) {
+			int i = bi->inl_names[k];
+			if (glob_match(pattern, bi->inl[i].name))
+				for (; i < bi->inl_names[k + 1]; i++)
+					vec_push(&v, bi->inl[i]);
+		}
+	}
 	vec_sort(&v, by_addr);
 	*out = v.v;
 	return v.n;

@@ -25,6 +25,7 @@ static void grow(struct pairset *ps)
 	struct pairset old = *ps;
 	ps->cap = old.cap ? old.cap * 2 : 64;
 	ps->keys = xcalloc(2 * (size_t)ps->cap, sizeof(*ps->keys));
+	ps->vals = xcalloc(ps->cap, sizeof(*ps->vals));
 	ps->used = xcalloc(ps->cap, 1);
 	for (uint32_t i = 0; i < old.cap; i++) {
 		if (!old.used[i])
@@ -33,23 +34,52 @@ static void grow(struct pairset *ps)
 		ps->used[j] = 1;
 		ps->keys[2 * j] = old.keys[2 * i];
 		ps->keys[2 * j + 1] = old.keys[2 * i + 1];
+		ps->vals[j] = old.vals[i];
 	}
 	free(old.keys);
+	free(old.vals);
 	free(old.used);
 }
 
-bool pairset__add(struct pairset *ps, uint64_t a, uint64_t b)
+/* The slot of (A, B), added (value 0) when it was not there; *ADDED says which. */
+static uint32_t add_slot(struct pairset *ps, uint64_t a, uint64_t b, bool *added)
 {
 	if (2 * (ps->n + 1) > ps->cap) /* at most half full */
 		grow(ps);
 	uint32_t i = slot_of(ps, a, b);
-	if (ps->used[i])
+	*added = !ps->used[i];
+	if (*added) {
+		ps->used[i] = 1;
+		ps->keys[2 * i] = a;
+		ps->keys[2 * i + 1] = b;
+		ps->vals[i] = 0;
+		ps->n++;
+	}
+	return i;
+}
+
+bool pairset__add(struct pairset *ps, uint64_t a, uint64_t b)
+{
+	bool added;
+	add_slot(ps, a, b, &added);
+	return added;
+}
+
+void pairset__put(struct pairset *ps, uint64_t a, uint64_t b, uint64_t v)
+{
+	bool added;
+	uint32_t i = add_slot(ps, a, b, &added); /* may grow ps->vals */
+	ps->vals[i] = v;
+}
+
+bool pairset__get(const struct pairset *ps, uint64_t a, uint64_t b, uint64_t *v)
+{
+	if (!ps->cap)
 		return false;
-	ps->used[i] = 1;
-	ps->keys[2 * i] = a;
-	ps->keys[2 * i + 1] = b;
-	ps->n++;
-	return true;
+	uint32_t i = slot_of(ps, a, b);
+	if (ps->used[i])
+		*v = ps->vals[i];
+	return ps->used[i];
 }
 
 bool pairset__has(const struct pairset *ps, uint64_t a, uint64_t b)
@@ -67,6 +97,7 @@ void pairset__clear(struct pairset *ps)
 void pairset__free(struct pairset *ps)
 {
 	free(ps->keys);
+	free(ps->vals);
 	free(ps->used);
 	*ps = (struct pairset){0};
 }

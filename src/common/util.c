@@ -200,7 +200,8 @@ void strbuf_json_string(struct strbuf *sb, const char *s, size_t n)
 	strbuf_putc(sb, '"');
 }
 
-const char *glob_class_end(const char *p)
+/* The ']' of [SET] at P when SET has none of Go's name characters ". ,[*?", else NULL. */
+static const char *class_end(const char *p)
 {
 	if (*p != '[')
 		return NULL;
@@ -213,10 +214,38 @@ const char *glob_class_end(const char *p)
 	return end;
 }
 
+const char *glob_class_end(const char *start, const char *p)
+{
+	const char *end = class_end(p);
+	if (!end)
+		return NULL;
+	/* inside a Go bracket, every bracket is Go's (quadratic, for patterns with '[') */
+	int depth = 0;
+	for (const char *q = start; q < p; q++) {
+		const char *e = depth ? NULL : class_end(q);
+		if (e)
+			q = e;
+		else if (*q == '[')
+			depth++;
+		else if (*q == ']' && depth)
+			depth--;
+	}
+	return depth ? NULL : end;
+}
+
 bool has_glob(const char *s)
 {
-	for (; *s; s++)
-		if (*s == '*' || *s == '?' || glob_class_end(s))
+	for (const char *p = s; *p; p++)
+		if (*p == '*' || *p == '?' || glob_class_end(s, p))
+			return true;
+	return false;
+}
+
+bool glob_go_wildcard(const char *name)
+{
+	for (const char *p = name; *p; p++)
+		if (*p == '?' || (*p == '*' && (p == name || p[-1] != '(')) ||
+		    glob_class_end(name, p))
 			return true;
 	return false;
 }
@@ -239,9 +268,10 @@ static bool in_class(const char *set, const char *end, char c)
 
 bool glob_match(const char *pat, const char *s)
 {
-	const char *star = NULL, *resume = NULL;
+	const char *star = NULL, *resume = NULL, *start = pat;
+	bool brackets = strchr(pat, '[') != NULL;
 	while (*s) {
-		const char *cls = glob_class_end(pat);
+		const char *cls = brackets ? glob_class_end(start, pat) : NULL;
 		if (cls && in_class(pat + 1, cls, *s)) {
 			pat = cls + 1;
 			s++;

@@ -67,11 +67,16 @@ void strbuf_json_string(struct strbuf *sb, const char *s, size_t n);
 
 /* Shell-style glob: '*', '?' and classes ([12], [a-z], [!x]). Go's generic instances
  * (F[...], F[go.shape.int]) are not classes: brackets holding '.', ',', ' ', '[', '*'
- * or '?' are plain characters (main.Map[*] matches every instance). */
+ * or '?' are plain characters (main.Map[*] matches every instance), and so is every
+ * bracket inside them (F[go.shape.map[string]int]: "[string]" is a map's key type). */
 bool glob_match(const char *pat, const char *s);
 bool has_glob(const char *s);
-/* The ']' of a character class starting at P, or NULL. */
-const char *glob_class_end(const char *p);
+/* The ']' of a character class starting at P of the pattern that starts at START, or
+ * NULL. */
+const char *glob_class_end(const char *start, const char *p);
+/* Whether the Go function name or pattern NAME has a wildcard: '*' right after '(' is
+ * Go's pointer receiver, main.(*T).M. */
+bool glob_go_wildcard(const char *name);
 /* Levenshtein distance, capped: returns cap+1 when larger. */
 int edit_distance(const char *a, const char *b, int cap);
 

@@ -37,6 +37,7 @@ struct funcgraph {
 	struct fg_consumer *consumer;
 	struct fg_summary *summary;
 	struct rt_consumer rc;
+	char *attached; /* "Attaching N functions..." */
 };
 
 void fg_options_free(struct fg_options *o)
@@ -45,15 +46,6 @@ void fg_options_free(struct fg_options *o)
 	vec_free(&o->args);
 	vec_free(&o->rets);
 	vec_free(&o->excludes);
-}
-
-/* As sema: '*' right after '(' is Go's pointer receiver, main.(*T).M, not a wildcard. */
-static bool is_wildcard(const char *name)
-{
-	for (const char *p = name; *p; p++)
-		if (*p == '?' || (*p == '*' && (p == name || p[-1] != '(')) || glob_class_end(p))
-			return true;
-	return false;
 }
 
 struct funcset {
@@ -218,7 +210,7 @@ static int collect(struct funcgraph *fg, const struct fg_options *o, struct func
 		const char *pat = o->patterns.v[i];
 		if (!strncmp(pat, "go:", 3))
 			pat += 3;
-		if (!is_wildcard(pat)) {
+		if (!glob_go_wildcard(pat)) {
 			const struct binfo_func *f = find_exact(bi, "--funcgraph", pat);
 			if (!f)
 				return -ENOENT;
@@ -424,6 +416,7 @@ struct funcgraph *funcgraph_new(const struct fg_options *o, const char *target)
 		funcgraph_free(fg);
 		return NULL;
 	}
+	fg->attached = xasprintf("Attaching %d function%s...", n, n == 1 ? "" : "s");
 	if (o->verbose) {
 		size_t len = strlen(fg->program);
 		if (len && fg->program[len - 1] == '\n')
@@ -452,6 +445,7 @@ void funcgraph_free(struct funcgraph *fg)
 		return;
 	fg_consumer_free(fg->consumer);
 	fg_summary_free(fg->summary);
+	free(fg->attached);
 	binfo_godwarf__close(fg->gd);
 	for (int i = 0; i < fg->nspecs; i++)
 		fg_argspec_free(&fg->specs[i]);
@@ -480,6 +474,7 @@ const struct rt_consumer *funcgraph_consumer(struct funcgraph *fg, const struct 
 			.record = fg_summary_record,
 			.finish = fg_summary_finish,
 			.tick = fg_summary_tick,
+			.attached = fg->attached,
 		};
 		return &fg->rc;
 	}
@@ -489,6 +484,7 @@ const struct rt_consumer *funcgraph_consumer(struct funcgraph *fg, const struct 
 		.ctx = fg->consumer,
 		.record = fg_consumer_record,
 		.finish = fg_consumer_finish,
+		.attached = fg->attached,
 	};
 	return &fg->rc;
 }

@@ -25,6 +25,9 @@ struct rt_consumer {
 	void (*finish)(void *ctx, struct rt_output *o);
 	/* Optional: each turn of the event loop (every few ms), for what prints on time. */
 	void (*tick)(void *ctx, struct rt_output *o);
+	/* Optional: said on stderr once everything is attached, unless -q ("Attaching 12
+	 * functions..."): the consumer's output may be a file or JSON, not stdout's text. */
+	const char *attached;
 };
 
 /* For consumers: the output stream, -f json, and the printf arguments of a record

@@ -429,6 +429,8 @@ int rt_run(struct gt_plan *plan, const struct rt_options *opts)
 	err = rt_session__attach(&s);
 	if (err)
 		goto cleanup;
+	if (!opts->quiet && opts->consumer && opts->consumer->attached)
+		fprintf(stderr, "%s\n", opts->consumer->attached);
 	if (!opts->quiet && !opts->consumer) {
 		/* bpftrace's banner, before BEGIN's output; -q drops it */
 		if (opts->json)

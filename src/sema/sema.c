@@ -152,6 +152,7 @@ int sema_check(struct arena *a, const struct diag_src *src, struct ast_node *pro
 	vec_free(&s.sites);
 	vec_free(&s.site_info);
 	pairset__free(&s.group_sites);
+	pairset__free(&s.inl_funcs);
 	vec_free(&s.progs);
 	vec_free(&s.events);
 	vec_free(&s.event_types);

@@ -98,6 +98,7 @@ struct sema {
 	int ntargets;
 	int group_site_begin;      /* sema_open_group: where the open program's sites begin */
 	struct pairset group_sites; /* (target, file offset) of those sites (add_site's dedup) */
+	struct pairset inl_funcs; /* (target, inlined name) -> its name-only binfo_func */
 	struct ast_node *clause; /* the clause being checked */
 	unsigned clause_kinds;  /* 1 << plan_prog_kind of the clause being checked */
 	unsigned clause_points; /* 1 << go_point of its go probes */

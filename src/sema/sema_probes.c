@@ -91,15 +91,6 @@ static const char *suggest_funcs(struct sema *s, struct binfo *bi, const char *n
 	return r;
 }
 
-/* '*' right after '(' is Go's pointer-receiver syntax, main.(*T).M, not a wildcard. */
-static bool is_wildcard(const char *name)
-{
-	for (const char *p = name; *p; p++)
-		if (*p == '?' || (*p == '*' && (p == name || p[-1] != '(')) || glob_class_end(p))
-			return true;
-	return false;
-}
-
 bool sema_parse_offset(const char *s, uint64_t *out)
 {
 	if (*s != '+')
@@ -351,16 +342,16 @@ static const char *outer_names(struct sema *s, const struct binfo_inlined *c, in
 	return arena_printf(s->arena, "%s, %s and %s", seen[0], seen[1], seen[2]);
 }
 
-/* One name-only binfo_func per inlined function and target: every copy is one probe. */
+/* One name-only binfo_func per inlined function and target: every copy is one probe.
+ * By the name's pointer: binfo_inlined_copies gives one per name and target. */
 static const struct binfo_func *inlined_func(struct sema *s, struct binfo *bi, const char *name)
 {
-	for (int i = 0; i < s->site_info.n; i++) {
-		const struct sema_site_info *in = &s->site_info.v[i];
-		if (in->inlined_into && in->bi == bi && !strcmp(in->f->name, name))
-			return in->f;
-	}
+	uint64_t v;
+	if (pairset__get(&s->inl_funcs, (uintptr_t)bi, (uintptr_t)name, &v))
+		return (const struct binfo_func *)(uintptr_t)v;
 	struct binfo_func *f = arena_alloc(s->arena, sizeof(*f));
 	*f = (struct binfo_func){.name = name};
+	pairset__put(&s->inl_funcs, (uintptr_t)bi, (uintptr_t)name, (uintptr_t)f);
 	return f;
 }
 
@@ -424,7 +415,7 @@ static int add_go_sites(struct sema *s, struct go_probe *gp)
 	struct binfo *bi = gp->bi;
 	const struct binfo_func **fs = NULL;
 	const char *pat = type_args_glob(s, gp->func);
-	bool wild = is_wildcard(pat);
+	bool wild = glob_go_wildcard(pat);
 	int nf, excluded = 0;
 	if (wild) {
 		nf = binfo_match_funcs(bi, pat, &fs);

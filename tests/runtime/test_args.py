@@ -105,6 +105,30 @@ if s.case("generic"):
     s.check("args of generic instances (after the dictionary)",
             r.returncode == 0 and got == ["T 3 1 2 3", "T 3 1 2 3"], describe(r))
 
+# instances whose names nest brackets (keysOf[go.shape.map[string][]string,...]) and their
+# closures (keysOf[...].func1): every name -l prints is a probe, as written there, and a
+# wildcard over them is no error (tests/go/generic prints its own calls: "C 10")
+if s.case("generic closures"):
+    b = s.go_build("generic")
+    names = [l[3:l.index("(")] for l in s.run(["-b", b, "-l", "go:main.*"]).stdout.splitlines()
+             if l.startswith("go:main.") and "[" in l]
+    bad = []
+    for n in names:
+        r = s.run(["--dry-run", "-b", b, "-e", 'go:"%s":entry { @ = count(); }' % n])
+        if r.returncode != 0:
+            bad.append((n, r.stderr[-300:]))
+    s.check("each generic instance -l lists (%d, with nested brackets) is a probe by that name"
+            % len(names), len(names) == 6 and not bad, "%r" % bad)
+    r = s.run(["--dry-run", "--funcgraph", "main.*", "-b", b])
+    s.check("--funcgraph 'main.*' over them is no error", r.returncode == 0, describe(r))
+    closures = [n for n in names if n.endswith(".func1")]
+    r = s.run(["-c", b, "-e", "".join('go:"%s":entry { @c = count(); } ' % n
+                                      for n in closures)])
+    own = re.findall(r"^C (\d+)$", r.stderr, re.M)
+    s.check("the closures by their names: as many calls as the program counts (%s)" % own,
+            r.returncode == 0 and len(closures) == 2 and own and
+            "@c: %s\n" % own[0] in r.stdout, describe(r))
+
 # print(): Go's %+v shape, a slice past what is captured, nil values
 if s.case("print"):
     b = s.go_build("args")

@@ -310,6 +310,14 @@ if s.case("demo"):
             r.returncode == 0 and len(lines) == 12 and "\033[" not in r.stdout and
             any("main.(*Student).String(s.name=Student0, s.age=20) { main.doSomething" in l
                 for l in lines), describe(r))
+    # main.add* is add, add1, add2, add3 and add.func1 (add's deferred recover), and
+    # main.(*Student).String
+    s.check("demo: it says on stderr when it is tracing: Attaching 6 functions...",
+            r.stderr.splitlines()[:1] == ["Attaching 6 functions..."], describe(r))
+    r = s.run(["-q", "--funcgraph", "main.add3", "-c", b + " -rounds 1 -unit 5"])
+    s.check("demo: -q drops that line",
+            r.returncode == 0 and "Attaching" not in r.stderr and "main.add3()" in r.stdout,
+            describe(r))
     # --no-oncpu: wall-clock time only, its column gone
     r = s.run(["--funcgraph", "main.add*", "--no-oncpu", "-c", b + " -rounds 1 -unit 5"])
     trees, other, errors = parse_trees(r.stdout, oncpu=False)

@@ -199,6 +199,14 @@ if s.case("go run"):
     got = [l[2:] for l in r.stdout.splitlines() if l.startswith("A ")]
     s.check("go run: every call of calc.Add, by name, and the program's output",
             r.returncode == 0 and sums == ["1 2", "2 4", "3 6"] and got == sums, describe(r))
+    r = s.run(["-c", "%s run ." % s.go, "-e",
+               'go:main.Greet:entry { printf("G %s %d\\n", args.name, args.n); }'],
+              cwd=MOD, timeout=300)
+    s.check("go run: the main package's arguments by name (go run compiles it without "
+            "DWARF unless asked), as the program prints them",
+            r.returncode == 0 and "greet calc 3\n" in r.stdout and
+            [l for l in r.stdout.splitlines() if l.startswith("G ")] == ["G calc 3"],
+            describe(r))
 
 if s.case("wrappers"):
     r = s.run(["-c", "env X=1 %s" % CT, "-e", SCRIPT], input="delta\n")
