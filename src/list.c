@@ -347,7 +347,8 @@ int list_probes(const char *pattern, const char *target, bool verbose)
 int list_program(const char *text, const char *name, const char *target, bool verbose)
 {
 	struct arena *a = arena__new();
-	struct diag_src src = {.name = name, .text = text};
+	struct diag_src src = {.name = name, .text = text,
+			       .origin = strcmp(name, "stdin") ? DIAG_SRC_FILE : DIAG_SRC_TEXT};
 	struct ast_node *p = parse_program(a, &src);
 	int err = p ? 0 : -EINVAL;
 	for (int i = 0; p && i < p->u.program.clauses.n; i++) {

@@ -733,9 +733,11 @@ int main(int argc, char **argv)
 	}
 	if (!text)
 		goto out;
+	bool stdin_text = o.program || !strcmp(o.script_path, "-");
 	struct diag_src src = {
-		.name = fg ? "funcgraph" : o.program || !strcmp(o.script_path, "-") ? "stdin" : o.script_path,
+		.name = fg ? "funcgraph" : stdin_text ? "stdin" : o.script_path,
 		.text = text,
+		.origin = fg ? DIAG_SRC_GENERATED : stdin_text ? DIAG_SRC_TEXT : DIAG_SRC_FILE,
 	};
 	arena = arena__new();
 	uint64_t t0 = now_ns();

@@ -459,8 +459,7 @@ static int setup(struct cg *g)
 	/* LLVM's BTF writer opens DIRECTORY/NAME for each line's text. A script of no file
 	 * (-e, stdin, --funcgraph) gets /dev/null, where nothing can be: not ./stdin, which
 	 * anyone could have made (a FIFO there hung the run) */
-	bool no_file = !g->src || !g->src->name || !strcmp(fname, "stdin") ||
-		       !strcmp(fname, "funcgraph");
+	bool no_file = !g->src || !g->src->name || g->src->origin != DIAG_SRC_FILE;
 	const char *dir = no_file ? "/dev/null" : ".";
 	g->di_file = LLVMDIBuilderCreateFile(g->dib, fname, strlen(fname), dir, strlen(dir));
 	g->di_cu = LLVMDIBuilderCreateCompileUnit(g->dib, LLVMDWARFSourceLanguageC, g->di_file,

@@ -80,7 +80,7 @@ static void vreport(const struct diag_src *src, struct gt_loc loc, enum diag_lev
 {
 	if (loc.src)
 		src = loc.src;
-	if (!src || loc.line <= 0) {
+	if (!src || loc.line <= 0 || src->origin == DIAG_SRC_GENERATED) {
 		diag_vprint(level, fmt, ap);
 		return;
 	}

@@ -17,9 +17,19 @@ struct gt_loc {
 	const struct diag_src *src;
 };
 
+/* Where a program's text came from: a file names a place to read it again (imports
+ * next to it, BTF line info); a generated one (--funcgraph's) is not the user's, so
+ * messages about it name no place in it. */
+enum diag_origin {
+	DIAG_SRC_TEXT,      /* -e PROGRAM, or a script on stdin: name "stdin" */
+	DIAG_SRC_FILE,      /* a script file: name is its path */
+	DIAG_SRC_GENERATED, /* a program gotrace wrote */
+};
+
 struct diag_src {
 	const char *name; /* script path, or "stdin" for -e */
 	const char *text; /* whole program text, NUL-terminated */
+	enum diag_origin origin;
 };
 
 /* Messages without a script location, by their prefix. */

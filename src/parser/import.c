@@ -175,6 +175,7 @@ static int import_file(struct importer *im, const struct ast_node *at, const cha
 	struct diag_src *src = arena_alloc(im->a, sizeof(*src));
 	src->name = arena_strdup(im->a, path);
 	src->text = text;
+	src->origin = DIAG_SRC_FILE;
 	struct ast_node *p = parse_source(im->a, src, header);
 	if (!p)
 		return -EINVAL;
@@ -309,7 +310,7 @@ int ast_import(struct arena *a, const struct diag_src *src, struct ast_node *pro
 	struct importer im = {.a = a, .owner = geteuid()};
 	struct stat st;
 	char real[PATH_MAX];
-	bool file = strcmp(src->name, "stdin") && !stat(src->name, &st) && S_ISREG(st.st_mode);
+	bool file = src->origin == DIAG_SRC_FILE && !stat(src->name, &st) && S_ISREG(st.st_mode);
 	if (file) {
 		im.owner = st.st_uid;
 		if (realpath(src->name, real))

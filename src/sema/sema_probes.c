@@ -390,7 +390,12 @@ static int drop_inlined_copies(struct sema *s, struct go_probe *gp, const struct
 		else
 			cs[kept++] = cs[i];
 	}
-	if (ndropped)
+	if (ndropped && s->src && s->src->origin == DIAG_SRC_GENERATED)
+		diag_warning(s->src, gp->node->loc, "%s is also inlined into %s: --args reads "
+			     "arguments, which an inlined copy has none of, so only calls of its "
+			     "out-of-line code are traced", dropped[0].name,
+			     outer_names(s, dropped, ndropped));
+	else if (ndropped)
 		diag_warning(s->src, gp->node->loc, "%s%s is also inlined into %s: the clause reads "
 			     "args, which an inlined copy has none of, so only calls of its "
 			     "out-of-line code are traced", dropped[0].name,

@@ -127,6 +127,17 @@ if s.case("receiver"):
                     for l in r.stdout.splitlines() if "main.Note.String(n=" in l)
     s.check("--funcgraph 'main.*' --args auto runs over it and shows the receiver",
             r.returncode == 0 and graph == values, "graph %s\nvalues %s\n%s" % (graph, values, describe(r)))
+    # its warnings are about the user's functions and options, not the program gotrace
+    # wrote: no funcgraph:LINE:COL, no quoted line, no "clause"
+    warn = [l for l in r.stderr.splitlines() if "also inlined into" in l]
+    s.check("--funcgraph: the inlined copies' warning names --args, no place in a "
+            "generated program",
+            warn[:1] == ["gotrace: warning: main.Note.String is also inlined into main.main "
+                         "and main.(*Note).String: --args reads arguments, which an inlined "
+                         "copy has none of, so only calls of its out-of-line code are traced"]
+            and all(l.startswith("gotrace: warning: ") for l in warn)
+            and "funcgraph:" not in r.stderr and "^~" not in r.stderr and
+            "clause" not in r.stderr, describe(r))
 
 # A generic function's instances hold args.xs with different element types ([]int,
 # []int32): len() and cap() read the same slice header in each (issue 24).
