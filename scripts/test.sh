@@ -6,12 +6,13 @@
 # ASan+UBSan).
 # Runtime tests trace real Go programs with real BPF: run as root.
 #
-# Where a cold run's time goes (docs/reliability.md): the plain pass's first ~400 s leave
-# one CPU mostly idle (tests that wait on traced programs), so what later steps need is
-# made then, at nice 10 beside it: the kernels' downloads and vmlinux, the ASan and
-# fuzz builds, and the Go builds of the three suites that build most (GT_PREBUILD:
-# toolchains, the release matrix, the type data's probes, the real programs), which
-# ctest runs last and which wait for a build in progress rather than make it twice.
+# Where a cold run's time goes (docs/reliability.md): the plain pass's tests wait on
+# traced programs and leave CPU idle, so what later steps need is made beside it at nice
+# 10: the kernels' downloads and vmlinux, the ASan build, and the Go builds of the three
+# suites that build most (GT_PREBUILD: toolchains, the release matrix, the type data's
+# probes, the real programs), which ctest runs last and which wait for a build in
+# progress rather than make it twice. The fuzzers' build waits for the ASan pass, which
+# leaves more CPU idle than the plain pass.
 set -eu
 cd "$(dirname "$0")/.."
 export GT_REQUIRE_BPF=${GT_REQUIRE_BPF:-1}
@@ -42,14 +43,13 @@ mkdir -p build
 kfetch=$!
 BUILD_DIR=build BUILD_TYPE=RelWithDebInfo scripts/build.sh -DGT_WERROR=ON -DGT_SANITIZE=OFF
 stamp "plain build"
-# beside the plain pass: the builds of the later steps (C), and of the late suites (Go)
+# beside the plain pass: the ASan build, and the Go builds of the late suites (the
+# fuzzers' build and seeds wait for the ASan pass, which leaves CPU idle: the plain
+# pass's CPUs are full, and its late suites wait for their prebuilds)
 (set +e
  BUILD_DIR=build-asan BUILD_TYPE=Debug nice -n 10 scripts/build.sh -DGT_WERROR=ON \
      -DGT_SANITIZE=ON >build/asan-build.log 2>&1
- echo $? >build/asan-build.rc
- CC=clang-16 BUILD_DIR=build-fuzz BUILD_TYPE=RelWithDebInfo nice -n 10 scripts/build.sh \
-     -DGT_WERROR=ON -DGT_FUZZ=ON >build/fuzz-build.log 2>&1
- echo $? >build/fuzz-build.rc) &
+ echo $? >build/asan-build.rc) &
 cbuild=$!
 # one stream, in the order ctest runs them: with the real programs' beside the matrix's
 # (cold4), the matrix's ended at 941 s and the plain pass at 1049 s instead of 944 s,
@@ -59,10 +59,7 @@ cbuild=$!
      GT_PREBUILD=1 nice -n 10 python3 tests/runtime/$t.py --gotrace build/gotrace \
          --work build/testwork
  done
- echo "== prebuilt: $(($(date +%s) - t0)) s"
- mkdir -p build-fuzz/fuzz-binfo/seeds
- nice -n 10 python3 tests/fuzz/make_binfo_seeds.py build-fuzz/fuzz-binfo/seeds) \
-    >build/prebuild.log 2>&1 &
+ echo "== prebuilt: $(($(date +%s) - t0)) s") >build/prebuild.log 2>&1 &
 gobuild=$!
 # -j2: the tests that attach (RUN_SERIAL) run alone; the data files and unit tests in pairs
 (cd build && ctest --output-on-failure -j2 -LE kernels) ||
@@ -88,9 +85,17 @@ fi
 # test_signals' early signals came before main.
 # (A failure of the ASan pass stops the script; the job then ends at its own timeouts.)
 (set +e
+ (CC=clang-16 BUILD_DIR=build-fuzz BUILD_TYPE=RelWithDebInfo nice -n 10 scripts/build.sh \
+      -DGT_WERROR=ON -DGT_FUZZ=ON >build/fuzz-build.log 2>&1
+  echo $? >build/fuzz-build.rc
+  mkdir -p build-fuzz/fuzz-binfo/seeds
+  nice -n 10 python3 tests/fuzz/make_binfo_seeds.py build-fuzz/fuzz-binfo/seeds \
+      >build/fuzz-seeds.log 2>&1) &
+ fbuild=$!
  (cd build && nice -n 10 ctest --output-on-failure -j1 -L kernels >kernels.log 2>&1
   echo $? >kernels.rc)
  echo "== kernels stages: $(($(date +%s) - t0)) s" >>build/kernels.log
+ wait $fbuild
  if [ "$(cat build/fuzz-build.rc)" = 0 ]; then
      nice -n 10 tests/fuzz/run.sh build-fuzz -max_total_time=60 >build/fuzz.log 2>&1 &
      front=$!
