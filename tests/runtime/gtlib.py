@@ -305,10 +305,8 @@ def wait_for_line(proc, needle, timeout=20):
 # time.Since), plus at most a reschedule of the thread between the probe and time.Now.
 # CI has run these with a load average of 16 on 2 vCPUs: a thread then waits up to
 # ~9 ms between the probe and time.Now. Under emulation (tests/kernels/vm.sh sets GT_VM:
-# TCG, one host thread for two vCPUs) the same wait reached 14 and 18 ms on 6.1, and a
-# call of microseconds (tests/go/slow's Fast) took over 10 ms (FAST_US).
+# TCG, one host thread for two vCPUs) the same wait reached 14 and 18 ms on 6.1.
 OWN_EARLY_US, OWN_LATE_US = 200, 50000 if os.environ.get("GT_VM") else 10000
-FAST_US = 100000 if os.environ.get("GT_VM") else 10000
 
 
 def own_times(stderr):

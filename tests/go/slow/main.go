@@ -1,6 +1,8 @@
 // slow: G goroutines call Slow concurrently, each call sleeping 50 ms, with other
 // short calls of Fast in between. At the end it prints how long each Slow call took by
-// its own clock ("took Slow US" lines on stderr), the oracle for a tracer's durations.
+// its own clock ("took Slow US" lines on stderr), the oracle for a tracer's durations,
+// and how long each Fast call took around it ("fast NS"), which a tracer's duration of
+// that call fits in.
 package main
 
 import (
@@ -17,13 +19,15 @@ import (
 var (
 	took  [1 << 12]time.Duration
 	ntook atomic.Int64
+	fastd [1 << 12]time.Duration
+	nfast atomic.Int64
 )
 
 //go:noinline
 func Slow(i int) int {
 	t := time.Now()
 	time.Sleep(50 * time.Millisecond)
-	r := Fast(i)
+	r := fast(i)
 	d := time.Since(t)
 	if i := ntook.Add(1) - 1; i < int64(len(took)) {
 		took[i] = d
@@ -33,6 +37,17 @@ func Slow(i int) int {
 
 //go:noinline
 func Fast(i int) int { return i * 3 }
+
+// fast calls Fast between two readings of the clock: the call's probes fire in between.
+func fast(i int) int {
+	t := time.Now()
+	r := Fast(i)
+	d := time.Since(t)
+	if k := nfast.Add(1) - 1; k < int64(len(fastd)) {
+		fastd[k] = d
+	}
+	return r
+}
 
 func main() {
 	g, rounds := 4, 3
@@ -46,13 +61,16 @@ func main() {
 			defer wg.Done()
 			for r := 0; r < rounds; r++ {
 				Slow(k)
-				Fast(r)
+				fast(r)
 			}
 		}(k)
 	}
 	wg.Wait()
 	for i := int64(0); i < ntook.Load() && i < int64(len(took)); i++ {
 		fmt.Fprintf(os.Stderr, "took Slow %d\n", took[i].Microseconds())
+	}
+	for i := int64(0); i < nfast.Load() && i < int64(len(fastd)); i++ {
+		fmt.Fprintf(os.Stderr, "fast %d\n", fastd[i].Nanoseconds())
 	}
 	fmt.Fprintln(os.Stderr, "slow: done")
 }
