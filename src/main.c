@@ -733,7 +733,7 @@ int main(int argc, char **argv)
 	}
 	if (!text)
 		goto out;
-	bool stdin_text = o.program || !strcmp(o.script_path, "-");
+	bool stdin_text = !fg && (o.program || !strcmp(o.script_path, "-"));
 	struct diag_src src = {
 		.name = fg ? "funcgraph" : stdin_text ? "stdin" : o.script_path,
 		.text = text,
