@@ -258,8 +258,8 @@ struct binfo_inlined {
 /* Every inlined copy of a function whose name matches PATTERN (a glob, or a plain name),
  * from .gopclntab's inline trees, in address order; the copies of one name share one
  * name pointer, from one call to the next. One walk of the trees on first use. Returns
- * the count with *out malloc'd, or -ENOENT when the trees cannot be read (before Go 1.18, or no symbol
- * go:func.* to find them by: a stripped binary). */
+ * the count with *out malloc'd, or -ENOENT when the trees cannot be read (before Go
+ * 1.18, or no symbol go:func.* to find them by: a stripped binary). */
 int binfo_inlined_copies(struct binfo *bi, const char *pattern, struct binfo_inlined **out);
 
 /* Go spells the instances of a generic function F[...] when it names them all: NAME with
