@@ -121,11 +121,13 @@ if s.case("early"):
                                   "\nend\n@n: " in out)
             # before main (no handler yet: on a loaded machine the loader alone can take
             # 100 ms under ASan) a default signal ends gotrace by itself
-            s.check(name + ": ends within 1 s, status 0, whole output" +
+            # ended by the signal: long before its 29 s program would have ended it and
+            # before collect's 10 s kill (a fixed 1 s bound is a timing, not an oracle)
+            s.check(name + ": ends on the signal, status 0, whole output" +
                     (" (it came before main)" if early else ""),
                     (tr.returncode == 0 or (early and tr.returncode == -sig
                                             and out == "")) and
-                    took < 1.0 and whole and not err,
+                    took < 10 and whole and not err,
                     "status %s after %.2f s\n%s\n%s" % (tr.returncode, took, out, err))
             s.check(name + ": nothing attached, no child left, -p target alive",
                     not bpf_leftovers() and not child and unharmed,

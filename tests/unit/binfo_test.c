@@ -755,7 +755,7 @@ static void check_moduledata(const char *refpath, const char *path)
 }
 
 /* Open (and with GORUNTIME, binfo_goruntime: its first call for that file) timings. */
-static void check_speed(const char *path, bool goruntime)
+static void report_speed(const char *path, bool goruntime)
 {
 	struct binfo *bi = NULL;
 	uint64_t t0 = now_ns();
@@ -775,14 +775,11 @@ static void check_speed(const char *path, bool goruntime)
 			printf("  goruntime %s: %.2f ms (%s, goid +%d, g at fsbase%+lld)\n", path,
 			       (double)(t3 - t2) / 1e6, grc == 0 ? gr.source : "failed", gr.g_goid,
 			       (long long)gr.tls_g_offset);
-			CHECK(t3 - t2 < 500000000ull, "goruntime took %.1f ms",
-			      (double)(t3 - t2) / 1e6);
 		}
 		binfo__close(bi);
 	}
 	printf("  open %s: %.2f ms\n", path, (double)(t1 - t0) / 1e6);
-	/* Generous bound: sanitizer builds are several times slower. */
-	CHECK(t1 - t0 < 500000000ull, "open took %.1f ms", (double)(t1 - t0) / 1e6);
+	/* printed, not bounded: speed is bench/run.sh's to measure */
 }
 
 /* ---- instructions the kernel's uprobes refuse (x86len.c), as the kernel's rule reads:
@@ -1013,8 +1010,6 @@ static int64_t check_goruntime(const char *path, const struct rt_layout *want,
 		       path, gr.source, gr.g_goid, gr.m_curg, (long long)gr.tls_g_offset,
 		       gr.tls_mode == BINFO_TLS_EXTERNAL ? "external" : "internal", n,
 		       (double)(t1 - t0) / 1e6);
-		CHECK(t1 - t0 < 500000000ull, "binfo_goruntime took %.1f ms",
-		      (double)(t1 - t0) / 1e6);
 	}
 	binfo__close(bi);
 	target_close(&t);
@@ -1356,9 +1351,9 @@ int main(int argc, char **argv)
 	if (getenv("BINFO_TEST_X86"))
 		check_x86len(getenv("BINFO_TEST_X86"), true);
 	printf("speed\n");
-	check_speed(plain, false); /* binfo_goruntime(plain) was timed above */
+	report_speed(plain, false); /* binfo_goruntime(plain) was timed above */
 	if (getenv("BINFO_TEST_BIG")) /* e.g. a 40 MB Go binary with symbols */
-		check_speed(getenv("BINFO_TEST_BIG"), true);
+		report_speed(getenv("BINFO_TEST_BIG"), true);
 
 	free(gover);
 	run("rm -rf %s", tmp_dir);
