@@ -52,6 +52,7 @@ for rel in names:
 mine = gotool.go()
 if gotool.version(mine) not in [r for r, _ in releases] + names:
     releases.append((gotool.version(mine), mine))
+print("toolchains: %d in %.0f s" % (len(releases), time.time() - T0), flush=True)
 
 # name, go build flags, cgo; a stripped build follows the unstripped one it is a copy of
 # (NAME less "-stripped"), whose symbols it is compared with
