@@ -37,7 +37,7 @@ failed() {
     exit "$3"
 }
 mkdir -p build
-# the kernels' packages and vmlinux (network, then ~150 s of xz on one CPU)
+# the kernels' packages and vmlinux (network, then ~20 s of xz: vm.sh stops at the vmlinux)
 (nice -n 10 sh tests/kernels/vm.sh --kernel 6.1 --dbg --fetch-only &&
  nice -n 10 sh tests/kernels/vm.sh --kernel 6.12 --fetch-only) >build/kfetch.log 2>&1 &
 kfetch=$!
