@@ -334,6 +334,15 @@ int list_probes(const char *pattern, const char *target, bool verbose)
 	/* no provider: Go functions of the target by name, or every kind by full name */
 	if (target && !colon)
 		return list_go(pat, target, verbose);
+	/* every full name has a colon: a bare name with no wildcard can match none, and is
+	 * most likely a Go function asked for without its program */
+	if (!colon && !strpbrk(pat, "*?[")) {
+		diag_fatal("-l %s: no probe's full name (PROVIDER:NAME) is that; a Go program's "
+			   "functions are listed with a target (-l '%s' -b BINARY, -c CMD or -p "
+			   "PID), the kernel's as -l 'kprobe:%s'",
+			   pat, pat, pat);
+		return -EINVAL;
+	}
 	/* in bpftrace's order: its kinds by name, kretfunc and kretprobe left out */
 	list_perf(pat, PV_HARDWARE);
 	list_kfuncs(pat, NULL, verbose);

@@ -206,9 +206,10 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{0},
 	};
 	int c;
-	/* '+': stop at the first non-option so script ARGS are left alone */
-again:
-	while ((c = getopt_long(argc, argv, "+e:c:p:b:lf:o:d:vhVqkB:I:", longopts, NULL)) != -1) {
+	/* as bpftrace's getopt: options anywhere, also after the script (a `#!` script run
+	 * as `./x.gt -p PID`); words from `--` on are ARGS whatever they look like. The
+	 * words left, in order, from optind on. */
+	while ((c = getopt_long(argc, argv, "e:c:p:b:lf:o:d:vhVqkB:I:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			o->program = optarg;
@@ -363,11 +364,8 @@ again:
 	bool dashdash = rest > 1 && !strcmp(argv[rest - 1], "--");
 	if (o->list_mode) {
 		/* -l PATTERN may be followed by more options: -l 'main.*' -b ./prog */
-		if (rest < argc && !o->list) {
-			o->list = argv[rest];
-			optind = rest + 1;
-			goto again;
-		}
+		if (rest < argc)
+			o->list = argv[rest++];
 		if (rest < argc) {
 			diag_fatal("-l takes one pattern");
 			return -EINVAL;
@@ -381,11 +379,8 @@ again:
 			diag_fatal("--funcgraph generates the program: -e cannot be used with it");
 			return -EINVAL;
 		}
-		if (rest < argc && !o->script_path) {
-			o->script_path = argv[rest]; /* the BINARY, kept here until main */
-			optind = rest + 1;
-			goto again;
-		}
+		if (rest < argc)
+			o->script_path = argv[rest++]; /* the BINARY, kept here until main */
 		if (rest < argc) {
 			diag_fatal("--funcgraph takes one BINARY, got '%s' too", argv[rest]);
 			return -EINVAL;

@@ -15,7 +15,7 @@ import subprocess
 import tempfile
 import time
 
-from gtlib import Suite, bpf_leftovers, collect, describe
+from gtlib import Suite, bpf_leftovers, collect, describe, wait_for_line
 
 s = Suite("targets")
 CT = s.go_build("ctapp")
@@ -23,6 +23,7 @@ CT_PIE = s.go_build("ctapp", suffix="-pie", flags=["-buildmode=pie"])
 SCRIPT = ('go:main.handle:entry { printf("T %d %s %d\\n", args.r.N, args.r.Word, pid); '
           '@s[ustack(3)] = count(); }')
 FRAMES = ["main.handle", "main.serve", "main.main"]
+READY = 'BEGIN { printf("READY\\n"); } '
 
 
 def own_h(stderr):
@@ -46,18 +47,22 @@ def frames(stdout):
     return [re.sub(r"\+\d+$", "", l.strip()) for l in m.group(1).splitlines()] if m else []
 
 
-def trace_pid(pid, feed, lines):
-    """gotrace -p PID with SCRIPT while FEED (the program's stdin) gets LINES, then
-    closed: the program exits, and so does gotrace."""
-    tr = s.start(["-p", str(pid), "-e", SCRIPT])
-    time.sleep(2.5)  # attached: BEGIN's banner cannot be waited for without a deadlock
+def trace_pid(pid, feed, lines, cmd=None):
+    """gotrace -p PID with SCRIPT (or CMD, given -p PID) while FEED (the program's stdin)
+    gets LINES once BEGIN has printed READY (the probes are attached), then closed: the
+    program exits, and so does gotrace."""
+    tr = s.start(["-p", str(pid), "-e", READY + SCRIPT]) if cmd is None else \
+        subprocess.Popen(cmd + ["-p", str(pid)], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True,
+                         env=dict(s.env, PATH=os.path.dirname(os.path.abspath(s.gotrace)) +
+                                  os.pathsep + s.env["PATH"]))
+    head = wait_for_line(tr, "READY", 60)
     for l in lines:
         feed.write(l + "\n")
         feed.flush()
-        time.sleep(0.1)
     feed.close()
     out, err = collect(tr, 30)
-    return tr.returncode, out, err
+    return tr.returncode, "".join(head) + out, err
 
 
 def host_pid(ns_pid_of, timeout=10):
@@ -122,6 +127,22 @@ if s.case("deleted"):
             traced_t(out) == own_h(app_err) == ["1 gamma"],
             "%s\nstatus %s\n%s\n%s" % (link, rc, out, err))
     s.check("deleted binary (PIE): stacks named after exit", frames(out) == FRAMES, out)
+    shutil.rmtree(d, ignore_errors=True)
+
+if s.case("shebang"):
+    # a #! script run as bpftrace's are: ./x.gt -p PID (options after the script)
+    d = tempfile.mkdtemp(prefix="gt-sb-")
+    gt = os.path.join(d, "trace.gt")
+    with open(gt, "w") as f:
+        f.write("#!/usr/bin/env gotrace\n" + READY + SCRIPT + "\n")
+    os.chmod(gt, 0o755)
+    app = subprocess.Popen([CT], stdin=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    rc, out, err = trace_pid(app.pid, app.stdin, ["delta"], cmd=[gt])  # gotrace on PATH
+    app.wait(timeout=20)
+    want = own_h(app.stderr.read())
+    s.check("#! script: ./trace.gt -p PID traces that process",
+            rc == 0 and want == ["1 delta"] and traced_t(out) == want and
+            traced_pids(out) == {app.pid}, "status %s\n%s\n%s\nown: %s" % (rc, out, err, want))
     shutil.rmtree(d, ignore_errors=True)
 
 if s.case("bad pid"):
