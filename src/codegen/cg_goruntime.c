@@ -83,11 +83,12 @@ void cg_goruntime_prologue(struct cg *g)
 	if (sp->point == GO_ENTRY) {
 		/* push only where the site asks (functions whose returns are traced) */
 		LLVMBasicBlockRef push = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "push");
+		LLVMBasicBlockRef nopush = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "nopush");
 		LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "pushed");
 		LLVMValueRef track =
 			LLVMBuildAnd(g->b, cg_cookie(g), cg_const(g, GT_COOKIE_TRACK), "");
 		LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntNE, track, cg_const(g, 0), ""), push,
-				done);
+				nopush);
 		LLVMPositionBuilderAtEnd(g->b, push);
 		/* call-graph mode: a root call entered while the ring buffer is over half full
 		 * is dropped whole (gt_call_enter), never a tree with holes from lost records */
@@ -105,6 +106,19 @@ void cg_goruntime_prologue(struct cg *g)
 		}
 		LLVMValueRef args[6] = {ctx, g->target, cg_cookie(g), cg_now(g), over, oncpu};
 		LLVMBuildStore(g->b, cg_runtime_call(g, "gt_call_enter", args, 6), g->depth);
+		LLVMBuildBr(g->b, done);
+		/* an inlined copy's start, in the clause of its out-of-line code: a point in the
+		 * caller's code, at the caller's depth (--funcgraph's leaves) */
+		LLVMPositionBuilderAtEnd(g->b, nopush);
+		LLVMValueRef inl =
+			LLVMBuildAnd(g->b, cg_cookie(g),
+				     cg_const(g, (uint64_t)GT_SITE_INLINED << GT_COOKIE_FLAGS_SHIFT), "");
+		LLVMBasicBlockRef at = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "inlined");
+		LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntNE, inl, cg_const(g, 0), ""), at,
+				done);
+		LLVMPositionBuilderAtEnd(g->b, at);
+		LLVMValueRef dargs[3] = {ctx, g->target, cg_cookie(g)};
+		LLVMBuildStore(g->b, cg_runtime_call(g, "gt_call_depth", dargs, 3), g->depth);
 		LLVMBuildBr(g->b, done);
 		LLVMPositionBuilderAtEnd(g->b, done);
 	} else if (sp->point == GO_RETURN && sp->no_call_stack) {

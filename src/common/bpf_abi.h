@@ -52,6 +52,9 @@ struct gt_gomap {
 /* ... and the kernel's walk already holds it (`push %rbp` on 6.11+, sema_stack.c): nothing
  * to put back, although `caller` still reads it there */
 #define GT_SITE_KERNEL_ADDS_CALLER 0x10u
+/* the start of an inlined copy: a point in its caller's code, with no frame or return of
+ * its own (--funcgraph prints it as a leaf; only user space reads this flag) */
+#define GT_SITE_INLINED 0x20u
 #define GT_COOKIE_KERNEL_ADDS_CALLER ((__u64)GT_SITE_KERNEL_ADDS_CALLER << GT_COOKIE_FLAGS_SHIFT)
 #define GT_COOKIE_CALLER_AT_SP ((__u64)GT_SITE_CALLER_AT_SP << GT_COOKIE_FLAGS_SHIFT)
 #define GT_COOKIE_R14_IS_G ((__u64)GT_SITE_R14_IS_G << GT_COOKIE_FLAGS_SHIFT)

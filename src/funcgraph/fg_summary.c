@@ -24,6 +24,7 @@ struct fg_result {
 struct fg_fstat {
 	const char *func;
 	uint64_t calls, returned;
+	uint64_t inlined; /* of the calls, those at inlined copies: no return, no latency */
 	uint64_t hist[FG_SUM_BUCKETS];
 	struct fg_result *results; /* open addressing, 2 * FG_SUM_RESULTS slots, or NULL */
 	int nresults;
@@ -140,6 +141,7 @@ void fg_summary_record(void *ctx, struct rt_output *o, int event_id, const void 
 	struct fg_fstat *f = fstat_of(sm, (int)site);
 	if (ev->kind == PLAN_EV_FG_ENTRY) {
 		f->calls++;
+		f->inlined += !!(sm->plan->sites[site].cookie_flags & GT_SITE_INLINED);
 		return;
 	}
 	f->returned++;
@@ -191,8 +193,11 @@ static void print_text(struct fg_summary *sm, struct fg_fstat **fs, uint64_t now
 		      (double)(now - sm->start_ns) / 1e9);
 	for (int i = 0; i < sm->funcs.n; i++) {
 		const struct fg_fstat *f = fs[i];
-		strbuf_printf(sb, "\n%s: %" PRIu64 " call%s, %" PRIu64 " returned\n", f->func,
+		strbuf_printf(sb, "\n%s: %" PRIu64 " call%s, %" PRIu64 " returned", f->func,
 			      f->calls, f->calls == 1 ? "" : "s", f->returned);
+		if (f->inlined)
+			strbuf_printf(sb, ", %" PRIu64 " inlined (no return to time)", f->inlined);
+		strbuf_putc(sb, '\n');
 		if (f->returned) {
 			strbuf_puts(sb, "latency (ns):\n");
 			rt_hist_log2_text(sb, f->hist, FG_SUM_BUCKETS);
@@ -224,7 +229,8 @@ static void print_json(struct fg_summary *sm, struct fg_fstat **fs, uint64_t now
 		strbuf_puts(sb, i ? ", {\"function\": " : "{\"function\": ");
 		strbuf_json_string(sb, f->func, strlen(f->func));
 		strbuf_printf(sb, ", \"calls\": %" PRIu64 ", \"returned\": %" PRIu64
-			      ", \"latency_ns\": ", f->calls, f->returned);
+			      ", \"inlined\": %" PRIu64 ", \"latency_ns\": ", f->calls, f->returned,
+			      f->inlined);
 		rt_hist_log2_json(sb, f->hist, FG_SUM_BUCKETS);
 		strbuf_puts(sb, ", \"results\": [");
 		int nr;

@@ -33,7 +33,8 @@
 #define FG_SPAWNS 65536      /* goroutines whose lineage waits for their first tree */
 #define FG_DUR_WIDTH 9       /* "602.078ms" */
 
-enum fg_end { FG_OPEN, FG_RETURNED, FG_PANIC, FG_UNFINISHED };
+/* FG_INLINED: an inlined copy's start, a leaf with no duration (GT_SITE_INLINED) */
+enum fg_end { FG_OPEN, FG_RETURNED, FG_PANIC, FG_UNFINISHED, FG_INLINED };
 
 struct fg_node {
 	uint32_t site;     /* entry site: the function */
@@ -268,6 +269,33 @@ static bool site_text(struct fg_consumer *c, uint64_t pc, char *buf, size_t n, c
 	return true;
 }
 
+/* An inlined copy's caller, and the file and line of the inlined call: the next frame of
+ * the inline tree at the copy's start; false when unknown. */
+static bool inlined_frame(struct fg_consumer *c, const struct fg_node *nd, struct binfo_frame *out)
+{
+	struct binfo_frame fr[8];
+	struct binfo_lines *l = lines(c);
+	if (!l || binfo_lines_frames(l, c->plan->sites[nd->site].vaddr, fr, 8) < 2)
+		return false;
+	*out = fr[1];
+	return true;
+}
+
+/* ... as site_text() gives a call's: "FILE:LINE" (basename) into BUF, the caller in *FN */
+static bool inlined_caller(struct fg_consumer *c, const struct fg_node *nd, char *buf, size_t n,
+			   const char **fn)
+{
+	struct binfo_frame f;
+	*fn = NULL;
+	if (!inlined_frame(c, nd, &f))
+		return false;
+	*fn = f.func;
+	if (!f.file)
+		return false;
+	snprintf(buf, n, "%s:%d", base_name(f.file), f.line);
+	return true;
+}
+
 /* The arguments (RETS: the results) as text: control bytes (a cN read past a Go string)
  * escaped. */
 static const char *values_text(struct fg_consumer *c, struct rt_output *o,
@@ -316,8 +344,10 @@ static void print_open(struct fg_consumer *c, struct rt_output *o, const struct 
 {
 	char where[512];
 	const char *caller;
-	bool known = site_text(c, nd->caller_pc ? nd->caller_pc - 1 : 0, where, sizeof(where),
-			       &caller);
+	bool known = nd->end == FG_INLINED
+			     ? inlined_caller(c, nd, where, sizeof(where), &caller)
+			     : site_text(c, nd->caller_pc ? nd->caller_pc - 1 : 0, where,
+					 sizeof(where), &caller);
 	line_head(c, t, nd->entry_ns, NULL, NULL, nd->depth);
 	colored(c, C_FUNC, c->plan->sites[nd->site].func);
 	strbuf_putc(&c->out, '(');
@@ -327,6 +357,10 @@ static void print_open(struct fg_consumer *c, struct rt_output *o, const struct 
 	if (known) {
 		strbuf_putc(&c->out, ' ');
 		colored(c, C_LINE, where);
+	}
+	if (nd->end == FG_INLINED) { /* a leaf of no duration: no line of its own closes it */
+		strbuf_puts(&c->out, " } ");
+		colored(c, C_MARK, "(inlined)");
 	}
 	strbuf_putc(&c->out, '\n');
 }
@@ -370,7 +404,8 @@ static void print_text(struct fg_consumer *c, struct rt_output *o, const struct 
 		while (st.n && t->nodes.v[st.v[st.n - 1]].depth >= nd->depth)
 			print_close(c, o, t, &t->nodes.v[st.v[--st.n]]);
 		print_open(c, o, t, nd);
-		vec_push(&st, i);
+		if (nd->end != FG_INLINED)
+			vec_push(&st, i);
 	}
 	while (st.n)
 		print_close(c, o, t, &t->nodes.v[st.v[--st.n]]);
@@ -439,6 +474,18 @@ static void json_site(struct fg_consumer *c, const char *key, uint64_t pc, bool 
 	strbuf_printf(&c->out, ", \"%s_line\": %d", key, ok ? pl.line : 0);
 }
 
+/* json_site()'s caller and call site, of an inlined copy */
+static void json_inlined_site(struct fg_consumer *c, const struct fg_node *nd)
+{
+	struct binfo_frame f = {0};
+	bool ok = inlined_frame(c, nd, &f);
+	strbuf_puts(&c->out, ", \"caller\": ");
+	json_str(&c->out, ok ? f.func : NULL);
+	strbuf_puts(&c->out, ", \"call_file\": ");
+	json_str(&c->out, ok ? f.file : NULL);
+	strbuf_printf(&c->out, ", \"call_line\": %d", ok ? f.line : 0);
+}
+
 static void print_json(struct fg_consumer *c, const struct fg_tree *t)
 {
 	for (int i = 0; i < t->nodes.n; i++) {
@@ -463,12 +510,16 @@ static void print_json(struct fg_consumer *c, const struct fg_tree *t)
 			strbuf_printf(&c->out, "%" PRIu64, nd->oncpu);
 		else
 			strbuf_puts(&c->out, "null");
-		json_site(c, "call", nd->caller_pc ? nd->caller_pc - 1 : 0, true);
+		if (nd->end == FG_INLINED)
+			json_inlined_site(c, nd);
+		else
+			json_site(c, "call", nd->caller_pc ? nd->caller_pc - 1 : 0, true);
 		json_site(c, "return",
 			  nd->end == FG_RETURNED ? c->plan->sites[nd->ret_site].vaddr : 0, false);
-		strbuf_printf(&c->out, ", \"panic\": %s, \"unfinished\": %s}}\n",
+		strbuf_printf(&c->out, ", \"panic\": %s, \"unfinished\": %s, \"inlined\": %s}}\n",
 			      nd->end == FG_PANIC ? "true" : "false",
-			      nd->end == FG_UNFINISHED ? "true" : "false");
+			      nd->end == FG_UNFINISHED ? "true" : "false",
+			      nd->end == FG_INLINED ? "true" : "false");
 	}
 	if (t->dropped)
 		strbuf_printf(&c->out,
@@ -507,7 +558,8 @@ static void on_spawn(struct fg_consumer *c, const struct plan_event *ev, const u
 static void print_chrome(struct fg_consumer *c, struct rt_output *o, const struct fg_tree *t)
 {
 	static const char *const marks[] = {[FG_PANIC] = "panic: no return",
-					    [FG_UNFINISHED] = "unfinished"};
+					    [FG_UNFINISHED] = "unfinished",
+					    [FG_INLINED] = "inlined"};
 	int64_t pid = 0;
 	/* the goroutine's lineage, once: with its first tree */
 	struct fg_spawned *sd = NULL;
@@ -553,8 +605,9 @@ static void print_chrome(struct fg_consumer *c, struct rt_output *o, const struc
 		};
 		if (nd->end_ns < nd->entry_ns && !returned)
 			cc.dur_ns = 0;
-		if (site_text(c, nd->caller_pc ? nd->caller_pc - 1 : 0, call, sizeof(call),
-			      &cc.caller))
+		if (nd->end == FG_INLINED ? inlined_caller(c, nd, call, sizeof(call), &cc.caller)
+					  : site_text(c, nd->caller_pc ? nd->caller_pc - 1 : 0, call,
+						      sizeof(call), &cc.caller))
 			cc.call_site = call;
 		else if (nd->caller_pc) { /* no line table: the return address */
 			snprintf(call, sizeof(call), "0x%" PRIx64, nd->caller_pc);
@@ -683,6 +736,60 @@ static void on_entry(struct fg_consumer *c, struct rt_output *o, int id,
 	vec_push(&t->open, t->nodes.n - 1);
 }
 
+/* An inlined copy's start: a leaf in the call open at DEPTH (the goroutine's traced depth
+ * there), or a tree of its own at depth 0. */
+static void on_inlined(struct fg_consumer *c, struct rt_output *o, int id,
+		       const struct plan_event *ev, const uint8_t *rec, size_t size)
+{
+	int64_t goid = (int64_t)fg_field(ev, rec, FG_ARG_GOID);
+	uint64_t depth = fg_field(ev, rec, FG_ARG_DEPTH), ns = fg_field(ev, rec, FG_ARG_NSECS);
+	uint32_t site = (uint32_t)fg_field(ev, rec, FG_ARG_SITE);
+	struct fg_tree *t = find_tree(c, goid);
+	if (t && t->skipping) {
+		if (depth >= t->root_depth)
+			return; /* inside the dropped root call */
+		unlink_tree(c, t);
+		free_tree(t);
+		t = NULL;
+	}
+	if (t) {
+		close_abandoned(t, depth + 1, ns);
+		if (!t->open.n) {
+			emit_tree(c, o, t, ns);
+			t = NULL;
+		}
+	}
+	if (!t) {
+		if (c->o.drilldown && strcmp(c->plan->sites[site].func, c->o.drilldown))
+			return;
+		t = xcalloc(1, sizeof(*t));
+		t->goid = goid;
+		t->seq = c->seq++;
+		struct fg_tree **b = bucket(c, goid);
+		t->next = *b;
+		*b = t;
+	}
+	if (t->nodes.n >= FG_MAX_NODES || c->kept >= c->max_kept) {
+		t->dropped++;
+	} else {
+		struct fg_node nd = {
+			.site = site,
+			.depth = t->open.n,
+			.event_id = id,
+			.absdepth = depth + 1,
+			.entry_ns = ns,
+			.end_ns = ns,
+			.end = FG_INLINED,
+			.rec = xmalloc(size),
+		};
+		memcpy(nd.rec, rec, size);
+		vec_push(&t->nodes, nd);
+		c->kept++;
+	}
+	if (!t->open.n)
+		emit_tree(c, o, t, ns);
+}
+
 static void on_return(struct fg_consumer *c, struct rt_output *o, int id,
 		      const struct plan_event *ev, const uint8_t *rec, size_t size)
 {
@@ -732,6 +839,11 @@ void fg_consumer_record(void *ctx, struct rt_output *o, int event_id, const void
 	}
 	if ((uint32_t)fg_field(ev, rec, FG_ARG_SITE) >= (uint32_t)c->plan->nsites) {
 		c->bad++;
+		return;
+	}
+	if (ev->kind == PLAN_EV_FG_ENTRY &&
+	    c->plan->sites[fg_field(ev, rec, FG_ARG_SITE)].cookie_flags & GT_SITE_INLINED) {
+		on_inlined(c, o, event_id, ev, rec, size); /* depth 0: no traced call is open */
 		return;
 	}
 	if (!fg_field(ev, rec, FG_ARG_DEPTH)) {

@@ -369,6 +369,7 @@ static void add_inlined_sites(struct sema *s, struct go_probe *gp,
 		in->f = inlined_func(s, gp->bi, c[i].name);
 		in->inlined_into = c[i].outer;
 		s->sites.v[s->sites.n - 1].func = c[i].name;
+		s->sites.v[s->sites.n - 1].cookie_flags |= GT_SITE_INLINED;
 	}
 }
 
@@ -488,7 +489,9 @@ static int add_go_sites(struct sema *s, struct go_probe *gp)
 			   "on an inlined copy", gp->func, outer_names(s, cs, nc),
 			   gp->point == GO_RETURN ? ":" : "", gp->where);
 		err = -EINVAL;
-	} else if (nc > 0 && !wild && gp->point != GO_ENTRY) {
+	} else if (nc > 0 && !wild && gp->point != GO_ENTRY &&
+		   !(s->src && s->src->origin == DIAG_SRC_GENERATED)) {
+		/* (--funcgraph's :entry shows the copies, as leaves: nothing to warn of) */
 		diag_warning(s->src, gp->node->loc, "%s is also inlined into %s: %s%s probes only "
 			     "its out-of-line code", gp->func, outer_names(s, cs, nc),
 			     gp->point == GO_RETURN ? ":" : "", gp->where);

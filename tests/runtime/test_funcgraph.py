@@ -36,7 +36,11 @@ SRC = os.path.join(TESTS, "go", "funcgraph", "main.go")
 UNIT = 50
 STUDENT_ARGS = "main.(*Student).String(s.name=*+0(%ax):c64, s.age=+16(%ax):s64)"
 FUNCS = ["main.add", "main.add1", "main.add2", "main.add3", "main.add.func1",
-         "main.(*Student).String", "main.serveWork", "main.step"]
+         "main.(*Student).String", "main.serveWork", "main.step",
+         # tests/go/golines: inlined copies
+         "main.main", "main.work", "main.small", "main.tiny", "main.both", "main.apply",
+         "main.main.func1", "main.main.func2", "main.Map[go.shape.int,go.shape.string]",
+         "main.Map[go.shape.string,go.shape.int]"]
 
 
 def markers():
@@ -132,6 +136,10 @@ def parse_trees(text, oncpu=None):
             continue
         if dur.strip():
             errors.append("duration on an opening line: %r" % line)
+        # an inlined copy's start: a leaf closed on its own line, with no duration
+        inlined = body.endswith(" } (inlined)")
+        if inlined:
+            body = body[:-len(" } (inlined)")]
         left, _, right = body.rpartition(" { ")
         func = max((f for f in FUNCS if left.startswith(f + "(")), key=len, default=None)
         if func is None or not left.endswith(")"):
@@ -147,7 +155,12 @@ def parse_trees(text, oncpu=None):
             errors.append("depth %d with %d open calls: %r" % (depth, len(stack), line))
         if stack:
             stack[-1].children.append(node)
-        stack.append(node)
+        if inlined:
+            node.mark = "inlined"
+            if not stack:
+                trees.append(node)
+        else:
+            stack.append(node)
     if stack:
         errors.append("a tree is not closed: %s" % stack[0].open_line)
     return trees, other, errors
@@ -606,6 +619,68 @@ if s.case("overload"):
             and all(not t.children for t in trees), text + describe(r))
 
 # 3. --drilldown
+if s.case("inlined"):
+    # tests/go/golines: small (and tiny within it) only ever inlined, into work and main;
+    # both inlined into main and called out of line through apply. Each inlined call is a
+    # leaf where it runs, as often as the program counted its calls.
+    gl = s.go_build("golines")
+    r = s.run(["--funcgraph", "main.*", "--no-color", "-c", gl])
+    own = dict(l.split() for l in r.stdout.splitlines() if len(l.split()) == 2)
+    trees, other, errors = parse_trees(r.stdout)
+    nodes = [n for t in trees for n in preorder(t)]
+    leaves = {}
+    for n in nodes:
+        if n.mark == "inlined":
+            leaves.setdefault(n.func, []).append(n)
+    under = {}
+    for t in trees:
+        for n in preorder(t):
+            for ch in n.children:
+                if ch.mark == "inlined":
+                    under.setdefault(ch.func, set()).add(n.func)
+    small_callers = {n.caller for n in leaves.get("main.small", [])}
+    s.check("inlined: each inlined call is a leaf, as often as the program counted it",
+            r.returncode == 0 and not errors and
+            len(leaves.get("main.small", [])) == int(own.get("small", -1)) and
+            len(leaves.get("main.tiny", [])) == int(own.get("tiny", -1)) and
+            len(leaves.get("main.both", [])) + sum(n.func == "main.both" and n.mark is None
+                                                    for n in nodes) == int(own.get("both", -1)),
+            "own %s, leaves %s\n%s\n%s" % (own, {k: len(v) for k, v in leaves.items()},
+                                           "\n".join(errors), describe(r)))
+    s.check("inlined: leaves sit in the traced call they ran in, naming their caller",
+            under.get("main.small") == {"main.work", "main.main"} and
+            small_callers == {"main.work", "main.main"} and
+            {n.caller for n in leaves.get("main.tiny", [])} == {"main.small"} and
+            all(n.site and n.site[0] == "main.go" for v in leaves.values() for n in v),
+            "under %s, callers of small %s\n%s" % (under, small_callers, r.stdout[-3000:]))
+    s.check("inlined: no call untracked, no warning about inlined copies",
+            "not tracked" not in r.stderr and "inlined into" not in r.stderr, r.stderr[-2000:])
+    # a function only ever inlined, by name: its copies are the trees, one line each
+    r = s.run(["--funcgraph", "main.small", "--no-color", "-c", gl])
+    trees, other, errors = parse_trees(r.stdout)
+    own = dict(l.split() for l in r.stdout.splitlines() if len(l.split()) == 2)
+    s.check("inlined: --funcgraph of an always-inlined function traces its copies",
+            r.returncode == 0 and not errors and "Attaching 1 function..." in r.stderr and
+            len(trees) == int(own.get("small", -1)) and
+            all(t.func == "main.small" and t.mark == "inlined" and not t.children
+                for t in trees), "own %s\n%s" % (own, describe(r)))
+    # --summary counts them, says they have no latency; JSON marks them
+    r = s.run(["--funcgraph", "main.*", "--summary", "-c", gl])
+    m = re.search(r"^main\.small: (\d+) calls, 0 returned, (\d+) inlined \(no return to time\)$",
+                  r.stdout, re.M)
+    s.check("inlined: --summary counts the inlined calls",
+            r.returncode == 0 and m and m.group(1) == m.group(2) == own.get("small"),
+            describe(r))
+    r = s.run(["--funcgraph", "main.small", "-f", "json", "-c", gl])
+    objs = [json.loads(l) for l in r.stdout.splitlines() if l.startswith("{")]
+    calls = [o["data"] for o in objs if o["type"] == "call"]
+    s.check("inlined: -f json marks them inlined, with the caller and the call's line",
+            r.returncode == 0 and len(calls) == int(own.get("small", -1)) and
+            all(c["inlined"] and c["duration_ns"] is None and
+                c["caller"] in ("main.work", "main.main") and
+                c["call_file"].endswith("golines/main.go") and c["call_line"] > 0
+                for c in calls), describe(r))
+
 if s.case("drilldown"):
     r, text, own = run_fg(b, ["-rounds", "2", "-unit", "5", "-g", "2"],
                           ["--funcgraph", "main.(*Student).String", "--drilldown", "main.add1"])
