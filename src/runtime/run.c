@@ -440,12 +440,12 @@ int rt_run(struct gt_plan *plan, const struct rt_options *opts)
 			fprintf(s.out, "Attaching %d probe%s...\n", plan->nprobes,
 				plan->nprobes == 1 ? "" : "s");
 	}
-	/* bpftrace's test frameworks wait for this line on stdout before they run the
-	 * traced command (its runtime tests' AFTER); -q does not drop it */
+	/* bpftrace's test frameworks wait for this line before they run the traced command
+	 * (its runtime tests' AFTER); on stderr, as bpftrace 0.17 writes it, so that piped
+	 * and -f json output stay its own; -q does not drop it */
 	if (getenv("__BPFTRACE_NOTIFY_PROBES_ATTACHED")) {
 		fflush(s.out);
-		fputs("__BPFTRACE_NOTIFY_PROBES_ATTACHED\n", stdout);
-		fflush(stdout);
+		fputs("__BPFTRACE_NOTIFY_PROBES_ATTACHED\n", stderr);
 	}
 
 	/* attached, BEGIN runs even if a stop came meanwhile: END is paired with it */

@@ -22,8 +22,7 @@ def traced(argv, trigger, timeout=120):
     SIGINT: (status, stdout after the banner, stderr). gotrace prints the line once
     attached, bpftrace 0.17 before it attaches: 0.5 s after it was too little under load
     (1 and 2 of 3 calls counted), so bpftrace gets 3 s under emulation. (Its attach
-    notification, __BPFTRACE_NOTIFY_PROBES_ATTACHED, stays in its stdout buffer when
-    that is a pipe.)"""
+    notification, __BPFTRACE_NOTIFY_PROBES_ATTACHED, is not asked for here.)"""
     p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          env=s.env)
     head = wait_for_line(p, "Attaching", timeout)

@@ -66,9 +66,17 @@ if s.case("notify"):
     r = subprocess.run([s.gotrace, "-q", "-e", 'BEGIN { printf("begin\\n"); exit(); }'],
                        capture_output=True, text=True, timeout=60, env=env)
     plain = s.run(["-q", "-e", 'BEGIN { printf("begin\\n"); exit(); }'])
-    s.check("__BPFTRACE_NOTIFY_PROBES_ATTACHED: its line once attached, before BEGIN's output",
-            r.returncode == 0 and r.stdout == "__BPFTRACE_NOTIFY_PROBES_ATTACHED\nbegin\n" and
-            plain.stdout == "begin\n", describe(r) + describe(plain))
+    # on stderr, as bpftrace 0.17 writes it: stdout (piped, -f json) is the trace's alone
+    j = subprocess.run([s.gotrace, "-f", "json", "-e", 'BEGIN { printf("begin\\n"); exit(); }'],
+                       capture_output=True, text=True, timeout=60, env=env)
+    s.check("__BPFTRACE_NOTIFY_PROBES_ATTACHED: its line once attached, on stderr as "
+            "bpftrace 0.17 writes it; stdout is the trace's",
+            r.returncode == 0 and r.stdout == "begin\n" and
+            r.stderr == "__BPFTRACE_NOTIFY_PROBES_ATTACHED\n" and plain.stdout == "begin\n" and
+            j.returncode == 0 and "NOTIFY" not in j.stdout and
+            j.stderr == "__BPFTRACE_NOTIFY_PROBES_ATTACHED\n" and
+            all(l.startswith("{") for l in j.stdout.splitlines() if l),
+            describe(r) + describe(plain) + describe(j))
 
 # config = { max_cat_bytes = N } and the environment's names for it: bpftrace 0.17's
 # BPFTRACE_CAT_BYTES_MAX and current bpftrace's BPFTRACE_MAX_CAT_BYTES (the environment wins)
