@@ -219,7 +219,7 @@ const char *glob_class_end(const char *start, const char *p)
 	const char *end = class_end(p);
 	if (!end)
 		return NULL;
-	/* inside a Go bracket, every bracket is Go's (quadratic, for patterns with '[') */
+	/* inside a Go bracket, every bracket is Go's */
 	int depth = 0;
 	for (const char *q = start; q < p; q++) {
 		const char *e = depth ? NULL : class_end(q);
@@ -233,21 +233,43 @@ const char *glob_class_end(const char *start, const char *p)
 	return depth ? NULL : end;
 }
 
-bool has_glob(const char *s)
+/* glob_class_end(PAT, PAT + i) for every i, in one pass: ENDS[i] (NULL where none) */
+static void class_ends(const char *pat, const char **ends)
+{
+	int depth = 0;
+	for (const char *q = pat; *q; q++) {
+		const char *e = depth ? NULL : class_end(q);
+		ends[q - pat] = e;
+		if (e) {
+			for (const char *r = q + 1; r <= e; r++)
+				ends[r - pat] = NULL;
+			q = e;
+		} else if (*q == '[') {
+			depth++;
+		} else if (*q == ']' && depth) {
+			depth--;
+		}
+	}
+}
+
+/* a '*', a '?' or a class; GO: not the '*' of a method's receiver "(*T)" */
+static bool wildcard(const char *s, bool go)
 {
 	for (const char *p = s; *p; p++)
-		if (*p == '*' || *p == '?' || glob_class_end(s, p))
+		if (*p == '?' || (*p == '*' && (!go || p == s || p[-1] != '(')) ||
+		    glob_class_end(s, p))
 			return true;
 	return false;
 }
 
+bool has_glob(const char *s)
+{
+	return wildcard(s, false);
+}
+
 bool glob_go_wildcard(const char *name)
 {
-	for (const char *p = name; *p; p++)
-		if (*p == '?' || (*p == '*' && (p == name || p[-1] != '(')) ||
-		    glob_class_end(name, p))
-			return true;
-	return false;
+	return wildcard(name, true);
 }
 
 /* Whether C is in the class [SET] (SET from set to end): ranges a-z, ! or ^ negates. */
@@ -269,9 +291,16 @@ static bool in_class(const char *set, const char *end, char c)
 bool glob_match(const char *pat, const char *s)
 {
 	const char *star = NULL, *resume = NULL, *start = pat;
-	bool brackets = strchr(pat, '[') != NULL;
-	while (*s) {
-		const char *cls = brackets ? glob_class_end(start, pat) : NULL;
+	const char *few[128], **ends = NULL;
+	if (strchr(pat, '[')) { /* the classes, found once (Go's brackets are not classes) */
+		size_t n = strlen(pat);
+		ends = n < ARRAY_SIZE(few) ? few : xmalloc((n + 1) * sizeof(*ends));
+		class_ends(pat, ends);
+		ends[n] = NULL; /* at the pattern's end too */
+	}
+	bool match = true;
+	while (*s && match) {
+		const char *cls = ends ? ends[pat - start] : NULL;
 		if (cls && in_class(pat + 1, cls, *s)) {
 			pat = cls + 1;
 			s++;
@@ -285,12 +314,14 @@ bool glob_match(const char *pat, const char *s)
 			pat = star + 1;
 			s = ++resume;
 		} else {
-			return false;
+			match = false;
 		}
 	}
-	while (*pat == '*')
+	if (ends && ends != few)
+		free(ends);
+	while (match && *pat == '*')
 		pat++;
-	return *pat == 0;
+	return match && *pat == 0;
 }
 
 int edit_distance(const char *a, const char *b, int cap)
