@@ -551,7 +551,7 @@ static void check_errors(const char *plain)
 
 	/* Stripped and .gopclntab unreadable (its magic broken): no function source left. */
 	snprintf(p, sizeof(p), "%s/stripped.badpcln", tmp_dir);
-	if (run("cd %s/tests/go/binfo && CGO_ENABLED=0 go build -trimpath -ldflags=-s -o %s "
+	if (run("cd %s/tests/go/binfo && CGO_ENABLED=0 go build -ldflags=-s -o %s "
 	        "main.go",
 	        src_dir, p) == 0) {
 		struct target t;
@@ -1187,14 +1187,14 @@ static void check_goruntime_all(const char *plain, const char *pie, const char *
 	FILE *f = fopen(src, "w");
 	fputs(tls_target, f);
 	fclose(f);
-	if (run("cd %s/tests/go/binfo && CGO_ENABLED=0 go build -trimpath -ldflags=-w -o %s "
+	if (run("cd %s/tests/go/binfo && CGO_ENABLED=0 go build -ldflags=-w -o %s "
 	        "main.go",
 	        src_dir, nodwarf) != 0 ||
-	    run("cd %s/tests/go/binfo_cgo && CGO_ENABLED=1 go build -trimpath "
+	    run("cd %s/tests/go/binfo_cgo && CGO_ENABLED=1 go build "
 	        "'-ldflags=-w -linkmode=external' -o %s main.go",
 	        src_dir, cgo_nodwarf) != 0 ||
-	    run("cd %s && CGO_ENABLED=1 go build -trimpath -o %s tlscgo.go && "
-	        "CGO_ENABLED=1 go build -trimpath -buildmode=pie -o %s tlscgo.go",
+	    run("cd %s && CGO_ENABLED=1 go build -o %s tlscgo.go && "
+	        "CGO_ENABLED=1 go build -buildmode=pie -o %s tlscgo.go",
 	        tmp_dir, tls_ext, tls_pie) != 0) {
 		failures++;
 		return;
@@ -1262,11 +1262,12 @@ int main(int argc, char **argv)
 	snprintf(plain, sizeof(plain), "%s/plain", tmp_dir);
 	snprintf(pie, sizeof(pie), "%s/pie", tmp_dir);
 	snprintf(cgo, sizeof(cgo), "%s/cgo", tmp_dir);
-	/* -trimpath keeps builds reproducible; the GOFLAGS of the environment still apply. */
-	if (run("cd %s/tests/go/binfo && CGO_ENABLED=0 go build -trimpath -o %s main.go && "
-	        "go build -trimpath -buildmode=pie -o %s main.go",
+	/* no -trimpath: the runtime tests' builds make the same compiles, which the shared
+	 * build cache then has (a cold run compiled the standard library again for it) */
+	if (run("cd %s/tests/go/binfo && CGO_ENABLED=0 go build -o %s main.go && "
+	        "go build -buildmode=pie -o %s main.go",
 	        src_dir, plain, pie) != 0 ||
-	    run("cd %s/tests/go/binfo_cgo && CGO_ENABLED=1 go build -trimpath "
+	    run("cd %s/tests/go/binfo_cgo && CGO_ENABLED=1 go build "
 	        "-ldflags=-linkmode=external -o %s main.go",
 	        src_dir, cgo) != 0) {
 		run("rm -rf %s", tmp_dir);
@@ -1290,8 +1291,8 @@ int main(int argc, char **argv)
 	const char *sname[4] = {"plain.s", "pie.s", "plain.strip", "pie.strip"};
 	for (int i = 0; i < 4; i++)
 		snprintf(sp[i], sizeof(sp[i]), "%s/%s", tmp_dir, sname[i]);
-	if (run("cd %s/tests/go/binfo && CGO_ENABLED=0 go build -trimpath -ldflags=-s -o %s "
-	        "main.go && go build -trimpath -buildmode=pie -ldflags=-s -o %s main.go && "
+	if (run("cd %s/tests/go/binfo && CGO_ENABLED=0 go build -ldflags=-s -o %s "
+	        "main.go && go build -buildmode=pie -ldflags=-s -o %s main.go && "
 	        "strip -o %s %s && strip -o %s %s && strip -o %s/cgo.strip %s",
 	        src_dir, sp[0], sp[1], sp[2], plain, sp[3], pie, tmp_dir, cgo) == 0) {
 		/* go tool addr2line reads .gopclntab; it cannot read a PIE, and the
