@@ -159,8 +159,8 @@ static bool key_type_ok(const struct gt_type *t)
 		     t->kind == TY_SYM);
 }
 
-/* The keys of one use, flattened: current bpftrace's @m[(a, b)] and @m[$t] ($t a tuple)
- * are @m[a, b] and @m[$t.0, $t.1]; a tuple among several keys (@m[a, (b, c)]) gives its
+/* The keys of one use, flattened: current bpftrace's @m[(a, b)] and @m[$t] ($t a tuple,
+ * or a map read whose value is one) are @m[a, b] and @m[$t.0, $t.1]; a tuple among several keys (@m[a, (b, c)]) gives its
  * items too, and the '(' and ')' around them are counted for printing. */
 #define KEYS_MAX 64
 struct key_flat {
@@ -182,7 +182,9 @@ static int flat_key(struct sema *s, struct ast_node *k, struct key_flat *kf, boo
 	struct ast_list items = {0};
 	if (k->kind == AST_TUPLE && !k->u.tuple.names) {
 		items = k->u.tuple.items;
-	} else if (k->kind == AST_VAR || (k->kind == AST_FIELD && tuple_var(k))) {
+	} else if (k->kind == AST_VAR || k->kind == AST_MAP ||
+		   (k->kind == AST_FIELD && tuple_var(k))) {
+		/* a map's tuple value too (@us[@p[goid]]): read once per item */
 		if (k->kind == AST_VAR && !sema_find_var(s, k->u.name, &(int){0}))
 			goto leaf; /* reported as an unknown variable */
 		if (sema_check_expr(s, k))
