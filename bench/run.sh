@@ -53,6 +53,10 @@
 #      35,000 generated functions (bench/gen_many.py), cache hit and --no-cache,
 #      and of the docker CLI's github.com/docker/cli/* (69,501 sites) when
 #      DOCKER=/usr/local/bin/docker exists; wall time and peak RSS.
+#   5b. Caddy (CADDY=0 skips it): Caddy v2.11.9 built once into ~/.cache/gotrace-bench;
+#      --dry-run of go:*:entry (~183k sites) and of --funcgraph over reverseproxy.*,
+#      cache hit and --no-cache; -p on a running Caddy (its caddy/v2/* entries, and
+#      go:*:entry): launch to exit, -v's attach and detach.
 #   6. following (FOLLOW=0 skips it): gotrace -c 'go run .' on tests/go/calcmod: exec
 #      to attached (-v's "held N ms"), cache hit and --no-cache; go run's wall time
 #      untraced and traced.
@@ -591,6 +595,81 @@ if [ "$BIG" = 1 ]; then
   done
 fi
 
+# ---------------------------------------------------------------- 5b
+# A real web server at full size (issue 42): Caddy v2.11.9 built from its module with the
+# machine's Go into ~/.cache/gotrace-bench/caddy (CADDY=0 skips it; ~5 min the first
+# time). --dry-run of go:*:entry (every function, ~183k sites) and of --funcgraph over
+# reverseproxy.* (~1,300 sites), cache hit and --no-cache; then -p on a running Caddy
+# serving files: a script over every github.com/caddyserver/caddy/v2 function's entry,
+# launch to exit with BEGIN's exit() (cache hit), and -v's attach and detach times.
+CADDY=${CADDY:-1}
+export CADDY_VERSION=${CADDY_VERSION:-v2.11.9}
+caddy_run() {   # caddy_run TAG METRIC ROUND CMD...: wall ms, -v's attach / detach ms
+  local tag=$1 metric=$2 r=$3; shift 3
+  local so=$OUT/$tag.stdout se=$OUT/$tag.stderr t0 t1 rc why="" am dm sites
+  printf '%s\n' "$*" >"$OUT/$tag.cmd"
+  t0=$(date +%s%N)
+  timeout -k 10 300 "$@" >"$so" 2>"$se"; rc=$?
+  t1=$(date +%s%N)
+  sites=$(sed -n 's/^gotrace: \([0-9]*\) site(s).*/\1/p' "$se")
+  am=$(sed -n 's/^gotrace: attached .* in \([0-9.]*\) ms$/\1/p' "$se")
+  dm=$(sed -n 's/^gotrace: detached .* in \([0-9.]*\) ms$/\1/p' "$se")
+  if [ $rc != 0 ]; then why="exit status $rc: $(first_err "$se")"
+  elif ! grep -q '^ready$' "$so"; then why="no 'ready' line from BEGIN"
+  elif [ -z "$am" ] || [ -z "$dm" ]; then why="no attach/detach times in -v's output"
+  fi
+  if [ -n "$why" ]; then
+    record "$metric" gotrace "$r" FAILED "" "" "$why"; printf '# %-28s FAILED: %s\n' "$tag" "$why"; return
+  fi
+  local ms; ms=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", (b - a) / 1e6 }')
+  record "$metric" gotrace "$r" ok "$ms" "sites=$sites" ""
+  record "${metric}_attach" gotrace "$r" ok "$am" "" ""
+  record "${metric}_detach" gotrace "$r" ok "$dm" "" ""
+  printf '# %-28s sites=%s wall_ms=%s attach_ms=%s detach_ms=%s\n' "$tag" "$sites" "$ms" "$am" "$dm"
+}
+if [ "$CADDY" = 1 ]; then
+  cdir=$HOME/.cache/gotrace-bench/caddy-$CADDY_VERSION
+  mkdir -p "$cdir"
+  if [ ! -x "$cdir/caddy" ]; then
+    echo "# building Caddy $CADDY_VERSION into $cdir (once)"
+    (cd "$cdir" && GOTOOLCHAIN=local GOFLAGS=-mod=mod GOPATH="$cdir/gopath" GOBIN="$cdir" \
+       "$GO" install "github.com/caddyserver/caddy/v2/cmd/caddy@$CADDY_VERSION") \
+      >>"$OUT/build.log" 2>&1 || echo "# Caddy could not be built: $(tail -n 1 "$OUT/build.log")"
+  fi
+fi
+if [ "$CADDY" = 1 ] && [ -x "$cdir/caddy" ]; then
+  CADDY_BIN=$cdir/caddy
+  echo "# Caddy $CADDY_VERSION: go:*:entry and --funcgraph reverseproxy.* (--dry-run), -p on a running server"
+  PROG_GT_CADDY='go:*:entry { @[probe] = count(); }'
+  FG_CADDY='github.com/caddyserver/caddy/v2/modules/caddyhttp/reverseproxy.*'
+  "$GOTRACE_BIN" --dry-run -b "$CADDY_BIN" -e "$PROG_GT_CADDY" >/dev/null 2>&1  # primes the cache
+  "$GOTRACE_BIN" --dry-run -b "$CADDY_BIN" --funcgraph "$FG_CADDY" >/dev/null 2>&1
+  for ((r = 1; r <= RUNS; r++)); do
+    big_run "caddy.gotrace.r$r" caddy_dryrun "$r" 150000 \
+      "$GOTRACE_BIN" -v --dry-run -b "$CADDY_BIN" -e "$PROG_GT_CADDY"
+    big_run "caddy-cold.gotrace.r$r" caddy_dryrun_cold "$r" 150000 \
+      "$GOTRACE_BIN" -v --no-cache --dry-run -b "$CADDY_BIN" -e "$PROG_GT_CADDY"
+    big_run "caddy-fg.gotrace.r$r" caddy_fg "$r" 500 \
+      "$GOTRACE_BIN" -v --dry-run --funcgraph "$FG_CADDY" "$CADDY_BIN"
+    big_run "caddy-fg-cold.gotrace.r$r" caddy_fg_cold "$r" 500 \
+      "$GOTRACE_BIN" -v --no-cache --dry-run --funcgraph "$FG_CADDY" "$CADDY_BIN"
+  done
+  mkdir -p "$OUT/www" && echo hello >"$OUT/www/index.html"
+  port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  "$CADDY_BIN" file-server --listen "127.0.0.1:$port" --root "$OUT/www" >"$OUT/caddy.log" 2>&1 &
+  cpid=$!
+  for _ in $(seq 50); do curl -sf "http://127.0.0.1:$port/" >/dev/null 2>&1 && break; sleep 0.2; done
+  PROG_GT_CADDY_P='go:"github.com/caddyserver/caddy/v2/*":entry { @[probe] = count(); } BEGIN { printf("ready\n"); exit(); }'
+  "$GOTRACE_BIN" -q -p "$cpid" -e "$PROG_GT_CADDY_P" >/dev/null 2>&1  # primes the cache
+  for ((r = 1; r <= RUNS; r++)); do
+    caddy_run "caddy-p.gotrace.r$r" caddy_p "$r" "$GOTRACE_BIN" -v -p "$cpid" -e "$PROG_GT_CADDY_P"
+    caddy_run "caddy-p-all.gotrace.r$r" caddy_p_all "$r" "$GOTRACE_BIN" -v -p "$cpid" \
+      -e 'go:*:entry { @[probe] = count(); } BEGIN { printf("ready\n"); exit(); }'
+  done
+  curl -sf "http://127.0.0.1:$port/" | grep -q hello || echo "# Caddy did not answer after the runs"
+  kill "$cpid"; wait "$cpid" 2>/dev/null
+fi
+
 # ---------------------------------------------------------------- 6
 # following (issue 25): gotrace -c 'go run .' finds the program the go command builds
 # and runs, holds it stopped at its exec while the script is compiled against it and
@@ -635,7 +714,7 @@ fi
 
 # ---------------------------------------------------------------- table
 python3 - "$RUNS_TSV" "$N" "$RUNS" "$MIN_HIT_NS" "$OUT/env.txt" "${TOOLS[@]}" <<'PY' | tee "$OUT/summary.txt"
-import sys, statistics
+import os, sys, statistics
 tsv, N, RUNS, MIN_HIT, envf, tools = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]), sys.argv[5], sys.argv[6:]
 rows = [(l.rstrip("\n").split("\t") + [""] * 7)[:7] for l in open(tsv) if l.strip()]
 def info(r):
@@ -753,6 +832,15 @@ table = [
     ("  --no-cache, ms",                        lambda t: plain("big_dryrun_cold", t)),
     ("  peak RSS, MB / --no-cache",             lambda t: pair("big_dryrun_rss", "big_dryrun_cold_rss", t)),
     ("docker cli/* 69,501 sites --dry-run, ms", lambda t: plain("docker_dryrun", t)),
+    ("Caddy go:*:entry --dry-run, ms (****)",  lambda t: plain("caddy_dryrun", t)),
+    ("  --no-cache, ms",                        lambda t: plain("caddy_dryrun_cold", t)),
+    ("  peak RSS, MB / --no-cache",             lambda t: pair("caddy_dryrun_rss", "caddy_dryrun_cold_rss", t)),
+    ("Caddy --funcgraph reverseproxy.*, ms",   lambda t: plain("caddy_fg", t)),
+    ("  --no-cache, ms",                        lambda t: plain("caddy_fg_cold", t)),
+    ("Caddy -p, caddy/v2/* entries: run, ms",  lambda t: plain("caddy_p", t)),
+    ("  attach / detach, ms",                   lambda t: pair("caddy_p_attach", "caddy_p_detach", t)),
+    ("Caddy -p, go:*:entry: run, ms",          lambda t: plain("caddy_p_all", t)),
+    ("  attach / detach, ms",                   lambda t: pair("caddy_p_all_attach", "caddy_p_all_detach", t)),
     ("-c 'go run .': exec to attached, ms",    lambda t: plain("follow_held", t)),
     ("  --no-cache, ms",                        lambda t: plain("follow_held_cold", t)),
     ("  go run . wall, untraced / traced, ms",  lambda t: pair("follow_base", "follow_held_wall", t)),
@@ -783,6 +871,11 @@ if any(r[0] == "big_dryrun" for r in rows):
     print("(***) %s sites: :entry + :return on every generated function (bench/gen_many.py);"
           " bpftrace 0.17 makes one program per probe (BPFTRACE_MAX_PROBES)" %
           {info(r).get("sites") for r in rows if r[0] == "big_dryrun"}.pop())
+if any(r[0] == "caddy_dryrun" for r in rows):
+    print("(****) Caddy %s (%s sites for go:*:entry): --dry-run is parse, sema, codegen or the"
+          " cache, and the verifier; -p runs are launch to exit with BEGIN's exit(), cache hit" %
+          (os.environ.get("CADDY_VERSION", "v2.11.9"),
+           {info(r).get("sites") for r in rows if r[0] == "caddy_dryrun"}.pop()))
 if notes:
     print("\nFAILED details:")
     for n in dict.fromkeys(notes): print("  " + n)
