@@ -61,11 +61,12 @@
 #      to attached (-v's "held N ms"), cache hit and --no-cache; go run's wall time
 #      untraced and traced.
 #   7. call graphs next to Go's own eBPF tracers (TRACERS=0 skips it): bench/tracers.py
-#      builds delve and go-ftrace from their Go modules (into ~/.cache/gotrace-bench,
-#      skipped with the go command's reason where the proxy does not serve one) and
-#      times gotrace --funcgraph, dlv trace --ebpf and ftrace on the same loop (added
-#      ns per call, N calls) and on 1 and 2,000 functions (the whole command), each
-#      run's calls checked against the program's own count; peak RSS.
+#      builds delve from its Go module and go-ftrace from ../shared/peers (into
+#      ~/.cache/gotrace-bench; each skipped with the reason where it cannot be built)
+#      and times gotrace --funcgraph, dlv trace --ebpf and ftrace on one Go 1.24 build of
+#      the same loop (added ns per call, N calls) and on 1, 100 and 2,000 functions
+#      (start to attached, the whole command; medians of RUNS), each run's calls
+#      checked against the program's own count; peak RSS.
 #   Floor column: bench/floor.c (one uprobe_multi link on the function, a
 #   four-instruction counter program, the child released after the attach as
 #   gotrace's -c does), compiled with gcc -lelf.

@@ -5,10 +5,15 @@ in one run (bench/run.sh section 7; figures in docs/performance.md).
     bench/tracers.py --gotrace build/gotrace [--out DIR] [--n 100000] [--runs 3]
                      [--sites 2000] [--tools ~/.cache/gotrace-bench/tools]
 
-The tracers are built from their Go modules into --tools (outside the repo), once:
-delve (`go install github.com/go-delve/delve/cmd/dlv@VERSION`, traced with `dlv trace
---ebpf`) and go-ftrace (`go install github.com/hitzhangjie/go-ftrace/cmd/ftrace@latest`).
-One the module proxy does not serve is skipped with the go command's reason.
+The tracers are built into --tools (outside the repo), once: delve from its Go module
+(`go install github.com/go-delve/delve/cmd/dlv@VERSION`, traced with `dlv trace
+--ebpf`), go-ftrace from its source in --peers (../shared/peers/build-go-ftrace.sh; the
+module proxy does not serve it). One that cannot be built is skipped with the reason.
+
+The targets are built by Go 1.24 (the newest 1.24 release, tests/gotool.py's toolchain
+cache): go-ftrace reads goroutine ids through delve 1.8's DWARF reader, which cannot read
+the DWARF 5 of Go 1.25+. go-ftrace attaches to a binary rather than starting it: it is
+started, answered "y", and the program is run once it says "start tracing"; then SIGINT.
 
 gotrace runs twice: as it runs by default (each call's on-CPU time measured) and with
 --no-oncpu.
@@ -17,8 +22,11 @@ The same binaries serve every tracer, built with -gcflags=all=-N -l (delve's eBP
 tracing needs it: on optimised Go 1.25+ code it sets no tracepoint, "empty OP stack"):
   - tests/go/loop calls main.work N times and prints its own ns per call: the per-call
     cost of a tracer is median(traced) - median(untraced), the runs interleaved;
-  - bench/gen_many.py's program with SITES functions, each called 3 times: the wall time
-    of the whole traced command (start, attach, run, detach) for 1 and for all of them.
+  - bench/gen_many.py's program with SITES functions, each called 3 times: for 1, 100 and
+    all SITES of them, the time from the tracer's start to attached (gotrace: its
+    "Attaching N functions..." line; go-ftrace: its "start tracing"; delve says nothing)
+    and the wall time of the whole traced command (start, attach, run, detach), each
+    the median of --runs runs.
 Each run's output is checked against the program's own count: calls shown (gotrace:
 whole trees printed + root calls it says it dropped; delve: its "> goroutine" lines).
 Peak RSS is the tracer's (wait4's ru_maxrss; the traced program is smaller)."""
@@ -26,16 +34,18 @@ Peak RSS is the tracer's (wait4's ru_maxrss; the traced program is smaller)."""
 import argparse
 import os
 import re
-import shutil
+import signal
 import statistics
 import subprocess
 import sys
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 DELVE = "github.com/go-delve/delve/cmd/dlv@v1.27.2"
-FTRACE = "github.com/hitzhangjie/go-ftrace/cmd/ftrace@latest"
+sys.path.insert(0, os.path.join(REPO, "tests"))
+import gotool  # noqa: E402
 
 
 def go():
@@ -60,20 +70,72 @@ def install(tools, pkg, name):
     return exe, None
 
 
-def build(src, out, env_extra=None):
-    env = dict(os.environ, CGO_ENABLED="0", GOTOOLCHAIN="local")
-    r = subprocess.run([go(), "build", "-gcflags=all=-N -l", "-o", out, src], env=env,
+def build_ftrace(tools, peers):
+    """go-ftrace built by PEERS/build-go-ftrace.sh, or (None, why)."""
+    d = os.path.join(tools, "go-ftrace")
+    exe = os.path.join(d, "ftrace")
+    if os.path.exists(exe):
+        return exe, None
+    script = os.path.join(peers, "build-go-ftrace.sh")
+    if not os.path.exists(script):
+        return None, "%s is absent" % script
+    r = subprocess.run(["sh", script, d], capture_output=True, text=True, timeout=900,
+                       env=dict(os.environ, PATH=os.path.dirname(go()) + os.pathsep +
+                                os.environ["PATH"]))
+    if r.returncode or not os.path.exists(exe):
+        why = [l for l in (r.stderr + r.stdout).splitlines() if l.strip()]
+        return None, (why[-1] if why else "build-go-ftrace.sh failed")[:200]
+    return exe, None
+
+
+def go124():
+    """The go command of the newest Go 1.24 release (downloaded once), or the machine's."""
+    rel = [r for r in gotool.releases() if r.startswith("go1.24.")]
+    g = gotool.toolchain(rel[-1]) if rel else None
+    return g or go()
+
+
+def build(src, out, gocmd):
+    env = dict(os.environ, CGO_ENABLED="0", GOTOOLCHAIN="local",
+               PATH=os.path.dirname(gocmd) + os.pathsep + os.environ["PATH"])
+    r = subprocess.run([gocmd, "build", "-gcflags=all=-N -l", "-o", out, src], env=env,
                        capture_output=True, text=True, cwd=os.path.dirname(src))
     if r.returncode:
         sys.exit("tracers.py: go build %s: %s" % (src, r.stderr))
     return out
 
 
-def run(cmd, out, err, timeout=900):
-    """(wall s, peak RSS MB, exit status, stdout text, stderr text) of CMD."""
+def run(cmd, out, err, timeout=900, ready=None, then=None, stdin_text=None):
+    """(wall s, peak RSS MB, exit status, stdout text, stderr text, attached s) of CMD.
+    READY: a regex of a line on its stderr saying it is attached (attached s: from the
+    start to that line, else None); THEN: a command run once it is, after which CMD gets
+    SIGINT (a tracer that attaches to a binary instead of starting it)."""
     t0 = time.monotonic()
+    seen = threading.Event()
+    attached = []
     with open(out, "w") as fo, open(err, "w") as fe:
-        p = subprocess.Popen(cmd, stdout=fo, stderr=fe)
+        p = subprocess.Popen(cmd, stdout=fo, stderr=subprocess.PIPE, text=True,
+                             stdin=subprocess.PIPE if stdin_text else subprocess.DEVNULL)
+        if stdin_text:
+            p.stdin.write(stdin_text)
+            p.stdin.close()
+
+        def pump():  # its stderr to ERR, the ready line timed as it comes
+            for line in p.stderr:
+                fe.write(line)
+                if ready and not attached and re.search(ready, line):
+                    attached.append(time.monotonic() - t0)
+                    seen.set()
+            seen.set()
+        th = threading.Thread(target=pump)
+        th.start()
+        if then:
+            seen.wait(timeout)
+            if attached and p.poll() is None:
+                subprocess.run(then, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               timeout=timeout)
+                time.sleep(0.5)  # its last events read
+                p.send_signal(signal.SIGINT)
         deadline = t0 + timeout
         while True:
             pid, status, ru = os.wait4(p.pid, os.WNOHANG)
@@ -85,8 +147,10 @@ def run(cmd, out, err, timeout=900):
                 break
             time.sleep(0.02)
         p.returncode = os.waitstatus_to_exitcode(status)
+        th.join()
     wall = time.monotonic() - t0
-    return wall, ru.ru_maxrss / 1024, p.returncode, open(out).read(), open(err).read()
+    return (wall, ru.ru_maxrss / 1024, p.returncode, open(out).read(), open(err).read(),
+            attached[0] if attached else None)
 
 
 def ns_per_call(text):
@@ -110,7 +174,13 @@ class Tool:
             # its argument is a regular expression: the globs' '*' is '.*'
             regex = "^(" + "|".join(re.escape(f).replace("\\*", ".*") for f in funcs) + ")$"
             return [self.exe, "trace", "--ebpf", "--exec", binary, regex, "--", *args]
-        return [self.exe, "-u", funcs[0] if len(funcs) == 1 else "main.fn*", binary]
+        return [self.exe, *[a for f in funcs for a in ("-u", f)], binary]
+
+    def ready(self):
+        """The line on stderr that says the tracer is attached (None: it says none)."""
+        return {"go-ftrace": r"start tracing"}.get(self.name,
+                                                   None if self.name == "delve" else
+                                                   r"^Attaching \d+ functions?\.\.\.$")
 
     def shown(self, outfile, stdout, stderr):
         """(calls shown, calls it says it dropped) from its output."""
@@ -121,7 +191,8 @@ class Tool:
             return trees, int(m.group(1)) if m else 0
         if self.name == "delve":  # its trace lines go to stderr
             return len(re.findall(r"^> goroutine\(\d+\): ", stderr, re.M)), 0
-        return len(re.findall(r"\{\s*$", stdout, re.M)), 0
+        # go-ftrace: "TIME GOID ... FUNC(ARGS) { CALLER FILE:LINE" opens each call
+        return len(re.findall(r"\) \{ ", stdout)), 0
 
 
 def main():
@@ -132,6 +203,8 @@ def main():
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--sites", type=int, default=2000)
     ap.add_argument("--tools", default=os.path.expanduser("~/.cache/gotrace-bench/tools"))
+    ap.add_argument("--peers", default=os.path.join(REPO, "..", "shared", "peers"),
+                    help="where build-go-ftrace.sh and go-ftrace's source are")
     o = ap.parse_args()
     os.makedirs(o.out, exist_ok=True)
 
@@ -139,38 +212,53 @@ def main():
     tools = [Tool("gotrace", os.path.abspath(o.gotrace)),
              Tool("gotrace --no-oncpu", os.path.abspath(o.gotrace))]
     notes = []
-    for name, pkg, exe in (("go-ftrace", FTRACE, "ftrace"), ("delve", DELVE, "dlv")):
-        path, why = install(o.tools, pkg, exe)
-        if path:
-            tools.append(Tool(name, path))
-        else:
-            notes.append("%s skipped: go install %s: %s" % (name, pkg, why))
-    loop = build(os.path.join(REPO, "tests", "go", "loop", "main.go"), os.path.join(o.out, "loop"))
+    path, why = build_ftrace(o.tools, o.peers)
+    if path:
+        tools.append(Tool("go-ftrace", path))
+    else:
+        notes.append("go-ftrace skipped: %s" % why)
+    path, why = install(o.tools, DELVE, "dlv")
+    if path:
+        tools.append(Tool("delve", path))
+    else:
+        notes.append("delve skipped: go install %s: %s" % (DELVE, why))
+    gocmd = go124()
+    notes.append("targets built by %s" % gotool.version(gocmd))
+    loop = build(os.path.join(REPO, "tests", "go", "loop", "main.go"),
+                 os.path.join(o.out, "loop"), gocmd)
     subprocess.run([sys.executable, os.path.join(HERE, "gen_many.py"),
                     os.path.join(o.out, "many.go"), str(o.sites)], check=True)
-    many = build(os.path.join(o.out, "many.go"), os.path.join(o.out, "many"))
+    many = build(os.path.join(o.out, "many.go"), os.path.join(o.out, "many"), gocmd)
 
     rows = {}  # (metric, tool) -> text
 
     def checked(t, tag, binary, funcs, args, want):
-        outf = os.path.join(o.out, "%s.%s.out" % (tag, t.name))
-        wall, rss, st, so, se = run(t.cmd(binary, funcs, args, outf), outf + ".stdout",
-                                    outf + ".stderr")
+        outf = os.path.join(o.out, "%s.%s.out" % (tag, t.name.replace(" ", "")))
+        attach_to = t.name == "go-ftrace"  # it attaches to BINARY; the program is run apart
+        prog_out = outf + ".program"
+        then = ["sh", "-c", '"$0" "$@" >"%s"' % prog_out, binary, *args] if attach_to else None
+        wall, rss, st, so, se, att = run(t.cmd(binary, funcs, args, outf), outf + ".stdout",
+                                         outf + ".stderr", ready=t.ready(), then=then,
+                                         stdin_text="y\n" if attach_to else None)
+        if attach_to:  # the program's own output ("calls=", ns_per_call)
+            so = so + (open(prog_out).read() if os.path.exists(prog_out) else "")
+            st = 0 if st in (0, -signal.SIGINT, 130) else st
         shown, dropped = t.shown(outf, so, se)
-        ok = st == 0 and shown + dropped == want
-        why = "" if ok else "exit %d, %d shown + %d dropped of %d calls" % (st, shown, dropped,
-                                                                            want)
-        return wall, rss, so + se, ok, why, shown, dropped
+        ok = st == 0 and shown + dropped == want and (att is not None or not t.ready())
+        why = "" if ok else "exit %d, %d shown + %d dropped of %d calls%s" % (
+            st, shown, dropped, want, "" if att is not None or not t.ready() else
+            ", never said it was attached")
+        return wall, rss, so + se, ok, why, shown, dropped, att
 
     # per-call cost: untraced and traced runs interleaved, round by round
     base, traced = [], {t.name: [] for t in tools}
     for r in range(o.runs):
-        _, _, _, so, _ = run([loop, str(o.n)], os.path.join(o.out, "base.out"),
-                             os.path.join(o.out, "base.err"))
+        so = run([loop, str(o.n)], os.path.join(o.out, "base.out"),
+                 os.path.join(o.out, "base.err"))[3]
         base.append(ns_per_call(so))
         for t in tools:
-            wall, rss, text, ok, why, shown, dropped = checked(t, "loop.r%d" % r, loop,
-                                                               ["main.work"], [str(o.n)], o.n)
+            wall, rss, text, ok, why, shown, dropped, att = checked(
+                t, "loop.r%d" % r, loop, ["main.work"], [str(o.n)], o.n)
             v = ns_per_call(text)
             traced[t.name].append((v, ok, why, rss, dropped))
     b = statistics.median(x for x in base if x is not None)
@@ -183,29 +271,38 @@ def main():
         rows["dropped", t.name] = "%d" % max(d for *_, d in runs)
         rows["rss_loop", t.name] = "%.1f" % max(r for *_, r, _ in runs)
 
-    # attach: the whole command's wall time for 1 and for all SITES functions
-    for label, funcs in (("1", ["main.fn0000"]), (str(o.sites), ["main.fn*"])):
-        want = 3 * len(funcs) if funcs != ["main.fn*"] else 3 * o.sites
+    # attach: start to attached, and the whole command, for 1, 100 and all SITES functions
+    sets = [("1", ["main.fn0000"], 1), ("100", ["main.fn00*"], 100),
+            (str(o.sites), ["main.fn*"], o.sites)]
+    for label, funcs, nf in sets:
         for t in tools:
-            wall, rss, text, ok, why, shown, dropped = checked(t, "many" + label, many, funcs,
-                                                               ["3"], want)
-            rows["wall" + label, t.name] = ("%.2f" % wall) + ("" if ok else " (wrong: %s)" % why)
-            rows["rss" + label, t.name] = "%.1f" % rss
-            if t.name == "gotrace":
-                m = re.search(r"attached .* in ([\d.]+) ms", text)
-                rows["attach" + label, t.name] = m.group(1) if m else "-"
+            walls, atts, rsss, bad = [], [], [], []
+            for r in range(o.runs):
+                wall, rss, text, ok, why, shown, dropped, att = checked(
+                    t, "many%s.r%d" % (label, r), many, funcs, ["3"], 3 * nf)
+                (walls if ok else bad).append(wall if ok else why)
+                rsss.append(rss)
+                if ok and att is not None:
+                    atts.append(att)
+            rows["wall" + label, t.name] = ("FAILED: " + bad[0]) if bad else \
+                "%.2f" % statistics.median(walls)
+            rows["attach" + label, t.name] = "%.2f" % statistics.median(atts) if atts and \
+                not bad else "-"
+            rows["rss" + label, t.name] = "%.1f" % max(rsss)
 
     names = [t.name for t in tools]
     table = [
         ("untraced loop, ns/call", lambda n: "%.0f" % b if n == "gotrace" else ""),
         ("call graph of main.work, added ns/call", lambda n: rows.get(("cost", n), "-")),
         ("  root calls dropped (most of a run)", lambda n: rows.get(("dropped", n), "-")),
-        ("  peak RSS, MB", lambda n: rows.get(("rss_loop", n), "-")),
-        ("1 function: whole command, s", lambda n: rows.get(("wall1", n), "-")),
-        ("%s functions: whole command, s" % o.sites, lambda n: rows.get(("wall%d" % o.sites, n), "-")),
-        ("  peak RSS, MB", lambda n: rows.get(("rss%d" % o.sites, n), "-")),
-    ]
-    print("# bench/tracers.py: N=%d calls, %d runs, %d sites; outputs in %s"
+        ("  peak RSS, MB", lambda n: rows.get(("rss_loop", n), "-"))]
+    for label, _, _ in sets:
+        table += [
+            ("%s function%s: start to attached, s" % (label, "" if label == "1" else "s"),
+             lambda n, l=label: rows.get(("attach" + l, n), "-")),
+            ("  whole command, s", lambda n, l=label: rows.get(("wall" + l, n), "-")),
+            ("  peak RSS, MB", lambda n, l=label: rows.get(("rss" + l, n), "-"))]
+    print("# bench/tracers.py: N=%d calls, %d runs (medians), %d sites; outputs in %s"
           % (o.n, o.runs, o.sites, o.out))
     print("%-42s" % "metric" + "".join("%-26s" % n for n in names))
     for label, f in table:
