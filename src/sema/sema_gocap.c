@@ -25,6 +25,8 @@ struct capctx {
 	int maps;  /* maps walked so far */
 	int in_elems; /* > 0: laying out an element of a slice, array or map, copied many
 			 times: no map walk in there (printed as ?) */
+	int map_share; /* > 0: the most bytes the next map's entries may take (a struct's
+			  maps share what its other fields leave) */
 };
 
 static struct plan_arg *layout(struct capctx *c, const struct binfo_gotype *t, int64_t go_off,
@@ -163,6 +165,8 @@ static void map_layout(struct capctx *c, struct plan_arg *a, const struct binfo_
 	struct sema *s = c->s;
 	struct gt_gomap w;
 	const struct binfo_gotype *kt, *vt;
+	int share = c->map_share; /* this map's, not its keys' or values' */
+	c->map_share = 0;
 	if (!map_walk(t, &w, &kt, &vt)) {
 		leaf(c, a, PG_ADDR, 8);
 		return;
@@ -189,7 +193,7 @@ static void map_layout(struct capctx *c, struct plan_arg *a, const struct binfo_
 	a->fields[1].offset = a->fields[0].size;
 	int each = a->fields[0].size + a->fields[1].size;
 	int max = GT_GOMAP_MAX;
-	while (max > 0 && !room(c, each * max))
+	while (max > 0 && ((share > 0 && each * max > share) || !room(c, each * max)))
 		max--;
 	w.max = (__u32)max;
 	a->go_max = max;
@@ -260,14 +264,29 @@ static struct plan_arg *layout(struct capctx *c, const struct binfo_gotype *t, i
 		a->go = PG_STRUCT;
 		a->nfields = t->nfields;
 		a->fields = arena_alloc(s->arena, sizeof(*a->fields) * (size_t)(t->nfields + 1));
-		int off = 0;
+		/* the maps last: their entries take what room the other fields leave (four
+		 * maps of an http.Request had left its RemoteAddr and the rest as ?) */
+		int nmaps = 0;
+		for (int i = 0; i < t->nfields; i++)
+			nmaps += t->fields[i].type && t->fields[i].type->kind == GK_MAP;
+		for (int pass = 0; pass < 2; pass++) {
+			for (int i = 0; i < t->nfields; i++) {
+				const struct binfo_gotype *ft = t->fields[i].type;
+				if ((ft && ft->kind == GK_MAP) != pass)
+					continue;
+				if (pass) /* an equal share of what is left for each map */
+					c->map_share = (GOCAP_MAX_BYTES - c->total) / nmaps--;
+				struct plan_arg *f =
+					layout(c, ft, (int64_t)t->fields[i].offset, depth + 1, regs,
+					       ro || !exported(t->fields[i].name));
+				f->name = arena_strdup(s->arena, t->fields[i].name);
+				a->fields[i] = *f;
+			}
+		}
+		int off = 0; /* in the fields' order */
 		for (int i = 0; i < t->nfields; i++) {
-			struct plan_arg *f = layout(c, t->fields[i].type, (int64_t)t->fields[i].offset,
-						    depth + 1, regs, ro || !exported(t->fields[i].name));
-			f->offset = off;
-			f->name = arena_strdup(s->arena, t->fields[i].name);
-			a->fields[i] = *f;
-			off += f->size;
+			a->fields[i].offset = off;
+			off += a->fields[i].size;
 		}
 		a->size = off;
 		if (!ro && !strcmp(t->name, "time.Time"))

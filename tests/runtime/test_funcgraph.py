@@ -740,8 +740,10 @@ if s.case("json"):
             len(calls) == len(objs) and len(calls) > 10, describe(r) + "\n".join(bad))
     keys = {"tree", "goid", "depth", "function", "args", "rets", "entry_ns", "duration_ns",
             "oncpu_ns", "caller",
-            "call_file", "call_line", "return_file", "return_line", "panic", "unfinished"}
-    s.check("json: the fields", all(set(c) == keys for c in calls), calls[:1])
+            "call_file", "call_line", "return_file", "return_line", "panic", "unfinished",
+            "inlined"}
+    s.check("json: the fields", all(set(c) == keys for c in calls) and
+            not any(c["inlined"] for c in calls), calls[:1])
     add1 = [c for c in calls if c["function"] == "main.add1"]
     st = [c for c in calls if c["function"] == "main.(*Student).String"]
     ok = (len(add1) == 2 and add1[0]["depth"] == 1 and add1[0]["caller"] == "main.add" and

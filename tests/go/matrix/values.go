@@ -1,5 +1,5 @@
 // values: print()'s oracle (issue 24). A struct shaped like net/http.Request (nested
-// structs, a map of slices, interfaces, an array, time.Duration, net.IP, a float in
+// structs, four maps of slices before more fields, interfaces, an array, time.Duration, net.IP, a float in
 // memory, an unexported Duration that fmt prints as an integer) passed by value on the
 // stack, a struct as big as cobra.Command (hundreds of bytes, function fields, slices of
 // pointers) through a pointer, and a Duration alone. Each callee prints its argument
@@ -41,6 +41,9 @@ type Request struct {
 	TransferEncoding []string
 	Close            bool
 	Host             string
+	Form             map[string][]string // as net/http.Request's: four maps of slices
+	PostForm         map[string][]string
+	Trailer          map[string][]string
 	Remote           [4]uint8
 	Timeout          time.Duration
 	Deadline         time.Duration
@@ -180,7 +183,10 @@ func init() {
 			Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Body: "hello",
 			Header: map[string][]string{"Accept": {"*/*"}, "X-Ids": {"1", "22"}, "Empty": nil},
 			ContentLength: 5000000000, TransferEncoding: []string{"chunked", "gzip"},
-			Host: "example.com", Remote: [4]uint8{10, 0, 0, 1}, Timeout: 3 * time.Second,
+			Host: "example.com", Form: map[string][]string{"q": {"go"}, "page": {"2"}},
+			PostForm: map[string][]string{"name": {"gopher"}},
+			Trailer:  map[string][]string{"Expires": {"never"}, "X-Sum": {"a", "b"}},
+			Remote:   [4]uint8{10, 0, 0, 1}, Timeout: 3 * time.Second,
 			Deadline: 90*time.Second + 250*time.Millisecond, Weight: 0.5,
 			Items: []Item{{"pen", 1.25, 3}, {"ink", -2e-7, -1}},
 			Err:   errors.New("boom"), Addr: net.IPv4(192, 168, 1, 20),
