@@ -13,16 +13,30 @@
 #include "common/util.h"
 
 /* Error types whose Error() is the string they start with: errors.New's and
- * fmt.Errorf's. (Other types may have methods that print something else: shown as
- * (T)(0xADDR), never guessed.) */
+ * fmt.Errorf's, net/http's timeouts. (Other types may have methods that print something
+ * else: shown as (T)(0xADDR), never guessed.) */
 static bool text_error(const char *name)
 {
 	static const char *const names[] = {"*errors.errorString", "*fmt.wrapError",
-					    "*fmt.wrapErrors"};
+					    "*fmt.wrapErrors", "*net/http.timeoutError"};
 	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
 		if (!strcmp(name, names[i]))
 			return true;
 	return false;
+}
+
+/* Error types whose Error() returns one constant text, as the standard library has it */
+static const char *const_error(const char *name)
+{
+	static const char *const names[][2] = {
+		{"context.deadlineExceededError", "context deadline exceeded"},
+		{"*net.timeoutError", "i/o timeout"},
+		{"*internal/poll.DeadlineExceededError", "i/o timeout"}, /* os.ErrDeadlineExceeded */
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+		if (!strcmp(name, names[i][0]))
+			return names[i][1];
+	return NULL;
 }
 
 static enum binfo_goshow show_of(struct dw *d, Dwarf_Die die, const char *name, int *size)
@@ -78,6 +92,8 @@ int binfo_gortypes(struct binfo *bi, struct arena *a, struct binfo_gortype **out
 					continue;
 				struct binfo_gortype t = {.addr = base + rt, .name = arena_strdup(a, name)};
 				t.show = show_of(&d, cur, name, &t.size);
+				if ((t.text = const_error(name)))
+					t.show = GS_CONST;
 				vec_push(&v, t);
 			}
 			dw_free_die(cur);

@@ -98,6 +98,7 @@ enum binfo_goshow {
 	GS_UINT,
 	GS_BOOL,
 	GS_STR,   /* the data word points at a string header */
+	GS_CONST, /* an error type whose Error() is one text (context.DeadlineExceeded's) */
 };
 
 struct binfo_gortype {
@@ -105,6 +106,7 @@ struct binfo_gortype {
 	const char *name; /* Go's spelling */
 	enum binfo_goshow show;
 	int size;
+	const char *text; /* GS_CONST: what Error() returns */
 };
 
 struct arena;

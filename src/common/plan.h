@@ -216,12 +216,13 @@ struct plan_arg {
 };
 
 /* How an interface holding a value of a runtime type is printed (plan.gotypes). */
-enum plan_goshow { PGS_OTHER, PGS_PTR, PGS_PSTR, PGS_INT, PGS_UINT, PGS_BOOL, PGS_STR };
+enum plan_goshow { PGS_OTHER, PGS_PTR, PGS_PSTR, PGS_INT, PGS_UINT, PGS_BOOL, PGS_STR, PGS_CONST };
 struct plan_gotype {
 	uint64_t addr; /* the type descriptor's address (as linked; PIE: unrelocated) */
 	const char *name;
 	enum plan_goshow show;
 	int size;
+	const char *text; /* PGS_CONST: the error's text */
 };
 
 enum plan_event_kind {

@@ -437,6 +437,9 @@ static void go_format(struct strbuf *sb, const struct gt_plan *plan, const struc
 		case PGS_BOOL:
 			strbuf_puts(sb, h0 & 0xff ? "true" : "false");
 			break;
+		case PGS_CONST: /* one text per type: a key of one per type prints it too */
+			strbuf_puts(sb, t->text);
+			break;
 		case PGS_STR:
 		case PGS_PSTR:
 			if (data) {

@@ -436,6 +436,7 @@ int sema_go_finish(struct sema *s, struct gt_plan *plan)
 	static const enum plan_goshow show[] = {
 		[GS_OTHER] = PGS_OTHER, [GS_PTR] = PGS_PTR,   [GS_PSTR] = PGS_PSTR, [GS_INT] = PGS_INT,
 		[GS_UINT] = PGS_UINT,   [GS_BOOL] = PGS_BOOL, [GS_STR] = PGS_STR,
+		[GS_CONST] = PGS_CONST,
 	};
 	if (!s->want_gotypes)
 		return 0;
@@ -444,7 +445,8 @@ int sema_go_finish(struct sema *s, struct gt_plan *plan)
 		struct binfo_gortype *rt;
 		int n = binfo_gortypes(s->targets[i], s->arena, &rt);
 		for (int j = 0; j < n; j++) {
-			struct plan_gotype g = {rt[j].addr, rt[j].name, show[rt[j].show], rt[j].size};
+			struct plan_gotype g = {rt[j].addr, rt[j].name, show[rt[j].show], rt[j].size,
+						rt[j].text};
 			vec_push(&v, g);
 		}
 	}

@@ -7,9 +7,11 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"strings"
 	"time"
 )
@@ -195,7 +197,9 @@ func init() {
 			cancel: func() {}, wait: 1500 * time.Millisecond}
 		r.started = r.Start
 		serve(r, 1)
-		r2 := Request{Method: "POST", Items: []Item{{"x", 3.5, 1}}, Timeout: 1500 * time.Microsecond, Deadline: -2 * time.Hour}
+		// errors whose Error() is one text: gotrace prints it as %v does
+		r2 := Request{Method: "POST", Items: []Item{{"x", 3.5, 1}}, Timeout: 1500 * time.Microsecond, Deadline: -2 * time.Hour,
+			Err: context.DeadlineExceeded, Body: os.ErrDeadlineExceeded}
 		serve(r2, 2)
 
 		fs := &FlagSet{name: "docker", SortFlags: true, args: []string{"--version"},
