@@ -677,14 +677,19 @@ static void close_abandoned(struct fg_tree *t, uint64_t depth, uint64_t ns)
 	}
 }
 
+/* A call's entry, or an inlined copy's start (GT_SITE_INLINED): a leaf in the call open
+ * at the goroutine's traced DEPTH there, or a tree of one line at depth 0. */
 static void on_entry(struct fg_consumer *c, struct rt_output *o, int id,
 		     const struct plan_event *ev, const uint8_t *rec, size_t size)
 {
 	int64_t goid = (int64_t)fg_field(ev, rec, FG_ARG_GOID);
 	uint64_t depth = fg_field(ev, rec, FG_ARG_DEPTH), ns = fg_field(ev, rec, FG_ARG_NSECS);
 	uint32_t site = (uint32_t)fg_field(ev, rec, FG_ARG_SITE);
+	bool inlined = c->plan->sites[site].cookie_flags & GT_SITE_INLINED;
 	struct fg_tree *t = find_tree(c, goid);
 
+	if (inlined)
+		depth++; /* its own, as a call's would be */
 	if (t && t->skipping) {
 		if (depth > t->root_depth)
 			return; /* inside the dropped root call */
@@ -719,74 +724,25 @@ static void on_entry(struct fg_consumer *c, struct rt_output *o, int id,
 		t->dropped++;
 		return;
 	}
-	uint64_t ret = fg_field(ev, rec, FG_ARG_RETADDR), bias = load_bias(c, id, rec, site);
+	uint64_t ret = inlined ? 0 : fg_field(ev, rec, FG_ARG_RETADDR);
+	uint64_t bias = ret ? load_bias(c, id, rec, site) : 0;
 	struct fg_node nd = {
 		.site = site,
 		.depth = t->open.n,
 		.event_id = id,
 		.absdepth = depth,
 		.entry_ns = ns,
+		.end_ns = inlined ? ns : 0,
 		.caller_pc = ret ? ret - bias : 0,
-		.end = FG_OPEN,
+		.end = inlined ? FG_INLINED : FG_OPEN,
 		.rec = xmalloc(size),
 	};
 	memcpy(nd.rec, rec, size);
 	vec_push(&t->nodes, nd);
 	c->kept++;
-	vec_push(&t->open, t->nodes.n - 1);
-}
-
-/* An inlined copy's start: a leaf in the call open at DEPTH (the goroutine's traced depth
- * there), or a tree of its own at depth 0. */
-static void on_inlined(struct fg_consumer *c, struct rt_output *o, int id,
-		       const struct plan_event *ev, const uint8_t *rec, size_t size)
-{
-	int64_t goid = (int64_t)fg_field(ev, rec, FG_ARG_GOID);
-	uint64_t depth = fg_field(ev, rec, FG_ARG_DEPTH), ns = fg_field(ev, rec, FG_ARG_NSECS);
-	uint32_t site = (uint32_t)fg_field(ev, rec, FG_ARG_SITE);
-	struct fg_tree *t = find_tree(c, goid);
-	if (t && t->skipping) {
-		if (depth >= t->root_depth)
-			return; /* inside the dropped root call */
-		unlink_tree(c, t);
-		free_tree(t);
-		t = NULL;
-	}
-	if (t) {
-		close_abandoned(t, depth + 1, ns);
-		if (!t->open.n) {
-			emit_tree(c, o, t, ns);
-			t = NULL;
-		}
-	}
-	if (!t) {
-		if (c->o.drilldown && strcmp(c->plan->sites[site].func, c->o.drilldown))
-			return;
-		t = xcalloc(1, sizeof(*t));
-		t->goid = goid;
-		t->seq = c->seq++;
-		struct fg_tree **b = bucket(c, goid);
-		t->next = *b;
-		*b = t;
-	}
-	if (t->nodes.n >= FG_MAX_NODES || c->kept >= c->max_kept) {
-		t->dropped++;
-	} else {
-		struct fg_node nd = {
-			.site = site,
-			.depth = t->open.n,
-			.event_id = id,
-			.absdepth = depth + 1,
-			.entry_ns = ns,
-			.end_ns = ns,
-			.end = FG_INLINED,
-			.rec = xmalloc(size),
-		};
-		memcpy(nd.rec, rec, size);
-		vec_push(&t->nodes, nd);
-		c->kept++;
-	}
-	if (!t->open.n)
+	if (!inlined)
+		vec_push(&t->open, t->nodes.n - 1);
+	else if (!t->open.n)
 		emit_tree(c, o, t, ns);
 }
 
@@ -843,7 +799,7 @@ void fg_consumer_record(void *ctx, struct rt_output *o, int event_id, const void
 	}
 	if (ev->kind == PLAN_EV_FG_ENTRY &&
 	    c->plan->sites[fg_field(ev, rec, FG_ARG_SITE)].cookie_flags & GT_SITE_INLINED) {
-		on_inlined(c, o, event_id, ev, rec, size); /* depth 0: no traced call is open */
+		on_entry(c, o, event_id, ev, rec, size); /* depth 0: no traced call is open */
 		return;
 	}
 	if (!fg_field(ev, rec, FG_ARG_DEPTH)) {
