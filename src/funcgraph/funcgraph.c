@@ -51,14 +51,20 @@ void fg_options_free(struct fg_options *o)
 struct funcset {
 	VEC(const struct binfo_func *) v;
 	VEC(const char *) inlined; /* functions the compiler only ever inlined: their copies */
+	struct pairset seen;       /* (func, 0) and (inlined name, 1): each once, at any size */
 };
 
 static void funcset_add(struct funcset *s, const struct binfo_func *f)
 {
-	for (int i = 0; i < s->v.n; i++)
-		if (s->v.v[i] == f)
-			return;
-	vec_push(&s->v, f);
+	if (pairset__add(&s->seen, (uint64_t)(uintptr_t)f, 0))
+		vec_push(&s->v, f);
+}
+
+static void funcset_free(struct funcset *s)
+{
+	vec_free(&s->v);
+	vec_free(&s->inlined);
+	pairset__free(&s->seen);
 }
 
 static void add_spec(struct fg_argspec **specs, int *n, const struct fg_argspec *a)
@@ -220,12 +226,11 @@ static int collect_inlined(struct funcgraph *fg, const struct fg_options *o, con
 	struct binfo_inlined *cs = NULL;
 	int n = binfo_inlined_copies(fg->bi, pat, &cs), added = 0;
 	for (int i = 0; i < n; i++) {
-		/* the copies of one name share one pointer, and come in address order */
-		bool seen = false;
-		for (int k = 0; k < set->inlined.n && !seen; k++)
-			seen = set->inlined.v[k] == cs[i].name;
-		if (seen || binfo_find_func(fg->bi, cs[i].name) || excluded(o, cs[i].name))
+		/* the copies of one name share one pointer, in address order */
+		if (pairset__has(&set->seen, (uint64_t)(uintptr_t)cs[i].name, 1) ||
+		    binfo_find_func(fg->bi, cs[i].name) || excluded(o, cs[i].name))
 			continue;
+		pairset__add(&set->seen, (uint64_t)(uintptr_t)cs[i].name, 1);
 		vec_push(&set->inlined, cs[i].name);
 		added++;
 	}
@@ -443,14 +448,12 @@ struct funcgraph *funcgraph_new(const struct fg_options *o, const char *target)
 		return NULL;
 	struct funcgraph *fg = xcalloc(1, sizeof(*fg));
 	if (binfo__open(target, &fg->bi) < 0 || collect(fg, o, &set)) {
-		vec_free(&set.v);
-		vec_free(&set.inlined);
+		funcset_free(&set);
 		funcgraph_free(fg);
 		return NULL;
 	}
 	int n = write_program(fg, &set, o->chrome);
-	vec_free(&set.v);
-	vec_free(&set.inlined);
+	funcset_free(&set);
 	if (!n) {
 		diag_fatal("--funcgraph: none of the matched functions can be probed");
 		funcgraph_free(fg);
