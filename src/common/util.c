@@ -324,6 +324,14 @@ bool glob_match(const char *pat, const char *s)
 	return match && *pat == 0;
 }
 
+bool glob_match_any(const char *const *pats, int n, const char *s)
+{
+	for (int i = 0; i < n; i++)
+		if (glob_match(pats[i], s))
+			return true;
+	return false;
+}
+
 int edit_distance(const char *a, const char *b, int cap)
 {
 	size_t la = strlen(a), lb = strlen(b);

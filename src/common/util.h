@@ -70,6 +70,8 @@ void strbuf_json_string(struct strbuf *sb, const char *s, size_t n);
  * or '?' are plain characters (main.Map[*] matches every instance), and so is every
  * bracket inside them (F[go.shape.map[string]int]: "[string]" is a map's key type). */
 bool glob_match(const char *pat, const char *s);
+/* Whether S matches any of the N patterns PATS (--exclude's) */
+bool glob_match_any(const char *const *pats, int n, const char *s);
 bool has_glob(const char *s);
 /* The ']' of a character class starting at P of the pattern that starts at START, or
  * NULL. */

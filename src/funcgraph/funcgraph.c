@@ -212,10 +212,7 @@ static const struct binfo_func *find_exact(struct binfo *bi, const char *what, c
 
 static bool excluded(const struct fg_options *o, const char *name)
 {
-	for (int x = 0; x < o->excludes.n; x++)
-		if (glob_match(o->excludes.v[x], name))
-			return true;
-	return false;
+	return glob_match_any(o->excludes.v, o->excludes.n, name);
 }
 
 /* The functions matching PAT that have no out-of-line code, only inlined copies (each

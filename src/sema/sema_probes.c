@@ -408,10 +408,7 @@ static int drop_inlined_copies(struct sema *s, struct go_probe *gp, const struct
 
 static bool excluded_name(struct sema *s, const char *name)
 {
-	for (int x = 0; x < s->opts->nexcludes; x++)
-		if (glob_match(s->opts->excludes[x], name))
-			return true;
-	return false;
+	return glob_match_any(s->opts->excludes, s->opts->nexcludes, name);
 }
 
 static int add_go_sites(struct sema *s, struct go_probe *gp)
