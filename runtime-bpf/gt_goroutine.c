@@ -5,10 +5,7 @@
 #include <bpf/bpf_helpers.h>
 
 #define GT_MAX_DEPTH_SCAN 32 /* frames examined per event; deeper leftovers wait */
-/* Programs at one RET all run in its trap: a frame that returned longer ago than this is
- * an earlier call's, which a return whose entry was not seen (probes attaching) must not
- * pair with. */
-#define GT_SAME_RET_NS 1000000
+#define GT_RETURNED 0x80000000u
 
 struct gt_gstate {
 	__u64 depth;
@@ -24,8 +21,8 @@ struct gt_frame_key {
  * verifier's 512. */
 struct gt_frame {
 	__u32 sp_key;   /* g.stack.hi - SP (a Go stack is at most 1 GB) */
-	__u32 returned; /* when its RET fired, in units of 1024 ns (wrapping; 0: not yet);
-			 * the frame is dropped by the next push */
+	__u32 returned; /* 0: not yet; else GT_RETURNED | a bit per :return program that
+			 * paired it (GT_SITE_RET_SLOT_*); dropped by the next push */
 	__u64 entry_ns;
 	__u64 oncpu_entry; /* the goroutine's on-CPU ns at the entry (with `oncpu`) */
 };
@@ -212,7 +209,11 @@ long gt_call_return(void *ctx, const struct gt_target *t, __u64 cookie, __u64 no
 	*entry_ns = 0;
 	*depth_out = 0;
 	*oncpu_out = 0;
-	__u32 ret_at = (__u32)(now >> 10) | 1; /* never 0: "not returned" */
+	/* not a time window: the programs of one trap may run far apart when the thread is
+	 * preempted between them (CI saw it under emulation) */
+	__u32 slot = (cookie >> (GT_COOKIE_FLAGS_SHIFT + GT_SITE_RET_SLOT_SHIFT)) &
+		     GT_SITE_RET_SLOT_MASK;
+	__u32 mine = slot == GT_RET_SLOT_ANY ? 0 : 1u << slot;
 	struct gt_gstate *st = state_of(ctx, t, cookie, &goid, &key, 0);
 	if ((cookie >> GT_COOKIE_FLAGS_SHIFT) & GT_SITE_RET_AT_ENTRY) {
 		/* a call of no length, at any order; dropped with its root (a root of its own
@@ -231,10 +232,8 @@ long gt_call_return(void *ctx, const struct gt_target *t, __u64 cookie, __u64 no
 		struct gt_frame *top = bpf_map_lookup_elem(&gt_frames, &fk);
 		if (!top)
 			break;
-		if (top->sp_key == key &&
-		    (!top->returned || (__u32)(ret_at - top->returned) <= GT_SAME_RET_NS >> 10)) {
-			if (!top->returned)
-				top->returned = ret_at;
+		if (top->sp_key == key && (!top->returned || !(top->returned & mine))) {
+			top->returned |= GT_RETURNED | mine;
 			*entry_ns = top->entry_ns;
 			if (oncpu) {
 				__u64 c = gt_oncpu_now(goid, (__u32)oncpu);

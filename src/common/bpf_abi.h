@@ -55,6 +55,14 @@ struct gt_gomap {
 /* the start of an inlined copy: a point in its caller's code, with no frame or return of
  * its own (--funcgraph prints it as a leaf; only user space reads this flag) */
 #define GT_SITE_INLINED 0x20u
+/* a :return program's slot among the programs at its RET (sema numbers them 0, 1, ...):
+ * each pairs a frame once, so a second program in the same trap pairs however long after
+ * the first it runs (preempted between them), and a return whose entry was not seen does
+ * not pass for an earlier call's at the same stack level. Slot GT_RET_SLOT_ANY (the 32nd
+ * program at one RET and later) pairs any returned frame at its level. */
+#define GT_SITE_RET_SLOT_SHIFT 8
+#define GT_SITE_RET_SLOT_MASK 0x1fu
+#define GT_RET_SLOT_ANY 31u
 #define GT_COOKIE_KERNEL_ADDS_CALLER ((__u64)GT_SITE_KERNEL_ADDS_CALLER << GT_COOKIE_FLAGS_SHIFT)
 #define GT_COOKIE_CALLER_AT_SP ((__u64)GT_SITE_CALLER_AT_SP << GT_COOKIE_FLAGS_SHIFT)
 #define GT_COOKIE_R14_IS_G ((__u64)GT_SITE_R14_IS_G << GT_COOKIE_FLAGS_SHIFT)

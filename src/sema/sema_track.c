@@ -122,6 +122,25 @@ static int add_hidden(struct sema *s, struct binfo *bi, struct tracked *r, int n
 	return err;
 }
 
+/* Each :return program at a RET gets its own slot there (GT_SITE_RET_SLOT_*), the
+ * order of its site among that RET's: the frame it pairs remembers who paired it. */
+static void number_return_slots(struct sema *s)
+{
+	struct pairset seen = {0};
+	for (int i = 0; i < s->sites.n; i++) {
+		const struct sema_site_info *in = &s->site_info.v[i];
+		if (!in->bi || in->point != GO_RETURN)
+			continue;
+		uint64_t slot = 0;
+		(void)pairset__get(&seen, (uint64_t)(uintptr_t)in->bi, s->sites.v[i].vaddr, &slot);
+		pairset__put(&seen, (uint64_t)(uintptr_t)in->bi, s->sites.v[i].vaddr, slot + 1);
+		if (slot > GT_RET_SLOT_ANY)
+			slot = GT_RET_SLOT_ANY;
+		s->sites.v[i].cookie_flags |= (uint32_t)slot << GT_SITE_RET_SLOT_SHIFT;
+	}
+	pairset__free(&seen);
+}
+
 int sema_finish_tracking(struct sema *s)
 {
 	VEC(struct tracked) r = {0};
@@ -151,6 +170,7 @@ int sema_finish_tracking(struct sema *s)
 	pairset__free(&user);
 	pairset__free(&seen);
 	pairset__free(&targets);
+	number_return_slots(s);
 	int pid_off = 0, rt_off = 0;
 	if (s->uses_oncpu && !err)
 		err = add_sched_switch(s, &pid_off, &rt_off);

@@ -193,5 +193,18 @@ if s.case("rets"):
             not any(l.startswith("@r[main.(*Outer).Name]") for l in out) and
             "@r[main.(*Inner).Name]: 20" in out, describe(r))
 
+# Each :return program at a RET pairs a frame once, by its slot there (not by time: the
+# programs of one trap can run far apart when the thread is preempted between them).
+# 33 programs: 31 with a slot of their own and two sharing the last.
+if s.case("rets many"):
+    b = s.go_build("rets")
+    clauses = " ".join("go:main.Sign:return { @d%d = count(); $x = duration; }" % i
+                       for i in range(33))
+    r = s.run(["-v", "-c", b + " 20", "-e", clauses])
+    out = r.stdout.splitlines()
+    s.check("33 :return programs at each RET each pair all 60 calls once",
+            all("@d%d: 60" % i in out for i in range(33)) and
+            "unpaired returns: 0," in r.stderr, describe(r))
+
 s.check("nothing left attached", not bpf_leftovers(), bpf_leftovers())
 s.finish()
