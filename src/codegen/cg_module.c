@@ -531,7 +531,7 @@ int cg_generate(const struct diag_src *src, struct sema_result *sr, struct gt_pl
 	LLVMDisposeMessage(msg);
 
 	LLVMPassBuilderOptionsRef pbo = LLVMCreatePassBuilderOptions();
-	LLVMErrorRef perr = LLVMRunPasses(g.mod, "default<O2>", g.tm, pbo);
+	LLVMErrorRef perr = LLVMRunPasses(g.mod, "globaldce,default<O2>", g.tm, pbo);
 	LLVMDisposePassBuilderOptions(pbo);
 	if (perr) {
 		char *m = LLVMGetErrorMessage(perr);

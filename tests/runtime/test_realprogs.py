@@ -31,7 +31,7 @@ import threading
 import time
 import urllib.parse
 
-from gtlib import PREBUILD, Suite, bpf_leftovers, built_lock, collect, describe, gotool
+from gtlib import FETCH, PREBUILD, Suite, bpf_leftovers, built_lock, collect, describe, gotool
 
 s = Suite("realprogs")
 
@@ -69,7 +69,9 @@ def build(release, gocmd, name, spec):
         return _build(release, gocmd, name, spec, out_dir, out)
 
 
-def _build(release, gocmd, name, spec, out_dir, out):
+def _build(release, gocmd, name, spec, out_dir, out, fetch=False):
+    """FETCH: `-n`, which loads the packages (downloading their modules into the cache
+    the builds share) and compiles nothing."""
     if os.path.exists(out):
         return out
     tmp = tempfile.mkdtemp(prefix="build-", dir=realprogs_dir())
@@ -85,6 +87,8 @@ def _build(release, gocmd, name, spec, out_dir, out):
                 cmd = [gocmd, "build", "-mod=mod", "-o", os.path.join(tmp, name), pkg]
             else:
                 cmd = [gocmd, "install", spec]
+            if fetch:
+                cmd.insert(2, "-n")
             t0 = time.time()
             try:
                 r = subprocess.run(cmd, cwd=tmp, env=e, capture_output=True, text=True,
@@ -100,6 +104,9 @@ def _build(release, gocmd, name, spec, out_dir, out):
                 s.unavailable("module proxy unreachable (%s: %s)"
                               % (" ".join(cmd[1:]), r.stderr.strip()[-300:]))
             raise RuntimeError("%s: %s failed:\n%s" % (release, " ".join(cmd), r.stderr))
+        if fetch:
+            print("fetched %s's modules in %.0f s" % (spec, time.time() - t0))
+            return out
         print("built %s with %s in %.0f s" % (spec, release, time.time() - t0))
         os.makedirs(out_dir, exist_ok=True)
         os.rename(os.path.join(tmp, name), out)
@@ -507,6 +514,15 @@ def gojq(rel, binary):
 
 # -- the suite -----------------------------------------------------------------------
 os.makedirs(realprogs_dir(), exist_ok=True)
+if FETCH:  # the modules, once for every release (one module cache)
+    for name, spec in PROGRAMS:
+        out = os.path.join(realprogs_dir(), gotool.version(s.go), name)
+        try:
+            _build(gotool.version(s.go), s.go, name, spec, os.path.dirname(out), out,
+                   fetch=True)
+        except RuntimeError as e:
+            s.check("%s: modules fetched" % spec, False, e)
+    s.finish()
 releases = [(gotool.version(s.go), s.go)]
 old = gotool.toolchain(OLD_RELEASE)
 if old is None:
