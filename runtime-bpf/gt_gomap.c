@@ -17,6 +17,10 @@ struct gt_gomap_walk {
 	__u64 out[2 * GT_GOMAP_MAX];
 	__u64 dir, dirlen, cur, bi, nb, nold, old, d, prev, data, ngroups, gi;
 	__u32 n;
+	/* gt_go_map_find: only the slot whose key is this one (GT_GOMAP_FIND_*; 0: all) */
+	__u32 find, klen;
+	__u64 kint, kmask;
+	__u8 key[GT_GOMAP_KEYMAX], got[GT_GOMAP_KEYMAX];
 };
 
 struct {
@@ -40,7 +44,26 @@ static __always_inline __u64 rd(__u64 addr)
 	return v;
 }
 
-/* The live slots of the bucket or group at G into W->out. */
+/* Is the key at K the one W looks for: an integer of the key's size, or a string of
+ * W->klen bytes equal to W->key. */
+static __always_inline int is_key(struct gt_gomap_walk *w, __u64 k)
+{
+	if (w->find == GT_GOMAP_FIND_INT)
+		return (rd(k) & w->kmask) == w->kint;
+	__u32 len = w->klen;
+	if (rd(k + 8) != len || len > GT_GOMAP_KEYMAX)
+		return 0;
+	__builtin_memset(w->got, 0, sizeof(w->got));
+	if (len && bpf_probe_read_user(w->got, len, (const void *)rd(k)))
+		return 0;
+	__u64 diff = 0;
+	for (int i = 0; i < GT_GOMAP_KEYMAX / 8; i++)
+		diff |= ((__u64 *)w->got)[i] ^ ((__u64 *)w->key)[i];
+	return !diff;
+}
+
+/* The live slots of the bucket or group at G into W->out (the one with W's key only,
+ * when it looks for one). */
 static __always_inline void take(const struct gt_gomap *m, struct gt_gomap_walk *w, __u64 g)
 {
 	__u64 ctrl = rd(g + m->grp_ctrl);
@@ -49,6 +72,8 @@ static __always_inline void take(const struct gt_gomap *m, struct gt_gomap_walk 
 		int live = m->swiss ? !(b & SWISS_CTRL_EMPTY) : b >= HMAP_MIN_TOPHASH;
 		__u32 n = w->n;
 		if (!live || n >= m->max || n >= GT_GOMAP_MAX)
+			continue;
+		if (w->find && !is_key(w, g + m->key_off + j * m->key_stride))
 			continue;
 		n &= GT_GOMAP_MAX - 1;
 		w->out[2 * n] = g + m->key_off + j * m->key_stride;
@@ -111,7 +136,6 @@ static long swiss_step(__u32 i, void *ctx)
 static __always_inline __u32 walk(const struct gt_gomap *m, __u64 map, struct gt_gomap_walk *w)
 {
 	struct walk_ctx cx = {w, m};
-	__builtin_memset(w, 0, sizeof(*w));
 	if (!map)
 		return 0;
 	w->dir = rd(map + m->hdr_dir);
@@ -141,7 +165,31 @@ __u32 gt_go_map_walk(const struct gt_gomap *m, __u64 map, __u64 *out)
 	__builtin_memset(out, 0, 16 * GT_GOMAP_MAX);
 	if (!w)
 		return 0;
+	__builtin_memset(w, 0, sizeof(*w));
 	n = walk(m, map, w);
 	__builtin_memcpy(out, w->out, sizeof(w->out));
 	return n > GT_GOMAP_MAX ? GT_GOMAP_MAX : n;
+}
+
+/* The address of the value of KEY in MAP, 0 when the walk does not find it (a map of
+ * more than GT_GOMAP_STEPS buckets or groups is not searched whole). FIND: GT_GOMAP_FIND_INT
+ * (KINT, the key's low KSIZE bytes) or _STR (the KLEN bytes at KEY, zero-padded to
+ * GT_GOMAP_KEYMAX); INDIRECT: the slot holds a pointer to the value. */
+__u64 gt_go_map_find(const struct gt_gomap *m, __u64 map, __u32 find, __u64 kint, __u32 ksize,
+		     const __u8 *key, __u32 klen, __u32 indirect)
+{
+	__u32 zero = 0;
+	struct gt_gomap_walk *w = bpf_map_lookup_elem(&gt_gomap_scratch, &zero);
+	if (!w)
+		return 0;
+	__builtin_memset(w, 0, sizeof(*w));
+	w->find = find;
+	w->kmask = ksize >= 8 ? ~0ull : (1ull << (8 * (ksize & 7))) - 1;
+	w->kint = kint & w->kmask;
+	w->klen = klen;
+	if (key)
+		__builtin_memcpy(w->key, key, GT_GOMAP_KEYMAX);
+	if (!walk(m, map, w))
+		return 0;
+	return indirect ? rd(w->out[1]) : w->out[1];
 }

@@ -116,5 +116,7 @@ __u64 gt_bufeq(const char *a, const char *b, __u32 asz, __u32 bsz);
  * into OUT (2 * GT_GOMAP_MAX words, key then value, 0 past those found); returns how
  * many were found. */
 __u32 gt_go_map_walk(const struct gt_gomap *m, __u64 map, __u64 *out);
+__u64 gt_go_map_find(const struct gt_gomap *m, __u64 map, __u32 find, __u64 kint, __u32 ksize,
+		     const __u8 *key, __u32 klen, __u32 indirect);
 
 #endif

@@ -56,6 +56,40 @@ static LLVMValueRef src_word(struct cg *g, const struct gosrc *s, int64_t off, i
 }
 
 static LLVMValueRef ref_addr(struct cg *g, const struct sema_goref *r);
+static LLVMValueRef walk_const(struct cg *g, const struct gt_gomap *walk);
+static struct gosrc ref_src(struct cg *g, const struct sema_goref *r);
+
+/* m[KEY]: the address of its value (runtime-bpf/gt_gomap.c), 0 when not found. */
+static LLVMValueRef map_value_addr(struct cg *g, const struct sema_goref *r)
+{
+	const struct sema_goref *br = ref_of(r->base);
+	struct gosrc s = ref_src(g, br);
+	LLVMValueRef map = src_word(g, &s, 0, 8, false);
+	LLVMTypeRef ptr = LLVMPointerTypeInContext(g->ctx, 0);
+	LLVMValueRef kint = cg_const(g, 0), key = LLVMConstPointerNull(ptr);
+	int klen = 0;
+	if (r->map_key == GT_GOMAP_FIND_INT) {
+		kint = cg_expr(g, r->index);
+	} else { /* a constant string, zero-padded, as a private global */
+		char buf[GT_GOMAP_KEYMAX] = {0};
+		klen = r->index->u.str.len;
+		memcpy(buf, r->index->u.str.bytes, (size_t)klen);
+		LLVMValueRef init = LLVMConstStringInContext(g->ctx, buf, sizeof(buf), true);
+		key = LLVMAddGlobal(g->mod, LLVMTypeOf(init), "gt_gomap_key");
+		LLVMSetInitializer(key, init);
+		LLVMSetGlobalConstant(key, true);
+		LLVMSetLinkage(key, LLVMPrivateLinkage);
+	}
+	LLVMValueRef args[8] = {walk_const(g, r->map),
+				map,
+				LLVMConstInt(g->i32, (uint64_t)r->map_key, false),
+				kint,
+				LLVMConstInt(g->i32, (uint64_t)r->key_size, false),
+				key,
+				LLVMConstInt(g->i32, (uint64_t)klen, false),
+				LLVMConstInt(g->i32, r->val_indirect, false)};
+	return cg_runtime_call(g, "gt_go_map_find", args, 8);
+}
 
 /* The source of the value R names: its registers, or memory at its address. */
 static struct gosrc ref_src(struct cg *g, const struct sema_goref *r)
@@ -90,6 +124,11 @@ static LLVMValueRef ref_addr(struct cg *g, const struct sema_goref *r)
 		LLVMValueRef a = LLVMBuildAdd(
 		    g->b, data, LLVMBuildMul(g->b, i, cg_const(g, (uint64_t)r->stride), ""), "");
 		return LLVMBuildSelect(g->b, in, LLVMBuildAdd(g->b, a, off, ""), cg_const(g, 0), "");
+	}
+	case GW_MAPVAL: {
+		LLVMValueRef a = map_value_addr(g, r);
+		LLVMValueRef none = LLVMBuildICmp(g->b, LLVMIntEQ, a, cg_const(g, 0), "");
+		return LLVMBuildSelect(g->b, none, a, LLVMBuildAdd(g->b, a, off, ""), "");
 	}
 	case GW_REGS:
 		break;

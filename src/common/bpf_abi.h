@@ -24,6 +24,11 @@ struct gt_target {
  * a single group for a small map). Slot J of a bucket or group at G has its key at
  * G + key_off + J * key_stride and its value at G + val_off + J * val_stride. */
 #define GT_GOMAP_MAX 8    /* entries a print() copies: more are shown as " ..." */
+/* m[KEY] (gt_go_map_find): the slot whose key is an integer of the key's size, or a
+ * string of at most GT_GOMAP_KEYMAX bytes, found by the same bounded walk */
+#define GT_GOMAP_FIND_INT 1
+#define GT_GOMAP_FIND_STR 2
+#define GT_GOMAP_KEYMAX 64
 #define GT_GOMAP_STEPS 32 /* buckets, groups and tables visited looking for them */
 struct gt_gomap {
 	__u32 swiss;

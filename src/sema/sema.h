@@ -85,6 +85,8 @@ enum sema_gowhere {
 	GW_PTR,   /* memory at the value of base (a Go pointer) + off */
 	GW_ELEM,  /* memory at element `index` of base (a slice, or an array in memory),
 		     + off; out of range: address 0, whose reads give 0 */
+	GW_MAPVAL, /* memory at the value of key `index` in map base (found by a bounded
+		      walk, runtime-bpf/gt_gomap.c: map_key, map), + off; not found: 0 */
 };
 struct sema_goword {
 	int off, size; /* bytes of the parameter */
@@ -98,6 +100,10 @@ struct sema_goref {
 	int nregs;
 	struct ast_node *base, *index;
 	int64_t stride, count; /* GW_ELEM: element size; count of an array base, 0: a slice */
+	const struct gt_gomap *map; /* GW_MAPVAL: the walk */
+	int map_key;                /* GW_MAPVAL: GT_GOMAP_FIND_* */
+	int key_size;               /* GW_MAPVAL: an integer key's bytes */
+	bool val_indirect;          /* GW_MAPVAL: the slot holds a pointer to the value */
 	int size;              /* bytes in memory */
 	bool is_signed, empty_iface;
 	/* a wildcard's functions hold it with different types of one shape (instances of

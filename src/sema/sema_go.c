@@ -427,6 +427,56 @@ int sema_go_field(struct sema *s, struct ast_node *e, bool result)
 	return err ? err : check_readable(s, e, expr_name(s, e));
 }
 
+/* m[KEY]: a map of integer keys by an integer, of string keys by a constant string; the
+ * value is found by a bounded walk of the map (as print()'s), not by Go's hash, whose
+ * seed is the process's own. */
+static int map_index(struct sema *s, struct ast_node *e, const struct binfo_gotype *t)
+{
+	struct ast_node *base = e->u.index.expr, *idx = e->u.index.index;
+	struct gt_gomap w;
+	const struct binfo_gotype *kt, *vt;
+	if (!t->key || !t->elem || !sema_go_map_walk(t, &w, &kt, &vt)) {
+		diag_error(s->src, e->loc, "%s (%s) cannot be indexed: its layout is not one "
+			   "gotrace knows", expr_name(s, base), t->name);
+		return -EINVAL;
+	}
+	int kind;
+	if ((t->key->kind == GK_INT || t->key->kind == GK_UINT) && t->key->size <= 8 &&
+	    kt->size == t->key->size && sema_is_int(idx)) {
+		kind = GT_GOMAP_FIND_INT;
+	} else if (t->key->kind == GK_STRING && kt->kind == GK_STRING && idx->kind == AST_STR) {
+		if (idx->u.str.len > GT_GOMAP_KEYMAX) {
+			diag_error(s->src, idx->loc, "a map's key is at most %d bytes here",
+				   GT_GOMAP_KEYMAX);
+			return -EINVAL;
+		}
+		kind = GT_GOMAP_FIND_STR;
+	} else {
+		diag_error(s->src, idx->loc, "%s (%s) is indexed by %s", expr_name(s, base),
+			   t->name,
+			   t->key->kind == GK_STRING ? "a constant string"
+			   : t->key->kind == GK_INT || t->key->kind == GK_UINT
+			       ? "an integer"
+			       : "an integer or a string key only, not this map's key type");
+		return -EINVAL;
+	}
+	struct gt_gomap *wp = arena_alloc(s->arena, sizeof(*wp));
+	*wp = w;
+	wp->max = 1;
+	struct sema_goref *r = new_ref(s, e);
+	r->where = GW_MAPVAL;
+	r->base = base;
+	r->index = idx;
+	r->map = wp;
+	r->map_key = kind;
+	r->key_size = (int)t->key->size;
+	/* Go keeps a value over 128 bytes out of the slot, behind a pointer */
+	r->val_indirect = vt->size != t->elem->size;
+	if (set_type(s, e, t->elem))
+		return -EINVAL;
+	return check_readable(s, e, expr_name(s, e));
+}
+
 int sema_go_index(struct sema *s, struct ast_node *e)
 {
 	struct ast_node *base = e->u.index.expr, *idx = e->u.index.index;
@@ -434,9 +484,11 @@ int sema_go_index(struct sema *s, struct ast_node *e)
 	const struct sema_goref *br = ((struct sema_node *)base->sema)->go;
 	if (sema_check_expr(s, idx) || sema_go_uniform(s, base))
 		return -EINVAL;
+	if (t->kind == GK_MAP)
+		return map_index(s, e, t);
 	if (!sema_is_int(idx) || (t->kind != GK_SLICE && t->kind != GK_ARRAY) || !t->elem) {
 		diag_error(s->src, e->loc, "%s (%s) cannot be indexed: only a slice or an array "
-			   "can, by an integer", expr_name(s, base), t->name);
+			   "can, by an integer, and a map by a key", expr_name(s, base), t->name);
 		return -EINVAL;
 	}
 	if (t->kind == GK_ARRAY && br->where == GW_REGS) {

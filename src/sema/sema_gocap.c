@@ -96,8 +96,8 @@ static const struct binfo_gotype *pointee(const struct binfo_gofield *f)
 /* The walk of map type T from the linker's types behind its header (docs: struct
  * gt_gomap), its key and value types in *KT and *VT: false when they are not as
  * expected (a release whose layout is unknown). */
-static bool map_walk(const struct binfo_gotype *t, struct gt_gomap *w,
-		     const struct binfo_gotype **kt, const struct binfo_gotype **vt)
+bool sema_go_map_walk(const struct binfo_gotype *t, struct gt_gomap *w,
+		      const struct binfo_gotype **kt, const struct binfo_gotype **vt)
 {
 	const struct binfo_gotype *h = t->hdr && t->hdr->kind == GK_PTR ? t->hdr->elem : NULL;
 	const struct binfo_gofield *f;
@@ -167,7 +167,7 @@ static void map_layout(struct capctx *c, struct plan_arg *a, const struct binfo_
 	const struct binfo_gotype *kt, *vt;
 	int share = c->map_share; /* this map's, not its keys' or values' */
 	c->map_share = 0;
-	if (!map_walk(t, &w, &kt, &vt)) {
+	if (!sema_go_map_walk(t, &w, &kt, &vt)) {
 		leaf(c, a, PG_ADDR, 8);
 		return;
 	}

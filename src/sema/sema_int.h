@@ -321,6 +321,11 @@ int sema_go_len(struct sema *s, struct ast_node *e, bool cap);
 /* retval typed from DWARF: 0, 1 when DWARF cannot say (RAX then), or -EINVAL. */
 int sema_go_retval(struct sema *s, struct ast_node *e);
 /* sema_gocap.c: print()'s capture of a Go value */
+/* The walk of map type T (struct gt_gomap) from the linker's types behind its header,
+ * the types of its slots' keys and values in *KT and *VT (a pointer where Go keeps them
+ * out of the slot): false when the layout is not one gotrace knows. */
+bool sema_go_map_walk(const struct binfo_gotype *t, struct gt_gomap *w,
+		      const struct binfo_gotype **kt, const struct binfo_gotype **vt);
 struct gt_type *sema_go_print_type(struct sema *s, struct ast_node *e);
 /* A Go interface as a map key: its type (a PG_IFACE capture with go_key), or NULL when
  * E is not an interface. */

@@ -73,7 +73,7 @@ else:
     print("note: no gcc: the cgo builds are left out")
 
 CHECKS = ["print() as %+v", "goid and values by name", "results at :return", "pointer receiver",
-          "map len", "map contents", "source line", "generic instances", "ustack",
+          "map len", "map contents", "map index by key", "source line", "generic instances", "ustack",
           "-l against go tool nm",
           "names refused without DWARF"]
 
@@ -84,8 +84,12 @@ go:main.work:return { printf("R %d sum=%d label=%s\n", goid, rets.sum, rets.labe
                       printf("V %d %d\n", goid, retval); }
 go:"main.(*Pair).Describe":entry { printf("D %d p=%v k=%d\n", goid, args.p, args.k); }
 go:"main.(*Pair).Describe":return { printf("DR %s\n", retval); }
-go:main.count:entry { printf("M %d\n", len(args.m)); printf("MP %v\n", args.m); }
-go:main.kinds:entry { printf("K %v %v %v\n", args.is, args.fs, args.bs); }
+go:main.count:entry { printf("M %d\n", len(args.m)); printf("MP %v\n", args.m);
+                      printf("MK %d %d %d\n", args.m["b"], args.m["k42"], args.m["nope"]); }
+go:main.kinds:entry { printf("K %v %v %v\n", args.is, args.fs, args.bs);
+                      printf("KK [%s] [%s] [%s]\n", args.is[7], args.is[-3], args.is[99]); }
+go:main.serve:entry { printf("HK %v %d %d\n", args.r.Header["X-Ids"], len(args.r.Header["Accept"]),
+                             len(args.r.Header["Nope"])); }
 '''
 # print() and printf of tests/go/matrix/values.go: a struct shaped like http.Request on the
 # stack, a cobra.Command-sized one through a pointer, Durations, an array past 8
@@ -257,6 +261,11 @@ def check_matrix(rel, gocmd, build, flags, cgo):
                 len(own(r.stderr, "MP")) == 3 and
                 same_maps(traced(r.stdout, "MP"), own(r.stderr, "MP")) and
                 traced(r.stdout, "K") == own(r.stderr, "K"), d)
+        s.check("%s: map index by key" % pre,
+                len(own(r.stderr, "MK")) == 3 and len(own(r.stderr, "HK")) == 2 and
+                same(traced(r.stdout, "MK"), own(r.stderr, "MK")) and
+                traced(r.stdout, "KK") == own(r.stderr, "KK") and
+                same(traced(r.stdout, "HK"), own(r.stderr, "HK")), d)
         s.check("%s: source line" % pre, own(r.stderr, "L") and
                 re.search(r"^@lines: %s$" % own(r.stderr, "L")[0].split()[1], r.stdout, re.M),
                 d)

@@ -147,12 +147,14 @@ func main() {
 	for _, m := range []map[string]int{m0, m3, m50} {
 		fmt.Fprintf(out, "M %d\n", len(m))
 		fmt.Fprintf(out, "MP %+v\n", m)
+		fmt.Fprintf(out, "MK %d %d %d\n", m["b"], m["k42"], m["nope"])
 		count(m)
 	}
 	is := map[int]string{10: "ten", -3: "minus three", 0: "", 7: "seven"}
 	fs := map[float64]bool{2.5: true, -1: false, 1e21: true}
 	bs := map[bool]int8{true: -1, false: 1}
 	fmt.Fprintf(out, "K %+v %+v %+v\n", is, fs, bs)
+	fmt.Fprintf(out, "KK [%s] [%s] [%s]\n", is[7], is[-3], is[99])
 	kinds(is, fs, bs)
 
 	fmt.Fprintf(out, "G x=%v n=%d\n", 5, 3)

@@ -153,6 +153,8 @@ type Group struct{ ID, Title string }
 //go:noinline
 func serve(r Request, n int) int {
 	fmt.Fprintf(out, "P req %+v\n", r)
+	fmt.Fprintf(out, "HK %v %d %d\n", r.Header["X-Ids"], len(r.Header["Accept"]),
+		len(r.Header["Nope"]))
 	// %x of a Duration would be its String()'s bytes: the integer's, as gotrace's %x
 	fmt.Fprintf(out, "P n %d %d %x %x\n", r.Deadline, r.ContentLength, int64(r.Timeout),
 		int64(r.Deadline))
