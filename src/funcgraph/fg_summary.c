@@ -204,7 +204,11 @@ static void print_text(struct fg_summary *sm, struct fg_fstat **fs, uint64_t now
 		}
 		int nr;
 		struct fg_result **top = top_results(f, &nr);
-		if (nr) {
+		if (nr > FG_SUM_TOP && top[0]->count == 1) {
+			/* a ranking of values that never repeat (addresses, times) says nothing */
+			strbuf_printf(sb, "results: %d distinct%s, none repeated (e.g. %s)\n", nr,
+				      f->other ? " and more not kept" : "", top[0]->text);
+		} else if (nr) {
 			strbuf_printf(sb, "results (the %d most frequent of %d%s):\n",
 				      nr < FG_SUM_TOP ? nr : FG_SUM_TOP, nr,
 				      f->other ? ", more not kept" : "");

@@ -140,10 +140,19 @@ static int check_names(struct funcgraph *fg, const char *opt, const struct fg_ar
 	return 0;
 }
 
+/* Is a value of type T, in a --summary's ranking, only nil or not: an address (a
+ * pointer, slice, map, chan or func), which differs from call to call. */
+static bool only_nil(const struct binfo_gotype *t)
+{
+	return t->kind == GK_PTR || t->kind == GK_SLICE || t->kind == GK_MAP ||
+	       t->kind == GK_CHAN || t->kind == GK_FUNC;
+}
+
 /* --args auto, --rets auto: every named parameter (every result, r0 for an unnamed one)
- * of FUNC that uprobes can read (no floats, in X registers). */
+ * of FUNC that uprobes can read (no floats, in X registers). NIL_ONLY (--summary's
+ * results): addresses as <nil> or non-nil. */
 static void auto_spec(struct funcgraph *fg, struct fg_argspec **specs, int *nspecs,
-		      const char *func, bool results)
+		      const char *func, bool results, bool nil_only)
 {
 	if (find_spec(*specs, *nspecs, func))
 		return; /* given by hand */
@@ -156,7 +165,8 @@ static void auto_spec(struct funcgraph *fg, struct fg_argspec **specs, int *nspe
 		    p->type->kind == GK_COMPLEX)
 			continue;
 		a.args = xrealloc(a.args, sizeof(*a.args) * (size_t)(a.nargs + 1));
-		a.args[a.nargs++] = (struct fg_arg){xstrdup(go_name(p)), NULL, xstrdup("v")};
+		a.args[a.nargs++] = (struct fg_arg){xstrdup(go_name(p)), NULL,
+						    xstrdup(nil_only && only_nil(p->type) ? "nil" : "v")};
 	}
 	add_spec(specs, nspecs, &a);
 }
@@ -279,9 +289,10 @@ static int collect(struct funcgraph *fg, const struct fg_options *o, struct func
 		return -EINVAL;
 	for (int i = 0; i < set->v.n; i++) {
 		if (auto_args)
-			auto_spec(fg, &fg->specs, &fg->nspecs, set->v.v[i]->name, false);
+			auto_spec(fg, &fg->specs, &fg->nspecs, set->v.v[i]->name, false, false);
 		if (auto_rets)
-			auto_spec(fg, &fg->rspecs, &fg->nrspecs, set->v.v[i]->name, true);
+			auto_spec(fg, &fg->rspecs, &fg->nrspecs, set->v.v[i]->name, true,
+				  o->summary);
 	}
 	return 0;
 }
@@ -301,6 +312,9 @@ static void put_items(struct strbuf *sb, const char *head, const struct fg_argsp
 	for (int k = 0; k < a->nargs; k++)
 		if (a->args[k].rule)
 			strbuf_printf(sb, ", arg(%s):%s", a->args[k].rule, a->args[k].type);
+		else if (!strcmp(a->args[k].type, "nil"))
+			strbuf_printf(sb, ", %s.%s == nil ? \"<nil>\" : \"non-nil\"", prefix,
+				      a->args[k].name);
 		else
 			strbuf_printf(sb, ", %s.%s", prefix, a->args[k].name);
 	strbuf_puts(sb, "); }\n");

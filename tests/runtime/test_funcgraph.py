@@ -17,6 +17,7 @@ and -f json, -f chrome (the same calls as the text, as a trace for Perfetto), a 
 build without DWARF (.gopclntab lines), -p, trees left open at Ctrl-C, colour only on a
 terminal."""
 
+import collections
 import decimal
 import json
 import os
@@ -555,6 +556,24 @@ if s.case("summary"):
             all(b_["min"] <= 12e6 <= b_["max"] for b_ in fs[0]["latency_ns"]) and
             sorted((x["rets"], x["count"]) for x in fs[0]["results"]) ==
             [("r0=0", 1), ("r0=1", 1)], json.dumps(objs, indent=1) + describe(r))
+    # results that are addresses rank as <nil> / non-nil; results that never repeat are
+    # said to be so, not ranked (issue 42: a pointer to a struct with a timestamp)
+    eb = s.go_build("errs")
+    r = s.run(["--funcgraph", "main.Items", "--funcgraph", "main.Label", "--summary",
+               "--rets", "auto", "--interval", "0", "-c", eb + " 40"])
+    fin = (parse_summaries(r.stdout) or [(True, {})])[-1][1]
+    items = collections.Counter(l.split(None, 1)[1] for l in r.stdout.splitlines()
+                                if l.startswith("ITEMS "))
+    labels = [l.split(None, 1)[1] for l in r.stdout.splitlines() if l.startswith("LABEL ")]
+    s.check("--summary --rets auto: a slice result ranks as <nil> / non-nil, as the "
+            "program counted them (%s)" % dict(items),
+            r.returncode == 0 and len(items) == 2 and
+            fin.get("main.Items", {}).get("results") == dict(items), r.stdout + describe(r))
+    s.check("--summary --rets auto: %d results that never repeat are said to be so, not "
+            "ranked" % len(labels),
+            len(labels) == len(set(labels)) > 10 and
+            "results: %d distinct, none repeated (e.g. %s)" % (len(labels), min(labels))
+            in r.stdout, r.stdout + describe(r))
     for extra, msg in ((["--summary", "--args", "auto"], "--args is for the trees"),
                        (["--summary", "--interval", "5ms"], "at least 100ms"),
                        (["--interval", "1s"], "give --summary")):

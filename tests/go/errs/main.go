@@ -72,6 +72,9 @@ func Items(n int) []int {
 	return make([]int, n%4)
 }
 
+//go:noinline
+func Label(n int) string { return "label-" + strconv.Itoa(n) }
+
 // keyOf is the text gotrace's @[rets.err] shows: the error's text for errors.New's and
 // fmt.Errorf's, the dynamic type in parentheses for others (Error() is not run in BPF).
 func keyOf(err error) string {
@@ -101,7 +104,11 @@ func main() {
 		fmt.Println("RESULT", i, err)
 		if Items(i) == nil {
 			nilItems++
+			fmt.Println("ITEMS r0=<nil>")
+		} else {
+			fmt.Println("ITEMS r0=non-nil")
 		}
+		fmt.Println("LABEL r0=" + Label(i))
 	}
 	var stringers []fmt.Stringer
 	for i := 0; i < 3; i++ {
