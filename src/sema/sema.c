@@ -37,7 +37,11 @@ static int check_clause(struct sema *s, struct ast_node *clause, int ci)
 	s->clause_site_begin = s->sites.n;
 	s->clause_reads_go_names = sema_reads_go_names(s, clause);
 	int first_prog = s->sprogs.n;
+	s->skips.n = 0;
 	int err = sema_expand_probes(s, clause, ci);
+	/* an optional probe's absence is news only when the clause has nothing else */
+	for (int i = 0; i < s->skips.n && s->sprogs.n == first_prog; i++)
+		diag_warning(s->src, s->skips.v[i].loc, "%s", s->skips.v[i].msg);
 	if (err)
 		return err;
 	if (s->sprogs.n == first_prog && sema_missing_probes() != MISSING_ERROR) {
@@ -171,6 +175,7 @@ int sema_check(struct arena *a, const struct diag_src *src, struct ast_node *pro
 		tp_format_free(s.tp_formats.v[i]);
 	vec_free(&s.tp_formats);
 	vec_free(&s.bad_targets);
+	vec_free(&s.skips);
 	if (!err && plan->nprogs == 0) {
 		diag_fatal("the program has no probes");
 		err = -EINVAL;

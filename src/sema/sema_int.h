@@ -21,6 +21,11 @@ struct sema_site_info {
 	const struct binfo_func *inlined_into;
 };
 
+struct sema_skip {
+	struct gt_loc loc;
+	const char *msg;
+};
+
 struct go_probe {
 	struct ast_node *node;
 	struct binfo *bi;
@@ -95,6 +100,9 @@ struct sema {
 	struct binfo **targets;
 	const char **target_paths;
 	VEC(const char *) bad_targets; /* paths that did not open: said once, not per probe */
+	/* the clause's optional probes that matched nothing: warned about only when none of
+	 * its probes is there (tools name functions of some Go releases only) */
+	VEC(struct sema_skip) skips;
 	int ntargets;
 	int group_site_begin;      /* sema_open_group: where the open program's sites begin */
 	struct pairset group_sites; /* (target, file offset) of those sites (add_site's dedup) */

@@ -464,8 +464,11 @@ static int add_go_sites(struct sema *s, struct go_probe *gp)
 		return 0;
 	}
 	if (nf <= 0 && nc <= 0 && gp->optional) {
-		diag_warning(s->src, gp->node->loc, "optional probe skipped: no function %s '%s' "
-			     "in %s", wild ? "matches" : "named", gp->func, gp->path);
+		struct sema_skip sk = {gp->node->loc,
+				       arena_printf(s->arena, "optional probe skipped: no function "
+						    "%s '%s' in %s", wild ? "matches" : "named",
+						    gp->func, gp->path)};
+		vec_push(&s->skips, sk);
 		free(fs);
 		free(cs);
 		return 0;
