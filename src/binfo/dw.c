@@ -333,3 +333,33 @@ void dw_close(struct dw *d)
 	close(d->fd);
 	d->fd = -1;
 }
+
+/* Offsets of the wanted members of the structure STRUCT_DIE. True when all are found. */
+bool dw_members(struct dw *d, Dwarf_Die st, struct member_want *w, int nw)
+{
+	Dwarf_Die cur = NULL;
+	int left = nw;
+
+	if (!dw_ok(d, dwarf_child(st, &cur, &d->err)))
+		return false;
+	for (; cur && left > 0 && !d->failed; cur = dw_next_sibling(d, cur)) {
+		if (dw_tag(d, cur) == DW_TAG_member) {
+			const char *name = dw_name(d, cur);
+			for (int i = 0; name && i < nw; i++) {
+				uint64_t off;
+				if (w[i].found || strcmp(name, w[i].name) != 0)
+					continue;
+				if (!dw_member_offset(d, cur, &off) || off > INT32_MAX)
+					break;
+				if (w[i].ref && !dw_type_ref(d, cur, w[i].ref))
+					break;
+				*w[i].out = (int)off;
+				w[i].found = true;
+				left--;
+				break;
+			}
+		}
+	}
+	dw_free_die(cur);
+	return left == 0;
+}

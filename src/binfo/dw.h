@@ -52,4 +52,15 @@ Dwarf_Die dw_next_sibling(struct dw *d, Dwarf_Die cur);
 /* The DIE of the next compile unit, NULL after the last (or on an error). */
 Dwarf_Die dw_next_cu(struct dw *d);
 
+struct member_want {
+	const char *name;
+	int *out;       /* offset, set when found */
+	Dwarf_Off *ref; /* optional: its DW_AT_type */
+	bool found;
+};
+
+/* Offsets of the wanted members of the structure ST, each found one's `found` set.
+ * True when all are found. */
+bool dw_members(struct dw *d, Dwarf_Die st, struct member_want *w, int nw);
+
 #endif

@@ -39,6 +39,81 @@ static const char *const_error(const char *name)
 	return NULL;
 }
 
+/* Errors that wrap another and net's addresses, by name: the fields their methods read
+ * (first: the string at offset 0 that the capture of any error reads already). */
+static const struct wrapper {
+	const char *name;
+	enum binfo_goshow show;
+	enum binfo_gochain chain;
+	const char *first;
+	const char *fields[GT_NOFFS];
+} wrappers[] = {
+	{"*io/fs.PathError", GS_CHAIN, GC_PATH, "Op", {"Path", NULL, NULL, "Err"}},
+	{"*os.PathError", GS_CHAIN, GC_PATH, "Op", {"Path", NULL, NULL, "Err"}}, /* < 1.16 */
+	{"*os.SyscallError", GS_CHAIN, GC_SYSCALL, "Syscall", {NULL, NULL, NULL, "Err"}},
+	{"*net/url.Error", GS_CHAIN, GC_URL, "Op", {"URL", NULL, NULL, "Err"}},
+	{"*net.OpError", GS_CHAIN, GC_OP, "Op", {"Net", "Source", "Addr", "Err"}},
+	{"*net.TCPAddr", GS_NETADDR, GC_NONE, NULL, {"IP", "Port", "Zone", NULL}},
+	{"*net.UDPAddr", GS_NETADDR, GC_NONE, NULL, {"IP", "Port", "Zone", NULL}},
+	{"*net.IPAddr", GS_NETADDR, GC_NONE, NULL, {"IP", NULL, "Zone", NULL}},
+};
+
+/* The members of the structure the pointer type PTR points to (through typedefs). */
+static void pointee_members(struct dw *d, Dwarf_Die ptr, struct member_want *w, int nw)
+{
+	Dwarf_Off ref;
+	Dwarf_Die st = NULL;
+	if (!dw_type_ref(d, ptr, &ref))
+		return;
+	for (int depth = 0; depth < 4; depth++) {
+		if (!dw_ok(d, dwarf_offdie_b(d->dbg, ref, true, &st, &d->err)))
+			return;
+		if (dw_tag(d, st) != DW_TAG_typedef || !dw_type_ref(d, st, &ref))
+			break;
+		dw_free_die(st);
+		st = NULL;
+	}
+	if (st && dw_tag(d, st) == DW_TAG_structure_type)
+		(void)dw_members(d, st, w, nw);
+	dw_free_die(st);
+}
+
+/* T as one of wrappers[] when its pointee has the fields, where the capture wants them. */
+static void wrapper_of(struct dw *d, Dwarf_Die die, struct binfo_gortype *t)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(wrappers); i++) {
+		const struct wrapper *wr = &wrappers[i];
+		if (strcmp(t->name, wr->name) || dw_tag(d, die) != DW_TAG_pointer_type)
+			continue;
+		int off[GT_NOFFS + 1], n = 0;
+		struct member_want w[GT_NOFFS + 1];
+		int slot[GT_NOFFS + 1];
+		for (int k = 0; k < GT_NOFFS; k++)
+			if (wr->fields[k]) {
+				slot[n] = k;
+				w[n++] = (struct member_want){wr->fields[k], &off[k], NULL, false};
+			}
+		if (wr->first) {
+			slot[n] = GT_NOFFS;
+			w[n++] = (struct member_want){wr->first, &off[GT_NOFFS], NULL, false};
+		}
+		pointee_members(d, die, w, n);
+		for (int k = 0; k < n; k++)
+			if (!w[k].found)
+				return; /* not the layout this release was known to have */
+		if (wr->first && off[GT_NOFFS] != 0)
+			return;
+		for (int k = 0; k < GT_NOFFS; k++)
+			t->off[k] = -1;
+		for (int k = 0; k < n; k++)
+			if (slot[k] < GT_NOFFS)
+				t->off[slot[k]] = off[slot[k]];
+		t->show = wr->show;
+		t->chain = wr->chain;
+		return;
+	}
+}
+
 static enum binfo_goshow show_of(struct dw *d, Dwarf_Die die, const char *name, int *size)
 {
 	uint64_t kind = 0, enc = 0, sz = 0;
@@ -94,6 +169,10 @@ int binfo_gortypes(struct binfo *bi, struct arena *a, struct binfo_gortype **out
 				t.show = show_of(&d, cur, name, &t.size);
 				if ((t.text = const_error(name)))
 					t.show = GS_CONST;
+				else if (!strcmp(name, "syscall.Errno") && t.size == 8)
+					t.show = GS_ERRNO;
+				else
+					wrapper_of(&d, cur, &t);
 				vec_push(&v, t);
 			}
 			dw_free_die(cur);

@@ -100,43 +100,6 @@ static bool layout_from_table(const struct binfo *bi, struct binfo_goruntime *ou
 
 /* ---- DWARF ---- */
 
-struct member_want {
-	const char *name;
-	int *out;       /* offset, set when found */
-	Dwarf_Off *ref; /* optional: its DW_AT_type */
-	bool found;
-};
-
-/* Offsets of the wanted members of the structure STRUCT_DIE. True when all are found. */
-static bool dw_members(struct dw *d, Dwarf_Die st, struct member_want *w, int nw)
-{
-	Dwarf_Die cur = NULL;
-	int left = nw;
-
-	if (!dw_ok(d, dwarf_child(st, &cur, &d->err)))
-		return false;
-	for (; cur && left > 0 && !d->failed; cur = dw_next_sibling(d, cur)) {
-		if (dw_tag(d, cur) == DW_TAG_member) {
-			const char *name = dw_name(d, cur);
-			for (int i = 0; name && i < nw; i++) {
-				uint64_t off;
-				if (w[i].found || strcmp(name, w[i].name) != 0)
-					continue;
-				if (!dw_member_offset(d, cur, &off) || off > INT32_MAX)
-					break;
-				if (w[i].ref && !dw_type_ref(d, cur, w[i].ref))
-					break;
-				*w[i].out = (int)off;
-				w[i].found = true;
-				left--;
-				break;
-			}
-		}
-	}
-	dw_free_die(cur);
-	return left == 0;
-}
-
 /* runtime.stack's `hi`, through the type of g.stack: Go's members refer to a
  * DW_TAG_typedef "runtime.stack" whose DW_AT_type is the structure. */
 static bool dw_stack_hi(struct dw *d, Dwarf_Off type, int *hi)

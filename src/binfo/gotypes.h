@@ -99,7 +99,24 @@ enum binfo_goshow {
 	GS_BOOL,
 	GS_STR,   /* the data word points at a string header */
 	GS_CONST, /* an error type whose Error() is one text (context.DeadlineExceeded's) */
+	GS_ERRNO, /* syscall.Errno: the data word points at the number */
+	GS_CHAIN, /* an error that wraps another: a string at offset 0 of the pointee, maybe
+		     a second one and addresses, and the wrapped error (chain, off) */
+	GS_NETADDR, /* a net.Addr of an IP (and a port): off = {IP, Port, Zone} */
 };
+
+/* How a GS_CHAIN error's Error() reads its fields (Go's own methods). */
+enum binfo_gochain {
+	GC_NONE,
+	GC_PATH,    /* *io/fs.PathError: Op + " " + Path + ": " + Err */
+	GC_SYSCALL, /* *os.SyscallError: Syscall + ": " + Err */
+	GC_URL,     /* *net/url.Error: Op + " " + %q of URL + ": " + Err */
+	GC_OP,      /* *net.OpError: Op [" " Net] [" " Source] [("->" | " ") Addr] ": " Err */
+};
+/* GS_CHAIN: the second string, the source and the address (net.Addr interfaces) and the
+ * wrapped error's offsets in the pointee; GS_NETADDR: IP's, Port's and Zone's. -1: none */
+enum { GT_OFF_S2, GT_OFF_SRC, GT_OFF_ADDR, GT_OFF_NEXT, GT_NOFFS };
+enum { GT_OFF_IP, GT_OFF_PORT, GT_OFF_ZONE };
 
 struct binfo_gortype {
 	uint64_t addr;    /* the descriptor's address in the binary as linked */
@@ -107,6 +124,8 @@ struct binfo_gortype {
 	enum binfo_goshow show;
 	int size;
 	const char *text; /* GS_CONST: what Error() returns */
+	enum binfo_gochain chain;
+	int off[GT_NOFFS];
 };
 
 struct arena;

@@ -232,6 +232,97 @@ static LLVMValueRef iface_type(struct cg *g, const struct gosrc *s, int64_t off,
 	return ty;
 }
 
+static LLVMValueRef add(struct cg *g, LLVMValueRef v, int64_t n)
+{
+	return LLVMBuildAdd(g->b, v, cg_const(g, (uint64_t)n), "");
+}
+
+/* OFF of the types plan.gotypes shows as SHOW, for the type TY (as linked): OFF + 1
+ * where TY is one, else 0 (none: then every read it leads to is at address 0). */
+static LLVMValueRef type_off(struct cg *g, LLVMValueRef ty, enum plan_goshow show, int which)
+{
+	LLVMValueRef v = cg_const(g, 0);
+	for (int i = 0; i < g->plan->ngotypes; i++) {
+		const struct plan_gotype *t = &g->plan->gotypes[i];
+		if (t->show != show || t->off[which] < 0)
+			continue;
+		LLVMValueRef is = LLVMBuildICmp(g->b, LLVMIntEQ, ty, cg_const(g, t->addr), "");
+		v = LLVMBuildSelect(g->b, is, cg_const(g, (uint64_t)t->off[which] + 1), v, "");
+	}
+	return v;
+}
+
+/* DATA + OFF - 1 for a type_off() result, else 0 */
+static LLVMValueRef at_off(struct cg *g, LLVMValueRef data, LLVMValueRef off1)
+{
+	LLVMValueRef none = LLVMBuildICmp(g->b, LLVMIntEQ, off1, cg_const(g, 0), "");
+	LLVMValueRef a = LLVMBuildSub(g->b, LLVMBuildAdd(g->b, data, off1, ""), cg_const(g, 1), "");
+	return LLVMBuildSelect(g->b, none, cg_const(g, 0), a, "");
+}
+
+/* The type (as linked, 0 for nil) and data word of the non-empty interface (error,
+ * net.Addr) at AT. */
+static LLVMValueRef nested_iface(struct cg *g, LLVMValueRef at, LLVMValueRef *data)
+{
+	LLVMValueRef itab = read_mem(g, at, 8, false);
+	*data = read_mem(g, add(g, at, 8), 8, false);
+	LLVMValueRef nil = LLVMBuildICmp(g->b, LLVMIntEQ, itab, cg_const(g, 0), "");
+	LLVMValueRef ty = read_mem(g, LLVMBuildSelect(g->b, nil, cg_const(g, 0), add(g, itab, 8), ""),
+				   8, false);
+	LLVMValueRef zero = LLVMBuildICmp(g->b, LLVMIntEQ, ty, cg_const(g, 0), "");
+	return LLVMBuildSelect(g->b, zero, ty, LLVMBuildSub(g->b, ty, cg_site_bias(g), ""), "");
+}
+
+/* A net.Addr interface at AT (0: none) into DST: its type, its IP's length and bytes
+ * (4 or 16), its port. */
+static void capture_addr(struct cg *g, LLVMValueRef at, LLVMValueRef dst)
+{
+	LLVMValueRef data;
+	LLVMValueRef ty = nested_iface(g, at, &data);
+	LLVMValueRef ipf = at_off(g, data, type_off(g, ty, PGS_NETADDR, 0 /* GT_OFF_IP */));
+	LLVMValueRef ipp = read_mem(g, ipf, 8, false), len = read_mem(g, add(g, ipf, 8), 8, true);
+	LLVMValueRef is16 = LLVMBuildICmp(g->b, LLVMIntEQ, len, cg_const(g, 16), "");
+	LLVMValueRef is4 = LLVMBuildICmp(g->b, LLVMIntEQ, len, cg_const(g, 4), "");
+	LLVMValueRef lo = read_mem(g, LLVMBuildSelect(g->b, is16, ipp, cg_const(g, 0), ""), 8, false);
+	LLVMValueRef hi = read_mem(g, LLVMBuildSelect(g->b, is16, add(g, ipp, 8), cg_const(g, 0), ""),
+				   8, false);
+	LLVMValueRef v4 = read_mem(g, LLVMBuildSelect(g->b, is4, ipp, cg_const(g, 0), ""), 4, false);
+	cg_store64(g, dst, 0, ty);
+	cg_store64(g, dst, 8, len);
+	cg_store64(g, dst, 16, LLVMBuildSelect(g->b, is4, v4, lo, ""));
+	cg_store64(g, dst, 24, hi);
+	cg_store64(g, dst, 32, read_mem(g, at_off(g, data, type_off(g, ty, PGS_NETADDR,
+								    1 /* GT_OFF_PORT */)),
+					8, true));
+}
+
+/* An error and the ones it wraps (plan_err_level's layout), from its type TY (as
+ * linked) and data word: each level's first string, and what its wrapper type holds. */
+static void capture_error(struct cg *g, const struct plan_arg *a, LLVMValueRef p,
+			  LLVMValueRef ty, LLVMValueRef data)
+{
+	int text_size = a->go_stride, lvl = plan_err_level(text_size);
+	for (int l = 0; l < a->go_chain; l++) {
+		LLVMValueRef q = cg_gep8(g, p, l * lvl);
+		cg_store64(g, q, 0, ty);
+		cg_store64(g, q, 8, data);
+		LLVMValueRef h0 = read_mem(g, data, 8, false);
+		LLVMValueRef h1 = read_mem(g, add(g, data, 8), 8, true);
+		cg_store64(g, q, 16, h0);
+		cg_store64(g, q, 24, h1);
+		text(g, cg_gep8(g, q, 32), text_size, h0, h1);
+		LLVMValueRef s2 = at_off(g, data, type_off(g, ty, PGS_CHAIN, 0 /* GT_OFF_S2 */));
+		LLVMValueRef s2len = read_mem(g, add(g, s2, 8), 8, true);
+		cg_store64(g, q, 32 + text_size, s2len);
+		text(g, cg_gep8(g, q, 40 + text_size), text_size, read_mem(g, s2, 8, false), s2len);
+		for (int k = 0; k < 2; k++)
+			capture_addr(g, at_off(g, data, type_off(g, ty, PGS_CHAIN, 1 + k)),
+				     cg_gep8(g, q, 40 + 2 * text_size + k * PLAN_ERR_ADDR));
+		if (l + 1 < a->go_chain)
+			ty = nested_iface(g, at_off(g, data, type_off(g, ty, PGS_CHAIN, 3)), &data);
+	}
+}
+
 /* Captures part A of a value from S into DST (the parent's start). */
 static void capture(struct cg *g, const struct plan_arg *a, const struct gosrc *s, LLVMValueRef dst)
 {
@@ -293,13 +384,18 @@ static void capture(struct cg *g, const struct plan_arg *a, const struct gosrc *
 	}
 	case PG_IFACE: {
 		LLVMValueRef data = src_word(g, s, off + 8, 8, false);
-		cg_store64(g, p, 0, iface_type(g, s, off, a->go_empty_iface, a->go_rebase));
+		LLVMValueRef ty = iface_type(g, s, off, a->go_empty_iface, a->go_rebase);
+		if (a->go_chain) {
+			capture_error(g, a, p, ty, data);
+			break;
+		}
+		cg_store64(g, p, 0, ty);
 		cg_store64(g, p, 8, data);
 		LLVMValueRef h0 = read_mem(g, data, 8, false);
 		LLVMValueRef h1 = read_mem(g, LLVMBuildAdd(g->b, data, cg_const(g, 8), ""), 8, true);
 		cg_store64(g, p, 16, h0);
 		cg_store64(g, p, 24, h1);
-		text(g, cg_gep8(g, p, 32), a->size - 32, h0, h1);
+		text(g, cg_gep8(g, p, 32), a->go_stride, h0, h1);
 		break;
 	}
 	}
@@ -327,6 +423,7 @@ static enum keyclass key_class(const struct plan_gotype *t)
 	case PGS_INT:
 	case PGS_UINT:
 	case PGS_BOOL:
+	case PGS_ERRNO:
 		return t->size == 1 ? KC_INT1 : t->size == 2 ? KC_INT2 : t->size == 4 ? KC_INT4
 										: KC_INT8;
 	default:

@@ -176,10 +176,24 @@ enum plan_go_kind {
 	PG_ARRAY,  /* go_max elements of fields[0], go_stride apart in memory */
 	PG_SLICE,  /* u64 len, u64 cap, then up to go_max elements of fields[0] */
 	PG_IFACE,  /* u64 type descriptor, u64 data word, 16 bytes at data, then text
-		      (size - 32 bytes) of the string header those 16 bytes may be */
+		      (go_stride bytes) of the string header those 16 bytes may be; an
+		      `error` of go_chain levels: PLAN_ERR_LEVELS of those, laid out below */
 	PG_MAP,    /* u64 count, u64 entries copied, then go_max entries go_stride bytes
 		      apart: the key fields[0] then the value fields[1] (go_map: the walk) */
 };
+
+/* An `error` captured with what its wrappers (PGS_CHAIN) hold: PLAN_ERR_LEVELS levels of
+ * plan_err_level(TEXT) bytes, the next one the wrapped error: at 0 the type (as linked),
+ * 8 the data word, 16 and 24 the words at data, 32 TEXT bytes of the string they may be
+ * (the wrapper's first), 32 + TEXT the second string's length and 40 + TEXT its TEXT
+ * bytes, then two addresses (net.Addr: the source, the address) of PLAN_ERR_ADDR bytes
+ * each: the type, the IP's length, 16 bytes of it, the port. */
+#define PLAN_ERR_LEVELS 4
+#define PLAN_ERR_ADDR 40
+static inline int plan_err_level(int text)
+{
+	return 40 + 2 * text + 2 * PLAN_ERR_ADDR;
+}
 
 struct plan_arg {
 	enum plan_arg_kind kind;
@@ -194,6 +208,8 @@ struct plan_arg {
 	int64_t go_off;          /* GO: offset of the part in its parent Go value */
 	int go_size, go_max, go_stride; /* GO: scalar width; elements captured, their step */
 	bool go_empty_iface;     /* GO, PG_IFACE: interface{} (type word first), else itab */
+	int go_chain;            /* GO, PG_IFACE: an error's levels captured (0: one, no
+				    wrapper fields) */
 	int stack_map, stack_mode; /* STACK */
 	const struct gt_gomap *go_map; /* GO, PG_MAP: how codegen walks the map */
 	bool go_rebase;          /* GO, PG_IFACE in a PIE: the type's address is stored as
@@ -216,13 +232,21 @@ struct plan_arg {
 };
 
 /* How an interface holding a value of a runtime type is printed (plan.gotypes). */
-enum plan_goshow { PGS_OTHER, PGS_PTR, PGS_PSTR, PGS_INT, PGS_UINT, PGS_BOOL, PGS_STR, PGS_CONST };
+enum plan_goshow { PGS_OTHER, PGS_PTR, PGS_PSTR, PGS_INT, PGS_UINT, PGS_BOOL, PGS_STR, PGS_CONST,
+		   PGS_ERRNO, PGS_CHAIN, PGS_NETADDR };
+/* PGS_CHAIN: which wrapping error (binfo's enum binfo_gochain) */
+enum plan_gochain { PGC_NONE, PGC_PATH, PGC_SYSCALL, PGC_URL, PGC_OP };
 struct plan_gotype {
 	uint64_t addr; /* the type descriptor's address (as linked; PIE: unrelocated) */
 	const char *name;
 	enum plan_goshow show;
 	int size;
 	const char *text; /* PGS_CONST: the error's text */
+	enum plan_gochain chain;
+	/* PGS_CHAIN: the offsets of the second string, the source and address (net.Addr
+	 * interfaces) and the wrapped error in the pointee; PGS_NETADDR: of IP, Port and
+	 * Zone; -1: none (binfo's GT_OFF_*) */
+	int off[4];
 };
 
 enum plan_event_kind {

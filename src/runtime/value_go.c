@@ -235,6 +235,161 @@ static int cmp_u(uint64_t x, uint64_t y)
 	return x < y ? -1 : x > y;
 }
 
+/* Go's Errno.Error(): the C library's text with its first letter lowered (as Go's
+ * table is generated from it), "errno N" for a number it has no text for. */
+static void put_errno(struct strbuf *sb, uint64_t e)
+{
+	const char *s = e < 4096 ? strerrordesc_np((int)e) : NULL;
+	if (!s) {
+		strbuf_printf(sb, "errno %" PRIu64, e);
+		return;
+	}
+	if (s[0] >= 'A' && s[0] <= 'Z' && s[1] >= 'a' && s[1] <= 'z') {
+		strbuf_putc(sb, (char)(s[0] - 'A' + 'a'));
+		s++;
+	}
+	strbuf_puts(sb, s);
+}
+
+/* An interface's value from the capture at P (type, data, the two words at data, the
+ * text of A->go_stride bytes they may be), as %v shows it. */
+static void put_iface(struct strbuf *sb, const struct gt_plan *plan, const struct plan_arg *a,
+		      const uint8_t *p)
+{
+	uint64_t v = rt_rd64(p), data = rt_rd64(p + 8), h0 = rt_rd64(p + 16), h1 = rt_rd64(p + 24);
+	const struct plan_gotype *t = v ? gotype_at(plan, v) : NULL;
+	if (!v) {
+		strbuf_puts(sb, "<nil>");
+		return;
+	}
+	switch (t ? t->show : PGS_OTHER) {
+	case PGS_INT:
+	case PGS_UINT:
+		strbuf_printf(sb, t->show == PGS_INT ? "%" PRId64 : "%" PRIu64,
+			      narrow(h0, t->size, t->show == PGS_INT));
+		break;
+	case PGS_BOOL:
+		strbuf_puts(sb, h0 & 0xff ? "true" : "false");
+		break;
+	case PGS_CONST: /* one text per type: a key of one per type prints it too */
+		strbuf_puts(sb, t->text);
+		break;
+	case PGS_ERRNO:
+		put_errno(sb, h0);
+		break;
+	case PGS_STR:
+	case PGS_PSTR:
+		if (data) {
+			put_text(sb, p + 32, (int64_t)h1, a->go_stride);
+			break;
+		}
+		/* a nil *T in the interface */
+		__attribute__((fallthrough));
+	default:
+		if (a->go_key && t) /* the address is not kept: one key per type */
+			strbuf_printf(sb, "(%s)%s", t->name, data ? "" : "(nil)");
+		else if (a->go_key)
+			strbuf_printf(sb, "(0x%" PRIx64 ")%s", v, data ? "" : "(nil)");
+		else if (t)
+			strbuf_printf(sb, "(%s)(0x%" PRIx64 ")", t->name, data);
+		else
+			strbuf_printf(sb, "(0x%" PRIx64 ")(0x%" PRIx64 ")", v, data);
+		break;
+	}
+}
+
+/* strconv.Quote's form of the N bytes at S, for the ASCII a URL holds (other bytes as
+ * they are). */
+static void put_quoted(struct strbuf *sb, const uint8_t *s, int64_t n)
+{
+	static const char esc[] = "\\a\\b\\t\\n\\v\\f\\r";
+	strbuf_putc(sb, '"');
+	for (int64_t i = 0; i < n; i++) {
+		uint8_t c = s[i];
+		if (c == '"' || c == '\\')
+			strbuf_printf(sb, "\\%c", c);
+		else if (c >= 7 && c <= 13)
+			strbuf_putn(sb, esc + 2 * (c - 7), 2);
+		else if (c < 0x20 || c == 0x7f)
+			strbuf_printf(sb, "\\x%02x", c);
+		else
+			strbuf_putc(sb, (char)c);
+	}
+	strbuf_putc(sb, '"');
+}
+
+/* A net.Addr captured at P (PLAN_ERR_ADDR bytes) as its String(): "IP:port", IPv6 in
+ * brackets; "?" for a type gotrace does not read. */
+static void put_netaddr(struct strbuf *sb, const struct gt_plan *plan, const uint8_t *p)
+{
+	const struct plan_gotype *t = gotype_at(plan, rt_rd64(p));
+	int64_t len = (int64_t)rt_rd64(p + 8);
+	if (!t || t->show != PGS_NETADDR) {
+		strbuf_putc(sb, '?');
+		return;
+	}
+	struct strbuf ip = {0};
+	if (len == 4 || len == 16)
+		put_ip(&ip, p + 16, len);
+	bool port = t->off[1] >= 0, v6 = ip.buf && strchr(ip.buf, ':');
+	if (port && v6)
+		strbuf_printf(sb, "[%s]", ip.buf);
+	else
+		strbuf_puts(sb, ip.buf ? ip.buf : "");
+	if (port)
+		strbuf_printf(sb, ":%" PRId64, (int64_t)rt_rd64(p + 32));
+	strbuf_free(&ip);
+}
+
+/* Level L of an error's capture (plan_err_level's layout) as its Error() reads: a
+ * wrapper's fields, then the error it wraps; any other error as put_iface shows it. */
+static void put_error(struct strbuf *sb, const struct gt_plan *plan, const struct plan_arg *a,
+		      const uint8_t *base, int l)
+{
+	int tx = a->go_stride;
+	const uint8_t *p = base + l * plan_err_level(tx);
+	uint64_t v = rt_rd64(p), data = rt_rd64(p + 8);
+	const struct plan_gotype *t = v ? gotype_at(plan, v) : NULL;
+	if (!t || t->show != PGS_CHAIN || !data) {
+		put_iface(sb, plan, a, p);
+		return;
+	}
+	const uint8_t *s2 = p + 40 + tx, *src = p + 40 + 2 * tx, *addr = src + PLAN_ERR_ADDR;
+	int64_t s1len = (int64_t)rt_rd64(p + 24), s2len = (int64_t)rt_rd64(p + 32 + tx);
+	put_text(sb, p + 32, s1len, tx);
+	switch (t->chain) {
+	case PGC_PATH:
+		strbuf_putc(sb, ' ');
+		put_text(sb, s2, s2len, tx);
+		break;
+	case PGC_URL:
+		strbuf_putc(sb, ' ');
+		put_quoted(sb, s2, s2len < tx ? s2len : tx - 1);
+		break;
+	case PGC_OP:
+		if (s2len > 0) {
+			strbuf_putc(sb, ' ');
+			put_text(sb, s2, s2len, tx);
+		}
+		if (rt_rd64(src)) {
+			strbuf_putc(sb, ' ');
+			put_netaddr(sb, plan, src);
+		}
+		if (rt_rd64(addr)) {
+			strbuf_puts(sb, rt_rd64(src) ? "->" : " ");
+			put_netaddr(sb, plan, addr);
+		}
+		break;
+	default:
+		break;
+	}
+	strbuf_puts(sb, ": ");
+	if (l + 1 < a->go_chain)
+		put_error(sb, plan, a, base, l + 1);
+	else
+		strbuf_puts(sb, "...");
+}
+
 /* fmtsort's order of two captured values of part A (X and Y: their parents' starts):
  * numbers by value (NaN first), strings bytewise, false before true, pointers by
  * address, structs and arrays part by part, nil interfaces first. */
@@ -421,46 +576,12 @@ static void go_format(struct strbuf *sb, const struct gt_plan *plan, const struc
 		strbuf_putc(sb, ']');
 		break;
 	}
-	case PG_IFACE: {
-		uint64_t data = rt_rd64(p + 8), h0 = rt_rd64(p + 16), h1 = rt_rd64(p + 24);
-		const struct plan_gotype *t = v ? gotype_at(plan, v) : NULL;
-		if (!v) {
-			strbuf_puts(sb, "<nil>");
-			break;
-		}
-		switch (t ? t->show : PGS_OTHER) {
-		case PGS_INT:
-		case PGS_UINT:
-			strbuf_printf(sb, t->show == PGS_INT ? "%" PRId64 : "%" PRIu64,
-				      narrow(h0, t->size, t->show == PGS_INT));
-			break;
-		case PGS_BOOL:
-			strbuf_puts(sb, h0 & 0xff ? "true" : "false");
-			break;
-		case PGS_CONST: /* one text per type: a key of one per type prints it too */
-			strbuf_puts(sb, t->text);
-			break;
-		case PGS_STR:
-		case PGS_PSTR:
-			if (data) {
-				put_text(sb, p + 32, (int64_t)h1, a->size - 32);
-				break;
-			}
-			/* a nil *T in the interface */
-			__attribute__((fallthrough));
-		default:
-			if (a->go_key && t) /* the address is not kept: one key per type */
-				strbuf_printf(sb, "(%s)%s", t->name, data ? "" : "(nil)");
-			else if (a->go_key)
-				strbuf_printf(sb, "(0x%" PRIx64 ")%s", v, data ? "" : "(nil)");
-			else if (t)
-				strbuf_printf(sb, "(%s)(0x%" PRIx64 ")", t->name, data);
-			else
-				strbuf_printf(sb, "(0x%" PRIx64 ")(0x%" PRIx64 ")", v, data);
-			break;
-		}
+	case PG_IFACE:
+		if (a->go_chain)
+			put_error(sb, plan, a, p, 0);
+		else
+			put_iface(sb, plan, a, p);
 		break;
-	}
 	}
 }
 

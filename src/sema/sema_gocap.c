@@ -255,7 +255,17 @@ static struct plan_arg *layout(struct capctx *c, const struct binfo_gotype *t, i
 		leaf(c, a, PG_STRING, 8 + pad8(s->opts->str_len));
 		break;
 	case GK_IFACE:
-		leaf(c, a, PG_IFACE, 32 + pad8(s->opts->str_len));
+		/* an error, not in a slice's or map's elements: with the errors it wraps (the
+		 * standard library's wrappers: *fs.PathError, *net.OpError ...) */
+		a->go_stride = pad8(s->opts->str_len);
+		if (!strcmp(t->name, "error") && !c->in_elems &&
+		    room(c, PLAN_ERR_LEVELS * plan_err_level(a->go_stride))) {
+			a->go = PG_IFACE;
+			a->size = PLAN_ERR_LEVELS * plan_err_level(a->go_stride);
+			a->go_chain = PLAN_ERR_LEVELS;
+		} else {
+			leaf(c, a, PG_IFACE, 32 + a->go_stride);
+		}
 		a->go_empty_iface = t->empty_iface;
 		a->go_rebase = c->pie;
 		sema_go_want_types(s);
@@ -414,6 +424,11 @@ struct gt_type *sema_go_key_type(struct sema *s, struct ast_node *e)
 	struct plan_arg *a = arena_alloc(s->arena, sizeof(*a));
 	*a = *t->gocap;
 	a->go_key = true;
+	if (a->go_chain) { /* a key keeps the type and the first level's text only */
+		a->go_chain = 0;
+		a->size = 32 + a->go_stride;
+		t->size = a->size;
+	}
 	t->gocap = a;
 	return t;
 }
@@ -436,8 +451,14 @@ int sema_go_finish(struct sema *s, struct gt_plan *plan)
 	static const enum plan_goshow show[] = {
 		[GS_OTHER] = PGS_OTHER, [GS_PTR] = PGS_PTR,   [GS_PSTR] = PGS_PSTR, [GS_INT] = PGS_INT,
 		[GS_UINT] = PGS_UINT,   [GS_BOOL] = PGS_BOOL, [GS_STR] = PGS_STR,
-		[GS_CONST] = PGS_CONST,
+		[GS_CONST] = PGS_CONST, [GS_ERRNO] = PGS_ERRNO, [GS_CHAIN] = PGS_CHAIN,
+		[GS_NETADDR] = PGS_NETADDR,
 	};
+	static const enum plan_gochain chain[] = {
+		[GC_NONE] = PGC_NONE, [GC_PATH] = PGC_PATH, [GC_SYSCALL] = PGC_SYSCALL,
+		[GC_URL] = PGC_URL, [GC_OP] = PGC_OP,
+	};
+	_Static_assert(GT_NOFFS == 4, "plan_gotype.off holds binfo's offsets");
 	if (!s->want_gotypes)
 		return 0;
 	VEC(struct plan_gotype) v = {0};
@@ -446,7 +467,8 @@ int sema_go_finish(struct sema *s, struct gt_plan *plan)
 		int n = binfo_gortypes(s->targets[i], s->arena, &rt);
 		for (int j = 0; j < n; j++) {
 			struct plan_gotype g = {rt[j].addr, rt[j].name, show[rt[j].show], rt[j].size,
-						rt[j].text};
+						rt[j].text, chain[rt[j].chain], {0}};
+			memcpy(g.off, rt[j].off, sizeof(g.off));
 			vec_push(&v, g);
 		}
 	}

@@ -10,9 +10,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
+	"net/url"
 	"os"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -203,6 +206,23 @@ func init() {
 		r2 := Request{Method: "POST", Items: []Item{{"x", 3.5, 1}}, Timeout: 1500 * time.Microsecond, Deadline: -2 * time.Hour,
 			Err: context.DeadlineExceeded, Body: os.ErrDeadlineExceeded}
 		serve(r2, 2)
+
+		// errors that wrap others (the standard library's wrappers, an Errno at the end)
+		r3 := Request{Method: "GET", Items: []Item{{"y", 1, 1}},
+			Err: &fs.PathError{Op: "open", Path: "/etc/nope.conf", Err: syscall.ENOENT},
+			Body: syscall.Errno(1000)}
+		serve(r3, 3)
+		r4 := Request{Method: "GET", Items: []Item{{"z", 2, 2}},
+			Err: &url.Error{Op: "Get", URL: "http://127.0.0.1:1/x?q=\"a b\"", Err: &net.OpError{
+				Op: "dial", Net: "tcp", Addr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 1},
+				Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}}}
+		serve(r4, 4)
+		r5 := Request{Method: "PUT", Items: []Item{{"w", 3, 3}},
+			Err: &net.OpError{Op: "read", Net: "tcp",
+				Source: &net.TCPAddr{IP: net.ParseIP("::1"), Port: 5000},
+				Addr:   &net.TCPAddr{IP: net.ParseIP("2001:db8::7"), Port: 443},
+				Err:    syscall.ECONNRESET}}
+		serve(r5, 5)
 
 		fs := &FlagSet{name: "docker", SortFlags: true, args: []string{"--version"},
 			formal: map[string]*Flag{"help": {Name: "help", Shorthand: "h"}}}
