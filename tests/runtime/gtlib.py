@@ -32,13 +32,57 @@ PREBUILD = os.environ.get("GT_PREBUILD") == "1"
 FETCH = os.environ.get("GT_PREBUILD") == "fetch"
 
 
+def _lift(pid):
+    """PID and its descendants to this process's priority, where theirs is lower: a
+    nice-10 prebuild that a test waits for is the run's critical path, and beside busy
+    loops at nice 0 it got a twentieth of a CPU (cold16, test_gomatrix waiting on it).
+    Their later children inherit it."""
+    mine = os.getpriority(os.PRIO_PROCESS, 0)
+    kids = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % d) as f:
+                st = f.read()
+            kids.setdefault(int(st[st.rindex(")") + 2:].split()[1]), []).append(int(d))
+        except (OSError, ValueError, IndexError):
+            pass
+    todo, seen = [pid], set()
+    while todo:
+        p = todo.pop()
+        if p in seen:
+            continue
+        seen.add(p)
+        try:
+            if os.getpriority(os.PRIO_PROCESS, p) > mine:
+                os.setpriority(os.PRIO_PROCESS, p, mine)
+        except OSError:
+            pass
+        todo += kids.get(p, [])
+
+
 @contextlib.contextmanager
 def built_lock(path):
     """An exclusive lock on PATH + '.lock', held by whoever builds PATH (closing the file
-    releases it)."""
+    releases it); the holder's pid is in the file, and a waiter lifts the holder's
+    priority to its own while it waits."""
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path + ".lock", "w") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
+    with open(path + ".lock", "a+") as f:
+        while True:
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                f.seek(0)
+                holder = f.read().strip()
+                if holder.isdigit():
+                    _lift(int(holder))
+                time.sleep(2)
+        f.seek(0)
+        f.truncate()
+        f.write("%d\n" % os.getpid())
+        f.flush()
         yield
 
 
