@@ -37,6 +37,12 @@ failed() {
     exit "$3"
 }
 mkdir -p build
+# lift: this run's background work at nice 10 back to this shell's priority, once the
+# run waits for it (beside other load at nice 0, nice 10 gets a twentieth of a CPU:
+# cold16); tests/runtime/gtlib.py's lift() walks the process tree
+lift() {
+    python3 -c 'import sys; sys.path.insert(0, "tests/runtime"); import gtlib; gtlib.lift(int(sys.argv[1]))' $$
+}
 # the kernels' packages and vmlinux (network, then ~20 s of xz: vm.sh stops at the vmlinux)
 (nice -n 10 sh tests/kernels/vm.sh --kernel 6.1 --dbg --fetch-only &&
  nice -n 10 sh tests/kernels/vm.sh --kernel 6.12 --fetch-only) >build/kfetch.log 2>&1 &
@@ -77,6 +83,7 @@ gobuild=$!
 (cd build && ctest --output-on-failure -j2 -LE kernels) ||
     failed "the plain pass" build/Testing/Temporary/LastTest.log $?
 stamp "plain pass"
+lift
 wait $cbuild $gobuild || true  # a prebuild that failed: its suite fails with the reason
 # (a fetch that failed: vm.sh tries again, and says why)
 wait $kfetch || tail -n 20 build/kfetch.log
@@ -125,6 +132,7 @@ beside=$!
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j2) ||
     failed "the ASan+UBSan pass" build-asan/Testing/Temporary/LastTest.log $?
 stamp "ASan+UBSan pass"
+lift
 wait $beside
 cat build/kernels.log
 [ "$(cat build/kernels.rc)" = 0 ] || { echo "kernels stages: FAILED (build/kernels.log)"

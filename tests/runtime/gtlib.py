@@ -32,7 +32,7 @@ PREBUILD = os.environ.get("GT_PREBUILD") == "1"
 FETCH = os.environ.get("GT_PREBUILD") == "fetch"
 
 
-def _lift(pid):
+def lift(pid):
     """PID and its descendants to this process's priority, where theirs is lower: a
     nice-10 prebuild that a test waits for is the run's critical path, and beside busy
     loops at nice 0 it got a twentieth of a CPU (cold16, test_gomatrix waiting on it).
@@ -77,7 +77,7 @@ def built_lock(path):
                 f.seek(0)
                 holder = f.read().strip()
                 if holder.isdigit():
-                    _lift(int(holder))
+                    lift(int(holder))
                 time.sleep(2)
         f.seek(0)
         f.truncate()
