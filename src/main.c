@@ -663,6 +663,8 @@ int main(int argc, char **argv)
 	struct stopsig_save inherited = {0};
 	struct follow *fol = NULL; /* -c followed into a program it runs */
 	pid_t followed = 0;
+	struct binfo_store bstore;
+	struct cache *bcache = NULL; /* binfo's indexes of the binaries (--no-cache: none) */
 
 	/* First of all: from here on a Ctrl-C is kept and ends the run at the next stage
 	 * (rt_run honours one that came before it), even in a background job that started
@@ -670,6 +672,12 @@ int main(int argc, char **argv)
 	stopsig_install(&inherited);
 	if (parse_args(argc, argv, &o))
 		goto out;
+	char *bwhy = NULL;
+	if (!o.no_cache && (bcache = cache_open(&bwhy))) {
+		cache_binfo_store(bcache, &bstore);
+		binfo_set_store(&bstore);
+	}
+	free(bwhy);
 	if (o.cmd) {
 		child_argv = split_command(o.cmd);
 		if (!child_argv[0]) {
@@ -887,6 +895,8 @@ int main(int argc, char **argv)
 	plan.filter_pid = ro.pid;
 	status = rt_run(&plan, &ro);
 out:
+	binfo_set_store(NULL);
+	cache_close(bcache);
 	follow__free(fol); /* lets anything it held run */
 	symbols__free(syms);
 	funcgraph_free(fg);

@@ -4,6 +4,7 @@
 
 #include <capstone/capstone.h>
 #include <string.h>
+#include <time.h>
 #include <gelf.h>
 #include <libelf.h>
 
@@ -21,6 +22,8 @@ struct binfo {
 	int fd;
 	dev_t dev; /* the opened file's: /proc/PID/maps names a file by them too */
 	ino_t ino;
+	off_t size;             /* with dev, ino: the file's identity for binfo_store */
+	struct timespec mtime;
 	Elf *elf;
 	const uint8_t *img; /* whole file, mapped by libelf (ELF_C_READ_MMAP) */
 	size_t img_size;
@@ -59,6 +62,11 @@ struct binfo {
 };
 
 /* Pointer to LEN file bytes at virtual address VADDR, or NULL when not all in the file. */
+/* binfo_set_store's, or NULL */
+const struct binfo_store *binfo__store(void);
+/* KEY for binfo_store: WHAT (with its format's version) of BI's file, by its identity.
+ * Malloc'd. */
+char *binfo__store_key(const struct binfo *bi, const char *what);
 const uint8_t *binfo__bytes_at(const struct binfo *bi, uint64_t vaddr, uint64_t len);
 
 /* The length of the x86-64 instruction at P (N bytes there), and whether it is a RET

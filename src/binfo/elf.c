@@ -542,6 +542,27 @@ static bool has_suffix(const char *s, const char *suf)
 	return n >= m && memcmp(s + n - m, suf, m) == 0;
 }
 
+static const struct binfo_store *store;
+
+void binfo_set_store(const struct binfo_store *s)
+{
+	store = s;
+}
+
+const struct binfo_store *binfo__store(void)
+{
+	return store;
+}
+
+char *binfo__store_key(const struct binfo *bi, const char *what)
+{
+	struct strbuf sb = {0};
+	strbuf_printf(&sb, "%s\n%s:%lld:%lld.%09ld:%llu:%llu", what, bi->path,
+		      (long long)bi->size, (long long)bi->mtime.tv_sec, bi->mtime.tv_nsec,
+		      (unsigned long long)bi->ino, (unsigned long long)bi->dev);
+	return sb.buf;
+}
+
 static int open_impl(const char *path, struct binfo **out, bool need_go, bool quiet);
 
 /* open_impl's one message, unless the caller only wants to know whether it opens. */
@@ -606,6 +627,8 @@ static int open_impl(const char *path, struct binfo **out, bool need_go, bool qu
 	}
 	bi->dev = st.st_dev;
 	bi->ino = st.st_ino;
+	bi->size = st.st_size;
+	bi->mtime = st.st_mtim;
 	if (S_ISDIR(st.st_mode)) {
 		err = -EISDIR;
 		open_error(quiet, "%s: %s", path, strerror(EISDIR));

@@ -129,6 +129,64 @@ static int by_name_addr(const void *a, const void *b)
 	return c ? c : by_addr(a, b);
 }
 
+/* The index as binfo_store keeps it: per copy, the name's offset in the function name
+ * table, the outer function's place in bi->funcs (its order is the file's) and address,
+ * the copy's address, in the index's order. */
+#define STORE_WHAT "inlined copies, format 2"
+#define STORE_MIN_FUNCS 4096 /* below, the walk costs less than reading it back */
+struct stored_copy {
+	uint64_t nameoff, outer_ix, outer, addr;
+};
+
+static void save_copies(struct binfo *bi, const struct pcln *p, const inl_copies *v)
+{
+	const struct binfo_store *st = binfo__store();
+	if (!st || !v->n || p->nfunc < STORE_MIN_FUNCS)
+		return;
+	struct stored_copy *s = xmalloc(sizeof(*s) * (size_t)v->n);
+	const char *names = (const char *)p->d + p->funcname;
+	for (int i = 0; i < v->n; i++)
+		s[i] = (struct stored_copy){(uint64_t)(v->v[i].name - names),
+					    (uint64_t)(v->v[i].outer - bi->funcs),
+					    v->v[i].outer->addr, v->v[i].addr};
+	char *key = binfo__store_key(bi, STORE_WHAT);
+	st->save(st->ctx, key, s, sizeof(*s) * (size_t)v->n);
+	free(key);
+	free(s);
+}
+
+/* The stored index into V, when there is one and every entry holds up: a name in the
+ * table, an outer function of the binary, the order of the index. */
+static bool load_copies(struct binfo *bi, const struct pcln *p, inl_copies *v)
+{
+	const struct binfo_store *st = p->nfunc >= STORE_MIN_FUNCS ? binfo__store() : NULL;
+	void *buf = NULL;
+	size_t len = 0;
+	char *key = st ? binfo__store_key(bi, STORE_WHAT) : NULL;
+	bool ok = key && !st->load(st->ctx, key, &buf, &len) && len &&
+		  len % sizeof(struct stored_copy) == 0 && len / sizeof(struct stored_copy) < INT32_MAX;
+	free(key);
+	const struct stored_copy *s = buf;
+	for (size_t i = 0; ok && i < len / sizeof(*s); i++) {
+		bool same = i && s[i].nameoff == s[i - 1].nameoff;
+		const char *name = same ? v->v[v->n - 1].name
+			: s[i].nameoff < UINT32_MAX ? pcln_name(p, (uint32_t)s[i].nameoff) : NULL;
+		const struct binfo_func *outer =
+		    s[i].outer_ix < (uint64_t)bi->nfuncs ? &bi->funcs[s[i].outer_ix] : NULL;
+		struct binfo_inlined c = {name, outer, s[i].addr};
+		ok = name && outer && outer->addr == s[i].outer && s[i].addr >= outer->addr &&
+		     s[i].addr - outer->addr < outer->size &&
+		     (!v->n || (same ? v->v[v->n - 1].addr <= c.addr
+				     : by_name_addr(&v->v[v->n - 1], &c) <= 0));
+		if (ok)
+			vec_push(v, c);
+	}
+	free(buf);
+	if (!ok)
+		vec_free(v);
+	return ok;
+}
+
 /* bi->inl: every copy of the binary, by (name, addr). */
 static void index_copies(struct binfo *bi)
 {
@@ -140,13 +198,16 @@ static void index_copies(struct binfo *bi)
 		bi->ninl = -ENOENT;
 		return;
 	}
-	for (uint64_t i = 0; i < p.nfunc; i++) {
-		struct pfunc f;
-		if (pcln_func_index(&p, i, &f))
-			func_copies(bi, &p, &f, &runs, &v);
+	if (!load_copies(bi, &p, &v)) {
+		for (uint64_t i = 0; i < p.nfunc; i++) {
+			struct pfunc f;
+			if (pcln_func_index(&p, i, &f))
+				func_copies(bi, &p, &f, &runs, &v);
+		}
+		vec_free(&runs);
+		vec_sort(&v, by_name_addr);
+		save_copies(bi, &p, &v);
 	}
-	vec_free(&runs);
-	vec_sort(&v, by_name_addr);
 	bi->inl = v.v;
 	bi->ninl = v.n;
 	bi->inl_names = xmalloc(sizeof(int) * ((size_t)v.n + 1));

@@ -31,4 +31,8 @@ int cache_lookup(struct cache *c, const struct cache_key *k, void **obj, size_t 
 /* Stores OBJ under K, whole or not at all: 0 or a negative errno. */
 int cache_store(struct cache *c, const struct cache_key *k, const void *obj, size_t size);
 
+struct binfo_store;
+/* binfo's indexes kept in C (store.c): *OUT for binfo_set_store, while C is open. */
+void cache_binfo_store(struct cache *c, struct binfo_store *out);
+
 #endif

@@ -206,9 +206,10 @@ void sema_dump_sites(FILE *out, const struct gt_plan *plan)
 			p->clause_line);
 		for (int j = p->site_begin; j < p->site_begin + p->site_count; j++) {
 			const struct plan_site *st = &plan->sites[j];
-			fprintf(out, "  site %d %s %s addr=0x%llx off=0x%llx\n", j, st->probe,
+			fprintf(out, "  site %d %s %s addr=0x%llx off=0x%llx%s\n", j, st->probe,
 				st->target, (unsigned long long)st->vaddr,
-				(unsigned long long)st->file_off);
+				(unsigned long long)st->file_off,
+				st->cookie_flags & GT_SITE_INLINED ? " (an inlined copy)" : "");
 		}
 	}
 }
