@@ -438,3 +438,41 @@ const char *tracefs_root(bool mount_it)
 		return "/sys/kernel/tracing";
 	return NULL;
 }
+
+void sort_runs(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	char *a = base;
+	if (n < 2)
+		return;
+	/* the runs' starts, and n after the last */
+	size_t *run = xmalloc(sizeof(*run) * (n + 1)), nrun = 0;
+	run[nrun++] = 0;
+	for (size_t i = 1; i < n; i++)
+		if (cmp(a + (i - 1) * size, a + i * size) > 0)
+			run[nrun++] = i;
+	run[nrun] = n;
+	char *tmp = nrun > 1 ? xmalloc(n * size) : NULL;
+	while (nrun > 1) {
+		size_t m = 0;
+		for (size_t r = 0; r < nrun; r += 2) {
+			size_t lo = run[r], mid = run[r + 1], hi = r + 2 <= nrun ? run[r + 2] : n;
+			if (r + 1 < nrun) { /* merge [lo, mid) and [mid, hi) into tmp, back */
+				size_t i = lo, j = mid, k = 0;
+				while (i < mid && j < hi) {
+					size_t from = cmp(a + j * size, a + i * size) < 0 ? j++ : i++;
+					memcpy(tmp + k++ * size, a + from * size, size);
+				}
+				memcpy(tmp + k * size, a + i * size, (mid - i) * size);
+				k += mid - i;
+				memcpy(tmp + k * size, a + j * size, (hi - j) * size);
+				k += hi - j;
+				memcpy(a + lo * size, tmp, k * size);
+			}
+			run[m++] = lo;
+		}
+		run[m] = n;
+		nrun = m;
+	}
+	free(tmp);
+	free(run);
+}

@@ -14,6 +14,9 @@
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
+/* qsort's contract, for arrays made of a few sorted runs (a linker's symbol table): the
+ * runs merged pairwise, n log(runs) comparisons instead of n log n. Stable. */
+void sort_runs(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
 char *xstrdup(const char *s);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
