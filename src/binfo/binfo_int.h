@@ -47,6 +47,8 @@ struct binfo {
 	uint32_t *entry_memo;
 	/* binfo_frameless's by funcs index: 1 has a frame, 2 has none (0 = not yet) */
 	uint8_t *frameless_memo;
+	/* binfo_is_insn_boundary's by funcs index: a bitmap of the instruction starts */
+	uint8_t **insn_memo;
 	/* every inlined copy, by (name, addr), made on first use (goinline.c): one walk of
 	 * the inline trees for all patterns, not one each (500 of a web server's: 20 s) */
 	struct binfo_inlined *inl;

@@ -771,6 +771,9 @@ void binfo__close(struct binfo *bi)
 	free(bi->dotted);
 	free(bi->entry_memo);
 	free(bi->frameless_memo);
+	for (int i = 0; bi->insn_memo && i < bi->nfuncs; i++)
+		free(bi->insn_memo[i]);
+	free(bi->insn_memo);
 	free(bi->inl);
 	free(bi->inl_names);
 	free(bi);
