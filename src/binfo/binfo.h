@@ -267,7 +267,8 @@ struct binfo_inlined {
 	uint64_t addr;                  /* the copy's first (lowest) instruction */
 };
 
-/* Every inlined copy of a function whose name matches PATTERN (a glob, or a plain name),
+/* Every inlined copy of a function whose name matches PATTERN (a plain name, which may
+ * hold "(*T)" and "[...]", else a Go wildcard as glob_go_wildcard sees one),
  * from .gopclntab's inline trees, in address order; the copies of one name share one
  * name pointer, from one call to the next. One walk of the trees on first use. Returns
  * the count with *out malloc'd, or -ENOENT when the trees cannot be read (before Go

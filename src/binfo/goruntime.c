@@ -361,6 +361,71 @@ unsigned binfo_goruntime_computed(void)
 	return gr_computed;
 }
 
+static void remember(const struct stat *st, int rc, const struct binfo_goruntime *val)
+{
+	gr_cache.valid = true;
+	gr_cache.dev = st->st_dev;
+	gr_cache.ino = st->st_ino;
+	gr_cache.size = st->st_size;
+	gr_cache.mtime = st->st_mtim;
+	gr_cache.rc = rc;
+	gr_cache.val = *val;
+}
+
+/* The layout kept by binfo_store for a binary of many functions, whose DWARF walk to
+ * runtime.g is long (a web server's: 960 M instructions). All fields as int64s. */
+#define LAYOUT_WHAT "goruntime layout, format 1"
+#define LAYOUT_MIN_FUNCS 4096
+enum { LW_DWARF, LW_STACK_HI, LW_M, LW_GOID, LW_G0, LW_CURG, LW_VDSO_SP, LW_VDSO_PC,
+       LW_SYSCALL_SP, LW_SYSCALL_PC, LW_TLS_MODE, LW_TLS_OFF, LW_REGABI, LW_N };
+
+static void save_layout(struct binfo *bi, const struct binfo_goruntime *g)
+{
+	const struct binfo_store *st = binfo__store();
+	if (!st || bi->nfuncs < LAYOUT_MIN_FUNCS)
+		return;
+	int64_t w[LW_N] = {
+		[LW_DWARF] = !strcmp(g->source, "dwarf"), [LW_STACK_HI] = g->g_stack_hi,
+		[LW_M] = g->g_m, [LW_GOID] = g->g_goid, [LW_G0] = g->m_g0, [LW_CURG] = g->m_curg,
+		[LW_VDSO_SP] = g->m_vdso_sp, [LW_VDSO_PC] = g->m_vdso_pc,
+		[LW_SYSCALL_SP] = g->g_syscall_sp, [LW_SYSCALL_PC] = g->g_syscall_pc,
+		[LW_TLS_MODE] = g->tls_mode, [LW_TLS_OFF] = g->tls_g_offset,
+		[LW_REGABI] = g->regabi,
+	};
+	char *key = binfo__store_key(bi, LAYOUT_WHAT);
+	st->save(st->ctx, key, w, sizeof(w));
+	free(key);
+}
+
+static bool load_layout(struct binfo *bi, struct binfo_goruntime *g)
+{
+	const struct binfo_store *st = bi->nfuncs >= LAYOUT_MIN_FUNCS ? binfo__store() : NULL;
+	void *buf = NULL;
+	size_t len = 0;
+	char *key = st ? binfo__store_key(bi, LAYOUT_WHAT) : NULL;
+	bool ok = key && !st->load(st->ctx, key, &buf, &len) && len == LW_N * sizeof(int64_t);
+	free(key);
+	const int64_t *w = buf;
+	/* offsets in a g or an m: small and not negative; a TLS mode binfo has */
+	for (int i = LW_STACK_HI; ok && i <= LW_SYSCALL_PC; i++)
+		ok = w[i] >= 0 && w[i] < 65536;
+	ok = ok && w[LW_TLS_MODE] >= 0 && w[LW_TLS_MODE] <= BINFO_TLS_EXTERNAL && w[LW_DWARF] >= 0 &&
+	     w[LW_DWARF] <= 1 && w[LW_REGABI] >= 0 && w[LW_REGABI] <= 1 &&
+	     w[LW_TLS_OFF] > -65536 && w[LW_TLS_OFF] < 65536;
+	if (ok)
+		*g = (struct binfo_goruntime){
+			.source = w[LW_DWARF] ? "dwarf" : "go-version table",
+			.g_stack_hi = (int)w[LW_STACK_HI], .g_m = (int)w[LW_M],
+			.g_goid = (int)w[LW_GOID], .m_g0 = (int)w[LW_G0], .m_curg = (int)w[LW_CURG],
+			.m_vdso_sp = (int)w[LW_VDSO_SP], .m_vdso_pc = (int)w[LW_VDSO_PC],
+			.g_syscall_sp = (int)w[LW_SYSCALL_SP], .g_syscall_pc = (int)w[LW_SYSCALL_PC],
+			.tls_mode = (enum binfo_tls_mode)w[LW_TLS_MODE], .tls_g_offset = w[LW_TLS_OFF],
+			.regabi = w[LW_REGABI] != 0,
+		};
+	free(buf);
+	return ok;
+}
+
 int binfo_goruntime(struct binfo *bi, struct binfo_goruntime *out)
 {
 	bool release, regabi_producer = false;
@@ -376,8 +441,13 @@ int binfo_goruntime(struct binfo *bi, struct binfo_goruntime *out)
 	}
 
 	int rc = 0;
-	gr_computed++;
 	memset(out, 0, sizeof(*out));
+	if (load_layout(bi, out)) {
+		if (have_st)
+			remember(&st, 0, out);
+		return 0;
+	}
+	gr_computed++;
 	if (!layout_from_dwarf(bi, out, &regabi_producer) && !layout_from_table(bi, out)) {
 		memset(out, 0, sizeof(*out));
 		rc = -ENOENT;
@@ -386,16 +456,10 @@ int binfo_goruntime(struct binfo *bi, struct binfo_goruntime *out)
 		/* The register ABI is on for every linux/amd64 build since Go 1.17; the
 		 * compiler also says so in DW_AT_producer ("Go cmd/compile go1.19.8; regabi"). */
 		out->regabi = minor >= 0 ? minor >= 17 : regabi_producer;
+		save_layout(bi, out);
 	}
-	if (have_st) {
-		gr_cache.valid = true;
-		gr_cache.dev = st.st_dev;
-		gr_cache.ino = st.st_ino;
-		gr_cache.size = st.st_size;
-		gr_cache.mtime = st.st_mtim;
-		gr_cache.rc = rc;
-		gr_cache.val = *out;
-	}
+	if (have_st)
+		remember(&st, rc, out);
 	return rc;
 }
 

@@ -391,6 +391,18 @@ if s.case("binfo index"):
             r3.returncode == 0 and r3.stdout == r0.stdout and len(binfo_entries()) == 1,
             describe(r3))
 
+    # the layout of runtime.g and m (a DWARF walk: ~960 M instructions on Caddy) too: the
+    # program's IR, which holds the offsets, the same computed, stored and read back
+    gprog = 'go:"net/http.(*conn).serve":entry { @[goid] = count(); }'
+    ir = [s.run(args + ["--dry-run", "-d", "ir", "-b", b, "-e", gprog])
+          for args in (["--no-cache"], [], [])]
+    layout = [n for n in entries() if entry_parts(open(os.path.join(ENTRIES, n), "rb").read())[0]
+              .startswith(b"binfo=goruntime layout")]
+    s.check("the goroutine layout stored and read back: the same IR as without the store",
+            len(layout) == 1 and all(r.returncode == 0 for r in ir) and
+            "gt_target" in ir[0].stdout and ir[0].stdout == ir[1].stdout == ir[2].stdout,
+            describe(ir[0]) + describe(ir[2]))
+
 left = bpf_leftovers()
 s.check("nothing left attached", not left, left)
 s.finish()
