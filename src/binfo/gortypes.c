@@ -39,23 +39,23 @@ static const char *const_error(const char *name)
 	return NULL;
 }
 
-/* Errors that wrap another and net's addresses, by name: the fields their methods read
- * (first: the string at offset 0 that the capture of any error reads already). */
+/* Errors that wrap another (or read several fields) and net's addresses, by name: the
+ * fields their methods read, all of which the type must have. */
 static const struct wrapper {
 	const char *name;
 	enum binfo_goshow show;
 	enum binfo_gochain chain;
-	const char *first;
-	const char *fields[GT_NOFFS];
+	const char *fields[GT_NOFFS]; /* by GT_OFF_* */
 } wrappers[] = {
-	{"*io/fs.PathError", GS_CHAIN, GC_PATH, "Op", {"Path", NULL, NULL, "Err"}},
-	{"*os.PathError", GS_CHAIN, GC_PATH, "Op", {"Path", NULL, NULL, "Err"}}, /* < 1.16 */
-	{"*os.SyscallError", GS_CHAIN, GC_SYSCALL, "Syscall", {NULL, NULL, NULL, "Err"}},
-	{"*net/url.Error", GS_CHAIN, GC_URL, "Op", {"URL", NULL, NULL, "Err"}},
-	{"*net.OpError", GS_CHAIN, GC_OP, "Op", {"Net", "Source", "Addr", "Err"}},
-	{"*net.TCPAddr", GS_NETADDR, GC_NONE, NULL, {"IP", "Port", "Zone", NULL}},
-	{"*net.UDPAddr", GS_NETADDR, GC_NONE, NULL, {"IP", "Port", "Zone", NULL}},
-	{"*net.IPAddr", GS_NETADDR, GC_NONE, NULL, {"IP", NULL, "Zone", NULL}},
+	{"*io/fs.PathError", GS_CHAIN, GC_PATH, {"Op", "Path", NULL, NULL, NULL, "Err"}},
+	{"*os.PathError", GS_CHAIN, GC_PATH, {"Op", "Path", NULL, NULL, NULL, "Err"}}, /* < 1.16 */
+	{"*os.SyscallError", GS_CHAIN, GC_SYSCALL, {"Syscall", NULL, NULL, NULL, NULL, "Err"}},
+	{"*net/url.Error", GS_CHAIN, GC_URL, {"Op", "URL", NULL, NULL, NULL, "Err"}},
+	{"*net.OpError", GS_CHAIN, GC_OP, {"Op", "Net", NULL, "Source", "Addr", "Err"}},
+	{"*net.DNSError", GS_CHAIN, GC_DNS, {"Err", "Name", "Server", NULL, NULL, NULL}},
+	{"*net.TCPAddr", GS_NETADDR, GC_NONE, {"IP", "Port", "Zone", NULL, NULL, NULL}},
+	{"*net.UDPAddr", GS_NETADDR, GC_NONE, {"IP", "Port", "Zone", NULL, NULL, NULL}},
+	{"*net.IPAddr", GS_NETADDR, GC_NONE, {"IP", NULL, "Zone", NULL, NULL, NULL}},
 };
 
 /* The members of the structure the pointer type PTR points to (through typedefs). */
@@ -78,36 +78,28 @@ static void pointee_members(struct dw *d, Dwarf_Die ptr, struct member_want *w, 
 	dw_free_die(st);
 }
 
-/* T as one of wrappers[] when its pointee has the fields, where the capture wants them. */
+/* T as one of wrappers[] when its pointee has the fields. */
 static void wrapper_of(struct dw *d, Dwarf_Die die, struct binfo_gortype *t)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(wrappers); i++) {
 		const struct wrapper *wr = &wrappers[i];
 		if (strcmp(t->name, wr->name) || dw_tag(d, die) != DW_TAG_pointer_type)
 			continue;
-		int off[GT_NOFFS + 1], n = 0;
-		struct member_want w[GT_NOFFS + 1];
-		int slot[GT_NOFFS + 1];
+		int off[GT_NOFFS], n = 0, slot[GT_NOFFS];
+		struct member_want w[GT_NOFFS];
 		for (int k = 0; k < GT_NOFFS; k++)
 			if (wr->fields[k]) {
 				slot[n] = k;
 				w[n++] = (struct member_want){wr->fields[k], &off[k], NULL, false};
 			}
-		if (wr->first) {
-			slot[n] = GT_NOFFS;
-			w[n++] = (struct member_want){wr->first, &off[GT_NOFFS], NULL, false};
-		}
 		pointee_members(d, die, w, n);
 		for (int k = 0; k < n; k++)
 			if (!w[k].found)
 				return; /* not the layout this release was known to have */
-		if (wr->first && off[GT_NOFFS] != 0)
-			return;
 		for (int k = 0; k < GT_NOFFS; k++)
 			t->off[k] = -1;
 		for (int k = 0; k < n; k++)
-			if (slot[k] < GT_NOFFS)
-				t->off[slot[k]] = off[slot[k]];
+			t->off[slot[k]] = off[slot[k]];
 		t->show = wr->show;
 		t->chain = wr->chain;
 		return;

@@ -112,10 +112,12 @@ enum binfo_gochain {
 	GC_SYSCALL, /* *os.SyscallError: Syscall + ": " + Err */
 	GC_URL,     /* *net/url.Error: Op + " " + %q of URL + ": " + Err */
 	GC_OP,      /* *net.OpError: Op [" " Net] [" " Source] [("->" | " ") Addr] ": " Err */
+	GC_DNS,     /* *net.DNSError: "lookup " Name [" on " Server] ": " Err (a string) */
 };
-/* GS_CHAIN: the second string, the source and the address (net.Addr interfaces) and the
- * wrapped error's offsets in the pointee; GS_NETADDR: IP's, Port's and Zone's. -1: none */
-enum { GT_OFF_S2, GT_OFF_SRC, GT_OFF_ADDR, GT_OFF_NEXT, GT_NOFFS };
+/* GS_CHAIN: the offsets in the pointee of its three strings, the source and the address
+ * (net.Addr interfaces) and the wrapped error; GS_NETADDR: IP's, Port's and Zone's (the
+ * first three). -1: none. plan.h's PGO_* are these. */
+enum { GT_OFF_S1, GT_OFF_S2, GT_OFF_S3, GT_OFF_SRC, GT_OFF_ADDR, GT_OFF_NEXT, GT_NOFFS };
 enum { GT_OFF_IP, GT_OFF_PORT, GT_OFF_ZONE };
 
 struct binfo_gortype {

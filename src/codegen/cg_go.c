@@ -279,7 +279,7 @@ static void capture_addr(struct cg *g, LLVMValueRef at, LLVMValueRef dst)
 {
 	LLVMValueRef data;
 	LLVMValueRef ty = nested_iface(g, at, &data);
-	LLVMValueRef ipf = at_off(g, data, type_off(g, ty, PGS_NETADDR, 0 /* GT_OFF_IP */));
+	LLVMValueRef ipf = at_off(g, data, type_off(g, ty, PGS_NETADDR, PGO_IP));
 	LLVMValueRef ipp = read_mem(g, ipf, 8, false), len = read_mem(g, add(g, ipf, 8), 8, true);
 	LLVMValueRef is16 = LLVMBuildICmp(g->b, LLVMIntEQ, len, cg_const(g, 16), "");
 	LLVMValueRef is4 = LLVMBuildICmp(g->b, LLVMIntEQ, len, cg_const(g, 4), "");
@@ -291,13 +291,13 @@ static void capture_addr(struct cg *g, LLVMValueRef at, LLVMValueRef dst)
 	cg_store64(g, dst, 8, len);
 	cg_store64(g, dst, 16, LLVMBuildSelect(g->b, is4, v4, lo, ""));
 	cg_store64(g, dst, 24, hi);
-	cg_store64(g, dst, 32, read_mem(g, at_off(g, data, type_off(g, ty, PGS_NETADDR,
-								    1 /* GT_OFF_PORT */)),
+	cg_store64(g, dst, 32, read_mem(g, at_off(g, data, type_off(g, ty, PGS_NETADDR, PGO_PORT)),
 					8, true));
 }
 
 /* An error and the ones it wraps (plan_err_level's layout), from its type TY (as
- * linked) and data word: each level's first string, and what its wrapper type holds. */
+ * linked) and data word: each level's words at data (a wrapper's first string instead),
+ * and what its wrapper type holds. */
 static void capture_error(struct cg *g, const struct plan_arg *a, LLVMValueRef p,
 			  LLVMValueRef ty, LLVMValueRef data)
 {
@@ -306,20 +306,30 @@ static void capture_error(struct cg *g, const struct plan_arg *a, LLVMValueRef p
 		LLVMValueRef q = cg_gep8(g, p, l * lvl);
 		cg_store64(g, q, 0, ty);
 		cg_store64(g, q, 8, data);
-		LLVMValueRef h0 = read_mem(g, data, 8, false);
-		LLVMValueRef h1 = read_mem(g, add(g, data, 8), 8, true);
+		LLVMValueRef s1 = type_off(g, ty, PGS_CHAIN, PGO_S1);
+		LLVMValueRef at = LLVMBuildSelect(g->b, LLVMBuildICmp(g->b, LLVMIntEQ, s1,
+								      cg_const(g, 0), ""),
+						  data, at_off(g, data, s1), "");
+		LLVMValueRef h0 = read_mem(g, at, 8, false);
+		LLVMValueRef h1 = read_mem(g, add(g, at, 8), 8, true);
 		cg_store64(g, q, 16, h0);
 		cg_store64(g, q, 24, h1);
-		text(g, cg_gep8(g, q, 32), text_size, h0, h1);
-		LLVMValueRef s2 = at_off(g, data, type_off(g, ty, PGS_CHAIN, 0 /* GT_OFF_S2 */));
-		LLVMValueRef s2len = read_mem(g, add(g, s2, 8), 8, true);
-		cg_store64(g, q, 32 + text_size, s2len);
-		text(g, cg_gep8(g, q, 40 + text_size), text_size, read_mem(g, s2, 8, false), s2len);
+		text(g, cg_gep8(g, q, plan_err_text(text_size, 0)), text_size, h0, h1);
+		for (int k = 1; k <= 2; k++) {
+			LLVMValueRef s = at_off(g, data, type_off(g, ty, PGS_CHAIN, k == 1 ? PGO_S2
+											   : PGO_S3));
+			LLVMValueRef len = read_mem(g, add(g, s, 8), 8, true);
+			int off = plan_err_text(text_size, k);
+			cg_store64(g, q, off - 8, len);
+			text(g, cg_gep8(g, q, off), text_size, read_mem(g, s, 8, false), len);
+		}
 		for (int k = 0; k < 2; k++)
-			capture_addr(g, at_off(g, data, type_off(g, ty, PGS_CHAIN, 1 + k)),
-				     cg_gep8(g, q, 40 + 2 * text_size + k * PLAN_ERR_ADDR));
+			capture_addr(g, at_off(g, data, type_off(g, ty, PGS_CHAIN,
+								  k ? PGO_ADDR : PGO_SRC)),
+				     cg_gep8(g, q, plan_err_addr(text_size, k)));
 		if (l + 1 < a->go_chain)
-			ty = nested_iface(g, at_off(g, data, type_off(g, ty, PGS_CHAIN, 3)), &data);
+			ty = nested_iface(g, at_off(g, data, type_off(g, ty, PGS_CHAIN, PGO_NEXT)),
+					  &data);
 	}
 }
 

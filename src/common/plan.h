@@ -184,15 +184,23 @@ enum plan_go_kind {
 
 /* An `error` captured with what its wrappers (PGS_CHAIN) hold: PLAN_ERR_LEVELS levels of
  * plan_err_level(TEXT) bytes, the next one the wrapped error: at 0 the type (as linked),
- * 8 the data word, 16 and 24 the words at data, 32 TEXT bytes of the string they may be
- * (the wrapper's first), 32 + TEXT the second string's length and 40 + TEXT its TEXT
- * bytes, then two addresses (net.Addr: the source, the address) of PLAN_ERR_ADDR bytes
- * each: the type, the IP's length, 16 bytes of it, the port. */
+ * 8 the data word, 16 and 24 the words at data (a wrapper's: its first string's header),
+ * 32 TEXT bytes of the string they may be, then the second and the third string (each a
+ * u64 length and TEXT bytes), then two addresses (net.Addr: the source, the address) of
+ * PLAN_ERR_ADDR bytes each: the type, the IP's length, 16 bytes of it, the port. */
 #define PLAN_ERR_LEVELS 4
 #define PLAN_ERR_ADDR 40
+static inline int plan_err_text(int text, int k) /* string K (0-2): its bytes, its length before */
+{
+	return 32 + k * (text + 8);
+}
+static inline int plan_err_addr(int text, int k) /* address K (0, 1) of a level */
+{
+	return 32 + 3 * text + 16 + k * PLAN_ERR_ADDR;
+}
 static inline int plan_err_level(int text)
 {
-	return 40 + 2 * text + 2 * PLAN_ERR_ADDR;
+	return plan_err_addr(text, 2);
 }
 
 struct plan_arg {
@@ -235,7 +243,11 @@ struct plan_arg {
 enum plan_goshow { PGS_OTHER, PGS_PTR, PGS_PSTR, PGS_INT, PGS_UINT, PGS_BOOL, PGS_STR, PGS_CONST,
 		   PGS_ERRNO, PGS_CHAIN, PGS_NETADDR };
 /* PGS_CHAIN: which wrapping error (binfo's enum binfo_gochain) */
-enum plan_gochain { PGC_NONE, PGC_PATH, PGC_SYSCALL, PGC_URL, PGC_OP };
+enum plan_gochain { PGC_NONE, PGC_PATH, PGC_SYSCALL, PGC_URL, PGC_OP, PGC_DNS };
+/* plan_gotype.off: PGS_CHAIN's three strings, source and address (net.Addr) and wrapped
+ * error; PGS_NETADDR's IP, Port and Zone (the first three) */
+enum plan_gooff { PGO_S1, PGO_S2, PGO_S3, PGO_SRC, PGO_ADDR, PGO_NEXT, PGO_N };
+enum { PGO_IP, PGO_PORT, PGO_ZONE };
 struct plan_gotype {
 	uint64_t addr; /* the type descriptor's address (as linked; PIE: unrelocated) */
 	const char *name;
@@ -243,10 +255,7 @@ struct plan_gotype {
 	int size;
 	const char *text; /* PGS_CONST: the error's text */
 	enum plan_gochain chain;
-	/* PGS_CHAIN: the offsets of the second string, the source and address (net.Addr
-	 * interfaces) and the wrapped error in the pointee; PGS_NETADDR: of IP, Port and
-	 * Zone; -1: none (binfo's GT_OFF_*) */
-	int off[4];
+	int off[PGO_N]; /* in the pointee, by plan_gooff; -1: none */
 };
 
 enum plan_event_kind {

@@ -331,7 +331,7 @@ static void put_netaddr(struct strbuf *sb, const struct gt_plan *plan, const uin
 	struct strbuf ip = {0};
 	if (len == 4 || len == 16)
 		put_ip(&ip, p + 16, len);
-	bool port = t->off[1] >= 0, v6 = ip.buf && strchr(ip.buf, ':');
+	bool port = t->off[PGO_PORT] >= 0, v6 = ip.buf && strchr(ip.buf, ':');
 	if (port && v6)
 		strbuf_printf(sb, "[%s]", ip.buf);
 	else
@@ -354,22 +354,37 @@ static void put_error(struct strbuf *sb, const struct gt_plan *plan, const struc
 		put_iface(sb, plan, a, p);
 		return;
 	}
-	const uint8_t *s2 = p + 40 + tx, *src = p + 40 + 2 * tx, *addr = src + PLAN_ERR_ADDR;
-	int64_t s1len = (int64_t)rt_rd64(p + 24), s2len = (int64_t)rt_rd64(p + 32 + tx);
-	put_text(sb, p + 32, s1len, tx);
+	const uint8_t *s[3], *src = p + plan_err_addr(tx, 0), *addr = p + plan_err_addr(tx, 1);
+	int64_t n[3];
+	for (int k = 0; k < 3; k++) {
+		s[k] = p + plan_err_text(tx, k);
+		n[k] = (int64_t)rt_rd64(s[k] - 8);
+	}
+	if (t->chain == PGC_DNS) { /* its Err is a string: the end of the chain */
+		strbuf_puts(sb, "lookup ");
+		put_text(sb, s[1], n[1], tx);
+		if (n[2] > 0) {
+			strbuf_puts(sb, " on ");
+			put_text(sb, s[2], n[2], tx);
+		}
+		strbuf_puts(sb, ": ");
+		put_text(sb, s[0], n[0], tx);
+		return;
+	}
+	put_text(sb, s[0], n[0], tx);
 	switch (t->chain) {
 	case PGC_PATH:
 		strbuf_putc(sb, ' ');
-		put_text(sb, s2, s2len, tx);
+		put_text(sb, s[1], n[1], tx);
 		break;
 	case PGC_URL:
 		strbuf_putc(sb, ' ');
-		put_quoted(sb, s2, s2len < tx ? s2len : tx - 1);
+		put_quoted(sb, s[1], n[1] < tx ? n[1] : tx - 1);
 		break;
 	case PGC_OP:
-		if (s2len > 0) {
+		if (n[1] > 0) {
 			strbuf_putc(sb, ' ');
-			put_text(sb, s2, s2len, tx);
+			put_text(sb, s[1], n[1], tx);
 		}
 		if (rt_rd64(src)) {
 			strbuf_putc(sb, ' ');

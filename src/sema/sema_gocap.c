@@ -456,9 +456,11 @@ int sema_go_finish(struct sema *s, struct gt_plan *plan)
 	};
 	static const enum plan_gochain chain[] = {
 		[GC_NONE] = PGC_NONE, [GC_PATH] = PGC_PATH, [GC_SYSCALL] = PGC_SYSCALL,
-		[GC_URL] = PGC_URL, [GC_OP] = PGC_OP,
+		[GC_URL] = PGC_URL, [GC_OP] = PGC_OP, [GC_DNS] = PGC_DNS,
 	};
-	_Static_assert(GT_NOFFS == 4, "plan_gotype.off holds binfo's offsets");
+	_Static_assert((int)GT_NOFFS == (int)PGO_N && (int)GT_OFF_NEXT == (int)PGO_NEXT &&
+		       (int)GT_OFF_S3 == (int)PGO_S3 && (int)GT_OFF_PORT == (int)PGO_PORT,
+		       "plan_gotype.off holds binfo's offsets");
 	if (!s->want_gotypes)
 		return 0;
 	VEC(struct plan_gotype) v = {0};

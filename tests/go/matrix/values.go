@@ -223,6 +223,10 @@ func init() {
 				Addr:   &net.TCPAddr{IP: net.ParseIP("2001:db8::7"), Port: 443},
 				Err:    syscall.ECONNRESET}}
 		serve(r5, 5)
+		r6 := Request{Method: "GET", Items: []Item{{"v", 4, 4}},
+			Err: &net.OpError{Op: "dial", Net: "tcp", Err: &net.DNSError{Err: "no such host",
+				Name: "nope.invalid", Server: "127.0.0.53:53", IsNotFound: true}}}
+		serve(r6, 6)
 
 		fs := &FlagSet{name: "docker", SortFlags: true, args: []string{"--version"},
 			formal: map[string]*Flag{"help": {Name: "help", Shorthand: "h"}}}
