@@ -448,6 +448,14 @@ int rt_run(struct gt_plan *plan, const struct rt_options *opts)
 		fputs("__BPFTRACE_NOTIFY_PROBES_ATTACHED\n", stderr);
 	}
 
+	/* A PIE's load address for naming stacks: learned once, while the process runs
+	 * (the symbolizer says when nothing is left to learn). A -p process's now, before
+	 * BEGIN's output can tell anyone to go on: it may exit at once, and under load the
+	 * loop below looked too late (test_targets 'deleted', the flake hunt) */
+	bool primed = !opts->sym || !opts->sym->prime;
+	if (!primed && s.pid && !opts->child_argv && !opts->follow_root)
+		primed = prime_targets(&s, opts);
+
 	/* attached, BEGIN runs even if a stop came meanwhile: END is paired with it */
 	err = run_kind(&s, PLAN_PROG_BEGIN);
 	if (!err)
@@ -464,9 +472,6 @@ int rt_run(struct gt_plan *plan, const struct rt_options *opts)
 		diag_print(DIAG_INFO, "tracing (started in %.1f ms)",
 			   (double)(now_ns() - t_start) / 1e6);
 
-	/* A PIE's load address for naming stacks: learned once, while the process runs
-	 * (the symbolizer says when nothing is left to learn). */
-	bool primed = !opts->sym || !opts->sym->prime;
 	if (guard)
 		guard__start(guard, &s);
 	/* Not released after exit() in BEGIN or a signal: the command never runs. */
