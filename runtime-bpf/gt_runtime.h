@@ -32,12 +32,16 @@ __u64 gt_read_uint(__u64 addr, __u32 size);
 /* The same in kernel memory. */
 __u64 gt_read_kuint(__u64 addr, __u32 size);
 
-/* A register of a uprobe's struct pt_regs at byte offset OFF (x86-64: ax 80, r14 8,
- * ip 128, sp 152). */
-static inline __attribute__((always_inline)) __u64 reg_at(void *ctx, int off)
-{
-	return *(__u64 *)((char *)ctx + off);
-}
+/* A register of a uprobe's struct pt_regs at byte offset OFF, a constant (x86-64: ax 80,
+ * r14 8, ip 128, sp 152). One load instruction from ctx in asm: a C load lets LLVM
+ * share the address ctx+OFF between inlined copies and spill it, and the verifier
+ * refuses a load through a modified ctx pointer ("dereference of modified ctx ptr"). */
+#define reg_at(ctx, off)                                                                \
+	({                                                                              \
+		__u64 reg_v_;                                                           \
+		asm("%0 = *(u64 *)(%1 + " #off ")" : "=r"(reg_v_) : "r"(ctx));          \
+		reg_v_;                                                                 \
+	})
 
 /* The current g (0 when it cannot be read). */
 /* The uprobe site's cookie: the link's, or gt_sites' by address (GT_LINK_BY_IP). */

@@ -4,6 +4,7 @@
 #include "codegen/cg_int.h"
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,13 +12,23 @@
 
 #include "common/util.h"
 
+/* The SIZE-byte integer at OFF of the program's context (pt_regs, a tracepoint's record),
+ * zero-extended: one load instruction in asm. An IR load lets LLVM share the address
+ * ctx+OFF between two loads and spill it, and the verifier refuses a load through a
+ * modified ctx pointer ("dereference of modified ctx ptr"). */
+LLVMValueRef cg_load_ctx(struct cg *g, int off, int size)
+{
+	char text[64];
+	snprintf(text, sizeof(text), "$0 = *(u%d *)($1 + %d)", size * 8, off);
+	LLVMTypeRef fty = LLVMFunctionType(g->i64, &g->ptr, 1, false);
+	LLVMValueRef fn = LLVMGetInlineAsm(fty, text, strlen(text), "=r,r", 4, false, false,
+					   LLVMInlineAsmDialectATT, false);
+	return LLVMBuildCall2(g->b, fty, fn, &g->ctx_arg, 1, "ctxv");
+}
+
 LLVMValueRef cg_load_reg(struct cg *g, int off)
 {
-	LLVMValueRef idx = cg_const(g, (uint64_t)off);
-	LLVMValueRef p = LLVMBuildGEP2(g->b, g->i8, g->ctx_arg, &idx, 1, "");
-	LLVMValueRef v = LLVMBuildLoad2(g->b, g->i64, p, "reg");
-	LLVMSetAlignment(v, 8);
-	return v;
+	return cg_load_ctx(g, off, 8);
 }
 
 /* Sign- or zero-extends the low SIZE bytes of v back to i64. */
@@ -93,19 +104,14 @@ static LLVMValueRef func_slot(struct cg *g, const struct sema_node *sn)
 
 static LLVMValueRef tp_int(struct cg *g, const struct sema_node *sn)
 {
-	LLVMTypeRef t = LLVMIntTypeInContext(g->ctx, (unsigned)sn->tp_size * 8);
 	LLVMValueRef v;
-	if (g->pp->kind == PLAN_PROG_FENTRY && g->pp->bpf_prog_id) {
+	if (g->pp->kind == PLAN_PROG_FENTRY && g->pp->bpf_prog_id)
 		v = func_slot(g, sn);
-	} else {
-		v = LLVMBuildLoad2(g->b, t, tp_field_ptr(g, sn->tp_offset), "tparg");
-		LLVMSetAlignment(v, (unsigned)sn->tp_size);
-	}
+	else
+		v = cg_load_ctx(g, sn->tp_offset, sn->tp_size);
 	if (sn->tp_narrow) /* a kfunc's 8-byte slot of a narrower int */
 		return cg_narrow(g, v, sn->tp_narrow, sn->tp_signed);
-	if (sn->tp_size == 8)
-		return v;
-	return sn->tp_signed ? LLVMBuildSExt(g->b, v, g->i64, "") : LLVMBuildZExt(g->b, v, g->i64, "");
+	return cg_narrow(g, v, sn->tp_size, sn->tp_signed);
 }
 
 static void tp_str_into(struct cg *g, const struct sema_node *sn, LLVMValueRef dst, int size)
@@ -113,10 +119,8 @@ static void tp_str_into(struct cg *g, const struct sema_node *sn, LLVMValueRef d
 	LLVMValueRef src;
 	if (sn->tp_data_loc) {
 		/* __data_loc: u32 (length << 16 | offset from the record start) */
-		LLVMValueRef loc = LLVMBuildLoad2(g->b, g->i32, tp_field_ptr(g, sn->tp_offset), "");
-		LLVMSetAlignment(loc, 4);
-		LLVMValueRef off = LLVMBuildAnd(g->b, LLVMBuildZExt(g->b, loc, g->i64, ""),
-						cg_const(g, 0xffff), "");
+		LLVMValueRef loc = cg_load_ctx(g, sn->tp_offset, 4);
+		LLVMValueRef off = LLVMBuildAnd(g->b, loc, cg_const(g, 0xffff), "");
 		src = LLVMBuildGEP2(g->b, g->i8, g->ctx_arg, &off, 1, "");
 	} else {
 		src = tp_field_ptr(g, sn->tp_offset);

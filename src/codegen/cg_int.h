@@ -127,6 +127,7 @@ LLVMValueRef cg_cond(struct cg *g, struct ast_node *e); /* i1 */
 LLVMValueRef cg_narrow(struct cg *g, LLVMValueRef v, int size, bool is_signed);
 
 LLVMValueRef cg_load_reg(struct cg *g, int off); /* u64 at OFF of struct pt_regs */
+LLVMValueRef cg_load_ctx(struct cg *g, int off, int size); /* SIZE bytes at OFF of ctx */
 LLVMValueRef cg_gep8(struct cg *g, LLVMValueRef p, int off); /* P + OFF bytes */
 /* signal_name(n)'s text into DST (SIZE bytes), from a table in .rodata */
 void cg_signal_name_into(struct cg *g, LLVMValueRef sig, LLVMValueRef dst, int size);

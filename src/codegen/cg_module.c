@@ -427,6 +427,7 @@ static int setup(struct cg *g)
 	LLVMInitializeBPFTarget();
 	LLVMInitializeBPFTargetMC();
 	LLVMInitializeBPFAsmPrinter();
+	LLVMInitializeBPFAsmParser(); /* the ctx loads are inline asm (cg_load_ctx) */
 
 	g->ctx = LLVMContextCreate();
 	LLVMContextSetDiagnosticHandler(g->ctx, on_llvm_diag, g);

@@ -107,6 +107,19 @@ if s.case("printed"):
     s.check("the key texts are what printf %v prints of the same errors",
             r.returncode == 0 and dict(norm) == keys and len(keys) >= 5,
             "printed %s\nkeys %s\n%s" % (dict(norm), keys, describe(r)))
+    # %v and %T of one error in one printf: LLVM shared the address ctx+128 (the RIP
+    # read twice) between two loads and spilled it, and the verifier refused the
+    # program ("dereference of modified ctx ptr"), found on Caddy
+    r2 = s.run(["-c", "%s 10" % b, "-e",
+                'go:main.Risky:return /rets.err != nil/ { printf("E %v | %T\n", rets.err, '
+                'rets.err); }'])
+    both = [l[2:].split(" | ") for l in r2.stdout.splitlines() if l.startswith("E ")]
+    s.check("printf of an error's %v and %T at once: the same texts, and each type",
+            r2.returncode == 0 and Counter(
+                re.sub(r"^\((\*main\.ParseError)\)\(0x[0-9a-f]+\)$", r"(\1)", v)
+                for v, _ in both) == norm and
+            all(t == "*main.ParseError" if v.startswith("(*main.ParseError)") else t
+                for v, t in both), describe(r2))
 
 # Value receivers (issue 24): Note.String is inlined into main.main and into the
 # (*Note).String wrapper; a clause reading args used to fail on those copies. Now they
