@@ -92,6 +92,22 @@ bool dw_attr_udata(struct dw *d, Dwarf_Die die, Dwarf_Half at, uint64_t *v)
 	return ok;
 }
 
+/* A flag attribute (DW_FORM_flag, _flag_present): false when absent or of another form. */
+bool dw_attr_flag(struct dw *d, Dwarf_Die die, Dwarf_Half at)
+{
+	Dwarf_Attribute attr = NULL;
+	Dwarf_Bool flag = 0;
+	Dwarf_Half form = 0;
+	if (!dw_ok(d, dwarf_attr(die, at, &attr, &d->err)))
+		return false;
+	if (dw_ok(d, dwarf_whatform(attr, &form, &d->err)) &&
+	    (form == DW_FORM_flag || form == DW_FORM_flag_present) &&
+	    !dw_ok(d, dwarf_formflag(attr, &flag, &d->err)))
+		flag = 0;
+	dwarf_dealloc_attribute(attr);
+	return flag != 0;
+}
+
 bool dw_attr_ref(struct dw *d, Dwarf_Die die, Dwarf_Half at, Dwarf_Off *ref)
 {
 	Dwarf_Attribute attr = NULL;

@@ -12,6 +12,7 @@
 #define DW_AT_go_kind 0x2900
 #define DW_AT_go_key 0x2901
 #define DW_AT_go_elem 0x2902
+#define DW_AT_go_embedded_field 0x2903
 #define DW_AT_go_runtime_type 0x2904
 
 /* reflect.Kind values that DW_AT_go_kind carries */
@@ -45,6 +46,7 @@ bool dw_attr_udata(struct dw *d, Dwarf_Die die, Dwarf_Half at, uint64_t *v);
 /* Global .debug_info offset of the DIE that attribute AT (a reference) of DIE names;
  * dw_type_ref: of DW_AT_type. */
 bool dw_attr_ref(struct dw *d, Dwarf_Die die, Dwarf_Half at, Dwarf_Off *ref);
+bool dw_attr_flag(struct dw *d, Dwarf_Die die, Dwarf_Half at);
 bool dw_type_ref(struct dw *d, Dwarf_Die die, Dwarf_Off *ref);
 /* The sibling after CUR (NULL at the end), CUR freed: `for (; cur; cur =
  * dw_next_sibling(d, cur))`, and dw_free_die(cur) after a break. */

@@ -255,7 +255,9 @@ static int parse(struct binfo_godata *d, FILE *f)
 			struct rtype *r = &ts[nt - 1];
 			if (!num(fl[1], 0, INT64_MAX, &v[0]) || !num(fl[2], 0, INT32_MAX, &v[1]))
 				goto out;
-			struct rfield fd = {{arena_strdup(d->a, fl[3]), (uint64_t)v[0], NULL}, (long)v[1]};
+			/* the type data does not keep which fields are embedded: none promoted */
+			struct rfield fd = {{arena_strdup(d->a, fl[3]), (uint64_t)v[0], NULL, false},
+					    (long)v[1]};
 			PUSH(r->fields, r->nfields, r->cap, fd);
 		} else if (!strcmp(fl[0], "F") && n == 2) {
 			struct rfunc r = {arena_strdup(d->a, fl[1]), 0, 0, NULL};

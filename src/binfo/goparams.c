@@ -167,7 +167,8 @@ static void read_struct(struct binfo_godwarf *gd, Dwarf_Die die, struct binfo_go
 					f = g;
 				}
 				const char *nm = dw_name(d, cur);
-				f[n++] = (struct binfo_gofield){arena_strdup(gd->a, nm ? nm : "_"), off, ft};
+				f[n++] = (struct binfo_gofield){arena_strdup(gd->a, nm ? nm : "_"), off, ft,
+								dw_attr_flag(d, cur, DW_AT_go_embedded_field)};
 				if (align_of(ft) > t->align)
 					t->align = align_of(ft);
 			}

@@ -47,6 +47,7 @@ struct binfo_gofield {
 	const char *name;
 	uint64_t offset;
 	const struct binfo_gotype *type;
+	bool embedded; /* DWARF's DW_AT_go_embedded_field: its fields are promoted */
 };
 
 /* A part of a register-assigned value: SIZE bytes at OFFSET of the value live in

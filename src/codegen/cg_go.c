@@ -202,8 +202,11 @@ static void capture_map(struct cg *g, const struct plan_arg *a, LLVMValueRef m, 
 	if (!g->gomap_out) /* one for every walk: the stack is 512 bytes */
 		g->gomap_out = cg_alloca(g, aty, "mapents");
 	LLVMValueRef out = g->gomap_out;
-	LLVMValueRef args[3] = {walk_const(g, w), m, out};
-	LLVMValueRef n = LLVMBuildZExt(g->b, cg_runtime_call(g, "gt_go_map_walk", args, 3), g->i64, "");
+	LLVMValueRef n = cg_const(g, 0);
+	if (a->go_max > 0) { /* else its count only (sema_gocap.c's map_layout) */
+		LLVMValueRef args[3] = {walk_const(g, w), m, out};
+		n = LLVMBuildZExt(g->b, cg_runtime_call(g, "gt_go_map_walk", args, 3), g->i64, "");
+	}
 	LLVMValueRef cnt = read_mem(g, LLVMBuildAdd(g->b, m, cg_const(g, w->count_off), ""), 8, true);
 	LLVMValueRef nil = LLVMBuildICmp(g->b, LLVMIntEQ, m, cg_const(g, 0), "");
 	cg_store64(g, p, 0, LLVMBuildSelect(g->b, nil, cg_const(g, 0), cnt, ""));

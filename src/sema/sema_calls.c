@@ -288,6 +288,8 @@ int sema_check_printf(struct sema *s, struct ast_node *e, const struct builtin *
 			continue;
 		}
 		bool want_str = p->conv == FMT_STR, want_buf = p->conv == FMT_BUF;
+		if (want_str)
+			(void)sema_go_bytes_as_string(s, arg);
 		/* an enum's value prints as its enumerator's name (current bpftrace) */
 		bool ok = want_buf ? arg->ty->kind == TY_BUF
 			  : want_str ? sema_is_textual(arg) || (arg->ty->kind == TY_INT &&
@@ -384,6 +386,7 @@ static int check_strings(struct sema *s, struct ast_node *e, int n, const struct
 		struct ast_node *a = e->u.call.args.v[i];
 		if (sema_check_expr(s, a))
 			return -EINVAL;
+		(void)sema_go_bytes_as_string(s, a);
 		if (a->ty->kind != TY_STR) {
 			diag_error(s->src, a->loc, "%s: %s is not a string", b->name,
 				   sema_kind_word(a));
@@ -723,7 +726,10 @@ int sema_check_str(struct sema *s, struct ast_node *e, const struct builtin *b)
 	for (int i = 0; i < args->n; i++)
 		if (sema_check_expr(s, args->v[i]))
 			return -EINVAL;
-	/* str() of a string is that string: bpftrace wants str(args->filename) */
+	/* str() of a string is that string: bpftrace wants str(args->filename); and of a
+	 * Go []byte, its text */
+	if (args->n == 1)
+		(void)sema_go_bytes_as_string(s, args->v[0]);
 	if (args->n == 1 && args->v[0]->ty->kind == TY_STR) {
 		e->ty = args->v[0]->ty;
 		return 0;

@@ -268,6 +268,22 @@ static int set_type(struct sema *s, struct ast_node *e, const struct binfo_gotyp
 	return 0;
 }
 
+/* A []byte where a string is wanted (printf's %s, str()): its text, as Go's fmt prints
+ * it with %s. A slice starts as a string does, address then length, in memory and in
+ * registers. Returns whether E was one. */
+bool sema_go_bytes_as_string(struct sema *s, struct ast_node *e)
+{
+	struct sema_node *sn = sema_node_of(s, e);
+	const struct binfo_gotype *t = sn->gotype;
+	if (!sn->go || sn->go->kind != GV_SLICE || !t || t->kind != GK_SLICE || !t->elem ||
+	    t->elem->kind != GK_UINT || t->elem->size != 1)
+		return false;
+	sn->go->kind = GV_STRING;
+	sn->go->size = 16;
+	e->ty = sema_type_new(s, TY_STR, s->opts->str_len, false);
+	return true;
+}
+
 static struct sema_goref *new_ref(struct sema *s, struct ast_node *e)
 {
 	struct sema_node *sn = sema_node_of(s, e);
@@ -381,6 +397,48 @@ static char *expr_name(struct sema *s, struct ast_node *e)
 	return arena_strdup(s->arena, "the value");
 }
 
+/* How many fields named NAME the struct ST promotes from DEPTH levels of embedding down
+ * (Go's rule: the shallowest wins, two at one depth are ambiguous). */
+static int promoted_at(const struct binfo_gotype *st, const char *name, int depth)
+{
+	int n = 0;
+	for (int i = 0; st && i < st->nfields; i++) {
+		const struct binfo_gofield *f = &st->fields[i];
+		if (depth == 0) {
+			n += !strcmp(f->name, name);
+			continue;
+		}
+		const struct binfo_gotype *t = f->type;
+		if (t && t->kind == GK_PTR)
+			t = t->elem;
+		if (f->embedded && t && t->kind == GK_STRUCT)
+			n += promoted_at(t, name, depth - 1);
+	}
+	return n;
+}
+
+/* The embedded field of ST through which NAME is promoted (its shallowest, unambiguous
+ * occurrence, at most 4 levels down), or NULL. */
+static const char *promoted_via(const struct binfo_gotype *st, const char *name, int from)
+{
+	for (int depth = from; depth <= 4; depth++) {
+		int n = promoted_at(st, name, depth);
+		if (n > 1)
+			return NULL; /* ambiguous, as Go's compiler says */
+		if (n == 0)
+			continue;
+		for (int i = 0; i < st->nfields; i++) {
+			const struct binfo_gotype *t = st->fields[i].type;
+			if (t && t->kind == GK_PTR)
+				t = t->elem;
+			if (st->fields[i].embedded && t && t->kind == GK_STRUCT &&
+			    promoted_at(t, name, depth - 1) == 1)
+				return st->fields[i].name;
+		}
+	}
+	return NULL;
+}
+
 int sema_go_field(struct sema *s, struct ast_node *e, bool result)
 {
 	const char *name = e->u.field.name;
@@ -414,6 +472,17 @@ int sema_go_field(struct sema *s, struct ast_node *e, bool result)
 			f = &st->fields[i];
 		if (n < 64)
 			names[n++] = st->fields[i].name;
+	}
+	const char *via = NULL;
+	if (!f && (via = promoted_via(st, name, 1))) {
+		/* a promoted field, as Go has it: args.c.pa is args.c.parseState.pa */
+		struct ast_node *mid = ast_new(s->arena, AST_FIELD, e->loc);
+		mid->u.field.expr = base;
+		mid->u.field.name = via;
+		e->u.field.expr = mid;
+		if (sema_check_expr(s, mid))
+			return -EINVAL;
+		return sema_go_field(s, e, false);
 	}
 	if (!f) {
 		const char *near = sema_closest(s, name, names, n, NULL, 0);

@@ -158,7 +158,7 @@ bool sema_go_map_walk(const struct binfo_gotype *t, struct gt_gomap *w,
 /* A map: its entries copied by a bounded walk (GT_GOMAP_MAX of them; the BPF side
  * stops after GT_GOMAP_STEPS buckets or groups), keys and values laid out as any value
  * in memory. A map whose layout is unknown prints as its address, as before; one in
- * an element of a slice, array or map, or past GOCAP_MAX_MAPS, as ?. */
+ * an element of a slice, array or map as ?; past GOCAP_MAX_MAPS, by its count. */
 static void map_layout(struct capctx *c, struct plan_arg *a, const struct binfo_gotype *t,
 		       int depth, bool ro)
 {
@@ -171,14 +171,25 @@ static void map_layout(struct capctx *c, struct plan_arg *a, const struct binfo_
 		leaf(c, a, PG_ADDR, 8);
 		return;
 	}
-	if (c->in_elems || c->maps >= GOCAP_MAX_MAPS || !room(c, 16)) {
+	if (c->in_elems || !room(c, 16)) {
 		leaf(c, a, PG_NOREAD, 0);
 		return;
 	}
-	c->maps++;
 	a->go = PG_MAP;
 	a->fields = arena_alloc(s->arena, sizeof(*a->fields) * 2);
 	a->nfields = 2;
+	struct gt_gomap *wp = arena_alloc(s->arena, sizeof(*wp));
+	if (c->maps >= GOCAP_MAX_MAPS) {
+		/* its count only, no walk: map[] when empty (as most of a request's are),
+		 * map[...] when not */
+		a->fields[0] = a->fields[1] = (struct plan_arg){.kind = PLAN_ARG_GO, .go = PG_NOREAD};
+		w.max = 0;
+		*wp = w;
+		a->go_map = wp;
+		a->size = 16;
+		return;
+	}
+	c->maps++;
 	c->in_elems++;
 	/* a key or value Go keeps behind a pointer (over GOCAP_MAX_KV bytes) is left out */
 	struct plan_arg *k = t->key && t->key->size > GOCAP_MAX_KV
@@ -199,7 +210,6 @@ static void map_layout(struct capctx *c, struct plan_arg *a, const struct binfo_
 	a->go_max = max;
 	a->go_stride = each;
 	a->size = 16 + each * max;
-	struct gt_gomap *wp = arena_alloc(s->arena, sizeof(*wp));
 	*wp = w;
 	a->go_map = wp;
 }

@@ -103,6 +103,10 @@ struct sema {
 	/* the clause's optional probes that matched nothing: warned about only when none of
 	 * its probes is there (tools name functions of some Go releases only) */
 	VEC(struct sema_skip) skips;
+	/* a generated program's (--funcgraph) functions with no site the kernel can probe:
+	 * left out, said once (sema.c) */
+	int gen_unprobed;
+	const char *gen_unprobed_first;
 	int ntargets;
 	int group_site_begin;      /* sema_open_group: where the open program's sites begin */
 	struct pairset group_sites; /* (target, file offset) of those sites (add_site's dedup) */
@@ -335,6 +339,7 @@ int sema_go_retval(struct sema *s, struct ast_node *e);
 bool sema_go_map_walk(const struct binfo_gotype *t, struct gt_gomap *w,
 		      const struct binfo_gotype **kt, const struct binfo_gotype **vt);
 struct gt_type *sema_go_print_type(struct sema *s, struct ast_node *e);
+bool sema_go_bytes_as_string(struct sema *s, struct ast_node *e);
 /* A Go interface as a map key: its type (a PG_IFACE capture with go_key), or NULL when
  * E is not an interface. */
 struct gt_type *sema_go_key_type(struct sema *s, struct ast_node *e);

@@ -101,6 +101,8 @@ go:main.serve:entry { printf("P req %v\n", args.r);
          args.r.Timeout, args.r.Items[0].Price); }
 go:main.execute:entry { printf("P cmd "); print(args.c); }
 go:main.bits:entry { printf("P bits %v\n", args.b); }
+go:main.parse:entry { printf("P parse %s %d %s %d\n", args.c.pa.subject, args.c.pa.size, args.msg,
+                             args.c.state); }
 go:main.wait:entry { printf("P dur %v %v %v\n", args.d, args.t, args.at); }
 '''
 # a source line (DWARF's line table: version 5 from Go 1.25 on), hit once per element
@@ -241,7 +243,7 @@ def check_matrix(rel, gocmd, build, flags, cgo):
     if not stripped:
         want = printed(own(r.stderr, "P"))
         s.check("%s: print() as %%+v" % pre,
-                ok and len(want) == 22 and same(printed(traced(r.stdout, "P")), want),
+                ok and len(want) == 23 and same(printed(traced(r.stdout, "P")), want),
                 "traced:\n%s\nown:\n%s\n%s" % ("\n".join(printed(traced(r.stdout, "P"))),
                                                 "\n".join(want), d))
     s.check("%s: goid and values by name" % pre,

@@ -1,5 +1,5 @@
 // values: print()'s oracle (issue 24). A struct shaped like net/http.Request (nested
-// structs, four maps of slices before more fields, interfaces, an array, time.Duration, net.IP, a float in
+// structs, four maps of slices before more fields and a fifth map, interfaces, an array, time.Duration, net.IP, a float in
 // memory, an unexported Duration that fmt prints as an integer) passed by value on the
 // stack, a struct as big as cobra.Command (hundreds of bytes, function fields, slices of
 // pointers) through a pointer, and a Duration alone. Each callee prints its argument
@@ -62,6 +62,30 @@ type Request struct {
 	cancel           func()
 	wait             time.Duration
 	started          time.Time // unexported: fmt prints its fields
+	other            map[string]string // a fifth map, as Request.otherValues (nil)
+}
+
+// Conn: a field promoted from an embedded struct (nats-server's client.pa), []byte
+// printed with %s
+type pubArg struct {
+	subject []byte
+	size    int
+}
+
+type parseState struct {
+	state int
+	pa    pubArg
+}
+
+type Conn struct {
+	id int
+	parseState
+}
+
+//go:noinline
+func parse(c *Conn, msg []byte) int {
+	fmt.Fprintf(out, "P parse %s %d %s %d\n", c.pa.subject, c.pa.size, msg, c.state)
+	return len(msg)
 }
 
 type FlagSet struct {
@@ -243,6 +267,8 @@ func init() {
 		root.commandCalledAs.name = "docker"
 		execute(root, []string{"--version"})
 
+		parse(&Conn{id: 7, parseState: parseState{state: 3, pa: pubArg{[]byte("gt.subj"), 5}}},
+			[]byte("hello\tworld"))
 		bits([12]int16{-1, 2, -3, 4, -5, 6, -7, 8, -9, 10, -11, 12})
 		wait(3*time.Second, 0, time.Now())
 		wait(-1*time.Nanosecond, 26*time.Hour+3*time.Minute+4*time.Second+5*time.Microsecond,
