@@ -521,6 +521,17 @@ const struct binfo_func *binfo_find_func(struct binfo *bi, const char *name)
 	return i < 0 ? NULL : &bi->funcs[i];
 }
 
+/* Not functions, though .gopclntab lists them: the linker's markers of the text's start
+ * and end (runtime.text, runtime.etext: an int3) and of an external object's code
+ * ("net(.text)": C code of cgo, whose functions have names of their own). A wildcard
+ * and -l leave them out; named alone, they are what they are. */
+static bool is_text_marker(const char *name)
+{
+	size_t n = strlen(name);
+	return (n > 7 && !memcmp(name + n - 7, "(.text)", 7)) || !strcmp(name, "runtime.text") ||
+	       !strcmp(name, "runtime.etext");
+}
+
 int binfo_match_funcs(struct binfo *bi, const char *pattern, const struct binfo_func ***out)
 {
 	VEC(const struct binfo_func *) v = {0};
@@ -530,7 +541,8 @@ int binfo_match_funcs(struct binfo *bi, const char *pattern, const struct binfo_
 			vec_push(&v, &bi->funcs[i]);
 	} else {
 		for (int i = 0; i < bi->nfuncs; i++)
-			if (glob_match(pattern, bi->funcs[i].name))
+			if (glob_match(pattern, bi->funcs[i].name) &&
+			    !is_text_marker(bi->funcs[i].name))
 				vec_push(&v, &bi->funcs[i]);
 	}
 	*out = v.v;

@@ -176,6 +176,11 @@ int sema_check(struct arena *a, const struct diag_src *src, struct ast_node *pro
 	vec_free(&s.tp_formats);
 	vec_free(&s.bad_targets);
 	vec_free(&s.skips);
+	if (!err && s.gen_unprobed)
+		diag_print(DIAG_WARNING, "%d of the functions matched are left out (%s%s): no "
+			   "instruction of their own the kernel can probe (a trap, or inlined "
+			   "copies where another function's probe is)", s.gen_unprobed,
+			   s.gen_unprobed_first, s.gen_unprobed > 1 ? ", ..." : "");
 	if (!err && plan->nprogs == 0) {
 		diag_fatal("the program has no probes");
 		err = -EINVAL;

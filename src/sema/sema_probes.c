@@ -498,12 +498,32 @@ static int add_go_sites(struct sema *s, struct go_probe *gp)
 	}
 	if (!err && nc > 0 && nf > 0 && s->clause_reads_go_names && gp->point == GO_ENTRY)
 		nc = drop_inlined_copies(s, gp, fs, nf, cs, nc);
-	for (int i = 0; i < nf && !err; i++)
+	int unprobed = 0;
+	struct strbuf names = {0};
+	bool generated = s->src && s->src->origin == DIAG_SRC_GENERATED;
+	for (int i = 0; i < nf && !err; i++) {
+		int had = s->sites.n;
 		err = sema_add_func_sites(s, bi, fs[i], gp->point, gp->off, gp->node->loc,
-					  nf > 1);
+					  nf > 1 || generated);
+		/* quiet in a wildcard (runtime.abort's int3): counted, said once below */
+		if (!err && nf > 1 && gp->point == GO_ENTRY && s->sites.n == had &&
+		    unprobed++ < 8)
+			strbuf_printf(&names, "%s%s", unprobed > 1 ? ", " : "", fs[i]->name);
+	}
+	if (unprobed && !err)
+		diag_warning(s->src, gp->node->loc, "%d of the %d functions matching '%s' %s "
+			     "skipped, the kernel cannot probe where %s: %s%s", unprobed, nf,
+			     gp->func, unprobed > 1 ? "are" : "is",
+			     unprobed > 1 ? "they start" : "it starts", names.buf,
+			     unprobed > 8 ? ", ..." : "");
+	strbuf_free(&names);
 	if (!err && gp->point == GO_ENTRY)
 		add_inlined_sites(s, gp, cs, nc, wild);
-	if (!err && s->sites.n == before) {
+	if (!err && s->sites.n == before && generated) {
+		/* an int3, or inlined copies only where the program has a site already */
+		if (!s->gen_unprobed++)
+			s->gen_unprobed_first = gp->func;
+	} else if (!err && s->sites.n == before) {
 		diag_error(s->src, gp->node->loc, "no %s site for '%s' in %s", gp->where, gp->func,
 			   gp->path);
 		err = -ENOENT;
