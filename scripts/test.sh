@@ -10,7 +10,7 @@
 # traced programs and leave CPU idle, so what later steps need is made beside it at nice
 # 10: the kernels' downloads and vmlinux, the ASan build, and the Go builds of the three
 # suites that build most (GT_PREBUILD: toolchains, the release matrix, the type data's
-# probes, the real programs), which ctest runs last and which wait for a build in
+# probes, the real programs, the big servers), which ctest runs last and which wait for a build in
 # progress rather than make it twice. The fuzzers' build waits for the ASan pass, which
 # leaves more CPU idle than the plain pass.
 set -eu
@@ -50,7 +50,7 @@ kfetch=$!
 # the toolchains and the real programs' modules, at nice 0 beside the plain build (they
 # wait on the network; at nice 10 beside the plain pass the toolchains took 213 s, cold14)
 rm -f build/gofetch.rc
-(for t in test_gomatrix test_realprogs; do
+(for t in test_gomatrix test_realprogs test_bigservers; do
      GT_PREBUILD=fetch python3 tests/runtime/$t.py --gotrace build/gotrace \
          --work build/testwork >build/gofetch-$t.log 2>&1 &
  done
@@ -72,7 +72,7 @@ cbuild=$!
 # its test_gomatrix waiting 175 s for it
 (while [ ! -e build/gofetch.rc ]; do sleep 1; done
  cat build/gofetch-*.log
- for t in test_gomatrix test_gotypes test_realprogs; do
+ for t in test_gomatrix test_gotypes test_realprogs test_bigservers; do
      echo "== prebuild $t: $(($(date +%s) - t0)) s"
      GT_PREBUILD=1 nice -n 10 python3 tests/runtime/$t.py --gotrace build/gotrace \
          --work build/testwork

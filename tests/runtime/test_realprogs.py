@@ -26,12 +26,12 @@ import shutil
 import signal
 import socket
 import subprocess
-import tempfile
 import threading
 import time
 import urllib.parse
 
-from gtlib import FETCH, PREBUILD, Suite, bpf_leftovers, built_lock, collect, describe, gotool
+import gomods
+from gtlib import FETCH, PREBUILD, Suite, bpf_leftovers, collect, describe, gotool
 
 s = Suite("realprogs")
 
@@ -41,78 +41,15 @@ COBRA_CLI = "github.com/spf13/cobra-cli@v1.3.0"
 GOJQ = "github.com/itchyny/gojq/cmd/gojq@v0.12.19"
 PROGRAMS = [("go-httpbin", HTTPBIN), ("cobra-cli", COBRA_CLI), ("gojq", GOJQ)]
 
-NET_ERRORS = ("dial tcp", "proxy.golang.org", "i/o timeout", "no such host",
-              "connection refused", "TLS handshake", "403 Forbidden", "404 Not Found")
-
-
 def realprogs_dir():
     return os.path.join(gotool.cache_dir(), "realprogs")
 
 
-def build_env(gocmd):
-    d = gotool.cache_dir()
-    env = dict(s.env, GOMODCACHE=os.path.join(d, "mod"), GOPATH=os.path.join(d, "gopath"),
-               GOCACHE=os.path.join(d, "gocache"), GOFLAGS="-modcacherw",
-               GOTOOLCHAIN="local", CGO_ENABLED="0")
-    env["PATH"] = os.path.dirname(gocmd) + os.pathsep + env.get("PATH", "")
-    return env
-
-
-def build(release, gocmd, name, spec):
-    """RELEASE's build of NAME (module spec MODULE/PKG@VERSION) in the cache: `go install`
-    into a temporary GOBIN, renamed into place when whole. cobra-cli's module has no
-    version list on the proxy, which `go install X@V` asks for (deprecation notes), so it
-    is built from a module that requires it: the same go.mod graph, the same packages."""
-    out_dir = os.path.join(realprogs_dir(), release)
-    out = os.path.join(out_dir, name)
-    with built_lock(out):  # a GT_PREBUILD run may be building it
-        return _build(release, gocmd, name, spec, out_dir, out)
-
-
-def _build(release, gocmd, name, spec, out_dir, out, fetch=False):
-    """FETCH: `-n`, which loads the packages (downloading their modules into the cache
-    the builds share) and compiles nothing."""
-    if os.path.exists(out):
-        return out
-    tmp = tempfile.mkdtemp(prefix="build-", dir=realprogs_dir())
-    env = build_env(gocmd)
-    pkg, version = spec.split("@")
-    try:
-        for extra in ({}, {"GOSUMDB": "off"}):
-            e = dict(env, GOBIN=tmp, **extra)
-            if name == "cobra-cli":
-                with open(os.path.join(tmp, "go.mod"), "w") as f:
-                    f.write("module gotrace.test/wrap\n\ngo 1.21\n\nrequire %s %s\n"
-                            % (pkg, version))
-                cmd = [gocmd, "build", "-mod=mod", "-o", os.path.join(tmp, name), pkg]
-            else:
-                cmd = [gocmd, "install", spec]
-            if fetch:
-                cmd.insert(2, "-n")
-            t0 = time.time()
-            try:
-                r = subprocess.run(cmd, cwd=tmp, env=e, capture_output=True, text=True,
-                                   timeout=900)
-            except subprocess.TimeoutExpired:
-                s.unavailable("%s: %s timed out" % (release, " ".join(cmd)))
-            if r.returncode == 0:
-                break
-            if "verifying" not in r.stderr and "sum.golang" not in r.stderr:
-                break
-        if r.returncode != 0:
-            if any(w in r.stderr for w in NET_ERRORS):
-                s.unavailable("module proxy unreachable (%s: %s)"
-                              % (" ".join(cmd[1:]), r.stderr.strip()[-300:]))
-            raise RuntimeError("%s: %s failed:\n%s" % (release, " ".join(cmd), r.stderr))
-        if fetch:
-            print("fetched %s's modules in %.0f s" % (spec, time.time() - t0))
-            return out
-        print("built %s with %s in %.0f s" % (spec, release, time.time() - t0))
-        os.makedirs(out_dir, exist_ok=True)
-        os.rename(os.path.join(tmp, name), out)
-        return out
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+def build(release, gocmd, name, spec, fetch=False):
+    """RELEASE's build of NAME (module spec MODULE/PKG@VERSION) in the cache. cobra-cli's
+    module has no version list on the proxy: built from a module that requires it."""
+    out = os.path.join(realprogs_dir(), release, name)
+    return gomods.install(s, gocmd, name, spec, out, fetch=fetch, wrap=name == "cobra-cli")
 
 
 def ustack_frames(text, start=0):
@@ -516,17 +453,15 @@ def gojq(rel, binary):
 os.makedirs(realprogs_dir(), exist_ok=True)
 if FETCH:  # the modules, once for every release (one module cache)
     for name, spec in PROGRAMS:
-        out = os.path.join(realprogs_dir(), gotool.version(s.go), name)
         try:
-            _build(gotool.version(s.go), s.go, name, spec, os.path.dirname(out), out,
-                   fetch=True)
+            build(gotool.version(s.go), s.go, name, spec, fetch=True)
         except RuntimeError as e:
             s.check("%s: modules fetched" % spec, False, e)
     s.finish()
 releases = [(gotool.version(s.go), s.go)]
 old = gotool.toolchain(OLD_RELEASE)
 if old is None:
-    if any(w in gotool.last_error for w in NET_ERRORS):
+    if any(w in gotool.last_error for w in gomods.NET_ERRORS):
         s.unavailable("module proxy unreachable: " + gotool.last_error)
     s.check("%s toolchain" % OLD_RELEASE, False, gotool.last_error)
 else:
