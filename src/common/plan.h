@@ -243,7 +243,7 @@ struct plan_arg {
 enum plan_goshow { PGS_OTHER, PGS_PTR, PGS_PSTR, PGS_INT, PGS_UINT, PGS_BOOL, PGS_STR, PGS_CONST,
 		   PGS_ERRNO, PGS_CHAIN, PGS_NETADDR };
 /* PGS_CHAIN: which wrapping error (binfo's enum binfo_gochain) */
-enum plan_gochain { PGC_NONE, PGC_PATH, PGC_SYSCALL, PGC_URL, PGC_OP, PGC_DNS };
+enum plan_gochain { PGC_NONE, PGC_PATH, PGC_SYSCALL, PGC_URL, PGC_OP, PGC_DNS, PGC_EMBED };
 /* plan_gotype.off: PGS_CHAIN's three strings, source and address (net.Addr) and wrapped
  * error; PGS_NETADDR's IP, Port and Zone (the first three) */
 enum plan_gooff { PGO_S1, PGO_S2, PGO_S3, PGO_SRC, PGO_ADDR, PGO_NEXT, PGO_N };

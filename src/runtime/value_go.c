@@ -354,6 +354,13 @@ static void put_error(struct strbuf *sb, const struct gt_plan *plan, const struc
 		put_iface(sb, plan, a, p);
 		return;
 	}
+	if (t->chain == PGC_EMBED) { /* Error() is the embedded error's */
+		if (l + 1 < a->go_chain)
+			put_error(sb, plan, a, base, l + 1);
+		else
+			strbuf_puts(sb, "...");
+		return;
+	}
 	const uint8_t *s[3], *src = p + plan_err_addr(tx, 0), *addr = p + plan_err_addr(tx, 1);
 	int64_t n[3];
 	for (int k = 0; k < 3; k++) {

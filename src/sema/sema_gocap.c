@@ -466,7 +466,7 @@ int sema_go_finish(struct sema *s, struct gt_plan *plan)
 	};
 	static const enum plan_gochain chain[] = {
 		[GC_NONE] = PGC_NONE, [GC_PATH] = PGC_PATH, [GC_SYSCALL] = PGC_SYSCALL,
-		[GC_URL] = PGC_URL, [GC_OP] = PGC_OP, [GC_DNS] = PGC_DNS,
+		[GC_URL] = PGC_URL, [GC_OP] = PGC_OP, [GC_DNS] = PGC_DNS, [GC_EMBED] = PGC_EMBED,
 	};
 	_Static_assert((int)GT_NOFFS == (int)PGO_N && (int)GT_OFF_NEXT == (int)PGO_NEXT &&
 		       (int)GT_OFF_S3 == (int)PGO_S3 && (int)GT_OFF_PORT == (int)PGO_PORT,

@@ -216,7 +216,8 @@ def caddy_live(binary):
     try:
         if not s.check("caddy: serves", wait_port(port, caddy), "caddy exited"):
             return
-        caddy_values(caddy, port, errf)
+        for extra, tag in (["--no-cache"], " (--no-cache)"), ([], ""), ([], " (again)"):
+            caddy_values(caddy, port, errf, extra, tag)
         caddy_attach_detach(caddy, port, blob)
         caddy_funcgraph(caddy, port)
     finally:
@@ -241,9 +242,10 @@ def get(port, target, ua="gotrace-test/1", timeout=30):
         c.close()
 
 
-def caddy_log(errf):
+def caddy_log(errf, since=0):
+    """Caddy's JSON log records written from offset SINCE on."""
     errf.flush()
-    errf.seek(0)
+    errf.seek(since)
     out = []
     for line in errf.read().splitlines():
         try:
@@ -261,11 +263,16 @@ CADDY_SCRIPT = (
     '  print(args.r);\n'
     '}\n'
     'go:"net.(*Dialer).DialContext":return /rets.r1/ { printf("DIAL %%v\\n", rets.r1); }\n'
-    % CH)
+    'go:"%s.(*Handler).reverseProxy":return /retval/ {\n'
+    '  printf("RP %%v | %%T\\n", retval, retval); }\n'
+    % (CH, RP))
 
 
-def caddy_values(caddy, port, errf):
-    p = s.start(["-B", "line", "-p", str(caddy.pid), "-e", CADDY_SCRIPT])
+def caddy_values(caddy, port, errf, extra, tag):
+    """EXTRA: --no-cache (the type table made from DWARF), or not (made and stored, then
+    read back: binfo_store)."""
+    since = os.path.getsize(errf.name)
+    p = s.start(["-B", "line", "-p", str(caddy.pid), "-e", CADDY_SCRIPT] + extra)
     head = attach_lines(p, "READY")
     ready = [l for l in head if l.startswith("READY")]
     reqs = [("/files/index.html", "gt-agent/1 (files)"), ("/dead/x?q=1&r=%22s%22", "gt-agent/2"),
@@ -276,32 +283,38 @@ def caddy_values(caddy, port, errf):
             got.append(get(port, target, ua))
     out, err = stop(p)
     out = "".join(head) + out
-    logs = [e for e in caddy_log(errf) if e.get("logger", "").startswith("http.log.access")]
-    errs = [e for e in caddy_log(errf) if e.get("logger", "").startswith("http.log.error")]
+    logs = [e for e in caddy_log(errf, since)
+            if e.get("logger", "").startswith("http.log.access")]
+    errs = [e for e in caddy_log(errf, since)
+            if e.get("logger", "").startswith("http.log.error")]
     detail = "%s\n--- stderr\n%s\n--- caddy's\n%s" % (out[-4000:], err[-2000:],
                                                      json.dumps(logs + errs)[:3000])
-    if not s.check("caddy: -p attaches to the running server", ready and len(got) == 3, detail):
+    if not s.check("caddy%s: -p attaches to the running server" % tag,
+                   ready and len(got) == 3, detail):
         return
     traced = re.findall(r"^REQ uri=(.*) remote=(.*) ua=(.*)$", out, re.M)
     own = [(e["request"]["uri"], "%s:%s" % (e["request"]["remote_ip"],
                                            e["request"]["remote_port"]),
             e["request"]["headers"]["User-Agent"][0]) for e in logs]
-    s.check("caddy: each request's URI, remote address and Header[\"User-Agent\"][0] as "
-            "Caddy logged them",
+    s.check("caddy%s: each request's URI, remote address and Header[\"User-Agent\"][0] as "
+            "Caddy logged them" % tag,
             traced == own and len(own) == 3 and
             [int(t[1].rsplit(":", 1)[1]) for t in traced] == [g[2] for g in got], detail)
     prints = re.findall(r"^&\{Method:GET .*$", out, re.M)
-    s.check("caddy: print(args.r) shows every field, with RemoteAddr, RequestURI and the "
-            "headers as logged",
+    s.check("caddy%s: print(args.r) shows every field, with RemoteAddr, RequestURI and the "
+            "headers as logged" % tag,
             len(prints) == 3 and all(
                 "RemoteAddr:%s RequestURI:%s " % (o[1], o[0]) in pr and
                 "User-Agent:[%s]" % o[2] in pr and ":?" not in pr and pr.endswith("}")
                 for o, pr in zip(own, prints)), detail)
     dials = re.findall(r"^DIAL (.*)$", out, re.M)
-    s.check("caddy: the dead backend's dial error reads as Caddy logged it",
+    rps = re.findall(r"^RP (.*) \| (.*)$", out, re.M)
+    s.check("caddy%s: the dead backend's dial error (*net.OpError) reads as Caddy logged it, "
+            "and so does reverseProxy's result, a struct embedding it (DialError)" % tag,
             [g[0] for g in got] == [200, 502, 200] and len(errs) == 1 and
-            dials == [errs[0]["msg"]] and "connection refused" in dials[0], detail)
-    s.check("caddy: nothing left attached after SIGINT", not bpf_leftovers())
+            dials == [errs[0]["msg"]] and "connection refused" in dials[0] and
+            rps == [(errs[0]["msg"], RP + ".DialError")], detail)
+    s.check("caddy%s: nothing left attached after SIGINT" % tag, not bpf_leftovers())
 
 
 def caddy_attach_detach(caddy, port, blob):

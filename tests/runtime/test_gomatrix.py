@@ -243,7 +243,7 @@ def check_matrix(rel, gocmd, build, flags, cgo):
     if not stripped:
         want = printed(own(r.stderr, "P"))
         s.check("%s: print() as %%+v" % pre,
-                ok and len(want) == 23 and same(printed(traced(r.stdout, "P")), want),
+                ok and len(want) == 26 and same(printed(traced(r.stdout, "P")), want),
                 "traced:\n%s\nown:\n%s\n%s" % ("\n".join(printed(traced(r.stdout, "P"))),
                                                 "\n".join(want), d))
     s.check("%s: goid and values by name" % pre,
@@ -264,7 +264,7 @@ def check_matrix(rel, gocmd, build, flags, cgo):
                 same_maps(traced(r.stdout, "MP"), own(r.stderr, "MP")) and
                 traced(r.stdout, "K") == own(r.stderr, "K"), d)
         s.check("%s: map index by key" % pre,
-                len(own(r.stderr, "MK")) == 3 and len(own(r.stderr, "HK")) == 6 and
+                len(own(r.stderr, "MK")) == 3 and len(own(r.stderr, "HK")) == 7 and
                 same(traced(r.stdout, "MK"), own(r.stderr, "MK")) and
                 traced(r.stdout, "KK") == own(r.stderr, "KK") and
                 same(traced(r.stdout, "HK"), own(r.stderr, "HK")), d)

@@ -77,6 +77,8 @@ type parseState struct {
 	pa    pubArg
 }
 
+type DialError struct{ error }
+
 type Conn struct {
 	id int
 	parseState
@@ -251,6 +253,12 @@ func init() {
 			Err: &net.OpError{Op: "dial", Net: "tcp", Err: &net.DNSError{Err: "no such host",
 				Name: "nope.invalid", Server: "127.0.0.53:53", IsNotFound: true}}}
 		serve(r6, 6)
+		// a struct embedding error, whose Error() is the promoted one (Caddy's DialError)
+		r7 := Request{Method: "GET", Items: []Item{{"u", 5, 5}},
+			Err: DialError{&net.OpError{Op: "dial", Net: "tcp",
+				Addr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 1},
+				Err:  os.NewSyscallError("connect", syscall.ECONNREFUSED)}}}
+		serve(r7, 7)
 
 		fs := &FlagSet{name: "docker", SortFlags: true, args: []string{"--version"},
 			formal: map[string]*Flag{"help": {Name: "help", Shorthand: "h"}}}
