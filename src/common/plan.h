@@ -397,6 +397,10 @@ struct gt_plan {
 	struct plan_sprow *unwind;
 	int nunwind;
 	struct gt_uwtarget unwind_rt; /* where to restart outside Go code */
+	/* a wildcard's functions whose entry the kernel cannot probe (an int3, bytes that do
+	 * not decode), by name: reported with the sites it refuses (runtime/attach.c) */
+	const char **unprobed;
+	int nunprobed;
 };
 
 #endif

@@ -200,17 +200,26 @@ static int attach_prog(struct rt_session *s, int pi, int prog_fd)
 	return err;
 }
 
-/* The refused sites: one warning (--no-warnings drops it), every site under -v. */
-static void report_refused(struct rt_session *s)
+/* The refused sites, and the functions sema found no probeable entry for: one warning
+ * (--no-warnings drops it), every site under -v. */
+void rt_report_refused(struct rt_session *s)
 {
 	const struct plan_site *sites = s->plan->sites;
-	int n = s->refused.n, shown = 0, total = n + s->nattached_sites;
+	int nu = s->plan->nunprobed, n = s->refused.n + nu, shown = 0;
+	int total = n + s->nattached_sites;
 	struct strbuf names = {0};
 	const char *last = NULL;
 	bool same = true, more = false;
 	if (!n)
 		return;
-	for (int i = 0; i < n; i++) {
+	for (int i = 0; i < nu; i++, shown++) {
+		if (shown == 3) {
+			more = true;
+			break;
+		}
+		strbuf_printf(&names, "%s%s", shown ? ", " : "", s->plan->unprobed[i]);
+	}
+	for (int i = 0; i < s->refused.n; i++) {
 		const struct plan_site *ps = &sites[s->refused.v[i].site];
 		const char *name = ps->probe ? ps->probe : ps->func;
 		same &= s->refused.v[i].err == s->refused.v[0].err;
@@ -224,7 +233,7 @@ static void report_refused(struct rt_session *s)
 		strbuf_printf(&names, "%s%s", shown ? ", " : "", name);
 		shown++;
 	}
-	int err = -s->refused.v[0].err;
+	int err = s->refused.n ? -s->refused.v[0].err : RT_ENOTSUPP;
 	diag_print(DIAG_WARNING, "skipped %d of %d sites (%s): %s%s (-v lists all)", n, total,
 		   !same ? "the kernel refused them"
 		   : err == RT_ENOTSUPP ? "the kernel cannot probe their instruction"
@@ -233,7 +242,10 @@ static void report_refused(struct rt_session *s)
 	strbuf_free(&names);
 	if (!s->opts->verbose)
 		return;
-	for (int i = 0; i < n; i++) {
+	for (int i = 0; i < nu; i++)
+		diag_print(DIAG_INFO, "skipped %s: the kernel cannot probe its first instruction",
+			   s->plan->unprobed[i]);
+	for (int i = 0; i < s->refused.n; i++) {
 		const struct plan_site *ps = &sites[s->refused.v[i].site];
 		diag_print(DIAG_INFO, "skipped %s (address 0x%llx in %s): %s",
 			   ps->probe ? ps->probe : ps->func, (unsigned long long)ps->vaddr, ps->target,
@@ -412,7 +424,7 @@ int rt_session__attach(struct rt_session *s)
 		if (err)
 			return err; /* the caller detaches what is already attached */
 	}
-	report_refused(s);
+	rt_report_refused(s);
 	if (s->opts->verbose)
 		diag_print(DIAG_INFO, "attached %d sites with %d %s in %.1f ms", s->nattached_sites,
 			   s->nuprobe_links ? s->nuprobe_links : s->nlinks,

@@ -82,6 +82,7 @@ struct rt_session {
 
 /* load.c */
 int rt_session__load(struct rt_session *s);
+void rt_report_refused(struct rt_session *s); /* attach.c: the sites left out */
 void rt_session__unload(struct rt_session *s);
 void rt_libbpf_print_init(bool verbose);
 void rt_libbpf_print_restore(void);

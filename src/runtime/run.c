@@ -373,6 +373,7 @@ int rt_run(struct gt_plan *plan, const struct rt_options *opts)
 	if (err)
 		goto cleanup;
 	if (opts->dry_run) {
+		rt_report_refused(&s); /* what a wildcard left out (no site refused: none tried) */
 		ret = 0;
 		goto cleanup;
 	}

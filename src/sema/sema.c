@@ -166,6 +166,9 @@ int sema_check(struct arena *a, const struct diag_src *src, struct ast_node *pro
 	vec_free(&s.maps);
 	vec_free(&s.getopts);
 	plan->nenums = s.enums.n;
+	plan->nunprobed = s.unprobed.n;
+	plan->unprobed = arena_copy(a, s.unprobed.v, sizeof(*s.unprobed.v) * (size_t)s.unprobed.n);
+	vec_free(&s.unprobed);
 	plan->enums = arena_copy(a, s.enums.v, sizeof(struct plan_enum) * (size_t)s.enums.n);
 	vec_free(&s.enums);
 	vec_free(&s.mapdecls);

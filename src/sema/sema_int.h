@@ -107,6 +107,7 @@ struct sema {
 	 * left out, said once (sema.c) */
 	int gen_unprobed;
 	const char *gen_unprobed_first;
+	VEC(const char *) unprobed; /* plan.unprobed */
 	int ntargets;
 	int group_site_begin;      /* sema_open_group: where the open program's sites begin */
 	struct pairset group_sites; /* (target, file offset) of those sites (add_site's dedup) */

@@ -498,25 +498,18 @@ static int add_go_sites(struct sema *s, struct go_probe *gp)
 	}
 	if (!err && nc > 0 && nf > 0 && s->clause_reads_go_names && gp->point == GO_ENTRY)
 		nc = drop_inlined_copies(s, gp, fs, nf, cs, nc);
-	int unprobed = 0;
-	struct strbuf names = {0};
 	bool generated = s->src && s->src->origin == DIAG_SRC_GENERATED;
 	for (int i = 0; i < nf && !err; i++) {
 		int had = s->sites.n;
 		err = sema_add_func_sites(s, bi, fs[i], gp->point, gp->off, gp->node->loc,
 					  nf > 1 || generated);
-		/* quiet in a wildcard (runtime.abort's int3): counted, said once below */
-		if (!err && nf > 1 && gp->point == GO_ENTRY && s->sites.n == had &&
-		    unprobed++ < 8)
-			strbuf_printf(&names, "%s%s", unprobed > 1 ? ", " : "", fs[i]->name);
+		/* quiet in a wildcard (runtime.abort's int3): said with the sites the kernel
+		 * refuses (plan.unprobed); an alias of a function probed already is not */
+		uint64_t at;
+		if (!err && nf > 1 && !generated && gp->point == GO_ENTRY && s->sites.n == had &&
+		    (binfo_entry_addr(bi, fs[i], &at) || !binfo_can_probe(bi, at)))
+			vec_push(&s->unprobed, arena_printf(s->arena, "go:%s:entry", fs[i]->name));
 	}
-	if (unprobed && !err)
-		diag_warning(s->src, gp->node->loc, "%d of the %d functions matching '%s' %s "
-			     "skipped, the kernel cannot probe where %s: %s%s", unprobed, nf,
-			     gp->func, unprobed > 1 ? "are" : "is",
-			     unprobed > 1 ? "they start" : "it starts", names.buf,
-			     unprobed > 8 ? ", ..." : "");
-	strbuf_free(&names);
 	if (!err && gp->point == GO_ENTRY)
 		add_inlined_sites(s, gp, cs, nc, wild);
 	if (!err && s->sites.n == before && generated) {
