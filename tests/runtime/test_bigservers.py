@@ -391,7 +391,7 @@ NATS_SCRIPT = (
     'go:"%s.(*client).processConnect":entry { printf("CONNECT %%s\\n", args.arg); }\n'
     'go:"%s.(*client).processPub":entry { printf("PUB %%s\\n", args.arg); }\n'
     'go:"%s.(*client).processInboundClientMsg":entry {\n'
-    '  printf("MSG %%s %%s", args.c.pa.subject, args.msg); }\n'
+    '  printf("MSG %%s %%s\\n", args.c.pa.subject, args.msg); }\n'
     % (NS, NS, NS))
 
 
@@ -435,8 +435,9 @@ def nats(binary):
         s.check("nats: processPub's args.arg are the PUB lines' arguments",
                 re.findall(r"^PUB (.*)$", out, re.M) ==
                 ["gt.subject %d" % len(b.encode()) for b in bodies], detail)
-        # (the server's own advisories go through it too, on $SYS subjects; the bodies'
-        # CRLF reads as a newline here: universal newlines)
+        # (the server's own advisories go through it too, on $SYS subjects, longer than
+        # GT_STRLEN: cut, without their CRLF, hence the format's own newline, cold19;
+        # the bodies' CRLF reads as a newline here: universal newlines)
         s.check("nats: processInboundClientMsg's args.c.pa.subject (a field promoted from "
                 "an embedded struct) and args.msg (a []byte by %s) are the subject and the "
                 "bodies", re.findall(r"^MSG gt\.subject (.*)$", out, re.M) == bodies, detail)
