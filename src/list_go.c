@@ -135,6 +135,7 @@ int list_go(const char *pat, const char *target, bool verbose)
 	if (binfo__open(target, &bi) < 0)
 		return -ENOENT;
 	binfo_godwarf__open(bi, &gd); /* none: names only */
+	binfo_godwarf_set_keep(gd, false);
 	const struct binfo_func **fs = NULL;
 	char *glob = binfo_type_args_glob(pat);
 	int n = binfo_match_funcs(bi, glob, &fs);

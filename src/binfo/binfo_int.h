@@ -27,6 +27,8 @@ struct binfo {
 	Elf *elf;
 	const uint8_t *img; /* whole file, mapped by libelf (ELF_C_READ_MMAP) */
 	size_t img_size;
+	/* dw.c's dwarf_sane, once per binary (it inflates the lists): 0 not yet, 1, -1 */
+	int dwarf_checked;
 	bool pie;
 
 	struct binfo_load *loads;
@@ -70,6 +72,14 @@ const struct binfo_store *binfo__store(void);
  * Malloc'd. */
 char *binfo__store_key(const struct binfo *bi, const char *what);
 const uint8_t *binfo__bytes_at(const struct binfo *bi, uint64_t vaddr, uint64_t len);
+
+/* A function's Go parameters kept by binfo_store (gostore.c): 0 and *OUT (in A), or
+ * -errno when not kept or not whole. */
+struct binfo_gofunc;
+struct arena;
+void binfo__gostore_save(struct binfo *bi, const struct binfo_gofunc *f);
+int binfo__gostore_load(struct binfo *bi, struct arena *a, const char *func,
+			const struct binfo_gofunc **out);
 
 /* The length of the x86-64 instruction at P (N bytes there), and whether it is a RET
  * (c3 or c2 iw); 0 when this decoder is not sure: ask capstone (x86len.c). */

@@ -298,11 +298,33 @@ static bool dwarf_sane(const struct binfo *bi)
 	return true;
 }
 
+/* Whether BI has a .debug_info (or .zdebug_info) with bytes: its section headers only. */
+bool dw_present(const struct binfo *bi)
+{
+	size_t shstrndx, nsec;
+	if (elf_getshdrstrndx(bi->elf, &shstrndx) || elf_getshdrnum(bi->elf, &nsec))
+		return false;
+	for (size_t i = 1; i < nsec; i++) {
+		GElf_Shdr sh;
+		Elf_Scn *scn = elf_getscn(bi->elf, i);
+		const char *name = scn && gelf_getshdr(scn, &sh)
+					   ? elf_strptr(bi->elf, shstrndx, sh.sh_name) : NULL;
+		if (name && (!strcmp(name, ".debug_info") || !strcmp(name, ".zdebug_info")) &&
+		    sh.sh_size && sh.sh_type != SHT_NOBITS)
+			return true;
+	}
+	return false;
+}
+
 bool dw_open(struct dw *d, const struct binfo *bi)
 {
 	memset(d, 0, sizeof(*d));
 	d->fd = -1;
-	if (!dwarf_sane(bi))
+	/* the check inflates every list section: once per binary, not per reader */
+	struct binfo *mbi = (struct binfo *)bi;
+	if (!mbi->dwarf_checked)
+		mbi->dwarf_checked = dwarf_sane(bi) ? 1 : -1;
+	if (mbi->dwarf_checked < 0)
 		return false;
 	/* A descriptor of its own: libdwarf reads with lseek/read, libelf has its mapping. */
 	d->fd = binfo_reopen(bi);

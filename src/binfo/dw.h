@@ -30,6 +30,7 @@ struct binfo;
  * libdwarf does not survive (its location or range lists, as libdwarf would see them:
  * it would free memory twice), then with one warning. */
 bool dw_open(struct dw *d, const struct binfo *bi);
+bool dw_present(const struct binfo *bi);
 void dw_close(struct dw *d);
 
 /* Turns a libdwarf result into true (DW_DLV_OK) / false, freeing the error of

@@ -36,8 +36,20 @@ struct name_slot {
 	Dwarf_Off off;
 };
 
+struct stored {
+	const char *name;
+	const struct binfo_gofunc *f;
+};
+
 struct binfo_godwarf {
 	struct binfo_godata *data; /* no DWARF: the shipped data of the binary's release */
+	struct binfo *bi;
+	VEC(struct stored) stored; /* read from binfo_store, by name */
+	/* DWARF opened at its first use (a run whose functions binfo_store kept opens it
+	 * not at all); broken: it did not open, nor had the release's data */
+	bool lazy, broken;
+	int saved; /* functions given to binfo_store: a script's few, at most 64 */
+	bool nokeep; /* binfo_godwarf_set_keep */
 	struct dw d;
 	struct arena *a;
 	bool indexed;
@@ -477,24 +489,47 @@ static const struct binfo_gofunc *read_func(struct binfo_godwarf *gd, const char
 	return f;
 }
 
+/* No DWARF: the data of the binary's release, whose file must say it is that release (a
+ * copy under another name would be a guess). 0, or -ENOENT. */
+static int load_data(struct binfo_godwarf *gd, struct binfo *bi)
+{
+	char path[PATH_MAX];
+	if (binfo_godata_path(bi->go_version, path, sizeof(path)) ||
+	    binfo_godata__load(path, &gd->data) ||
+	    strcmp(binfo_godata_release(gd->data), bi->go_version)) {
+		binfo_godata__free(gd->data);
+		gd->data = NULL;
+		return -ENOENT;
+	}
+	return 0;
+}
+
+/* The DWARF reader, opened now if not yet; false: none (gd->data may have come instead) */
+static bool open_dwarf(struct binfo_godwarf *gd)
+{
+	if (gd->lazy) {
+		gd->lazy = false;
+		if (!dw_open(&gd->d, gd->bi)) {
+			gd->d.fd = -1;
+			gd->broken = load_data(gd, gd->bi) != 0;
+		}
+	}
+	return !gd->data && !gd->broken;
+}
+
 int binfo_godwarf__open(struct binfo *bi, struct binfo_godwarf **out)
 {
 	struct binfo_godwarf *gd = xcalloc(1, sizeof(*gd));
-	char path[PATH_MAX];
 	*out = NULL;
-	if (!dw_open(&gd->d, bi)) {
-		gd->d.fd = -1;
-		/* the file must say it is the binary's release: a copy under another name
-		 * would be a guess */
-		if (binfo_godata_path(bi->go_version, path, sizeof(path)) ||
-		    binfo_godata__load(path, &gd->data) ||
-		    strcmp(binfo_godata_release(gd->data), bi->go_version)) {
-			binfo_godata__free(gd->data);
-			free(gd);
-			return -ENOENT;
-		}
+	gd->d.fd = -1;
+	if (dw_present(bi)) {
+		gd->lazy = true;
+	} else if (load_data(gd, bi)) {
+		free(gd);
+		return -ENOENT;
 	}
 	gd->a = arena__new();
+	gd->bi = bi;
 	*out = gd;
 	return 0;
 }
@@ -509,7 +544,14 @@ void binfo_godwarf__close(struct binfo_godwarf *gd)
 	free(gd->funcs);
 	free(gd->types.v);
 	free(gd->done.v);
+	vec_free(&gd->stored);
 	free(gd);
+}
+
+void binfo_godwarf_set_keep(struct binfo_godwarf *gd, bool keep)
+{
+	if (gd)
+		gd->nokeep = !keep;
 }
 
 const char *binfo_godwarf_data_release(const struct binfo_godwarf *gd)
@@ -520,7 +562,7 @@ const char *binfo_godwarf_data_release(const struct binfo_godwarf *gd)
 int binfo_godwarf_names(struct binfo_godwarf *gd, const char ***out)
 {
 	*out = NULL;
-	if (gd->data)
+	if (!open_dwarf(gd))
 		return -ENOENT;
 	if (!gd->indexed)
 		index_funcs(gd);
@@ -537,6 +579,21 @@ int binfo_godwarf_func(struct binfo_godwarf *gd, const char *func, const struct 
 {
 	if (gd->data)
 		return binfo_godata_func(gd->data, func, out);
+	/* a binary of many functions: its parameters as a run before read them, if kept */
+	for (int i = 0; i < gd->stored.n; i++)
+		if (!strcmp(gd->stored.v[i].name, func)) {
+			*out = gd->stored.v[i].f;
+			return 0;
+		}
+	if (!gd->indexed && !gd->data && !binfo__gostore_load(gd->bi, gd->a, func, out)) {
+		struct stored st = {(*out)->name, *out};
+		vec_push(&gd->stored, st);
+		return 0;
+	}
+	if (!open_dwarf(gd)) {
+		*out = NULL;
+		return gd->data ? binfo_godata_func(gd->data, func, out) : -ENOENT;
+	}
 	if (!gd->indexed)
 		index_funcs(gd);
 	Dwarf_Off off = name_get(gd, func);
@@ -549,6 +606,8 @@ int binfo_godwarf_func(struct binfo_godwarf *gd, const char *func, const struct 
 		if (!f)
 			return -ENOENT;
 		ref_put(&gd->done, off, (void *)f);
+		if (!gd->nokeep && gd->saved++ < 64)
+			binfo__gostore_save(gd->bi, f);
 	}
 	*out = f;
 	return 0;

@@ -86,6 +86,9 @@ const char *binfo_godwarf_data_release(const struct binfo_godwarf *gd);
  * malloc'd (names valid until close), or -ENOENT for data. */
 int binfo_godwarf_names(struct binfo_godwarf *gd, const char ***out);
 void binfo_godwarf__close(struct binfo_godwarf *gd);
+/* Whether the functions read from DWARF are given to binfo_store (the default): not
+ * for a listing of thousands (-l), which a later run does not ask for one by one. */
+void binfo_godwarf_set_keep(struct binfo_godwarf *gd, bool keep);
 /* The parameters and results of FUNC (its out-of-line code), valid until close: 0, or
  * -ENOENT when DWARF does not describe such a function. */
 int binfo_godwarf_func(struct binfo_godwarf *gd, const char *func, const struct binfo_gofunc **out);

@@ -10,6 +10,7 @@ under this program's key (the key text is predictable, the checksum no secret), 
 another user could: the run must print this program's output, not the planted one's,
 say why with -v, and leave the planted tree as it was."""
 
+import difflib
 import os
 import pwd
 import shutil
@@ -402,6 +403,23 @@ if s.case("binfo index"):
             len(layout) == 1 and all(r.returncode == 0 for r in ir) and
             "gt_target" in ir[0].stdout and ir[0].stdout == ir[1].stdout == ir[2].stdout,
             describe(ir[0]) + describe(ir[2]))
+
+    # a function's parameters (their places, the graph of their types: a DWARF index of
+    # every function, ~1 s on Caddy), and the runtime types %v names (its DWARF walk)
+    aprog = ('go:net/http.Error:entry { @[args.error, args.code] = count(); '
+             'printf("%v %v\\n", args.w, args.error); }')
+    air = [s.run(args + ["--dry-run", "-d", "ir", "-b", b, "-e", aprog])
+           for args in (["--no-cache"], [], [])]
+    kinds = [entry_parts(open(os.path.join(ENTRIES, n), "rb").read())[0].split(b"\n")[0]
+             for n in entries()]
+    s.check("a function's parameters and the runtime types stored and read back: the same "
+            "IR as without the store",
+            b"binfo=goparams, format 1" in kinds and b"binfo=gortypes, format 1" in kinds and
+            all(r.returncode == 0 for r in air) and "define" in air[0].stdout and
+            air[0].stdout == air[1].stdout == air[2].stdout,
+            "%s\n%s" % (kinds, "\n".join(list(difflib.unified_diff(
+                air[0].stdout.splitlines(), air[2].stdout.splitlines(), lineterm="",
+                n=0))[:30]) + describe(air[2])[-1500:]))
 
 left = bpf_leftovers()
 s.check("nothing left attached", not left, left)
