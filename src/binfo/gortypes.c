@@ -264,7 +264,7 @@ static int load_types(struct binfo *bi, struct arena *a, struct binfo_gortype **
 	bool ok = key && !st->load(st->ctx, key, &buf, &len);
 	free(key);
 	VEC(struct binfo_gortype) v = {0};
-	const char *p = buf, *end = p + (ok ? len : 0);
+	const char *p = buf, *end = ok && p ? p + len : p; /* (NULL + 0 is undefined) */
 	while (ok && p < end) {
 		struct rec r = {0};
 		ok = (size_t)(end - p) >= sizeof(r);

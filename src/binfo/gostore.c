@@ -287,6 +287,8 @@ int binfo__gostore_load(struct binfo *bi, struct arena *a, const char *func,
 	char *key = st ? key_of(bi, func) : NULL;
 	int err = key ? st->load(st->ctx, key, &buf, &len) : -ENOENT;
 	free(key);
+	if (!err && !buf)
+		err = -ENOENT;
 	if (!err) {
 		struct cur c = {buf, (const char *)buf + len, true};
 		struct binfo_gofunc *f = NULL;
