@@ -250,6 +250,13 @@ static bool zlists_ok(const struct binfo *bi, size_t idx, const GElf_Shdr *sh,
  * location lists it takes, of any type, under any of their names, compressed or not, must
  * hold together once inflated as libdwarf inflates them. False (with one warning) when
  * not. */
+/* Section I's header into SH and its name (NULL when either cannot be read). */
+static const char *section(const struct binfo *bi, size_t shstrndx, size_t i, GElf_Shdr *sh)
+{
+	Elf_Scn *scn = elf_getscn(bi->elf, i);
+	return scn && gelf_getshdr(scn, sh) ? elf_strptr(bi->elf, shstrndx, sh->sh_name) : NULL;
+}
+
 static bool dwarf_sane(const struct binfo *bi)
 {
 	size_t shstrndx, nsec;
@@ -260,9 +267,7 @@ static bool dwarf_sane(const struct binfo *bi)
 	}
 	for (size_t i = 1; i < nsec; i++) {
 		GElf_Shdr sh;
-		Elf_Scn *scn = elf_getscn(bi->elf, i);
-		const char *name = scn && gelf_getshdr(scn, &sh)
-					   ? elf_strptr(bi->elf, shstrndx, sh.sh_name) : NULL;
+		const char *name = section(bi, shstrndx, i, &sh);
 		if (!name) {
 			snprintf(why, sizeof(why),
 				 "malformed ELF (section %zu has no readable name)", i);
@@ -306,9 +311,7 @@ bool dw_present(const struct binfo *bi)
 		return false;
 	for (size_t i = 1; i < nsec; i++) {
 		GElf_Shdr sh;
-		Elf_Scn *scn = elf_getscn(bi->elf, i);
-		const char *name = scn && gelf_getshdr(scn, &sh)
-					   ? elf_strptr(bi->elf, shstrndx, sh.sh_name) : NULL;
+		const char *name = section(bi, shstrndx, i, &sh);
 		if (name && (!strcmp(name, ".debug_info") || !strcmp(name, ".zdebug_info")) &&
 		    sh.sh_size && sh.sh_type != SHT_NOBITS)
 			return true;

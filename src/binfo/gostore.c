@@ -180,6 +180,15 @@ static const void *take(struct cur *c, size_t n)
 	return r;
 }
 
+/* The next N bytes copied into DST; false (and the reader stopped) when not there. */
+static bool take_into(struct cur *c, void *dst, size_t n)
+{
+	const void *p = take(c, n);
+	if (p)
+		memcpy(dst, p, n);
+	return p != NULL;
+}
+
 static const char *take_str(struct cur *c, struct arena *a, uint32_t n)
 {
 	const char *s = n < 65536 ? take(c, n) : NULL;
@@ -196,25 +205,19 @@ static bool index_ok(int32_t i, uint32_t n)
 static int decode(struct cur *c, struct arena *a, const char *name, struct binfo_gofunc **out)
 {
 	struct hdr h;
-	const void *hp = take(c, sizeof(h));
-	if (!hp)
+	if (!take_into(c, &h, sizeof(h)))
 		return -EINVAL;
-	memcpy(&h, hp, sizeof(h));
 	if (h.ntypes > GOSTORE_MAX_TYPES || h.nparams > 256)
 		return -EINVAL;
 	struct binfo_gotype *ts = arena_alloc(a, sizeof(*ts) * (h.ntypes ? h.ntypes : 1));
 	int32_t(*links)[3] = xcalloc(h.ntypes ? h.ntypes : 1, sizeof(*links));
 	for (uint32_t i = 0; c->ok && i < h.ntypes; i++) {
 		struct trec r;
-		const void *rp = take(c, sizeof(r));
-		if (!rp)
+		c->ok = take_into(c, &r, sizeof(r)) && r.kind <= GK_FUNC && r.nfields <= 65536 &&
+			index_ok(r.elem, h.ntypes) && index_ok(r.key, h.ntypes) &&
+			index_ok(r.hdr, h.ntypes);
+		if (!c->ok)
 			break;
-		memcpy(&r, rp, sizeof(r));
-		if (r.kind > GK_FUNC || r.nfields > 65536 || !index_ok(r.elem, h.ntypes) ||
-		    !index_ok(r.key, h.ntypes) || !index_ok(r.hdr, h.ntypes)) {
-			c->ok = false;
-			break;
-		}
 		ts[i] = (struct binfo_gotype){.kind = (enum binfo_gokind)r.kind,
 					      .empty_iface = r.empty_iface, .size = r.size,
 					      .align = r.align, .count = r.count,
@@ -226,14 +229,10 @@ static int decode(struct cur *c, struct arena *a, const char *name, struct binfo
 		struct binfo_gofield *fs = arena_alloc(a, sizeof(*fs) * (r.nfields ? r.nfields : 1));
 		for (uint32_t k = 0; c->ok && k < r.nfields; k++) {
 			struct frec fr;
-			const void *fp = take(c, sizeof(fr));
-			if (!fp)
+			c->ok = take_into(c, &fr, sizeof(fr)) && index_ok(fr.type, h.ntypes) &&
+				fr.type >= 0;
+			if (!c->ok)
 				break;
-			memcpy(&fr, fp, sizeof(fr));
-			if (!index_ok(fr.type, h.ntypes) || fr.type < 0) {
-				c->ok = false;
-				break;
-			}
 			fs[k] = (struct binfo_gofield){.offset = fr.offset, .type = &ts[fr.type],
 						       .embedded = fr.embedded != 0};
 			fs[k].name = take_str(c, a, fr.name_len);
@@ -249,18 +248,12 @@ static int decode(struct cur *c, struct arena *a, const char *name, struct binfo
 	struct binfo_goparam *ps = arena_alloc(a, sizeof(*ps) * (h.nparams ? h.nparams : 1));
 	for (uint32_t i = 0; c->ok && i < h.nparams; i++) {
 		struct prec r;
-		const void *rp = take(c, sizeof(r));
-		if (!rp)
+		c->ok = take_into(c, &r, sizeof(r)) && index_ok(r.type, h.ntypes) && r.type >= 0 &&
+			r.npieces <= 64;
+		if (!c->ok)
 			break;
-		memcpy(&r, rp, sizeof(r));
-		if (!index_ok(r.type, h.ntypes) || r.type < 0 || r.npieces > 64) {
-			c->ok = false;
-			break;
-		}
 		struct binfo_gopiece *pc = arena_alloc(a, sizeof(*pc) * (r.npieces ? r.npieces : 1));
-		const void *pp = take(c, sizeof(*pc) * r.npieces);
-		if (pp)
-			memcpy(pc, pp, sizeof(*pc) * r.npieces);
+		bool pp = take_into(c, pc, sizeof(*pc) * r.npieces);
 		for (int k = 0; pp && k < r.npieces; k++)
 			c->ok &= pc[k].ireg >= -1 && pc[k].ireg < 9 && pc[k].freg >= -1 &&
 				 pc[k].freg < 15;

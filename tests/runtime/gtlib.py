@@ -372,6 +372,23 @@ def matches_own(traced_us, own_us):
     return -OWN_EARLY_US <= traced_us - own_us <= OWN_LATE_US
 
 
+def free_port():
+    """A TCP port of 127.0.0.1 that nothing listens on (now)."""
+    import socket
+    with socket.socket() as so:
+        so.bind(("127.0.0.1", 0))
+        return so.getsockname()[1]
+
+
+def stop_server(p, timeout=20):
+    """SIGTERM to a server under test, SIGKILL if it has not ended within TIMEOUT s."""
+    p.send_signal(signal.SIGTERM)
+    try:
+        p.wait(timeout)
+    except subprocess.TimeoutExpired:
+        p.kill()
+
+
 def describe(r):
     return "status %s\n--- stdout\n%s--- stderr\n%s" % (r.returncode, r.stdout, r.stderr)
 

@@ -29,7 +29,8 @@ import threading
 import time
 
 import gomods
-from gtlib import FETCH, PREBUILD, Suite, bpf_leftovers, collect, describe, gotool
+from gtlib import (FETCH, PREBUILD, Suite, bpf_leftovers, collect, describe, free_port,
+                   gotool, stop_server)
 
 s = Suite("bigservers")
 
@@ -53,12 +54,6 @@ def workdir(name):
     subprocess.run(["rm", "-rf", d])
     os.makedirs(d)
     return d
-
-
-def free_port():
-    with socket.socket() as so:
-        so.bind(("127.0.0.1", 0))
-        return so.getsockname()[1]
 
 
 def wait_port(port, proc, timeout=30):
@@ -224,11 +219,7 @@ def caddy_live(binary):
         caddy_attach_detach(caddy, port, blob)
         caddy_funcgraph(caddy, port)
     finally:
-        caddy.send_signal(signal.SIGTERM)
-        try:
-            caddy.wait(20)
-        except subprocess.TimeoutExpired:
-            caddy.kill()
+        stop_server(caddy)
         backend.shutdown()
 
 
@@ -450,11 +441,7 @@ def nats(binary):
                 r.returncode == 0 and m and int(m.group(1)) >= len(syms) - 20,
                 describe(r)[-3000:])
     finally:
-        srv.send_signal(signal.SIGTERM)
-        try:
-            srv.wait(20)
-        except subprocess.TimeoutExpired:
-            srv.kill()
+        stop_server(srv)
 
 
 # -- the suite -----------------------------------------------------------------------

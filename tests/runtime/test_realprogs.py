@@ -24,14 +24,14 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import threading
 import time
 import urllib.parse
 
 import gomods
-from gtlib import FETCH, PREBUILD, Suite, bpf_leftovers, collect, describe, gotool
+from gtlib import (FETCH, PREBUILD, Suite, bpf_leftovers, collect, describe, free_port,
+                   gotool)
 
 s = Suite("realprogs")
 
@@ -201,12 +201,6 @@ def workdir(rel, name):
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(d)
     return d
-
-
-def free_port():
-    with socket.socket() as so:
-        so.bind(("127.0.0.1", 0))
-        return so.getsockname()[1]
 
 
 def request(port, method, target, headers, body, timeout=20):
