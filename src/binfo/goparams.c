@@ -48,7 +48,8 @@ struct binfo_godwarf {
 	/* DWARF opened at its first use (a run whose functions binfo_store kept opens it
 	 * not at all); broken: it did not open, nor had the release's data */
 	bool lazy, broken;
-	int saved; /* functions given to binfo_store: a script's few, at most 64 */
+	int saved; /* functions given to binfo_store: a script's few, --funcgraph's hundreds
+		    * (at most 1024) */
 	bool nokeep; /* binfo_godwarf_set_keep */
 	struct dw d;
 	struct arena *a;
@@ -606,7 +607,7 @@ int binfo_godwarf_func(struct binfo_godwarf *gd, const char *func, const struct 
 		if (!f)
 			return -ENOENT;
 		ref_put(&gd->done, off, (void *)f);
-		if (!gd->nokeep && gd->saved++ < 64)
+		if (!gd->nokeep && gd->saved++ < 1024)
 			binfo__gostore_save(gd->bi, f);
 	}
 	*out = f;
