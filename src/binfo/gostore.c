@@ -149,7 +149,9 @@ void binfo__gostore_save(struct binfo *bi, const struct binfo_gofunc *f)
 				 .type = number(&nb, p->type), .npieces = (uint16_t)p->npieces,
 				 .result = p->result, .on_stack = p->on_stack};
 		strbuf_putn(&sb, (const char *)&r, sizeof(r));
-		strbuf_putn(&sb, (const char *)p->pieces, sizeof(*p->pieces) * (size_t)p->npieces);
+		if (p->npieces) /* (a parameter on the stack has none: no NULL to memcpy) */
+			strbuf_putn(&sb, (const char *)p->pieces,
+				    sizeof(*p->pieces) * (size_t)p->npieces);
 		strbuf_putn(&sb, p->name, r.name_len);
 	}
 	if (ok && f->nparams < 65536) {
