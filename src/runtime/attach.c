@@ -200,8 +200,19 @@ static int attach_prog(struct rt_session *s, int pi, int prog_fd)
 	return err;
 }
 
-/* The refused sites, and the functions sema found no probeable entry for: one warning
- * (--no-warnings drops it), every site under -v. */
+/* NAME into the warning's list of the first three */
+static void list_name(struct strbuf *sb, int *shown, bool *more, const char *name)
+{
+	if (*shown == 3) {
+		*more = true;
+		return;
+	}
+	strbuf_printf(sb, "%s%s", *shown ? ", " : "", name);
+	(*shown)++;
+}
+
+/* The refused sites, and the functions sema found no probeable entry for (as refused
+ * with RT_ENOTSUPP): one warning (--no-warnings drops it), every site under -v. */
 void rt_report_refused(struct rt_session *s)
 {
 	const struct plan_site *sites = s->plan->sites;
@@ -212,28 +223,19 @@ void rt_report_refused(struct rt_session *s)
 	bool same = true, more = false;
 	if (!n)
 		return;
-	for (int i = 0; i < nu; i++, shown++) {
-		if (shown == 3) {
-			more = true;
-			break;
-		}
-		strbuf_printf(&names, "%s%s", shown ? ", " : "", s->plan->unprobed[i]);
-	}
+	int first = nu ? -RT_ENOTSUPP : s->refused.v[0].err;
+	for (int i = 0; i < nu; i++)
+		list_name(&names, &shown, &more, s->plan->unprobed[i]);
 	for (int i = 0; i < s->refused.n; i++) {
 		const struct plan_site *ps = &sites[s->refused.v[i].site];
 		const char *name = ps->probe ? ps->probe : ps->func;
-		same &= s->refused.v[i].err == s->refused.v[0].err;
+		same &= s->refused.v[i].err == first;
 		if (last && !strcmp(name, last))
 			continue; /* the RETs of one function share its probe name */
 		last = name;
-		if (shown == 3) {
-			more = true;
-			continue;
-		}
-		strbuf_printf(&names, "%s%s", shown ? ", " : "", name);
-		shown++;
+		list_name(&names, &shown, &more, name);
 	}
-	int err = s->refused.n ? -s->refused.v[0].err : RT_ENOTSUPP;
+	int err = -first;
 	diag_print(DIAG_WARNING, "skipped %d of %d sites (%s): %s%s (-v lists all)", n, total,
 		   !same ? "the kernel refused them"
 		   : err == RT_ENOTSUPP ? "the kernel cannot probe their instruction"
