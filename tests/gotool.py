@@ -55,8 +55,10 @@ def cache_dir():
 
 def _env():
     d = cache_dir()
+    # GO111MODULE=on: `go list -m` refuses to run under a caller's GO111MODULE=auto
+    # outside a module (bench/run.sh exports it)
     return dict(os.environ, GOMODCACHE=os.path.join(d, "mod"), GOFLAGS="-modcacherw",
-                GOPATH=os.path.join(d, "gopath"), GOTOOLCHAIN="local")
+                GOPATH=os.path.join(d, "gopath"), GOTOOLCHAIN="local", GO111MODULE="on")
 
 
 def releases(first_minor=21):
