@@ -1,6 +1,6 @@
 /* features: what this kernel lets gotrace do, found by trying it (never by version
  * numbers alone): probe types and the attach path of go: probes. The attach code and
- * --info (src/info.c) ask rt_features_get(); a run probes only what it needs
+ * --info (src/cli/info.c) ask rt_features_get(); a run probes only what it needs
  * (rt_features_probe). */
 #include "runtime/rt_lbr.h"
 #include "runtime/rt_priv.h"

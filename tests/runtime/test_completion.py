@@ -1,6 +1,6 @@
 """The manual page and the bash completion. man/gotrace.8 is clean under
 `groff -man -ww` and its OPTIONS section names every option `gotrace --help` lists and
-every one the parser takes (src/main.c); every builtin of src/sema/builtins.def is in
+every one the parser takes (src/cli/main.c); every builtin of src/sema/builtins.def is in
 it. completions/gotrace.bash registers itself for gotrace and completes options, -f's
 formats, and after go: the Go functions of the -b, -c or -p target (a Go program built
 here), both as COMP_WORDS arrive pre-joined and as bash really splits them (at ':', with
@@ -75,7 +75,7 @@ if s.case("options"):
             else False, describe(r))
 
     # the parser's own list: long options and getopt's letters (hidden ones too)
-    with open(os.path.join(REPO, "src", "main.c")) as f:
+    with open(os.path.join(REPO, "src", "cli", "main.c")) as f:
         main_c = f.read()
     longs = ["--" + n for n in re.findall(r'\{"([\w-]+)", (?:no|required|optional)_argument',
                                             main_c)]
