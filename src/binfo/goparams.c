@@ -12,13 +12,13 @@
 #include "binfo/binfo_int.h"
 #include "binfo/dw.h"
 #include "binfo/godata.h"
+#include "arch/arch.h"
 #include "binfo/gotypes.h"
 #include "common/arena.h"
 #include "common/util.h"
 
-
-#define ABI_INT_REGS 9
-#define ABI_FLOAT_REGS 15
+#define ABI_INT_REGS ARCH_GO_INT_REGS
+#define ABI_FLOAT_REGS ARCH_GO_FLOAT_REGS
 
 struct ref_slot {
 	Dwarf_Off off;
@@ -285,7 +285,7 @@ static const struct binfo_gotype *read_type(struct binfo_godwarf *gd, Dwarf_Off 
 	return t;
 }
 
-/* ---- the register ABI (Go's internal ABI, amd64) ---- */
+/* ---- the register ABI (Go's internal ABI; its registers: arch.h) ---- */
 
 struct assign {
 	int ni, nf, np;
@@ -348,7 +348,7 @@ static void place(struct binfo_godwarf *gd, struct binfo_goparam *ps, int from, 
 		  uint64_t *stack, bool dict)
 {
 	struct assign a = {0};
-	if (dict) { /* the hidden dictionary of a shape instance: RAX (or the stack) */
+	if (dict) { /* the hidden dictionary of a shape instance: the first integer register (or the stack) */
 		if (!piece(&a, 0, 8, false))
 			*stack += 8;
 		a.np = 0;
@@ -616,15 +616,10 @@ int binfo_godwarf_func(struct binfo_godwarf *gd, const char *func, const struct 
 
 const char *binfo_goreg_name(int ireg)
 {
-	static const char *const n[ABI_INT_REGS] = {"RAX", "RBX", "RCX", "RDI", "RSI",
-						    "R8",  "R9",  "R10", "R11"};
-	return ireg >= 0 && ireg < ABI_INT_REGS ? n[ireg] : "?";
+	return ireg >= 0 && ireg < ABI_INT_REGS ? arch_go_int_names[ireg] : "?";
 }
 
 const char *binfo_gofreg_name(int freg)
 {
-	static const char *const n[ABI_FLOAT_REGS] = {"X0", "X1", "X2",  "X3",  "X4",
-						      "X5", "X6", "X7",  "X8",  "X9",
-						      "X10", "X11", "X12", "X13", "X14"};
-	return freg >= 0 && freg < ABI_FLOAT_REGS ? n[freg] : "?";
+	return freg >= 0 && freg < ABI_FLOAT_REGS ? arch_go_float_names[freg] : "?";
 }

@@ -1,5 +1,5 @@
 /* binfo/gotypes: a Go function's parameters and results, typed from the binary's DWARF
- * and placed by Go's register ABI (ABIInternal on amd64): which integer registers hold
+ * and placed by Go's register ABI (ABIInternal; its registers: arch.h): which integer registers hold
  * each part of a value at the function's entry / its RET, or where on the stack. */
 #ifndef GT_BINFO_GOTYPES_H
 #define GT_BINFO_GOTYPES_H
@@ -50,9 +50,9 @@ struct binfo_gofield {
 	bool embedded; /* DWARF's DW_AT_go_embedded_field: its fields are promoted */
 };
 
-/* A part of a register-assigned value: SIZE bytes at OFFSET of the value live in
- * integer register IREG (0..8: RAX RBX RCX RDI RSI R8 R9 R10 R11) or, for floats, in
- * X register FREG (ireg is then -1). */
+/* A part of a register-assigned value: SIZE bytes at OFFSET of the value live in the
+ * ABI's integer register IREG (arch_go_int_regs) or, for floats, in its float register
+ * FREG (ireg is then -1). */
 struct binfo_gopiece {
 	uint32_t offset, size;
 	int8_t ireg, freg;
@@ -141,7 +141,7 @@ struct arena;
  * names in A: their number, or -ENOENT without DWARF. */
 int binfo_gortypes(struct binfo *bi, struct arena *a, struct binfo_gortype **out);
 
-/* "RAX" .. "R11" for integer register 0..8, "X0" .. "X14" for float registers. */
+/* The names Go's tools give the ABI's integer and float registers (arch.h). */
 const char *binfo_goreg_name(int ireg);
 const char *binfo_gofreg_name(int freg);
 

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <asm/ptrace.h>
 
 #include "common/util.h"
 
@@ -462,10 +461,11 @@ static LLVMValueRef cg_ident(struct cg *g, struct ast_node *e)
 		 * probes fire in the kernel; BEGIN/END run from gotrace, go: and uprobe: in the
 		 * process */
 		if (g->pp->kind == PLAN_PROG_PERF) {
-			LLVMValueRef cs = cg_load_reg(g, offsetof(struct pt_regs, cs));
+			const struct arch_user_mode *um = &arch_user_mode;
+			LLVMValueRef w = cg_load_reg(g, um->off);
 			return LLVMBuildZExt(g->b, LLVMBuildICmp(g->b, LLVMIntEQ,
-								 LLVMBuildAnd(g->b, cs, cg_const(g, 3), ""),
-								 cg_const(g, 3), ""),
+								 LLVMBuildAnd(g->b, w, cg_const(g, um->mask), ""),
+								 cg_const(g, um->value), ""),
 					     g->i64, "");
 		}
 		return cg_const(g, g->pp->kind == PLAN_PROG_UPROBE || g->pp->kind == PLAN_PROG_BEGIN ||
@@ -524,8 +524,10 @@ static LLVMValueRef cg_ident(struct cg *g, struct ast_node *e)
 	case BI_ARG0 ... BI_ARG8:
 		return cg_load_reg(g, sn->regs_off);
 	case BI_RETADDR: {
-		/* at an :entry probe the return address is on top of the stack */
-		LLVMValueRef args[2] = {cg_load_reg(g, offsetof(struct pt_regs, rsp)),
+		/* at an :entry probe: on top of the stack, or in the link register */
+		if (arch_entry_ret_addr.in_reg)
+			return cg_load_reg(g, arch_entry_ret_addr.reg_off);
+		LLVMValueRef args[2] = {cg_load_reg(g, arch_role_off[ARCH_SP]),
 					LLVMConstInt(g->i32, 8, false)};
 		return cg_runtime_call(g, "gt_read_uint", args, 2);
 	}

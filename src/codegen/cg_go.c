@@ -7,7 +7,6 @@
 #include <stddef.h>
 #include <string.h>
 
-#include <asm/ptrace.h>
 
 /* Where the parts of a captured value come from: REGS (a parameter's registers, OFF
  * into it) or memory at ADDR + OFF. */
@@ -105,7 +104,7 @@ static LLVMValueRef ref_addr(struct cg *g, const struct sema_goref *r)
 	LLVMValueRef off = cg_const(g, (uint64_t)r->off);
 	switch (r->where) {
 	case GW_STACK:
-		return LLVMBuildAdd(g->b, cg_load_reg(g, offsetof(struct pt_regs, rsp)), off, "");
+		return LLVMBuildAdd(g->b, cg_load_reg(g, arch_role_off[ARCH_SP]), off, "");
 	case GW_PTR:
 		return LLVMBuildAdd(g->b, cg_expr(g, r->base), off, "");
 	case GW_ELEM: {

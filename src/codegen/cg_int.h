@@ -7,6 +7,7 @@
 #include <llvm-c/DebugInfo.h>
 #include <llvm-c/TargetMachine.h>
 
+#include "arch/arch.h"
 #include "codegen/cg.h"
 
 struct cg {
@@ -126,7 +127,7 @@ LLVMValueRef cg_cond(struct cg *g, struct ast_node *e); /* i1 */
 /* The low SIZE bytes of v, sign- or zero-extended back to i64. */
 LLVMValueRef cg_narrow(struct cg *g, LLVMValueRef v, int size, bool is_signed);
 
-LLVMValueRef cg_load_reg(struct cg *g, int off); /* u64 at OFF of struct pt_regs */
+LLVMValueRef cg_load_reg(struct cg *g, int off); /* u64 at OFF of the saved registers (arch.h) */
 LLVMValueRef cg_load_ctx(struct cg *g, int off, int size); /* SIZE bytes at OFF of ctx */
 LLVMValueRef cg_gep8(struct cg *g, LLVMValueRef p, int off); /* P + OFF bytes */
 /* signal_name(n)'s text into DST (SIZE bytes), from a table in .rodata */

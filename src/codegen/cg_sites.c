@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <asm/ptrace.h>
 
 #include "codegen/cg_int.h"
 #include "common/plan.h"
@@ -103,7 +102,7 @@ LLVMValueRef cg_site_bias(struct cg *g)
 			      LLVMBuildSelect(g->b, in, site, cg_const(g, 0), "")};
 	LLVMValueRef p = LLVMBuildInBoundsGEP2(g->b, LLVMArrayType(g->i64, n), g->site_vaddr_tab,
 					       ix, 2, "");
-	LLVMValueRef d = LLVMBuildSub(g->b, cg_load_reg(g, offsetof(struct pt_regs, rip)),
+	LLVMValueRef d = LLVMBuildSub(g->b, cg_load_reg(g, arch_role_off[ARCH_IP]),
 				      LLVMBuildLoad2(g->b, g->i64, p, ""), "");
 	return LLVMBuildAnd(g->b, d, cg_const(g, ~(uint64_t)0xfff), "bias");
 }

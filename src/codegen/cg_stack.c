@@ -9,14 +9,13 @@
 
 #include <stddef.h>
 
-#include <asm/ptrace.h>
 
 /* The return address on top of the stack where the site says it is there (sema: an
  * entry, a RET, a function without a frame) and, for a stack, the kernel's walk does not
  * hold it already; else 0. */
 static LLVMValueRef caller_at_sp(struct cg *g, bool for_stack)
 {
-	LLVMValueRef a[2] = {cg_load_reg(g, offsetof(struct pt_regs, rsp)),
+	LLVMValueRef a[2] = {cg_load_reg(g, arch_role_off[ARCH_SP]),
 			     LLVMConstInt(g->i32, 8, false)};
 	LLVMValueRef ra = cg_runtime_call(g, "gt_read_uint", a, 2);
 	uint64_t mask = GT_COOKIE_CALLER_AT_SP | (for_stack ? GT_COOKIE_KERNEL_ADDS_CALLER : 0);

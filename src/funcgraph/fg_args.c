@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arch/arch.h"
 #include "common/diag.h"
 #include "common/util.h"
 #include "funcgraph/funcgraph.h"
@@ -71,7 +72,7 @@ static bool parse_rule(struct rule_parser *rp, int depth)
 		}
 		memcpy(reg, p, (size_t)(q - p));
 		reg[q - p] = 0;
-		if (sema_reg_offset(reg) < 0) {
+		if (arch_reg_offset(reg) < 0) {
 			rp->err = "unknown register";
 			return false;
 		}

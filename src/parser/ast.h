@@ -109,7 +109,7 @@ struct fetch_rule {
 	enum fetch_kind kind;
 	struct gt_loc loc;
 	const char *reg;          /* FETCH_REG: canonical name without '%' ("ax", "r8") */
-	int regs_off;             /* FETCH_REG: offset in struct pt_regs, set by sema */
+	int regs_off;             /* FETCH_REG: offset in the saved registers, set by sema */
 	int64_t off;              /* FETCH_OFFSET */
 	struct fetch_rule *base;  /* FETCH_OFFSET, FETCH_DEREF */
 	bool parenthesized;       /* FETCH_REG written as (%reg) */

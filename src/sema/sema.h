@@ -90,7 +90,7 @@ enum sema_gowhere {
 };
 struct sema_goword {
 	int off, size; /* bytes of the parameter */
-	int regs_off;  /* offset in struct pt_regs, -1 for an X register (unreadable) */
+	int regs_off;  /* in the saved registers (arch.h), -1 for a float register (unreadable) */
 };
 struct sema_goref {
 	enum sema_gokind kind;
@@ -172,7 +172,7 @@ struct sema_node {
 	bool user_mem;           /* a pointer, struct or array in user memory (else kernel,
 				  * outside uprobes): syscall tracepoint arguments, and what
 				  * fields, [] and * reach through them */
-	int regs_off;      /* BI_ARGn, BI_REG, BI_RETVAL: offset in struct pt_regs */
+	int regs_off;      /* BI_ARGn, BI_REG, BI_RETVAL: offset in the saved registers (arch.h) */
 	int var_slot;      /* AST_VAR: index into the clause's variables */
 	int event_id;      /* printf/print/exit: index into plan.events */
 	int map_id;        /* AST_MAP, map calls, len(@m), map assignments: plan.maps index */
@@ -279,8 +279,6 @@ void sema_dump_sites(FILE *out, const struct gt_plan *plan);
 /* -d types */
 void sema_dump_types(FILE *out, const struct ast_node *program);
 
-/* Offset of a register in x86-64 struct pt_regs, or -1. Accepts "ax", "rax", "eax", "r8"... */
-int sema_reg_offset(const char *name);
 const char *gt_type_str(const struct gt_type *t, char *buf, size_t len);
 
 #endif

@@ -521,7 +521,7 @@ int sema_check_curtask(struct sema *s, struct ast_node *e, const struct builtin 
 	return 0;
 }
 
-/* ctx: the probe's context (pt_regs, a tracepoint record ...) as a void * */
+/* ctx: the probe's context (the saved registers, a tracepoint record ...) as a void * */
 int sema_check_ctx(struct sema *s, struct ast_node *e, const struct builtin *b)
 {
 	(void)b;
@@ -818,11 +818,10 @@ int sema_check_reg(struct sema *s, struct ast_node *e, const struct builtin *b)
 		diag_error(s->src, e->loc, "%s", b->usage);
 		return -EINVAL;
 	}
-	int off = sema_reg_offset(arg->u.str.bytes);
+	int off = arch_reg_offset(arg->u.str.bytes);
 	if (off < 0) {
-		diag_error(s->src, arg->loc,
-			   "unknown register '%s': expected ax bx cx dx si di bp sp ip r8..r15",
-			   arg->u.str.bytes);
+		diag_error(s->src, arg->loc, "unknown register '%s': expected %s",
+			   arg->u.str.bytes, arch_reg_all_help);
 		return -EINVAL;
 	}
 	sema_node_of(s, e)->regs_off = off;

@@ -379,32 +379,6 @@ const char *sema_kind_word(const struct ast_node *e)
 	}
 }
 
-int sema_reg_offset(const char *name)
-{
-	/* struct pt_regs on x86-64 */
-	static const struct {
-		const char *name;
-		int off;
-	} regs[] = {
-		{"r15", 0}, {"r14", 8}, {"r13", 16}, {"r12", 24}, {"bp", 32},  {"bx", 40},
-		{"r11", 48}, {"r10", 56}, {"r9", 64}, {"r8", 72},  {"ax", 80},  {"cx", 88},
-		{"dx", 96}, {"si", 104}, {"di", 112}, {"ip", 128}, {"sp", 152},
-	};
-	if (!name)
-		return -1;
-	const char *n = name;
-	if ((n[0] == 'r' || n[0] == 'e') && strlen(n) == 3 && n[1] != '1' && n[1] != '8' &&
-	    n[1] != '9')
-		n++; /* rax, eax -> ax */
-	for (size_t i = 0; i < ARRAY_SIZE(regs); i++)
-		if (!strcmp(regs[i].name, n))
-			return regs[i].off;
-	return -1;
-}
-
-/* Regs of Go's register ABI for arg0..arg8, and of the C ABI for plain uprobes. */
-const char *const sema_go_arg_regs[9] = {"ax", "bx", "cx", "di", "si", "r8", "r9", "r10", "r11"};
-static const char *const c_arg_regs[] = {"di", "si", "dx", "cx", "r8", "r9"};
 
 const char *sema_closest(struct sema *s, const char *name, const char *const *cands, int n,
 			   const char *const *cands2, int n2)
@@ -499,7 +473,7 @@ int sema_check_go_ident(struct sema *s, struct ast_node *e, const struct builtin
 		int r = sema_go_retval(s, e);
 		if (r <= 0)
 			return r;
-		sn->regs_off = sema_reg_offset("ax");
+		sn->regs_off = arch_role_off[ARCH_RET0];
 	}
 	if (b->id == BI_RETVAL && s->clause_points == (1u << UP_RETURN)) {
 		e->ty = &sema_ty_i64; /* uretprobe on C code */
@@ -543,12 +517,12 @@ int sema_check_argn(struct sema *s, struct ast_node *e, const struct builtin *b)
 		return -EINVAL;
 	}
 	if (s->clause_points & up) {
-		if (n >= (int)ARRAY_SIZE(c_arg_regs)) {
+		if (n >= ARCH_C_ARG_REGS) {
 			diag_error(s->src, e->loc, "%s: the C ABI passes six integer arguments in "
 				   "registers (arg0..arg5)", b->name);
 			return -EINVAL;
 		}
-		sn->regs_off = sema_reg_offset(c_arg_regs[n]);
+		sn->regs_off = arch_reg_offset(arch_c_arg_regs[n]);
 		e->ty = &sema_ty_u64; /* as bpftrace */
 		return 0;
 	}
@@ -561,7 +535,7 @@ int sema_check_argn(struct sema *s, struct ast_node *e, const struct builtin *b)
 		return -EINVAL;
 	}
 	/* Go's integer parameters are mostly int: signed, so `arg1 < 0` works */
-	sn->regs_off = sema_reg_offset(sema_go_arg_regs[n]);
+	sn->regs_off = arch_reg_offset(arch_go_int_regs[n]);
 	e->ty = &sema_ty_i64;
 	return 0;
 }
@@ -614,7 +588,7 @@ static int check_fetch(struct sema *s, struct ast_node *e)
 	for (struct fetch_rule *r = e->u.fetch.rule; r; r = r->base) {
 		if (r->kind != FETCH_REG)
 			continue;
-		r->regs_off = sema_reg_offset(r->reg);
+		r->regs_off = arch_reg_offset(r->reg);
 		if (r->regs_off < 0) {
 			diag_error(s->src, r->loc, "unknown register '%%%s'", r->reg);
 			return -EINVAL;

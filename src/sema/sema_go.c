@@ -303,7 +303,7 @@ static int param_ref(struct sema *s, struct ast_node *e, const struct binfo_gopa
 		for (int i = 0; i < p->npieces; i++) {
 			const struct binfo_gopiece *pc = &p->pieces[i];
 			w[i] = (struct sema_goword){(int)pc->offset, (int)pc->size,
-						    pc->ireg >= 0 ? sema_reg_offset(sema_go_arg_regs[pc->ireg]) : -1};
+						    pc->ireg >= 0 ? arch_reg_offset(arch_go_int_regs[pc->ireg]) : -1};
 		}
 		r->where = GW_REGS;
 		r->regs = w;
@@ -349,7 +349,7 @@ int sema_go_retval(struct sema *s, struct ast_node *e)
 			for (int j = 0; j < f->nparams && !q; j++)
 				q = f->params[j].result ? &f->params[j] : NULL;
 		if (!q || (p && !same_place(p, q)))
-			return 1; /* as without DWARF: RAX */
+			return 1; /* as without DWARF: the first integer result register */
 		p = q;
 	}
 	if (!p)

@@ -2,6 +2,7 @@
 #ifndef GT_SEMA_INT_H
 #define GT_SEMA_INT_H
 
+#include "arch/arch.h"
 #include "common/pairset.h"
 #include "common/util.h"
 #include "sema/sema.h"
@@ -180,8 +181,6 @@ void sema_helper_event(struct sema *s, struct ast_node *at, int level, const cha
 void sema_finish_events(struct sema *s);
 
 /* sema_expr.c: shared by the checkers */
-/* Go's integer argument registers in ABI order (RAX RBX ...), as pt_regs names. */
-extern const char *const sema_go_arg_regs[9];
 extern struct gt_type sema_ty_void, sema_ty_i64, sema_ty_u64;
 struct gt_type *sema_type_new(struct sema *s, enum gt_type_kind k, int size, bool is_signed);
 /* A fresh bool (TY_INT of one byte, is_bool): true/false, (bool)x, has_key(), delete() */
@@ -331,7 +330,7 @@ int sema_go_field(struct sema *s, struct ast_node *e, bool result);
 int sema_go_index(struct sema *s, struct ast_node *e);
 int sema_go_deref(struct sema *s, struct ast_node *e);
 int sema_go_len(struct sema *s, struct ast_node *e, bool cap);
-/* retval typed from DWARF: 0, 1 when DWARF cannot say (RAX then), or -EINVAL. */
+/* retval typed from DWARF: 0, 1 when DWARF cannot say (the first integer result register then), or -EINVAL. */
 int sema_go_retval(struct sema *s, struct ast_node *e);
 /* sema_gocap.c: print()'s capture of a Go value */
 /* The walk of map type T (struct gt_gomap) from the linker's types behind its header,
