@@ -82,8 +82,8 @@ __u64 gt_site_cookie(void *ctx)
 	__u64 task = bpf_get_current_task(), mm = 0, start = 0;
 	bpf_probe_read_kernel(&mm, sizeof(mm), (const void *)(task + GT_LINK_MM_OFF(c)));
 	bpf_probe_read_kernel(&start, sizeof(start), (const void *)(mm + GT_LINK_START_CODE_OFF(c)));
-	/* x86-64 struct pt_regs: ip at 128, the probed instruction's address at a uprobe */
-	struct gt_site_key k = {reg_at(ctx, 128) - start, GT_LINK_SLOT(c)};
+	/* the instruction pointer: the probed instruction's address at a uprobe */
+	struct gt_site_key k = {reg_at(ctx, GT_REG_IP) - start, GT_LINK_SLOT(c)};
 	__u64 *v = bpf_map_lookup_elem(&gt_sites, &k);
 	if (v)
 		return *v;
@@ -94,7 +94,7 @@ __u64 gt_site_cookie(void *ctx)
 __u64 gt_current_g(void *ctx, const struct gt_target *t, __u64 cookie)
 {
 	if (cookie & GT_COOKIE_R14_IS_G)
-		return reg_at(ctx, 8);
+		return reg_at(ctx, GT_REG_GO_G);
 	__u64 task = bpf_get_current_task();
 	__u64 fsbase = 0;
 	if (bpf_probe_read_kernel(&fsbase, sizeof(fsbase), (const void *)(task + t->fsbase_off)))
@@ -135,7 +135,7 @@ static __always_inline struct gt_gstate *state_of(void *ctx, const struct gt_tar
 		return 0;
 	}
 	*goid = goid_of(g, t);
-	*key = (__u32)(read_u64(g + t->g_stack_hi) - reg_at(ctx, 152));
+	*key = (__u32)(read_u64(g + t->g_stack_hi) - reg_at(ctx, GT_REG_SP));
 	struct gt_gstate *st = bpf_map_lookup_elem(&gt_gstate, goid);
 	if (!st && create) {
 		struct gt_gstate zero = {};

@@ -120,8 +120,8 @@ static __always_inline void mark(struct gt_thread *th, __s64 goid, __u32 rt_off)
 
 void gt_oncpu_execute(void *ctx, const struct gt_target *t, __u32 rt_off)
 {
-	/* runtime.execute(gp *g, inheritTime bool): gp in RAX */
-	__u64 gp = reg_at(ctx, 80), goid = 0;
+	/* runtime.execute(gp *g, inheritTime bool): gp in the first integer register */
+	__u64 gp = reg_at(ctx, GT_REG_RET0), goid = 0;
 	if (gp)
 		bpf_probe_read_user(&goid, sizeof(goid), (const void *)(gp + t->g_goid));
 	struct gt_thread *th = thread_here((__s64)goid);

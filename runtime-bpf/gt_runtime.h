@@ -8,6 +8,7 @@
 #include <linux/types.h>
 
 #include "common/bpf_abi.h"
+#include "gt_arch.h"
 
 /* Reads a Go string header (data pointer, length) at ADDR and copies at most size-1
  * bytes of its text to DST, NUL-terminated. DST is zeroed first so that a failed or
@@ -32,11 +33,12 @@ __u64 gt_read_uint(__u64 addr, __u32 size);
 /* The same in kernel memory. */
 __u64 gt_read_kuint(__u64 addr, __u32 size);
 
-/* A register of a uprobe's struct pt_regs at byte offset OFF, a constant (x86-64: ax 80,
- * r14 8, ip 128, sp 152). One load instruction from ctx in asm: a C load lets LLVM
- * share the address ctx+OFF between inlined copies and spill it, and the verifier
- * refuses a load through a modified ctx pointer ("dereference of modified ctx ptr"). */
-#define reg_at(ctx, off)                                                                \
+/* A register of a uprobe's saved registers at byte offset OFF, a constant (GT_REG_*,
+ * gt_arch.h). One load instruction from ctx in asm: a C load lets LLVM share the address
+ * ctx+OFF between inlined copies and spill it, and the verifier refuses a load through a
+ * modified ctx pointer ("dereference of modified ctx ptr"). */
+#define reg_at(ctx, off) reg_at_(ctx, off) /* OFF expanded before it is made a string */
+#define reg_at_(ctx, off)                                                               \
 	({                                                                              \
 		__u64 reg_v_;                                                           \
 		asm("%0 = *(u64 *)(%1 + " #off ")" : "=r"(reg_v_) : "r"(ctx));          \

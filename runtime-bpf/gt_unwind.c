@@ -16,7 +16,6 @@
 #include "gt_runtime.h"
 
 #include <linux/bpf.h>
-#include <asm/ptrace.h>
 #include <bpf/bpf_helpers.h>
 
 #define UW_SEARCH 24  /* binary search steps: tables up to 16M rows */
@@ -92,7 +91,7 @@ static int uw_restart(const struct gt_uwtarget *t, __u64 *pc, __u64 *sp)
 __s64 gt_unwind(void *ctx, void *tab, __u32 ntab, void *scratch, void *stacks, __u32 depth,
 		__u64 pid, const struct gt_uwtarget *t)
 {
-	struct pt_regs *regs = ctx; /* bpf_perf_event_data starts with the sampled regs */
+	gt_regs *regs = ctx; /* bpf_perf_event_data starts with the sampled regs */
 	__u32 zero = 0, n = 0;
 	__u64 *v = bpf_map_lookup_elem(scratch, &zero);
 	struct uw_row *last = ntab ? bpf_map_lookup_elem(tab, &(__u32){ntab - 1}) : 0;
@@ -102,17 +101,17 @@ __s64 gt_unwind(void *ctx, void *tab, __u32 ntab, void *scratch, void *stacks, _
 	/* the table is the traced program's: another process, or the kernel, is not */
 	if (!v || !first || !last || !pid || (bpf_get_current_pid_tgid() >> 32) != pid)
 		return -1;
-	__u64 pc = regs->rip, sp = regs->rsp, bp = regs->rbp;
-	int user = (regs->cs & 3) == 3;
+	__u64 pc = GT_REGS_IP(regs), sp = GT_REGS_SP(regs), bp = GT_REGS_FP(regs);
+	int user = GT_REGS_USER(regs);
 	if (!user && t->task_regs) {
 		/* in the kernel (a system call, a fault, a signal on its way out): the user
 		 * regs are the task's, read as plain values */
-		struct pt_regs ur;
+		gt_regs ur;
 		void *ut = (void *)bpf_task_pt_regs(bpf_get_current_task_btf());
-		if (ut && !bpf_probe_read_kernel(&ur, sizeof(ur), ut) && (ur.cs & 3) == 3) {
-			pc = ur.rip;
-			sp = ur.rsp;
-			bp = ur.rbp;
+		if (ut && !bpf_probe_read_kernel(&ur, sizeof(ur), ut) && GT_REGS_USER(&ur)) {
+			pc = GT_REGS_IP(&ur);
+			sp = GT_REGS_SP(&ur);
+			bp = GT_REGS_FP(&ur);
 			user = 1;
 		}
 	}

@@ -11,7 +11,7 @@
 
 #include "common/util.h"
 
-/* The SIZE-byte integer at OFF of the program's context (pt_regs, a tracepoint's record),
+/* The SIZE-byte integer at OFF of the program's context (the saved registers, a tracepoint's record),
  * zero-extended: one load instruction in asm. An IR load lets LLVM share the address
  * ctx+OFF between two loads and spill it, and the verifier refuses a load through a
  * modified ctx pointer ("dereference of modified ctx ptr"). */
