@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 extern const char arch_name[];      /* "x86_64", as uname -m says */
+extern const char arch_title[];     /* "x86-64", in messages */
 extern const uint16_t arch_elf_machine; /* EM_X86_64: the targets gotrace reads */
 
 /* ---- registers ---- */
@@ -70,5 +71,60 @@ extern const char *const arch_go_float_names[ARCH_GO_FLOAT_REGS];
 /* The C ABI's integer argument registers of a plain uprobe's arg0.. (bpftrace names). */
 #define ARCH_C_ARG_REGS 6
 extern const char *const arch_c_arg_regs[ARCH_C_ARG_REGS];
+
+/* ---- instructions ---- */
+
+/* What gotrace asks of an instruction. */
+enum arch_insn_kind {
+	ARCH_INSN_OTHER,
+	ARCH_INSN_RET,   /* returns from the function */
+	ARCH_INSN_JUMP,  /* jumps always: to TARGET when has_target (direct) */
+	ARCH_INSN_FRAME, /* sets the frame pointer up: the function has a frame */
+};
+struct arch_insn {
+	int len;
+	enum arch_insn_kind kind;
+	bool has_target;
+	uint64_t target;
+};
+
+/* A decoder: a hand decoder for the common instructions, a disassembler (capstone,
+ * opened on first need) for the others. */
+struct arch_dis;
+struct arch_dis *arch_dis_new(void);
+void arch_dis_free(struct arch_dis *d);
+/* The instruction at P (N bytes there, at address PC): 0, or -EILSEQ when it cannot be
+ * decoded (or is cut by N), -ENOMEM when the disassembler cannot be opened. */
+int arch_decode(struct arch_dis *d, const uint8_t *p, size_t n, uint64_t pc,
+		struct arch_insn *in);
+/* The longest instruction, in bytes. */
+#define ARCH_INSN_MAX 15
+
+/* Go's stack check at a function's start P (N bytes there, at PC): true with *AFTER the
+ * address after the conditional branch that ends it and *BRANCH that branch's target
+ * (the block calling runtime.morestack, which the caller checks); false when the
+ * function starts with none (NOSPLIT code, assembly). */
+bool arch_go_stack_check(struct arch_dis *d, const uint8_t *p, size_t n, uint64_t pc,
+			 uint64_t *after, uint64_t *branch);
+/* How many bytes of a function's start arch_go_stack_check may look at. */
+#define ARCH_GO_PROLOGUE_MAX (12 * ARCH_INSN_MAX)
+
+/* Whether the instruction at P (N bytes) returns (a one-instruction check at an
+ * address: a RET site's or an entry's) or pushes the frame pointer (a Go function's
+ * first frame instruction, after which a uprobe's user stack holds its caller on
+ * kernels that add it: Linux 6.11). */
+bool arch_is_ret(const uint8_t *p, size_t n);
+bool arch_is_frame_push(const uint8_t *p, size_t n);
+
+/* What the kernel's uprobes make of the instruction at P (N bytes there). */
+enum arch_uprobe_verdict {
+	ARCH_UPROBE_OK,
+	ARCH_UPROBE_TRAP,    /* a breakpoint or trap: sema leaves it out with its own warning */
+	ARCH_UPROBE_REFUSED, /* the kernel's decoder refuses it (ENOTSUPP) */
+};
+enum arch_uprobe_verdict arch_uprobe_verdict(const uint8_t *p, size_t n);
+
+/* capstone's names for the host's instruction set (-d jit shows the BPF JIT's code). */
+void arch_capstone(int *cs_arch, int *cs_mode);
 
 #endif

@@ -9,6 +9,7 @@
 #define OFF(f) ((int)offsetof(struct pt_regs, f))
 
 const char arch_name[] = "x86_64";
+const char arch_title[] = "x86-64";
 const uint16_t arch_elf_machine = EM_X86_64;
 
 /* bpftrace's names: the 64-bit registers without their r (ax), and r8..r15; the general

@@ -2,7 +2,6 @@
 #ifndef GT_BINFO_INT_H
 #define GT_BINFO_INT_H
 
-#include <capstone/capstone.h>
 #include <string.h>
 #include <time.h>
 #include <gelf.h>
@@ -13,6 +12,8 @@
 struct binfo_load {
 	uint64_t vaddr, filesz, offset;
 };
+
+struct arch_dis;
 
 struct binfo {
 	bool is_go; /* .gopclntab, Go build info or runtime.buildVersion */
@@ -59,10 +60,7 @@ struct binfo {
 	int ninl_names;
 	bool inl_done;
 
-	/* Opened on first use: cs with instruction details (prologue operands), cs_fast
-	 * without (linear sweeps over whole functions, several times faster). */
-	csh cs, cs_fast;
-	bool cs_ok, cs_fast_ok;
+	struct arch_dis *dis; /* the processor's decoder (arch.h), made on first use */
 };
 
 /* Pointer to LEN file bytes at virtual address VADDR, or NULL when not all in the file. */
@@ -80,18 +78,6 @@ struct arena;
 void binfo__gostore_save(struct binfo *bi, const struct binfo_gofunc *f);
 int binfo__gostore_load(struct binfo *bi, struct arena *a, const char *func,
 			const struct binfo_gofunc **out);
-
-/* The length of the x86-64 instruction at P (N bytes there), and whether it is a RET
- * (c3 or c2 iw); 0 when this decoder is not sure: ask capstone (x86len.c). */
-int binfo_x86_insn_len(const uint8_t *p, size_t n, bool *is_ret);
-/* What the kernel's uprobes make of the instruction at P (N bytes there): behind
- * binfo_can_probe (not a trap) and binfo_uprobe_refuses (a trap, or refused). */
-enum binfo_uprobe_verdict {
-	BINFO_UPROBE_OK,
-	BINFO_UPROBE_TRAP,    /* INT3 or INT N: sema leaves it out with its own warning */
-	BINFO_UPROBE_REFUSED, /* the kernel's decoder says ENOTSUPP */
-};
-enum binfo_uprobe_verdict binfo_x86_uprobe_verdict(const uint8_t *p, size_t n);
 
 /* An unsigned / signed LEB128 (Go's uvarint, DWARF's ULEB128 / SLEB128) at *P,
  * advancing *P; false when it runs past END. */

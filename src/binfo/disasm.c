@@ -1,32 +1,24 @@
-/* binfo/disasm: capstone over a function's file bytes: the post-prologue entry point,
- * instruction boundaries, RET instructions. */
+/* binfo/disasm: a function's code read through the processor's decoder (arch.h): the
+ * post-prologue entry point, instruction boundaries, RET instructions, whether it has a
+ * frame, what the kernel's uprobes make of an instruction. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "arch/arch.h"
 #include "binfo/binfo_int.h"
 #include "common/diag.h"
 #include "common/util.h"
 
-/* Go's stack check is at most 5 instructions (huge frames); look a bit further. */
-#define PROLOGUE_MAX_INSNS 12
-#define PROLOGUE_MAX_BYTES (PROLOGUE_MAX_INSNS * 15)
 /* The morestack block spills the register arguments (at most 9 + 15 floats), calls
  * runtime.morestack*, reloads them and jumps back. */
 #define MORESTACK_MAX_INSNS 64
 
-static int open_cs(csh *h, bool *ok, bool detail)
+static struct arch_dis *dis(struct binfo *bi)
 {
-	if (*ok)
-		return 0;
-	if (cs_open(CS_ARCH_X86, CS_MODE_64, h) != CS_ERR_OK) {
-		diag_fatal("cannot initialise the capstone x86-64 disassembler");
-		return -ENOMEM;
-	}
-	if (detail)
-		cs_option(*h, CS_OPT_DETAIL, CS_OPT_ON);
-	*ok = true;
-	return 0;
+	if (!bi->dis)
+		bi->dis = arch_dis_new();
+	return bi->dis;
 }
 
 /* File bytes of F, clamped to what the file holds of its segment. */
@@ -39,75 +31,26 @@ static const uint8_t *func_bytes(const struct binfo *bi, const struct binfo_func
 	return p;
 }
 
-static bool is_reg_op(const cs_x86_op *op, x86_reg r)
-{
-	return op->type == X86_OP_REG && op->reg == r;
-}
-
-/* `cmp 0x10(%r14),%rsp|%r12` (Go >= 1.17, g in R14; 0x18 = stackguard1 also accepted),
- * or the same against the register that an earlier `mov %fs:-8,REG` loaded g into
- * (Go < 1.17, g in TLS). */
-static bool is_stack_check(const cs_insn *in, x86_reg g_reg)
-{
-	if (in->id != X86_INS_CMP)
-		return false;
-	const cs_x86 *x = &in->detail->x86;
-	for (int i = 0; i < x->op_count; i++) {
-		const cs_x86_op *op = &x->operands[i];
-		if (op->type == X86_OP_MEM && op->mem.segment == X86_REG_INVALID &&
-		    op->mem.index == X86_REG_INVALID &&
-		    (op->mem.base == X86_REG_R14 || (g_reg && op->mem.base == g_reg)))
-			return true;
-	}
-	return false;
-}
-
-/* `mov %fs:OFF,REG`: REG now holds g (Go < 1.17). Returns REG or 0. */
-static x86_reg tls_g_load(const cs_insn *in)
-{
-	if (in->id != X86_INS_MOV)
-		return X86_REG_INVALID;
-	const cs_x86 *x = &in->detail->x86;
-	if (x->op_count == 2 && x->operands[0].type == X86_OP_REG &&
-	    x->operands[1].type == X86_OP_MEM && x->operands[1].mem.segment == X86_REG_FS)
-		return x->operands[0].reg;
-	return X86_REG_INVALID;
-}
-
-static bool jump_target(const cs_insn *in, uint64_t *target)
-{
-	const cs_x86 *x = &in->detail->x86;
-	if (x->op_count != 1 || x->operands[0].type != X86_OP_IMM)
-		return false;
-	*target = (uint64_t)x->operands[0].imm;
-	return true;
-}
-
 /* Sanity check: the stack-check branch goes to a block inside F whose first
  * unconditional jump returns to F's first instruction (after runtime.morestack). */
 static bool morestack_returns(struct binfo *bi, const struct binfo_func *f, uint64_t target)
 {
 	if (target <= f->addr || target - f->addr >= f->size)
 		return false;
-	uint64_t left = f->size - (target - f->addr);
-	const uint8_t *code = binfo__bytes_at(bi, target, left);
-	if (!code)
-		return false;
-	size_t len = (size_t)left;
-	uint64_t pc = target, dest;
-	bool ok = false;
-	cs_insn *in = cs_malloc(bi->cs);
-	for (int i = 0; i < MORESTACK_MAX_INSNS && cs_disasm_iter(bi->cs, &code, &len, &pc, in);
-	     i++) {
-		if (in->id == X86_INS_JMP) {
-			ok = jump_target(in, &dest) && dest == f->addr;
-			break;
-		}
-		if (cs_insn_group(bi->cs, in, CS_GRP_RET))
-			break;
+	size_t left = (size_t)(f->size - (target - f->addr));
+	const uint8_t *p = binfo__bytes_at(bi, target, left);
+	uint64_t pc = target;
+	struct arch_insn in;
+	for (int i = 0; p && i < MORESTACK_MAX_INSNS && left; i++) {
+		if (arch_decode(dis(bi), p, left, pc, &in) < 0 || in.kind == ARCH_INSN_RET)
+			return false;
+		if (in.kind == ARCH_INSN_JUMP)
+			return in.has_target && in.target == f->addr;
+		pc += (uint64_t)in.len;
+		p += in.len;
+		left -= (size_t)in.len;
 	}
-	cs_free(in, 1);
-	return ok;
+	return false;
 }
 
 static int entry_addr(struct binfo *bi, const struct binfo_func *f, uint64_t *addr);
@@ -140,170 +83,41 @@ int binfo_entry_addr(struct binfo *bi, const struct binfo_func *f, uint64_t *add
 	return err;
 }
 
-/* morestack_returns without capstone: the hand decoder's walk to the block's first
- * unconditional jump (e9 rel32, eb rel8), back to F's start. False when unsure. */
-static bool morestack_returns_fast(struct binfo *bi, const struct binfo_func *f,
-				   uint64_t target)
-{
-	if (target <= f->addr || target - f->addr >= f->size)
-		return false;
-	size_t left = (size_t)(f->size - (target - f->addr));
-	const uint8_t *p = binfo__bytes_at(bi, target, left);
-	uint64_t pc = target;
-	for (int i = 0; p && i < MORESTACK_MAX_INSNS && left; i++) {
-		bool ret;
-		int n = binfo_x86_insn_len(p, left, &ret);
-		if (n <= 0 || ret)
-			return false;
-		if ((p[0] == 0xe9 && n == 5) || (p[0] == 0xeb && n == 2)) {
-			int32_t rel = 0;
-			if (n == 5)
-				memcpy(&rel, p + 1, 4);
-			else
-				rel = (int8_t)p[1];
-			return pc + (uint64_t)n + (uint64_t)(int64_t)rel == f->addr;
-		}
-		pc += (uint64_t)n;
-		p += n;
-		left -= (size_t)n;
-	}
-	return false;
-}
-
-/* The stack check of Go 1.17 and later as most functions have it, matched by its bytes
- * (capstone's decoding, with details and its text, cost 3,500 instructions an
- * instruction: 2.3 G for a web server's 183k functions): `cmp 0x10(%r14),%rsp`, or
- * `lea D(%rsp),%r12; cmp 0x10(%r14),%r12`, then `jbe` to a block that calls morestack
- * and jumps back. *ADDR after the jbe; false for any other shape (capstone's turn). */
-static bool entry_fast(struct binfo *bi, const struct binfo_func *f, uint64_t *addr)
-{
-	size_t len;
-	const uint8_t *c = func_bytes(bi, f, PROLOGUE_MAX_BYTES, &len);
-	size_t o = 0;
-	if (!c)
-		return false;
-	if (len >= 5 && !memcmp(c, "\x4c\x8d\x64\x24", 4))
-		o = 5; /* lea disp8(%rsp),%r12 */
-	else if (len >= 8 && !memcmp(c, "\x4c\x8d\xa4\x24", 4))
-		o = 8; /* lea disp32(%rsp),%r12 */
-	static const uint8_t cmp_rsp[4] = {0x49, 0x3b, 0x66, 0x10}, cmp_r12[4] = {0x4d, 0x3b, 0x66, 0x10};
-	if (len < o + 6 || memcmp(c + o, o ? cmp_r12 : cmp_rsp, 4))
-		return false;
-	o += 4;
-	int32_t rel;
-	size_t jlen;
-	if (c[o] == 0x76) { /* jbe rel8 */
-		rel = (int8_t)c[o + 1];
-		jlen = 2;
-	} else if (c[o] == 0x0f && len >= o + 6 && c[o + 1] == 0x86) { /* jbe rel32 */
-		memcpy(&rel, c + o + 2, 4);
-		jlen = 6;
-	} else {
-		return false;
-	}
-	uint64_t next = f->addr + o + jlen;
-	if (!morestack_returns_fast(bi, f, next + (uint64_t)(int64_t)rel))
-		return false;
-	*addr = next;
-	return true;
-}
-
 static int entry_addr(struct binfo *bi, const struct binfo_func *f, uint64_t *addr)
 {
-	const uint8_t *code;
 	size_t len;
-	int err;
+	uint64_t after, branch;
 
 	*addr = f->addr;
-	if (entry_fast(bi, f, addr))
-		return 0;
-	if ((err = open_cs(&bi->cs, &bi->cs_ok, true)) < 0)
-		return err;
-	code = func_bytes(bi, f, PROLOGUE_MAX_BYTES, &len);
+	const uint8_t *code = func_bytes(bi, f, ARCH_GO_PROLOGUE_MAX, &len);
 	if (!code)
 		return f->size ? -ENOENT : 0; /* size 0 (some asm symbols): no prologue to skip */
-
-	cs_insn *in = cs_malloc(bi->cs);
-	cs_insn *prev = cs_malloc(bi->cs);
-	uint64_t pc = f->addr;
-	x86_reg g_reg = X86_REG_INVALID;
-	bool have_prev = false, cmp_seen = false;
-	for (int i = 0; i < PROLOGUE_MAX_INSNS && cs_disasm_iter(bi->cs, &code, &len, &pc, in);
-	     i++) {
-		bool is_jump = cs_insn_group(bi->cs, in, CS_GRP_JUMP);
-		if (cmp_seen) {
-			uint64_t target;
-			/* The check is `cmp; jbe` (or jb); what follows is the body. */
-			if ((in->id == X86_INS_JBE || in->id == X86_INS_JB) &&
-			    jump_target(in, &target) && morestack_returns(bi, f, target))
-				*addr = in->address + in->size;
-			break;
-		}
-		if (is_stack_check(in, g_reg)) {
-			cmp_seen = true;
-		} else if (is_jump) {
-			/* Huge frames: mov %rsp,%r12; sub $N,%r12; jb MORESTACK; then cmp. */
-			bool huge_jb = in->id == X86_INS_JB && have_prev &&
-			               prev->id == X86_INS_SUB && prev->detail->x86.op_count == 2 &&
-			               is_reg_op(&prev->detail->x86.operands[0], X86_REG_R12);
-			if (!huge_jb)
-				break;
-		} else if (cs_insn_group(bi->cs, in, CS_GRP_CALL) ||
-		           cs_insn_group(bi->cs, in, CS_GRP_RET) ||
-		           cs_insn_group(bi->cs, in, CS_GRP_INT)) {
-			break; /* past any prologue: a leaf/NOSPLIT function */
-		} else {
-			x86_reg r = tls_g_load(in);
-			if (r != X86_REG_INVALID)
-				g_reg = r;
-		}
-		/* Keep the previous instruction (details included) for the huge-frame test. */
-		cs_insn *t = prev;
-		prev = in;
-		in = t;
-		have_prev = true;
-	}
-	cs_free(in, 1);
-	cs_free(prev, 1);
+	if (!dis(bi))
+		return -ENOMEM;
+	if (arch_go_stack_check(bi->dis, code, len, f->addr, &after, &branch) &&
+	    morestack_returns(bi, f, branch))
+		*addr = after;
 	return 0;
 }
 
-/* Linear sweep of F up to ADDR (F's end when 0): Go puts no data in .text. The hand
- * decoder first; capstone for a function it is not sure of. RETs go to RETS when given.
- * True when the sweep decoded every instruction on the way (and landed on ADDR). */
+/* Linear sweep of F up to ADDR (F's end when 0): Go puts no data in .text. RETs go to
+ * RETS when given. True when the sweep decoded every instruction on the way (and landed
+ * on ADDR). */
 static bool sweep(struct binfo *bi, const struct binfo_func *f, uint64_t addr, void *rets)
 {
 	VEC(uint64_t) *v = rets;
 	size_t len;
 	const uint8_t *code = func_bytes(bi, f, f->size, &len), *p = code;
-	if (!code)
+	if (!code || !dis(bi))
 		return false;
 	uint64_t end = addr ? addr : f->addr + len, pc = f->addr;
-	int nret = v ? v->n : 0;
-	while (pc < end) {
-		bool ret;
-		int n = binfo_x86_insn_len(p, len - (size_t)(p - code), &ret);
-		if (n <= 0)
-			break;
-		if (ret && v)
+	struct arch_insn in;
+	while (pc < end && arch_decode(bi->dis, p, len - (size_t)(p - code), pc, &in) == 0) {
+		if (in.kind == ARCH_INSN_RET && v)
 			vec_push(v, pc);
-		pc += (uint64_t)n;
-		p += n;
+		pc += (uint64_t)in.len;
+		p += in.len;
 	}
-	if (pc >= end)
-		return pc == end;
-	if (v)
-		v->n = nret; /* start over with capstone */
-	if (open_cs(&bi->cs_fast, &bi->cs_fast_ok, false) < 0)
-		return false;
-	p = code;
-	size_t left = len;
-	pc = f->addr;
-	cs_insn *in = cs_malloc(bi->cs_fast);
-	while (pc < end && cs_disasm_iter(bi->cs_fast, &p, &left, &pc, in))
-		if (in->id == X86_INS_RET && v)
-			vec_push(v, in->address);
-	cs_free(in, 1);
 	return pc == end;
 }
 
@@ -316,27 +130,12 @@ static uint8_t *boundaries(struct binfo *bi, const struct binfo_func *f)
 	const uint8_t *code = func_bytes(bi, f, f->size, &len), *p = code;
 	uint8_t *bits = xcalloc(len / 8 + 1, 1);
 	uint64_t off = 0;
-	while (code && off < len) {
+	struct arch_insn in;
+	while (code && dis(bi) && off < len &&
+	       arch_decode(bi->dis, p, len - off, f->addr + off, &in) == 0) {
 		bits[off / 8] |= (uint8_t)(1u << (off % 8));
-		bool ret;
-		int n = binfo_x86_insn_len(p, len - off, &ret);
-		if (n <= 0)
-			break;
-		off += (uint64_t)n;
-		p += n;
-	}
-	if (code && off < len && open_cs(&bi->cs_fast, &bi->cs_fast_ok, false) == 0) {
-		/* bytes the fast decoder does not know, at OFF: past them, capstone's sweep
-		 * from the start decides (as sweep() does for an address past them) */
-		uint64_t fail = off;
-		p = code;
-		size_t left = len;
-		uint64_t pc = f->addr;
-		cs_insn *in = cs_malloc(bi->cs_fast);
-		while (cs_disasm_iter(bi->cs_fast, &p, &left, &pc, in) && pc < f->addr + len)
-			if (pc - f->addr > fail)
-				bits[(pc - f->addr) / 8] |= (uint8_t)(1u << ((pc - f->addr) % 8));
-		cs_free(in, 1);
+		off += (uint64_t)in.len;
+		p += in.len;
 	}
 	return bits;
 }
@@ -381,20 +180,16 @@ static bool frameless(struct binfo *bi, const struct binfo_func *f)
 {
 	size_t len;
 	const uint8_t *code = func_bytes(bi, f, f->size, &len), *p = code;
-	if (!code)
+	if (!code || !dis(bi))
 		return false;
+	struct arch_insn in;
 	while ((size_t)(p - code) < len) {
-		bool ret;
-		int n = binfo_x86_insn_len(p, len - (size_t)(p - code), &ret);
-		if (n <= 0)
+		if (arch_decode(bi->dis, p, len - (size_t)(p - code), f->addr + (uint64_t)(p - code),
+				&in) < 0)
 			return false;
-		/* push %rbp; mov %rsp,%rbp; lea D(%rsp),%rbp (Go's frames: the last after
-		 * sub $N,%rsp; mov %rbp,N-8(%rsp)) */
-		if ((n == 1 && p[0] == 0x55) || (n == 3 && !memcmp(p, "\x48\x89\xe5", 3)) ||
-		    (n >= 5 && p[0] == 0x48 && p[1] == 0x8d && (p[2] == 0x6c || p[2] == 0xac) &&
-		     p[3] == 0x24))
+		if (in.kind == ARCH_INSN_FRAME)
 			return false;
-		p += n;
+		p += in.len;
 	}
 	return true;
 }
@@ -420,11 +215,33 @@ int binfo_ret_addrs(struct binfo *bi, const struct binfo_func *f, uint64_t **out
 bool binfo_is_ret(const struct binfo *bi, uint64_t addr)
 {
 	const uint8_t *p = binfo__bytes_at(bi, addr, 1);
-	return p && *p == 0xc3;
+	return p && arch_is_ret(p, 1);
 }
 
 bool binfo_is_push_rbp(const struct binfo *bi, uint64_t addr)
 {
 	const uint8_t *p = binfo__bytes_at(bi, addr, 1);
-	return p && *p == 0x55;
+	return p && arch_is_frame_push(p, 1);
+}
+
+/* The verdict on the instruction at VADDR (its first byte alone at the end of the
+ * file's bytes); -1 when not even that is in the file. */
+static int verdict_at(const struct binfo *bi, uint64_t vaddr)
+{
+	const uint8_t *p = binfo__bytes_at(bi, vaddr, ARCH_INSN_MAX);
+	if (p)
+		return (int)arch_uprobe_verdict(p, ARCH_INSN_MAX);
+	p = binfo__bytes_at(bi, vaddr, 1);
+	return p ? (int)arch_uprobe_verdict(p, 1) : -1;
+}
+
+bool binfo_can_probe(const struct binfo *bi, uint64_t addr)
+{
+	int v = verdict_at(bi, addr);
+	return v >= 0 && v != ARCH_UPROBE_TRAP;
+}
+
+bool binfo_uprobe_refuses(const struct binfo *bi, uint64_t vaddr)
+{
+	return verdict_at(bi, vaddr) > ARCH_UPROBE_OK;
 }

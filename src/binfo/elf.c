@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "arch/arch.h"
 #include "binfo/binfo_int.h"
 #include "common/diag.h"
 #include "common/util.h"
@@ -660,10 +661,10 @@ static int open_impl(const char *path, struct binfo **out, bool need_go, bool qu
 
 	const unsigned char *ident = (const unsigned char *)elf_getident(bi->elf, NULL);
 	if (!ident || ident[EI_CLASS] != ELFCLASS64 || ident[EI_DATA] != ELFDATA2LSB ||
-	    !gelf_getehdr(bi->elf, &eh) || eh.e_machine != EM_X86_64 ||
+	    !gelf_getehdr(bi->elf, &eh) || eh.e_machine != arch_elf_machine ||
 	    (eh.e_type != ET_EXEC && eh.e_type != ET_DYN)) {
 		err = -ENOEXEC;
-		open_error(quiet, "%s: not an x86-64 ELF executable", path);
+		open_error(quiet, "%s: not an %s ELF executable", path, arch_title);
 		goto fail;
 	}
 	bi->pie = eh.e_type == ET_DYN;
@@ -765,10 +766,7 @@ void binfo__close(struct binfo *bi)
 {
 	if (!bi)
 		return;
-	if (bi->cs_ok)
-		cs_close(&bi->cs);
-	if (bi->cs_fast_ok)
-		cs_close(&bi->cs_fast);
+	arch_dis_free(bi->dis);
 	if (bi->elf)
 		elf_end(bi->elf);
 	if (bi->fd >= 0)

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arch/arch.h"
 #include "common/diag.h"
 #include "common/util.h"
 #include "runtime/rt_priv.h"
@@ -105,7 +106,9 @@ static int dump_prog(FILE *out, const struct diag_src *src, const char *name, in
 		err = -errno;
 		goto out;
 	}
-	if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK) {
+	int ca, cm;
+	arch_capstone(&ca, &cm);
+	if (cs_open((cs_arch)ca, (cs_mode)cm, &cs) != CS_ERR_OK) {
 		err = -EINVAL;
 		goto out;
 	}
@@ -122,13 +125,14 @@ static int dump_prog(FILE *out, const struct diag_src *src, const char *name, in
 	/* the program's own code, then each subprogram's under its name (its code is in the
 	 * program's image: the update functions of maps, loop bodies) */
 	uint32_t k = 0, end = nf ? flens[0] : n;
-	fprintf(out, "%s: %u bytes of x86-64\n", name, end);
+	fprintf(out, "%s: %u bytes of %s\n", name, end, arch_title);
 	const struct rt_src_line *last = NULL;
 	int li = 0;
 	for (size_t i = 0; i < count; i++) {
 		while (k + 1 < nf && insn[i].address >= end) {
 			const char *sub = func_name(btf, fi, nfi, ++k);
-			fprintf(out, "%s: %u bytes of x86-64\n", sub ? sub : "subprogram", flens[k]);
+			fprintf(out, "%s: %u bytes of %s\n", sub ? sub : "subprogram", flens[k],
+				arch_title);
 			end += flens[k];
 			last = NULL;
 		}

@@ -22,6 +22,9 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "arch/arch.h"
+#include "arch/x86_64_insn.h"
+#include <capstone/capstone.h>
 #include "binfo/binfo.h"
 #include "binfo/binfo_int.h"
 #include "common/util.h"
@@ -782,7 +785,7 @@ static void report_speed(const char *path, bool goruntime)
 	/* printed, not bounded: speed is bench/run.sh's to measure */
 }
 
-/* ---- instructions the kernel's uprobes refuse (x86len.c), as the kernel's rule reads:
+/* ---- instructions the kernel's uprobes refuse (arch/x86_64_insn.c), as the kernel's rule reads:
  * LOCK or ES/CS/SS/DS among the prefixes, MOV to SS, POP SS; the locked target's
  * main.lkLocked (LOCK INCQ) is refused by the kernel itself in test_attach ---- */
 static void check_uprobe_refuses(void)
@@ -810,12 +813,12 @@ static void check_uprobe_refuses(void)
 		{"push %rbp", {0x55}, false},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-		CHECK((binfo_x86_uprobe_verdict(cases[i].b, sizeof(cases[i].b)) != BINFO_UPROBE_OK) ==
+		CHECK((arch_uprobe_verdict(cases[i].b, sizeof(cases[i].b)) != ARCH_UPROBE_OK) ==
 			      cases[i].refused,
 		      "uprobe refusal of %s: want %d", cases[i].what, cases[i].refused);
 }
 
-/* ---- the hand x86-64 length decoder (x86len.c) against capstone ---- */
+/* ---- the hand x86-64 length decoder (arch/x86_64_insn.c) against capstone ---- */
 
 /* Every function of PATH swept by both: the same instruction lengths and RETs wherever
  * the hand decoder answers; it may pass a function to capstone (answer 0), rarely. */
@@ -842,7 +845,7 @@ static void check_x86len(const char *path, bool go)
 		while (cs_disasm_iter(cs, &p, &left, &pc, in)) {
 			bool ret;
 			size_t at = (size_t)(in->address - f->addr);
-			int n = binfo_x86_insn_len(code + at, f->size - at, &ret);
+			int n = x86_insn_len(code + at, f->size - at, &ret);
 			insns++;
 			if (n == 0) {
 				if (getenv("BINFO_TEST_X86_SHOW"))
