@@ -79,6 +79,10 @@ void binfo__gostore_save(struct binfo *bi, const struct binfo_gofunc *f);
 int binfo__gostore_load(struct binfo *bi, struct arena *a, const char *func,
 			const struct binfo_gofunc **out);
 
+/* The block F's stack check branches to (calling runtime.morestack and jumping back to
+ * F's start), 0 when F has no stack check (disasm.c). */
+uint64_t binfo__morestack_block(struct binfo *bi, const struct binfo_func *f);
+
 /* An unsigned / signed LEB128 (Go's uvarint, DWARF's ULEB128 / SLEB128) at *P,
  * advancing *P; false when it runs past END. */
 bool binfo_uleb128(const uint8_t **p, const uint8_t *end, uint64_t *v);

@@ -83,6 +83,17 @@ int binfo_entry_addr(struct binfo *bi, const struct binfo_func *f, uint64_t *add
 	return err;
 }
 
+uint64_t binfo__morestack_block(struct binfo *bi, const struct binfo_func *f)
+{
+	size_t len;
+	uint64_t after, branch;
+	const uint8_t *code = func_bytes(bi, f, ARCH_GO_PROLOGUE_MAX, &len);
+	return code && dis(bi) && arch_go_stack_check(bi->dis, code, len, f->addr, &after, &branch) &&
+			       morestack_returns(bi, f, branch)
+		       ? branch
+		       : 0;
+}
+
 static int entry_addr(struct binfo *bi, const struct binfo_func *f, uint64_t *addr)
 {
 	size_t len;

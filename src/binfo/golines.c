@@ -21,24 +21,6 @@ static bool file_matches(const char *path, const char *want)
 	return lp >= lw && !strcmp(path + lp - lw, want) && (lp == lw || path[lp - lw - 1] == '/');
 }
 
-/* The target of the jbe that ends F's stack-check prologue (the block calling
- * runtime.morestack), 0 when F has none. ENTRY is the address after it. */
-static uint64_t morestack_block(struct binfo *bi, const struct binfo_func *f, uint64_t entry)
-{
-	const uint8_t *p;
-	int32_t rel32;
-	if (entry == f->addr)
-		return 0;
-	if (entry - f->addr >= 6 && (p = binfo__bytes_at(bi, entry - 6, 6)) && p[0] == 0x0f &&
-	    p[1] == 0x86) { /* jbe rel32 */
-		memcpy(&rel32, p + 2, 4);
-		return entry + (uint64_t)(int64_t)rel32;
-	}
-	if ((p = binfo__bytes_at(bi, entry - 2, 2)) && p[0] == 0x76) /* jbe rel8 */
-		return entry + (uint64_t)(int64_t)(int8_t)p[1];
-	return 0;
-}
-
 /* The file FILE names: its index in l->files, or -ESRCH / -EEXIST. */
 static int find_file(struct binfo_lines *l, struct binfo_line_query *q)
 {
@@ -98,7 +80,7 @@ int binfo_line_sites(struct binfo_lines *l, struct binfo_line_query *q,
 			continue;
 		if (binfo_entry_addr(l->bi, f, &entry))
 			entry = f->addr;
-		uint64_t more = morestack_block(l->bi, f, entry);
+		uint64_t more = binfo__morestack_block(l->bi, f);
 		if (more && more >= start && more < end)
 			continue;
 		struct binfo_line_site s = {l->rows[stmt].addr, f};
