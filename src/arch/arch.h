@@ -124,6 +124,21 @@ enum arch_uprobe_verdict {
 };
 enum arch_uprobe_verdict arch_uprobe_verdict(const uint8_t *p, size_t n);
 
+/* ---- Go's code, recognised by its bytes ---- */
+
+/* Whether the function starting at P (N bytes there) is the ABI0 wrapper of a Go
+ * function: it sets up what ABIInternal code expects (a zero float register, g in its
+ * register from thread-local storage) before calling it. */
+bool arch_go_abi0_wrapper(const uint8_t *p, size_t n);
+/* Whether the N bytes before a wrapper's call of its twin set that up (ABI0 calling
+ * ABIInternal), rather than the twin's being an assembly function. */
+bool arch_go_abi0_caller(const uint8_t *p, size_t n);
+/* The offset in P (N bytes of code at PC) of a direct call or jump to TARGET, or -1. */
+int64_t arch_branch_to(const uint8_t *p, size_t n, uint64_t pc, uint64_t target);
+/* The thread-local offset Go's code (SIZE bytes of .text at P) loads g from, when its
+ * loads agree. */
+bool arch_go_tls_g_slot(const uint8_t *p, size_t size, int64_t *off);
+
 /* capstone's names for the host's instruction set (-d jit shows the BPF JIT's code). */
 void arch_capstone(int *cs_arch, int *cs_mode);
 

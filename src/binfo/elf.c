@@ -429,41 +429,27 @@ static void build_name_index(struct binfo *bi)
 	}
 }
 
-/* The ABI0 wrapper of a Go function starts by setting up what ABIInternal code expects:
- * `xorps %xmm15,%xmm15` and g into R14 from TLS (`mov %fs:disp32,%r14`, or in a PIE
- * `mov $imm32,%r14; mov %fs:(%r14),%r14`). */
 static bool is_abi0_wrapper(const struct binfo *bi, const struct binfo_func *f)
 {
 	const uint8_t *p = binfo__bytes_at(bi, f->addr, 17);
-	if (!p || f->size < 17 || memcmp(p, "\x45\x0f\x57\xff", 4) != 0)
-		return false;
-	return !memcmp(p + 4, "\x64\x4c\x8b\x34\x25", 5) ||
-	       (!memcmp(p + 4, "\x49\xc7\xc6", 3) && !memcmp(p + 11, "\x64\x4d\x8b\x36", 4));
+	return p && f->size >= 17 && arch_go_abi0_wrapper(p, 17);
 }
 
 static int lookup_index(const struct binfo *bi, const char *name);
 
-/* Offset in F's code (a wrapper: small) of a rel32 call/jmp to TARGET, -1 when none. */
+/* Offset in F's code (a wrapper: small) of a direct call/jmp to TARGET, -1 when none. */
 static int64_t call_at(const struct binfo *bi, const struct binfo_func *f, uint64_t target)
 {
 	uint64_t n = f->size < 256 ? f->size : 256;
 	const uint8_t *p = binfo__bytes_at(bi, f->addr, n);
-	for (uint64_t k = 0; p && k + 5 <= n; k++) {
-		int32_t rel;
-		memcpy(&rel, p + k + 1, 4);
-		if ((p[k] == 0xe8 || p[k] == 0xe9) && f->addr + k + 5 + (uint64_t)(int64_t)rel == target)
-			return (int64_t)k;
-	}
-	return -1;
+	return p ? arch_branch_to(p, (size_t)n, f->addr, target) : -1;
 }
 
-/* Whether wrapper F, calling its twin at byte AT, is the ABI0 one: an ABI0 wrapper
- * zeroes X15 (`xorps %xmm15,%xmm15`) for the ABIInternal code it calls, before the call;
- * an ABIInternal wrapper of an assembly function restores X15 after it. */
+/* Whether wrapper F, calling its twin at byte AT, is the ABI0 one (arch.h). */
 static bool abi0_caller(const struct binfo *bi, const struct binfo_func *f, int64_t at)
 {
 	const uint8_t *p = binfo__bytes_at(bi, f->addr, (uint64_t)at);
-	return p && at >= 4 && memmem(p, (size_t)at, "\x45\x0f\x57\xff", 4);
+	return p && arch_go_abi0_caller(p, (size_t)at);
 }
 
 /* .gopclntab names a function and its ABI wrapper alike (runtime.goexit1 twice), so a

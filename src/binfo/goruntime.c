@@ -19,6 +19,7 @@
 #include <libdwarf/dwarf.h>
 #include <libdwarf/libdwarf.h>
 
+#include "arch/arch.h"
 #include "binfo/dw.h"
 
 #include "binfo/binfo_int.h"
@@ -267,31 +268,12 @@ static bool find_tlsg(const struct binfo *bi, uint64_t *value)
  * tp - S + V. Go's own linker always puts g at tp - 8 (runtime.tlsg is then not in
  * .symtab, even when a PT_TLS segment of 8 bytes exists: PIE, internal cgo link). */
 /* Without runtime.tlsg (stripped), the slot is where the linker made Go's code load g
- * from: `mov %fs:disp32,%r14` (64 4c 8b 34 25 disp32) or, in PIE,
- * `mov $imm32,%r14; mov %fs:(%r14),%r14` (49 c7 c6 imm32 64 4d 8b 36) in .text.
- * The first 16 such loads must agree. */
+ * from (arch.h). */
 static bool slot_from_code(const struct binfo *bi, int64_t *off)
 {
 	uint64_t size;
 	const uint8_t *p = binfo__section(bi, ".text", &size, NULL);
-	if (!p)
-		return false;
-	const uint8_t *end = p + size;
-	int n = 0;
-	for (const uint8_t *q = p; q + 11 <= end && n < 16; q++) {
-		int32_t v;
-		if (q[0] == 0x64 && q[1] == 0x4c && q[2] == 0x8b && q[3] == 0x34 && q[4] == 0x25)
-			memcpy(&v, q + 5, 4);
-		else if (q[0] == 0x49 && q[1] == 0xc7 && q[2] == 0xc6 && q[7] == 0x64 &&
-			 q[8] == 0x4d && q[9] == 0x8b && q[10] == 0x36)
-			memcpy(&v, q + 3, 4);
-		else
-			continue;
-		if (n++ && *off != v)
-			return false;
-		*off = v;
-	}
-	return n > 0;
+	return p && arch_go_tls_g_slot(p, (size_t)size, off);
 }
 
 static bool has_pt_tls(const struct binfo *bi)
