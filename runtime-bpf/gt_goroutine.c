@@ -93,7 +93,7 @@ __u64 gt_site_cookie(void *ctx)
 
 __u64 gt_current_g(void *ctx, const struct gt_target *t, __u64 cookie)
 {
-	if (cookie & GT_COOKIE_R14_IS_G)
+	if (cookie & GT_COOKIE_G_IN_REG)
 		return reg_at(ctx, GT_REG_GO_G);
 	__u64 task = bpf_get_current_task();
 	__u64 fsbase = 0;

@@ -139,6 +139,18 @@ int64_t arch_branch_to(const uint8_t *p, size_t n, uint64_t pc, uint64_t target)
  * loads agree. */
 bool arch_go_tls_g_slot(const uint8_t *p, size_t size, int64_t *off);
 
+/* ---- code in gotrace that gotrace probes (arch/NAME_self.c) ---- */
+
+/* Calibration targets of the guard: a function whose first instruction uprobes emulate
+ * (a push of the frame pointer: one trap a hit), and one whose first they single-step
+ * out of line (a second trap). */
+void arch_trap_push(void);
+void arch_trap_step(void);
+/* arch_frame_outer sets up a frame and calls arch_frame_leaf, which starts with the
+ * frame push a go: entry probe sits on; the call returns to arch_frame_ret. */
+void arch_frame_outer(void);
+extern const char arch_frame_leaf[], arch_frame_ret[];
+
 /* capstone's names for the host's instruction set (-d jit shows the BPF JIT's code). */
 void arch_capstone(int *cs_arch, int *cs_mode);
 

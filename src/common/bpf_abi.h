@@ -48,7 +48,7 @@ struct gt_gomap {
  * bits GT_SITE_* flags. */
 #define GT_COOKIE_SITE_MASK 0xffffffffull
 #define GT_COOKIE_FLAGS_SHIFT 32
-#define GT_SITE_R14_IS_G 0x1u /* ABIInternal code: R14 holds g at this site */
+#define GT_SITE_G_IN_REG 0x1u /* ABIInternal code: g is in its register (arch.h) at this site */
 #define GT_SITE_TRACK 0x2u    /* keep the goroutine's call stack at this entry */
 #define GT_SITE_RET_AT_ENTRY 0x4u /* the function is one RET: its calls push no frame */
 /* the return address is on top of the stack (an entry, a RET, anywhere in a function
@@ -70,7 +70,7 @@ struct gt_gomap {
 #define GT_RET_SLOT_ANY 31u
 #define GT_COOKIE_KERNEL_ADDS_CALLER ((__u64)GT_SITE_KERNEL_ADDS_CALLER << GT_COOKIE_FLAGS_SHIFT)
 #define GT_COOKIE_CALLER_AT_SP ((__u64)GT_SITE_CALLER_AT_SP << GT_COOKIE_FLAGS_SHIFT)
-#define GT_COOKIE_R14_IS_G ((__u64)GT_SITE_R14_IS_G << GT_COOKIE_FLAGS_SHIFT)
+#define GT_COOKIE_G_IN_REG ((__u64)GT_SITE_G_IN_REG << GT_COOKIE_FLAGS_SHIFT)
 #define GT_COOKIE_TRACK ((__u64)GT_SITE_TRACK << GT_COOKIE_FLAGS_SHIFT)
 
 /* The link cookie of a tracefs uprobe event that holds many sites (runtime/attach_tracefs.c,

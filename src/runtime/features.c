@@ -20,6 +20,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "arch/arch.h"
 #include "common/diag.h"
 #include "common/kbtf.h"
 #include "common/util.h"
@@ -152,32 +153,7 @@ static bool probe_perf_uprobe_cookie(const struct rt_features *f)
 	return libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_get_attach_cookie, NULL) == 1;
 }
 
-/* The code the stack-caller probe below puts a uprobe on: gt_feat_leaf starts with
- * `push %rbp`, as a Go function's frame setup does where gotrace's go: entry probes sit,
- * and gt_feat_outer calls it with a frame of its own, so that a frame-pointer walk from
- * the leaf finds gt_feat_outer's caller and the return address on top of the stack is
- * gt_feat_ret. Written in assembly: the C compiler may omit frame pointers. */
-__asm__(".text\n"
-	".p2align 4\n"
-	".type gt_feat_outer, @function\n"
-	"gt_feat_outer:\n"
-	"	push %rbp\n"
-	"	mov %rsp, %rbp\n"
-	"	call gt_feat_leaf\n"
-	"gt_feat_ret:\n"
-	"	pop %rbp\n"
-	"	ret\n"
-	".size gt_feat_outer, .-gt_feat_outer\n"
-	".p2align 4\n"
-	".type gt_feat_leaf, @function\n"
-	"gt_feat_leaf:\n"
-	"	push %rbp\n"
-	"	mov %rsp, %rbp\n"
-	"	pop %rbp\n"
-	"	ret\n"
-	".size gt_feat_leaf, .-gt_feat_leaf\n");
-extern void gt_feat_outer(void);
-extern const char gt_feat_ret[], gt_feat_leaf[];
+/* The code the stack-caller probe below puts a uprobe on: arch_frame_leaf (arch.h). */
 
 /* The file offset of ADDR in the mapping of /proc/self/maps that holds it, or -1. */
 static long long self_file_offset(uintptr_t addr)
@@ -200,7 +176,7 @@ static long long self_file_offset(uintptr_t addr)
  * caller (the return address on top of the stack) as its second frame: Linux 6.11's
  * "perf,x86: avoid missing caller address in stack traces captured in uprobe", which
  * distributions backport (Debian's 6.1.192 has it). Tried for real: a uprobe on
- * gt_feat_leaf in this process, a program that keeps bpf_get_stack's first frames. */
+ * arch_frame_leaf in this process, a program that keeps bpf_get_stack's first frames. */
 static bool probe_uprobe_stack_caller(bool try_anyway)
 {
 	struct utsname u;
@@ -209,7 +185,7 @@ static bool probe_uprobe_stack_caller(bool try_anyway)
 	    (major > 6 || (major == 6 && minor >= 11)))
 		return true; /* upstream since 6.11: skip the ~0.1 s of a uprobe's teardown */
 	const struct rt_features *f = rt_features_probe(RT_FEAT_PERF);
-	long long off = self_file_offset((uintptr_t)gt_feat_leaf);
+	long long off = self_file_offset((uintptr_t)arch_frame_leaf);
 	if (f->uprobe_type < 0 || off < 0)
 		return false;
 	int map = bpf_map_create(BPF_MAP_TYPE_ARRAY, "gt_probe", 4, 32, 1, NULL);
@@ -243,11 +219,11 @@ static bool probe_uprobe_stack_caller(bool try_anyway)
 	int pfd = prog < 0 ? -1 : rt_perf_uprobe_open(f, "/proc/self/exe", (uint64_t)off, getpid(), false);
 	if (pfd >= 0 && !ioctl(pfd, PERF_EVENT_IOC_SET_BPF, prog) &&
 	    !ioctl(pfd, PERF_EVENT_IOC_ENABLE, 0)) {
-		gt_feat_outer();
+		arch_frame_outer();
 		uint64_t frames[4] = {0};
 		uint32_t key = 0;
 		yes = !bpf_map_lookup_elem(map, &key, frames) &&
-		      frames[0] == (uintptr_t)gt_feat_leaf && frames[1] == (uintptr_t)gt_feat_ret;
+		      frames[0] == (uintptr_t)arch_frame_leaf && frames[1] == (uintptr_t)arch_frame_ret;
 	}
 	if (pfd >= 0)
 		close(pfd);

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "arch/arch.h"
 #include "common/diag.h"
 #include "common/util.h"
 #include "runtime/guard.h"
@@ -64,43 +65,8 @@ struct guard {
  * or ret): uprobes emulate a push (and branches, nops), so a hit is one trap; any other
  * instruction is single-stepped out of line, a second trap. A go: entry site is the push
  * of the frame pointer after the stack check, except in a frameless function; a :return
- * site is a RET. */
-#if defined(__x86_64__)
-__asm__(".pushsection .text\n"
-	".p2align 4\n"
-	".globl guard_trap_push\n"
-	".hidden guard_trap_push\n"
-	".type guard_trap_push, @function\n"
-	"guard_trap_push:\n"
-	"\tpush %rbp\n"
-	"\tpop %rbp\n"
-	"\tret\n"
-	".size guard_trap_push, .-guard_trap_push\n"
-	".p2align 4\n"
-	".globl guard_trap_step\n"
-	".hidden guard_trap_step\n"
-	".type guard_trap_step, @function\n"
-	"guard_trap_step:\n"
-	"\tcmp 8(%rsp), %rsp\n"
-	"\tret\n"
-	".size guard_trap_step, .-guard_trap_step\n"
-	".popsection\n");
-void guard_trap_push(void);
-void guard_trap_step(void);
-#else
-void guard_trap_push(void);
-void guard_trap_step(void);
-__attribute__((noinline)) void guard_trap_push(void)
-{
-	__asm__ volatile("" ::: "memory");
-}
-__attribute__((noinline)) void guard_trap_step(void)
-{
-	__asm__ volatile("" ::: "memory");
-}
-#endif
-
-static void (*const guard_targets[GUARD_KINDS])(void) = {guard_trap_push, guard_trap_step};
+ * site is a RET. The targets are the processor's (arch.h). */
+static void (*const guard_targets[GUARD_KINDS])(void) = {arch_trap_push, arch_trap_step};
 
 /* Where the targets are in a file: PATH and their file offsets, from our own maps. */
 static int trap_targets_file(char *path, size_t n, uint64_t *offs)

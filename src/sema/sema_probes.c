@@ -170,8 +170,8 @@ static int parse_go_probe(struct sema *s, struct ast_node *p, struct go_probe *g
 	return gp->bi ? 0 : -ENOENT;
 }
 
-/* R14 holds g where the function checks its stack against 0x10(%r14) (ABIInternal
- * code); elsewhere the runtime reads g from TLS. A function that is one RET has its
+/* g is in its register (arch.h) where the function checks its stack against it
+ * (ABIInternal code); elsewhere the runtime reads g from thread-local storage. A function that is one RET has its
  * :entry and :return at one address, where the kernel runs the programs in no order
  * that pairing could rely on: both sites say so. */
 static uint32_t site_flags(struct binfo *bi, const struct binfo_func *f)
@@ -180,7 +180,7 @@ static uint32_t site_flags(struct binfo *bi, const struct binfo_func *f)
 	if (binfo_entry_addr(bi, f, &entry) != 0)
 		return 0;
 	if (entry != f->addr)
-		return GT_SITE_R14_IS_G;
+		return GT_SITE_G_IN_REG;
 	return binfo_is_ret(bi, entry) ? GT_SITE_RET_AT_ENTRY : 0;
 }
 

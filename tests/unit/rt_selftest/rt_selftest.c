@@ -855,7 +855,7 @@ int main(int argc, char **argv)
 				      .probe = "go:main.add:entry",
 				      .vaddr = fs[0].vaddr,
 				      .file_off = fs[0].off,
-				      .cookie_flags = GT_SITE_R14_IS_G | GT_SITE_TRACK};
+				      .cookie_flags = GT_SITE_G_IN_REG | GT_SITE_TRACK};
 
 	time_t now = time(NULL);
 	struct tm tm;

@@ -1,0 +1,45 @@
+/* arch/x86_64_self: code in gotrace itself that gotrace probes (arch.h): the guard's
+ * calibration targets and the kernel-behaviour check of a uprobe at a frame push.
+ * Written in assembly: the C compiler may omit frame pointers and choose other
+ * instructions. */
+
+__asm__(".pushsection .text\n"
+	".p2align 4\n"
+	".globl arch_trap_push\n"
+	".type arch_trap_push, @function\n"
+	"arch_trap_push:\n"
+	"\tpush %rbp\n"
+	"\tpop %rbp\n"
+	"\tret\n"
+	".size arch_trap_push, .-arch_trap_push\n"
+	".p2align 4\n"
+	".globl arch_trap_step\n"
+	".type arch_trap_step, @function\n"
+	"arch_trap_step:\n"
+	"\tcmp 8(%rsp), %rsp\n"
+	"\tret\n"
+	".size arch_trap_step, .-arch_trap_step\n"
+	/* the outer function has a frame of its own and calls the leaf, which starts with
+	 * `push %rbp` as a Go function's frame set-up does where go: entry probes sit */
+	".p2align 4\n"
+	".globl arch_frame_outer\n"
+	".type arch_frame_outer, @function\n"
+	"arch_frame_outer:\n"
+	"\tpush %rbp\n"
+	"\tmov %rsp, %rbp\n"
+	"\tcall arch_frame_leaf\n"
+	".globl arch_frame_ret\n"
+	"arch_frame_ret:\n"
+	"\tpop %rbp\n"
+	"\tret\n"
+	".size arch_frame_outer, .-arch_frame_outer\n"
+	".p2align 4\n"
+	".globl arch_frame_leaf\n"
+	".type arch_frame_leaf, @function\n"
+	"arch_frame_leaf:\n"
+	"\tpush %rbp\n"
+	"\tmov %rsp, %rbp\n"
+	"\tpop %rbp\n"
+	"\tret\n"
+	".size arch_frame_leaf, .-arch_frame_leaf\n"
+	".popsection\n");
