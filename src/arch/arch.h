@@ -17,6 +17,7 @@
 extern const char arch_name[];      /* "x86_64", as uname -m says */
 extern const char arch_title[];     /* "x86-64", in messages */
 extern const uint16_t arch_elf_machine; /* EM_X86_64: the targets gotrace reads */
+extern const uint32_t arch_reloc_relative; /* R_X86_64_RELATIVE: a PIE's base + addend */
 
 /* ---- registers ---- */
 

@@ -11,6 +11,7 @@
 const char arch_name[] = "x86_64";
 const char arch_title[] = "x86-64";
 const uint16_t arch_elf_machine = EM_X86_64;
+const uint32_t arch_reloc_relative = R_X86_64_RELATIVE;
 
 /* bpftrace's names: the 64-bit registers without their r (ax), and r8..r15; the general
  * registers (a fetch rule's %REG) first, then ip (reg("ip") only) */

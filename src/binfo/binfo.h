@@ -83,7 +83,7 @@ bool binfo_is_insn_boundary(struct binfo *bi, const struct binfo_func *f, uint64
 bool binfo_frameless(struct binfo *bi, const struct binfo_func *f);
 /* Whether the kernel's uprobes refuse the instruction at VADDR: a trap, a LOCK or
  * ES/CS/SS/DS prefix, MOV/POP SS, HLT (ENOTSUPP); false when unsure: the kernel decides.
- * One rule with binfo_can_probe (x86len.c). */
+ * One rule with binfo_can_probe (arch_uprobe_verdict). */
 bool binfo_uprobe_refuses(const struct binfo *bi, uint64_t vaddr);
 
 /* False where the kernel refuses a uprobe: a trap instruction (int3, int N). */

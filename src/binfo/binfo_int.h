@@ -113,7 +113,7 @@ int binfo__pcln_funcs(struct binfo *bi, struct binfo_func **out, int *nout);
  * bracket a range of text, neither code nor a function to probe. */
 bool binfo__is_text_marker(const char *name);
 
-/* Addend of the R_X86_64_RELATIVE relocation of the word at VADDR, 0 when none: in a
+/* Addend of the relative relocation (arch.h) of the word at VADDR, 0 when none: in a
  * PIE the dynamic loader fills pointers such as pclntab's textStart in from these. */
 uint64_t binfo__relative_addend(const struct binfo *bi, uint64_t vaddr);
 /* moduledata.text of the module whose .gopclntab is at PCLNTAB, 0 when not found. */

@@ -5,6 +5,7 @@
  */
 #include <string.h>
 
+#include "arch/arch.h"
 #include "binfo/binfo_int.h"
 
 /* moduledata's head has kept this layout since Go 1.16: pcHeader, five slices
@@ -12,7 +13,7 @@
  * text, etext. Word indexes: */
 #define MD_TEXT 22
 
-/* Calls FN(ctx, rela) for each R_X86_64_RELATIVE relocation until it returns true. */
+/* Calls FN(ctx, rela) for each relative relocation (arch.h) until it returns true. */
 static bool each_relative(const struct binfo *bi, bool (*fn)(void *, const Elf64_Rela *),
 			  void *ctx)
 {
@@ -27,7 +28,7 @@ static bool each_relative(const struct binfo *bi, bool (*fn)(void *, const Elf64
 		for (size_t i = 0; i < n; i++) {
 			Elf64_Rela r;
 			memcpy(&r, bi->img + sh.sh_offset + i * sizeof(r), sizeof(r));
-			if (ELF64_R_TYPE(r.r_info) == R_X86_64_RELATIVE && fn(ctx, &r))
+			if (ELF64_R_TYPE(r.r_info) == arch_reloc_relative && fn(ctx, &r))
 				return true;
 		}
 	}
