@@ -8,7 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef CHECK_SHARED_FAILURES /* a test of several files: one of them defines it */
+extern int failures;
+#else
 static int failures;
+#endif
 
 #define CHECK(cond, ...)                                                                           \
 	do {                                                                                       \

@@ -17,13 +17,15 @@ for a in "$@"; do
 	esac
 done
 mkdir -p "$out"
+arch=$(uname -m) # the processor's room of src/arch, as CMake's GT_ARCH
+triplet=$(cc -print-multiarch)
 for p in probes bad; do
-	clang-16 -target bpf -O2 -g -c "$here/$p.bpf.c" -I/usr/include/x86_64-linux-gnu -o "$out/$p.bpf.o"
+	clang-16 -target bpf -O2 -g -c "$here/$p.bpf.c" -I"/usr/include/$triplet" -o "$out/$p.bpf.o"
 done
 (cd "$here" && GOFLAGS=-mod=mod GO111MODULE=off GOTOOLCHAIN=local "$("$src/../scripts/find-go.sh")" build -o "$out/target" target.go)
 # shellcheck disable=SC2086
 cc -std=gnu11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
 	$san -I"$src" -o "$out/rt_selftest" "$here/rt_selftest.c" \
-	"$src"/runtime/*.c "$src/common/fmt.c" "$src/common/util.c" "$src/common/diag.c" "$src/common/kbtf.c" "$src/common/stopsig.c" "$src/common/spawn.c" \
+	"$src"/runtime/*.c "$src"/arch/"$arch"*.c "$src/common/fmt.c" "$src/common/util.c" "$src/common/diag.c" "$src/common/kbtf.c" "$src/common/stopsig.c" "$src/common/spawn.c" \
 	-lbpf -lelf -lz -lcapstone
 exec "$out/rt_selftest" $bench "$out"
