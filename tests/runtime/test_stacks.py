@@ -148,7 +148,9 @@ if s.case("entry"):
 if s.case("gone"):
     want = ["main.add3", "main.add2", "main.add1", "main.add", "main.doSomething"]
     b = s.go_build("funcgraph", suffix="-pie", flags=["-buildmode=pie"])
-    for label, cmd in (("", b), (", followed through env", "env " + b)):
+    def gone_run(cmd):
+        """One run; HELD: the test made the command SCHED_FIFO while gotrace held it,
+        before its program ran (else the run did not set up what the case is about)."""
         p = subprocess.Popen(["taskset", "-c", "0", s.gotrace, "-c", cmd + " -rounds 1 -unit 0",
                               "-e", "go:main.add3:entry { @[ustack] = count(); }"],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -166,20 +168,34 @@ if s.case("gone"):
             else:
                 time.sleep(0.0005)
         if child:
-            os.sched_setscheduler(child, os.SCHED_FIFO, os.sched_param(10))
-            # gated before its exec (gotrace's own image), or the program stopped at it
-            with open("/proc/%d/stat" % child) as f:
-                state = f.read().rsplit(")", 1)[1].split()[0]
-            held = os.path.realpath("/proc/%d/exe" % child) != os.path.realpath(b) or \
-                state == "T"
+            try:
+                os.sched_setscheduler(child, os.SCHED_FIFO, os.sched_param(10))
+                # gated before its exec (gotrace's own image), or the program stopped at it
+                with open("/proc/%d/stat" % child) as f:
+                    state = f.read().rsplit(")", 1)[1].split()[0]
+                held = os.path.realpath("/proc/%d/exe" % child) != os.path.realpath(b) or \
+                    state == "T"
+            except OSError:
+                held = False  # gone already
         out, err = p.communicate(timeout=60)
-        r = subprocess.CompletedProcess(p.args, p.returncode, out, err)
+        return child, held, subprocess.CompletedProcess(p.args, p.returncode, out, err)
+
+    for label, cmd in (("", b), (", followed through env", "env " + b)):
+        # On a busy machine this test can be descheduled for all of the hold (a cache
+        # hit's attach: tens of ms) and see the child only once its program runs: that
+        # run tested nothing, and the case is run again (at most 10 times), not judged.
+        for attempt in range(10):
+            child, held, r = gone_run(cmd)
+            if held:
+                break
+        out = r.stdout
         st = stacks(out)
         got = names(st[0][0]) if len(st) == 1 else []
         s.check("ustack of a PIE command that ran to its end before gotrace looked%s: "
                 "add3, add2, add1, add, doSomething" % label,
-                held and p.returncode == 0 and got[:5] == want,
-                "child %s set SCHED_FIFO before its program ran: %s\n%s" % (child, held, describe(r)))
+                held and r.returncode == 0 and got[:5] == want,
+                "child %s set SCHED_FIFO before its program ran: %s (run %d)\n%s" %
+                (child, held, attempt + 1, describe(r)))
 
 # the same at its RET: the frame pointer is popped there, as it is not yet pushed at entry
 if s.case("return"):
