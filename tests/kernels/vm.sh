@@ -179,11 +179,16 @@ start=$(date +%s)
 # vCPUs: under multi-threaded TCG, Go programs with uprobes crashed at wild PCs in the
 # uprobes XOL page (test_goruntime's churn case, 2 of 2 runs; 0 of 2 with one thread):
 # qemu's cross-vCPU handling of the rewritten XOL slots, it seems, not the kernel's.
+# tsc=reliable: the guest kernel would find the two vCPUs' TSCs "unsynchronized" (they take
+# turns on one host thread) and fall back to hpet, and a task's CPU time to a per-CPU clock
+# clamped to the tick's window, which moves milliseconds of one task's time to another
+# when a vCPU waits its turn (docs/reliability.md, cold22): a thread clock that disagrees
+# with the monotonic one is no oracle. Both vCPUs read one host counter (qemu's ticks).
 # GT_VM_ACCEL and GT_VM_CPU override the defaults. The guest has no network.
 timeout -s KILL "$timeout" qemu-system-x86_64 -accel "${GT_VM_ACCEL:-tcg,thread=single}" -cpu "${GT_VM_CPU:-max}" -m "$mem" -smp 2 -nodefaults -no-user-config \
     -display none -monitor none -no-reboot \
     -kernel "$kernel" -initrd "$initrd" \
-    -append "console=ttyS0 loglevel=4 panic=-1 mitigations=off rdinit=/init" \
+    -append "console=ttyS0 loglevel=4 panic=-1 mitigations=off tsc=reliable rdinit=/init" \
     -serial "file:$scratch/console.log" \
     -chardev stdio,id=out,signal=off -serial chardev:out \
     -virtfs local,path=/,mount_tag=gtroot,security_model=none,readonly=on,multidevs=remap \
