@@ -53,6 +53,7 @@ sys.path.insert(0, TESTS)
 sys.path.insert(0, os.path.join(TESTS, "runtime"))
 import gotool  # noqa: E402
 import dwarfpatch as dp  # noqa: E402
+import elfpatch as ep  # noqa: E402
 import binfo_reduce  # noqa: E402
 
 (TYPEREF, REF, DUDATA, ABBREV, STRREF, LINEHDR, LINEOPS, PCHDR, FUNCFLD, PCTAB, FTAB,
@@ -106,7 +107,7 @@ def elf_tables(data, m):
 
 
 def symbols(data):
-    secs = dp.sections(data)
+    secs = ep.sections(data)
     if ".symtab" not in secs:
         return {}
     off, size, _ = secs[".symtab"]
@@ -144,7 +145,7 @@ def abbrev_slots(data, m, off, size):
 
 
 def dwarf_slots(data, m):
-    secs = dp.sections(data)
+    secs = ep.sections(data)
     if ".debug_info" not in secs or secs[".debug_info"][2] & 0x800:
         return  # none, or compressed: mutations of the ELF and .gopclntab only
     for at_die, tag, vals in dp.dies(data):
@@ -191,7 +192,7 @@ def pctab_len(data, at, limit):
 
 
 def pclntab_slots(data, m):
-    secs = dp.sections(data)
+    secs = ep.sections(data)
     name = next((n for n in secs if n.endswith(".gopclntab")), None)
     if not name:
         return
@@ -258,7 +259,7 @@ def file_of(data, vaddr):
 
 
 def buildinfo_slots(data, m):
-    secs = dp.sections(data)
+    secs = ep.sections(data)
     if ".go.buildinfo" in secs:
         off, size, _ = secs[".go.buildinfo"]
         m.add(BUILDINF, off, min(size, 64))

@@ -92,10 +92,10 @@ if s.case("cyclic types"):
 # so that the tree's size (index + 1) wraps; gotrace of 8cb3495 asked for an impossible
 # allocation and aborted ("out of memory").
 if s.case("inline index"):
-    import dwarfpatch as dp
+    import elfpatch as ep
     d = bytearray(open(s.go_build("golines"), "rb").read())
     try:
-        dp.wrap_inline_index(d, "main.work")
+        ep.wrap_inline_index(d, "main.work")
     except ValueError as e:  # Go 1.19's .gopclntab (GT_GO): another layout
         print("note: inline index case left out: %s" % e)
         d = None
@@ -156,13 +156,13 @@ def rnglists_refused(tag, d, what, why):
 
 
 if s.case("rnglists"):
-    import dwarfpatch as dp
+    import elfpatch as ep
     base = s.go_build("args", suffix="-nozdwarf", flags=["-ldflags=-compressdwarf=false"])
     d = bytearray(open(base, "rb").read())
-    if ".debug_rnglists" not in dp.sections(bytes(d)):
+    if ".debug_rnglists" not in ep.sections(bytes(d)):
         print("note: rnglists case left out: no .debug_rnglists (DWARF 4, GT_GO before 1.25)")
     else:
-        dp.set_section_size(d, ".debug_rnglists", 256)
+        ep.set_section_size(d, ".debug_rnglists", 256)
         rnglists_refused("args-rnglists", d, "a cut .debug_rnglists",
                          "a unit runs past the section or its header is wrong")
 
@@ -172,12 +172,12 @@ if s.case("rnglists"):
 # range lists and freed a list header twice; binfo's check had looked only at sections
 # with bytes. Default (compressed DWARF) build of tests/go/args.
 if s.case("rnglists-nobits"):
-    import dwarfpatch as dp
+    import elfpatch as ep
     d = bytearray(open(s.go_build("args"), "rb").read())
-    if ".debug_rnglists" not in dp.sections(bytes(d)):
+    if ".debug_rnglists" not in ep.sections(bytes(d)):
         print("note: rnglists-nobits case left out: no .debug_rnglists (GT_GO before 1.25)")
     else:
-        dp.swap_section_names(d, ".bss", ".debug_rnglists")
+        ep.swap_section_names(d, ".bss", ".debug_rnglists")
         rnglists_refused("args-rnglists-nobits", d, "a .bss named .debug_rnglists",
                          "SHT_NOBITS: no bytes in the file")
 
@@ -185,11 +185,11 @@ if s.case("rnglists-nobits"):
 # empty) leaked the list binfo__pcln_funcs made (ASan's leak check, status 23); gotrace
 # says it has no functions.
 if s.case("nameless"):
-    import dwarfpatch as dp
+    import elfpatch as ep
     d = bytearray(open(s.go_build("args", suffix="-stripped", flags=["-ldflags=-s -w"]),
                        "rb").read())
     try:
-        dp.blank_func_names(d)
+        ep.blank_func_names(d)
     except ValueError as e:
         print("note: nameless case left out: %s" % e)
         d = None
