@@ -116,6 +116,8 @@ bool arch_go_stack_check(struct arch_dis *d, const uint8_t *p, size_t n, uint64_
  * kernels that add it: Linux 6.11). */
 bool arch_is_ret(const uint8_t *p, size_t n);
 bool arch_is_frame_push(const uint8_t *p, size_t n);
+/* That instruction as people read it ("push %rbp"), for --info. */
+extern const char arch_frame_push_text[];
 
 /* What the kernel's uprobes make of the instruction at P (N bytes there). */
 enum arch_uprobe_verdict {

@@ -346,6 +346,8 @@ bool arch_is_ret(const uint8_t *p, size_t n)
 	return n && p[0] == 0xc3;
 }
 
+const char arch_frame_push_text[] = "push %rbp";
+
 bool arch_is_frame_push(const uint8_t *p, size_t n)
 {
 	return n && p[0] == 0x55;

@@ -7,6 +7,7 @@
 #include <linux/bpf.h>
 #include <sys/utsname.h>
 
+#include "arch/arch.h"
 #include "binfo/binfo.h"
 #include "common/util.h"
 #include "runtime/rt.h"
@@ -82,7 +83,7 @@ void info_report(FILE *out, const char *version)
 		yes(f->uprobe_pmu), yes(f->uprobe_multi), yes(f->perf_uprobe_cookie), yes(f->tracefs),
 		yes(f->tracepoint), yes(f->perf_cpu_clock), yes(f->raw_tp), yes(f->kprobe_pmu),
 		yes(f->kprobe_multi), yes(f->fentry));
-	fprintf(out, "Stacks\n  uprobe at push %%rbp keeps the caller: %s\n",
+	fprintf(out, "Stacks\n  uprobe at %s keeps the caller: %s\n", arch_frame_push_text,
 		yes(rt_uprobe_stack_has_caller(true)));
 	const char *lbr;
 	if (rt_lbr_probe(&lbr))
