@@ -24,7 +24,7 @@ import time
 
 import fglib
 from fglib import *  # noqa: F401,F403 (the shared helpers and constants)
-from gtlib import OWN_LATE_US, Suite, bpf_leftovers, describe, own_times
+from gtlib import Suite, bpf_leftovers, describe, hist_fits, own_times
 
 s = Suite("funcgraph")
 fglib.init(s)
@@ -243,21 +243,19 @@ def hist_label(ns_):
     return "[%s, %s)" % (lab(p), lab(p + 1))
 
 
-def hist_matches(hist, own_us):
-    """The traced histogram holds the calls the program timed itself, each in the bucket
-    of its own duration or of one a little longer (the probes' own time, gtlib)."""
-    want = sorted(own_us)
-    if sum(hist.values()) != len(want):
-        return False
-    pool = dict(hist)
-    for us in want:
-        for lab in (hist_label(us * 1000), hist_label((us + OWN_LATE_US) * 1000)):
-            if pool.get(lab):
-                pool[lab] -= 1
-                break
-        else:
+def hist_matches(hist, own):
+    """The traced histogram ({label: calls}) holds the calls the program timed itself
+    (OWN: [(inner_us, outer_us)]), each in a bucket from its inner time's to its outer
+    time's (gtlib)."""
+    units = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+    counts = {}
+    for lab, n in hist.items():
+        m = re.match(r"^\[(\d+)([KMGT]?)[,\]]", lab)
+        if not m:
             return False
-    return True
+        low = int(m.group(1)) * units[m.group(2)]
+        counts[low] = counts.get(low, 0) + n
+    return hist_fits(counts, own, lambda ns_: 1 << (max(int(ns_), 1).bit_length() - 1))
 
 
 if s.case("summary"):

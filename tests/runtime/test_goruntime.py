@@ -5,7 +5,7 @@ copies, panics recovered above the traced frame, and goroutine state freed on ex
 import re
 from collections import Counter
 
-from gtlib import OWN_LATE_US, Suite, bpf_leftovers, describe, matches_own, own_times
+from gtlib import Suite, bpf_leftovers, describe, hist_fits, matches_own, own_times
 
 s = Suite("goruntime")
 
@@ -38,31 +38,26 @@ def slow_times(r):
 
 
 def durations_match(traced, own):
-    """Traced durations (us) against the program's own, sorted pairwise: each at least
-    the 50 ms sleep and matching the program's time.Since around the call (gtlib)."""
+    """Traced durations (us) against the program's own (inner, outer) times, both sorted:
+    each at least the 50 ms sleep and between the times of its rank (gtlib). (Sorted
+    inner times and sorted outer times pair up: if every call's traced duration lies
+    between its own two, the k-th smallest of each list keeps that order.)"""
+    inner = sorted(i for i, _ in own)
+    outer = sorted(o for _, o in own)
     return (len(traced) == 12 and len(own) == 12 and
-            all(t >= 50000 and matches_own(t, o) for t, o in zip(sorted(traced), sorted(own))))
+            all(t >= 50000 and matches_own(t, (i, o))
+                for t, i, o in zip(sorted(traced), inner, outer)))
 
 
-def hist_matches(text, own_us):
-    """A printed hist() of Slow's durations holds the program's own times (us), each in
-    its power-of-two bucket, or the next one when what a traced window may add
-    (gtlib.OWN_LATE_US) crosses a bucket's edge; 12 in all."""
+def hist_matches(text, own):
+    """A printed hist() of Slow's durations holds the program's own calls (OWN: [(inner,
+    outer)] us), each in a power-of-two bucket from its inner time's to its outer
+    time's (gtlib.hist_fits); 12 in all."""
     units = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
     got = {}
     for m in re.finditer(r"^\[(\d+)([KMG]?), \d+[KMG]?\)\s+(\d+) \|", text, re.M):
         got[int(m.group(1)) * units[m.group(2)]] = int(m.group(3))
-
-    def bucket(ns):
-        return 1 << (int(ns).bit_length() - 1)
-
-    lo = Counter(bucket(us * 1000) for us in own_us)
-    hi = Counter(bucket(us * 1000 + OWN_LATE_US * 1000) for us in own_us)
-    sure = Counter(bucket(us * 1000) for us in own_us
-                   if bucket(us * 1000) == bucket(us * 1000 + OWN_LATE_US * 1000))
-    return (len(own_us) == 12 and sum(got.values()) == 12 and
-            all(sure[b] <= n <= lo[b] + hi[b] - sure[b] for b, n in got.items()) and
-            set(got) <= set(lo) | set(hi))
+    return len(own) == 12 and hist_fits(got, own, lambda ns: 1 << (int(ns).bit_length() - 1))
 
 
 # 2. duration of a 50 ms call while other goroutines call it concurrently.

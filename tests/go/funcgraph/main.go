@@ -37,24 +37,37 @@ func (s *Student) String() string {
 	return fmt.Sprintf("%s is %d", s.name, s.age) // @ret:String
 }
 
-// took notes how long a call took by the program's own clock; main prints the notes at
-// the end ("took add1 US" on stderr), out of the timed calls: the oracle for the
-// durations a tracer reports. (Not a defer: its wrapper, main.addN.deferwrap1, would
-// match main.add*.) A slot taken atomically: no lock to wait for inside a timed call.
+// took notes how long a call took by the program's own clock (inner: from the callee's
+// first line to its last), around how long it took by its caller's (outer: the call
+// itself, the tracer's probes included); main prints the two of each call at the end
+// ("took add1 INNER_US OUTER_US" on stderr), out of the timed calls. A traced duration
+// lies between them: the oracle for the durations a tracer reports, whatever the load
+// did to the thread between the entry probe and the callee's first line. A call is
+// told by its worker and round (arguments a and round). (Not a defer: its wrapper,
+// main.addN.deferwrap1, would match main.add*.) A slot taken atomically: no lock to
+// wait for inside a timed call.
 type note struct {
-	name string
-	us   int64
+	name          string
+	worker, round int
+	us            int64
 }
 
 var (
-	notes  [1 << 12]note
-	nnotes atomic.Int64
+	notes, outers   [1 << 12]note
+	nnotes, nouters atomic.Int64
 )
 
-func took(name string, t time.Time) {
+func took(name string, worker, round int, t time.Time) {
 	d := time.Since(t)
 	if i := nnotes.Add(1) - 1; i < int64(len(notes)) {
-		notes[i] = note{name, d.Microseconds()}
+		notes[i] = note{name, worker, round, d.Microseconds()}
+	}
+}
+
+func around(name string, worker, round int, t time.Time) {
+	d := time.Since(t)
+	if i := nouters.Add(1) - 1; i < int64(len(outers)) {
+		outers[i] = note{name, worker, round, (d + time.Microsecond - 1).Microseconds()}
 	}
 }
 
@@ -71,7 +84,7 @@ func add3(a, b int, round int) int {
 	if round == *panicAt {
 		panic(fmt.Sprintf("add3 failed in round %d", round))
 	}
-	took("add3", t)
+	took("add3", a, round, t)
 	return a + b // @ret:add3
 }
 
@@ -79,8 +92,10 @@ func add3(a, b int, round int) int {
 func add2(a, b int, round int) int {
 	t := time.Now()
 	time.Sleep(time.Duration(2**unit) * time.Millisecond)
+	t3 := time.Now()
 	r := add3(a, b, round) // @call:add3
-	took("add2", t)
+	around("add3", a, round, t3)
+	took("add2", a, round, t)
 	return r // @ret:add2
 }
 
@@ -88,8 +103,10 @@ func add2(a, b int, round int) int {
 func add1(a, b int, round int) int {
 	t := time.Now()
 	time.Sleep(time.Duration(*unit) * time.Millisecond)
+	t2 := time.Now()
 	r := add2(a, b, round) // @call:add2
-	took("add1", t)
+	around("add2", a, round, t2)
+	took("add1", a, round, t)
 	return r // @ret:add1
 }
 
@@ -101,7 +118,10 @@ func add(a, b int, round int) (r int) {
 			r = -1
 		}
 	}()
-	return add1(a, b, round) // @call:add1 @ret:add
+	t := time.Now()
+	r = add1(a, b, round) // @call:add1
+	around("add1", a, round, t)
+	return r // @ret:add
 }
 
 //go:noinline
@@ -140,8 +160,16 @@ func main() {
 		}(w)
 	}
 	wg.Wait()
+	outer := map[note]int64{}
+	for i := int64(0); i < nouters.Load() && i < int64(len(outers)); i++ {
+		o := outers[i]
+		outer[note{o.name, o.worker, o.round, 0}] = o.us
+	}
 	for i := int64(0); i < nnotes.Load() && i < int64(len(notes)); i++ {
-		fmt.Fprintf(os.Stderr, "took %s %d\n", notes[i].name, notes[i].us)
+		n := notes[i]
+		if o, ok := outer[note{n.name, n.worker, n.round, 0}]; ok {
+			fmt.Fprintf(os.Stderr, "took %s %d %d\n", n.name, n.us, o)
+		}
 	}
 	if *holdFile != "" {
 		hold(*holdFile)

@@ -1,6 +1,7 @@
 // recover: Recoverer calls Middle, which calls Panicker, which panics after 20 ms;
 // Recoverer recovers. The program's own output must be the same under tracing; it
-// prints its own times ("took NAME US") on stderr for the traced durations to match.
+// prints its own times on stderr ("took NAME INNER_US OUTER_US": inside each call and
+// around it, the probes included), between which the traced durations lie.
 package main
 
 import (
@@ -8,6 +9,15 @@ import (
 	"os"
 	"time"
 )
+
+// inner is the last call's time by its own clock (one goroutine makes the calls).
+var inner time.Duration
+
+// took prints a call's own time and, from T, its caller's.
+func took(name string, t time.Time) {
+	d := time.Since(t)
+	fmt.Fprintln(os.Stderr, "took", name, inner.Microseconds(), (d + time.Microsecond - 1).Microseconds())
+}
 
 //go:noinline
 func Panicker(i int) int {
@@ -29,7 +39,7 @@ func Recoverer(i int) (r int) {
 			fmt.Println("recovered:", e)
 			r = -1
 		}
-		fmt.Fprintln(os.Stderr, "took Recoverer", time.Since(t0).Microseconds())
+		inner = time.Since(t0)
 	}()
 	return Middle(i)
 }
@@ -38,12 +48,18 @@ func Recoverer(i int) (r int) {
 func Plain(i int) int {
 	t0 := time.Now()
 	time.Sleep(5 * time.Millisecond)
-	fmt.Fprintln(os.Stderr, "took Plain", time.Since(t0).Microseconds())
+	inner = time.Since(t0)
 	return i
 }
 
 func main() {
 	for i := 0; i < 3; i++ {
-		fmt.Println("result", Recoverer(i), Plain(i))
+		t := time.Now()
+		a := Recoverer(i)
+		took("Recoverer", t)
+		t = time.Now()
+		b := Plain(i)
+		took("Plain", t)
+		fmt.Println("result", a, b)
 	}
 }
