@@ -1,25 +1,14 @@
-/* maps: the script's maps read out of the kernel and printed as bpftrace 0.17 prints them.
+/* maps: the script's maps read out of the kernel (a snapshot of each, the CPUs' values
+ * combined) and put in the order bpftrace 0.17 prints them; clear(), zero(), and the
+ * warnings of maps that were full. maps_print.c prints them.
  *
- * The rules (bpftrace 0.17 was the oracle; tests/unit/maps_selftest diffs against it):
- * - print_all: maps in name order (strcmp), each as print(@m) prints it.
- * - Text: "@m[k1, k2]: v" one line per key. Keys: integers in decimal (signed or not as
- *   the key field says), strings raw up to the first NUL, sites by name.
- *   After the last line of a map one '\n' ends it; avg and stats maps add one empty line;
- *   hist and lhist print "@m[k]: " (trailing space) then the bucket lines, keys separated
- *   by an empty line, and an empty line after the last. A map without entries prints just
- *   its terminator ("\n", "\n\n" for avg/stats), except a count() without keys, which
- *   prints 0 (an array in bpftrace); an empty (zero()'d) histogram prints "@m: " and no
- *   bucket lines.
+ * The order (bpftrace 0.17 was the oracle; tests/unit/maps_selftest diffs against it):
  * - Order of the keys: int, count, sum, min, max by value (ascending; ties, which bpftrace
  *   leaves in hash order, by key as below); string-valued maps by key: field by field,
  *   integers as unsigned 64-bit numbers (so -1 sorts last, as bpftrace), strings by
  *   strncmp, sites by name; hist/lhist by the sum of their buckets, avg/stats by the
  *   average, both exactly as bpftrace: keys in byte order first, then libstdc++'s
  *   std::sort (an introsort, unstable: ties beyond 16 keys move), replicated below.
- * - Histograms: lines from the lowest to the highest non-empty bucket, label left in 16
- *   columns, count right in 8, " |", bar of '@' scaled to 52 columns in float, "|".
- * - JSON: one object per map, {"type": "map"|"hist"|"stats", "data": {"@m": V}} with
- *   V = value, or {"k1,k2": value, ...} when keyed; nothing for a map without entries.
  */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -34,19 +23,6 @@
 #include "runtime/output/output.h"
 
 #define LHIST_MAX_BUCKETS (1 << 20)
-#define BAR_WIDTH 52
-
-/* One key of a map after the CPUs are combined (for histograms: one key prefix). */
-struct row {
-	const uint8_t *key; /* prefix_size bytes */
-	uint64_t num;       /* INT, COUNT, SUM, MIN, MAX: the value's bits */
-	const char *str;    /* STR */
-	size_t slen;
-	const uint8_t *tuple; /* TUPLE: the value's bytes (plan_map.value) */
-	int64_t count, total, avg; /* AVG, STATS */
-	uint64_t *buckets;  /* HIST, LHIST: nbuckets counts */
-	uint64_t sum;       /* HIST, LHIST: sum of the buckets */
-};
 
 /* ---- small helpers ---------------------------------------------------------------- */
 
@@ -70,7 +46,7 @@ static int64_t div_trunc(int64_t a, int64_t b)
 	return a / b;
 }
 
-static const char *site_name(const struct rt_maps *ms, enum plan_arg_kind kind, uint64_t id)
+const char *rt_maps_site_name(const struct rt_maps *ms, enum plan_arg_kind kind, uint64_t id)
 {
 	uint64_t i = id & 0xffffffffu;
 	if (!ms->plan->sites || i >= (uint64_t)ms->plan->nsites)
@@ -86,10 +62,7 @@ static int cmp_key_bytes(const void *a, const void *b, void *ctx)
 	return memcmp(a, b, *(const size_t *)ctx);
 }
 
-/* All keys and values; keys in byte order. Keys that vanish between get_next_key and
- * lookup (a probe deleted them) are skipped. Returns 0, or a negative errno with what
- * was read so far in *s. */
-static int snapshot(const struct rt_map *m, struct snap *s)
+int rt_maps_snapshot(const struct rt_map *m, struct snap *s)
 {
 	size_t ks = m->key_size, vs = m->stride * (size_t)m->nvals;
 	size_t cap = 0, limit = 2 * (size_t)m->max_entries + 64;
@@ -143,7 +116,7 @@ static int snapshot(const struct rt_map *m, struct snap *s)
 	return ret;
 }
 
-static void snap_free(struct snap *s)
+void rt_maps_snap_free(struct snap *s)
 {
 	free(s->keys);
 	free(s->vals);
@@ -436,8 +409,8 @@ static int cmp_keys(const struct order_ctx *c, const uint8_t *a, const uint8_t *
 			break;
 		case PLAN_ARG_SITE_FUNC:
 		case PLAN_ARG_SITE_PROBE: {
-			const char *x = site_name(c->ms, f->kind, rt_rd64(pa));
-			const char *y = site_name(c->ms, f->kind, rt_rd64(pb));
+			const char *x = rt_maps_site_name(c->ms, f->kind, rt_rd64(pa));
+			const char *y = rt_maps_site_name(c->ms, f->kind, rt_rd64(pb));
 			r = strcmp(x ? x : "", y ? y : "");
 			break;
 		}
@@ -510,294 +483,10 @@ static bool less_avg(const struct row *a, const struct row *b, const void *ctx)
 	return a->avg < b->avg;
 }
 
-/* ---- formatting ------------------------------------------------------------------- */
+/* ---- rows in print order --------------------------------------------------------- */
 
-void rt_maps_key_field(struct strbuf *sb, const struct rt_maps *ms, const struct plan_arg *f,
-		       const uint8_t *key, bool json)
-{
-	const uint8_t *p = key + f->offset;
-	switch (f->kind) {
-	case PLAN_ARG_INT:
-		if (f->is_bool)
-			strbuf_puts(sb, *p ? "true" : "false");
-		else if (f->is_signed)
-			strbuf_printf(sb, "%" PRId64, (int64_t)rt_rd64(p));
-		else
-			strbuf_printf(sb, "%" PRIu64, rt_rd64(p));
-		break;
-	case PLAN_ARG_STR: {
-		size_t n = strnlen((const char *)p, (size_t)f->size);
-		if (json)
-			strbuf_json_escape(sb, (const char *)p, n);
-		else
-			strbuf_putn(sb, (const char *)p, n);
-		break;
-	}
-	case PLAN_ARG_SITE_FUNC:
-	case PLAN_ARG_SITE_PROBE: {
-		const char *name = site_name(ms, f->kind, rt_rd64(p));
-		if (!name)
-			strbuf_printf(sb, "%" PRIu64, rt_rd64(p) & 0xffffffffu);
-		else if (json)
-			strbuf_json_escape(sb, name, strlen(name));
-		else
-			strbuf_puts(sb, name);
-		break;
-	}
-	case PLAN_ARG_STRFTIME:
-	case PLAN_ARG_STRERROR:
-	case PLAN_ARG_USERNAME:
-	case PLAN_ARG_INET:
-	case PLAN_ARG_CGROUP_PATH:
-	case PLAN_ARG_BUF:
-	case PLAN_ARG_STACK:
-	case PLAN_ARG_SYM:
-	case PLAN_ARG_GO: {
-		struct strbuf t = {0};
-		rt_value_format(&t, ms->plan, f, key, false);
-		if (json)
-			strbuf_json_escape(sb, t.buf ? t.buf : "", t.len);
-		else
-			strbuf_putn(sb, t.buf ? t.buf : "", t.len);
-		strbuf_free(&t);
-		break;
-	}
-	case PLAN_ARG_TUPLE: /* keys are never tuples nor structs (sema) */
-	case PLAN_ARG_STRUCT:
-	case PLAN_ARG_ARRAY:
-		break;
-	}
-}
-
-/* Text "@m[k1, k2]: ", or JSON "\"k1,k2\": " (nothing for a map without keys). */
-static void key_prefix(struct strbuf *sb, const struct rt_maps *ms, const struct rt_map *m,
-		       const uint8_t *key, bool json)
-{
-	const struct plan_map *pm = m->pm;
-	if (json) {
-		if (pm->nkeys == 0)
-			return;
-		strbuf_putc(sb, '"');
-		for (int i = 0; i < pm->nkeys; i++) {
-			if (i)
-				strbuf_putc(sb, ',');
-			rt_maps_key_field(sb, ms, &pm->keys[i], key, true);
-		}
-		strbuf_puts(sb, "\": ");
-		return;
-	}
-	strbuf_puts(sb, pm->name);
-	if (pm->nkeys > 0) {
-		strbuf_putc(sb, '[');
-		for (int i = 0; i < pm->nkeys; i++) {
-			if (i)
-				strbuf_puts(sb, ", ");
-			for (int p = 0; pm->key_open && p < pm->key_open[i]; p++)
-				strbuf_putc(sb, '(');
-			rt_maps_key_field(sb, ms, &pm->keys[i], key, false);
-			for (int p = 0; pm->key_close && p < pm->key_close[i]; p++)
-				strbuf_putc(sb, ')');
-		}
-		strbuf_putc(sb, ']');
-	}
-	strbuf_puts(sb, ": ");
-}
-
-static void lhist_label(struct strbuf *sb, int64_t n)
-{
-	if (n != 0 && n % 1048576 == 0)
-		strbuf_printf(sb, "%" PRId64 "M", n / 1048576);
-	else if (n != 0 && n % 1024 == 0)
-		strbuf_printf(sb, "%" PRId64 "K", n / 1024);
-	else
-		strbuf_printf(sb, "%" PRId64, n);
-}
-
-bool rt_hist_range(const uint64_t *b, int nb, int *lo, int *hi, uint64_t *maxv)
-{
-	*lo = *hi = -1;
-	*maxv = 0;
-	for (int i = 0; i < nb; i++) {
-		if (b[i] == 0)
-			continue;
-		if (*lo < 0)
-			*lo = i;
-		*hi = i;
-		if (b[i] > *maxv)
-			*maxv = b[i];
-	}
-	return *lo >= 0;
-}
-
-void rt_hist_row(struct strbuf *sb, const char *label, uint64_t count, uint64_t maxv)
-{
-	char bar[BAR_WIDTH + 1];
-	/* bpftrace: int bar_width = values.at(i) / (float)max_value * max_width; */
-	int w = (int)((float)count / (float)maxv * (float)BAR_WIDTH);
-	if (w < 0)
-		w = 0;
-	if (w > BAR_WIDTH)
-		w = BAR_WIDTH;
-	memset(bar, '@', (size_t)w);
-	bar[w] = 0;
-	strbuf_printf(sb, "%-16s%8" PRIu64 " |%-52s|\n", label, count, bar);
-}
-
-static void hist_text(struct strbuf *sb, const struct rt_map *m, const uint64_t *b)
-{
-	const struct plan_map *pm = m->pm;
-	int lo, hi;
-	uint64_t maxv;
-	if (pm->kind == PLAN_MAP_HIST) {
-		if (pm->hist_bits)
-			rt_histk_text(sb, pm->hist_bits, b, m->nbuckets);
-		else
-			rt_hist_log2_text(sb, b, m->nbuckets);
-		return;
-	}
-	if (!rt_hist_range(b, m->nbuckets, &lo, &hi, &maxv))
-		return;
-	struct strbuf label = {0};
-	for (int i = lo; i <= hi; i++) {
-		label.len = 0;
-		{
-			int64_t min = pm->lhist_min, step = pm->lhist_step;
-			if (i == 0) {
-				strbuf_puts(&label, "(..., ");
-				lhist_label(&label, min);
-				strbuf_putc(&label, ')');
-			} else if (i == m->nbuckets - 1) {
-				strbuf_putc(&label, '[');
-				lhist_label(&label, pm->lhist_max);
-				strbuf_puts(&label, ", ...)");
-			} else {
-				strbuf_putc(&label, '[');
-				lhist_label(&label, (int64_t)((uint64_t)(i - 1) * (uint64_t)step +
-							      (uint64_t)min));
-				strbuf_puts(&label, ", ");
-				lhist_label(&label,
-					    (int64_t)((uint64_t)i * (uint64_t)step + (uint64_t)min));
-				strbuf_putc(&label, ')');
-			}
-		}
-		rt_hist_row(sb, label.buf, b[i], maxv);
-	}
-	strbuf_free(&label);
-}
-
-static void hist_json(struct strbuf *sb, const struct rt_map *m, const uint64_t *b)
-{
-	const struct plan_map *pm = m->pm;
-	int lo, hi;
-	uint64_t maxv;
-	if (pm->kind == PLAN_MAP_HIST) {
-		if (pm->hist_bits)
-			rt_histk_json(sb, pm->hist_bits, b, m->nbuckets);
-		else
-			rt_hist_log2_json(sb, b, m->nbuckets);
-		return;
-	}
-	strbuf_putc(sb, '[');
-	if (rt_hist_range(b, m->nbuckets, &lo, &hi, &maxv)) {
-		for (int i = lo; i <= hi; i++) {
-			if (i > lo)
-				strbuf_puts(sb, ", ");
-			strbuf_putc(sb, '{');
-			{
-				int64_t min = pm->lhist_min, step = pm->lhist_step;
-				if (i == 0)
-					strbuf_printf(sb, "\"max\": %" PRId64 ", ",
-						      (int64_t)((uint64_t)min - 1));
-				else if (i == m->nbuckets - 1)
-					strbuf_printf(sb, "\"min\": %" PRId64 ", ", pm->lhist_max);
-				else
-					strbuf_printf(
-						sb, "\"min\": %" PRId64 ", \"max\": %" PRId64 ", ",
-						(int64_t)((uint64_t)(i - 1) * (uint64_t)step +
-							  (uint64_t)min),
-						(int64_t)((uint64_t)i * (uint64_t)step + (uint64_t)min -
-							  1));
-			}
-			strbuf_printf(sb, "\"count\": %" PRIu64 "}", b[i]);
-		}
-	}
-	strbuf_putc(sb, ']');
-}
-
-static void value_str(struct strbuf *sb, const struct rt_maps *ms, const struct rt_map *m,
-		      const struct row *r, bool json)
-{
-	const struct plan_map *pm = m->pm;
-	switch (pm->kind) {
-	case PLAN_MAP_COUNT:
-		strbuf_printf(sb, "%" PRIu64, r->num);
-		break;
-	case PLAN_MAP_INT:
-	case PLAN_MAP_SUM:
-	case PLAN_MAP_MIN:
-	case PLAN_MAP_MAX:
-		if (pm->value_bool)
-			strbuf_puts(sb, r->num & 0xff ? "true" : "false");
-		else if (pm->value_addr && !json) /* JSON has no hex numbers */
-			strbuf_printf(sb, "0x%" PRIx64, r->num);
-		else if (pm->value_signed)
-			strbuf_printf(sb, "%" PRId64, (int64_t)r->num);
-		else
-			strbuf_printf(sb, "%" PRIu64, r->num);
-		break;
-	case PLAN_MAP_STR:
-		if (json) {
-			strbuf_json_string(sb, r->str, r->slen);
-		} else {
-			strbuf_putn(sb, r->str, r->slen);
-		}
-		break;
-	case PLAN_MAP_VALUE:
-		rt_value_format(sb, ms->plan, &pm->value, r->tuple, json);
-		break;
-	case PLAN_MAP_AVG:
-		strbuf_printf(sb, "%" PRId64, r->avg);
-		break;
-	case PLAN_MAP_STATS:
-		if (json)
-			strbuf_printf(sb,
-				      "{\"count\": %" PRId64 ", \"average\": %" PRId64
-				      ", \"total\": %" PRId64 "}",
-				      r->count, r->avg, r->total);
-		else
-			strbuf_printf(sb, "count %" PRId64 ", average %" PRId64 ", total %" PRId64,
-				      r->count, r->avg, r->total);
-		break;
-	case PLAN_MAP_HIST:
-	case PLAN_MAP_LHIST:
-		if (json)
-			hist_json(sb, m, r->buckets);
-		else
-			hist_text(sb, m, r->buckets);
-		break;
-	case PLAN_MAP_TSERIES: /* rt_tseries_format */
-		break;
-	}
-}
-
-static const char *json_type(enum plan_map_kind k)
-{
-	switch (k) {
-	case PLAN_MAP_HIST:
-	case PLAN_MAP_LHIST:
-		return "hist";
-	case PLAN_MAP_AVG:
-	case PLAN_MAP_STATS:
-		return "stats";
-	default:
-		return "map";
-	}
-}
-
-/* The rows of a map in print order. Returns the count; *rows and *bucket_mem are freed
- * by the caller. */
-static size_t build_rows(const struct rt_maps *ms, const struct rt_map *m, const struct snap *s,
-			 struct row **rows_out, struct row ***order_out, uint64_t **bucket_mem)
+size_t rt_maps_rows(const struct rt_maps *ms, const struct rt_map *m, const struct snap *s,
+		    struct row **rows_out, struct row ***order_out, uint64_t **bucket_mem)
 {
 	const struct plan_map *pm = m->pm;
 	size_t ks = m->key_size, vs = m->stride * (size_t)m->nvals;
@@ -860,78 +549,6 @@ static size_t build_rows(const struct rt_maps *ms, const struct rt_map *m, const
 	*rows_out = rows;
 	*order_out = order;
 	return n;
-}
-
-/* print(@m, top, div): the last TOP rows of the print order (0: all), values divided by
- * DIV (0 or 1: as they are), as bpftrace. */
-static void format_map(struct rt_maps *ms, struct rt_map *m, struct strbuf *sb, bool json,
-		       int64_t top, int64_t div)
-{
-	const struct plan_map *pm = m->pm;
-	struct snap s;
-	int err = snapshot(m, &s);
-	if (err)
-		diag_print(DIAG_WARNING, "cannot read map %s: %s", pm->name, strerror(-err));
-	if (pm->kind == PLAN_MAP_TSERIES) { /* bpftrace 0.23's own layout: tseries.c */
-		rt_tseries_format(sb, ms, m, &s, json);
-		snap_free(&s);
-		return;
-	}
-
-	struct row *rows, **order;
-	uint64_t *bucket_mem;
-	size_t n = build_rows(ms, m, &s, &rows, &order, &bucket_mem);
-	size_t first = top > 0 && n > (size_t)top ? n - (size_t)top : 0;
-	for (size_t i = 0; div > 1 && i < n; i++) {
-		struct row *r = &rows[i];
-		r->num = pm->value_signed && pm->kind != PLAN_MAP_COUNT
-				 ? (uint64_t)((int64_t)r->num / div)
-				 : r->num / (uint64_t)div;
-		r->avg /= div;
-	}
-
-	if (json) {
-		if (n > 0) {
-			strbuf_printf(sb, "{\"type\": \"%s\", \"data\": {\"", json_type(pm->kind));
-			strbuf_json_escape(sb, pm->name, strlen(pm->name));
-			strbuf_puts(sb, "\": ");
-			if (pm->nkeys > 0)
-				strbuf_putc(sb, '{');
-			for (size_t i = first; i < n; i++) {
-				if (i > first)
-					strbuf_puts(sb, ", ");
-				key_prefix(sb, ms, m, order[i]->key, true);
-				value_str(sb, ms, m, order[i], true);
-			}
-			if (pm->nkeys > 0)
-				strbuf_putc(sb, '}');
-			strbuf_puts(sb, "}}\n");
-		}
-	} else {
-		for (size_t i = first; i < n; i++) {
-			if (i > first)
-				strbuf_putc(sb, '\n');
-			key_prefix(sb, ms, m, order[i]->key, false);
-			if (m->is_hist)
-				strbuf_putc(sb, '\n');
-			value_str(sb, ms, m, order[i], false);
-		}
-		strbuf_putc(sb, '\n');
-		if (pm->kind == PLAN_MAP_AVG || pm->kind == PLAN_MAP_STATS)
-			strbuf_putc(sb, '\n');
-	}
-
-	free(order);
-	free(rows);
-	free(bucket_mem);
-	snap_free(&s);
-}
-
-static void emit(struct strbuf *sb, FILE *out)
-{
-	if (sb->len)
-		fwrite(sb->buf, 1, sb->len, out);
-	fflush(out);
 }
 
 /* ---- the API ---------------------------------------------------------------------- */
@@ -1034,37 +651,6 @@ void rt_maps__free(struct rt_maps *m)
 	free(m);
 }
 
-static int cmp_names(const void *a, const void *b)
-{
-	const struct rt_map *x = *(const struct rt_map *const *)a;
-	const struct rt_map *y = *(const struct rt_map *const *)b;
-	return strcmp(x->pm->name, y->pm->name);
-}
-
-void rt_maps__print_all(struct rt_maps *m, FILE *out, bool json)
-{
-	rt_maps__print_some(m, out, json, NULL);
-}
-
-void rt_maps__print_some(struct rt_maps *m, FILE *out, bool json,
-			 bool (*skip)(const struct gt_plan *plan, int map_id))
-{
-	if (!m || m->nmaps <= 0)
-		return;
-	struct rt_map **byname = xmalloc((size_t)m->nmaps * sizeof(*byname));
-	int n = 0;
-	for (int i = 0; i < m->nmaps; i++)
-		if (!skip || !skip(m->plan, i))
-			byname[n++] = &m->maps[i];
-	qsort(byname, (size_t)n, sizeof(*byname), cmp_names);
-	struct strbuf sb = {0};
-	for (int i = 0; i < n; i++)
-		format_map(m, byname[i], &sb, json, 0, 0);
-	emit(&sb, out);
-	strbuf_free(&sb);
-	free(byname);
-}
-
 int rt_maps__each(struct rt_maps *ms, int map_id,
 		  void (*fn)(void *ctx, const uint8_t *key, int64_t value), void *ctx)
 {
@@ -1074,10 +660,10 @@ int rt_maps__each(struct rt_maps *ms, int map_id,
 	struct snap s;
 	struct row *rows, **order;
 	uint64_t *buckets;
-	int err = snapshot(m, &s);
+	int err = rt_maps_snapshot(m, &s);
 	if (err)
 		return err;
-	size_t n = build_rows(ms, m, &s, &rows, &order, &buckets);
+	size_t n = rt_maps_rows(ms, m, &s, &rows, &order, &buckets);
 	for (size_t i = 0; i < n; i++)
 		fn(ctx, order[i]->key, m->is_hist ? (int64_t)order[i]->sum
 				   : m->pm->kind == PLAN_MAP_AVG || m->pm->kind == PLAN_MAP_STATS
@@ -1086,19 +672,8 @@ int rt_maps__each(struct rt_maps *ms, int map_id,
 	free(order);
 	free(rows);
 	free(buckets);
-	snap_free(&s);
+	rt_maps_snap_free(&s);
 	return 0;
-}
-
-void rt_maps__print(struct rt_maps *m, int map_id, FILE *out, bool json, int64_t top,
-		    int64_t div)
-{
-	if (!m || map_id < 0 || map_id >= m->nmaps)
-		return;
-	struct strbuf sb = {0};
-	format_map(m, &m->maps[map_id], &sb, json, top, div);
-	emit(&sb, out);
-	strbuf_free(&sb);
 }
 
 void rt_maps__zero(struct rt_maps *m, int map_id)

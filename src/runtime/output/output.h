@@ -1,6 +1,6 @@
 /* output: what a run prints, as bpftrace prints it, text or JSON. Ring-buffer records
  * (output.c); the script's maps (@name) read out of the kernel and printed, clear() and
- * zero() (maps.c, with histk.c, tseries.c, maps_sym.c); the values the plan
+ * zero() (maps.c, maps_print.c, with histk.c, tseries.c, maps_sym.c); the values the plan
  * describes (struct plan_arg: value.c, value_go.c, gfp.c, cgroup.c), shared by print()
  * and the map dumps; ustack / kstack read back from their stack-trace maps and named by
  * the run's symbolizer (stacks.c). Needs no other room of the runtime: profile/ and run/
@@ -40,7 +40,7 @@ void rt_output__set_maps(struct rt_output *o, struct rt_maps *maps);
 void rt_output__lost(struct rt_output *o, uint64_t n);
 uint64_t rt_output__records(const struct rt_output *o);
 
-/* ---- maps (maps.c) ---- */
+/* ---- maps (maps.c, maps_print.c) ---- */
 
 /* histk.c: the rows of a hist(x, k) with k > 0 from its NB bucket counts, as current
  * bpftrace prints them (its labels, not 0.17's: 0.17 has no k) */
