@@ -1,5 +1,5 @@
 /* info: --info, what gotrace finds on this machine: the kernel, the build, BPF helpers,
- * map and probe types (each tried, see runtime/features.c) and how go: probes attach. */
+ * map and probe types (each tried, see runtime/attach/features.c) and how go: probes attach. */
 #include "info.h"
 
 #include <bpf/libbpf.h>
@@ -11,7 +11,6 @@
 #include "binfo/binfo.h"
 #include "common/util.h"
 #include "runtime/rt.h"
-#include "runtime/rt_lbr.h"
 
 static const char *yes(bool b)
 {

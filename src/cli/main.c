@@ -25,7 +25,7 @@
 #include "list.h"
 #include "parser/ast.h"
 #include "runtime/rt.h"
-#include "runtime/rt_profile.h"
+#include "runtime/profile/profile.h"
 #include "sema/sema.h"
 
 enum { EXIT_RUNTIME = 1, EXIT_USAGE = 2 };

@@ -73,7 +73,7 @@ struct gt_gomap {
 #define GT_COOKIE_G_IN_REG ((__u64)GT_SITE_G_IN_REG << GT_COOKIE_FLAGS_SHIFT)
 #define GT_COOKIE_TRACK ((__u64)GT_SITE_TRACK << GT_COOKIE_FLAGS_SHIFT)
 
-/* The link cookie of a tracefs uprobe event that holds many sites (runtime/attach_tracefs.c,
+/* The link cookie of a tracefs uprobe event that holds many sites (runtime/attach/attach_tracefs.c,
  * kernels without uprobe_multi): GT_LINK_BY_IP, the program's slot in bits 0-15,
  * offsetof(task_struct, mm) in bits 16-31 and offsetof(mm_struct, start_code) in bits
  * 32-47. The program then finds its site's cookie in map gt_sites by the probed address

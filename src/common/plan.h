@@ -21,7 +21,7 @@
 #define PLAN_MAP_LOST "gt_lost"     /* BPF_MAP_TYPE_ARRAY, 1 x u64: ring buffer reserve failures */
 #define PLAN_MAP_CONFIG "gt_config" /* BPF_MAP_TYPE_ARRAY, 1 x struct plan_config, set by runtime */
 #define PLAN_MAP_FULL "gt_mapfull" /* BPF_MAP_TYPE_ARRAY, nmaps x u64: updates refused (full) */
-#define PLAN_RINGBUF_SIZE (1u << 22) /* in the object; the runtime sizes it by CPUs (load.c) */
+#define PLAN_RINGBUF_SIZE (1u << 22) /* in the object; runtime/load/load.c sizes it by CPUs */
 
 /* Values the runtime writes into gt_config before anything is attached. */
 #define GT_SIGNAME_LEN 24 /* signal_name()'s string: "Real-time signal 30" fits */
@@ -45,7 +45,7 @@ enum plan_prog_kind {
 	PLAN_PROG_BEGIN,  /* run once by BPF_PROG_TEST_RUN before the trace starts */
 	PLAN_PROG_END,    /* run once by BPF_PROG_TEST_RUN after everything is detached */
 	PLAN_PROG_UPROBE, /* sites[site_begin .. +site_count]: one uprobe_multi link, or one
-			     perf-event uprobe a site (runtime/attach_perf.c) */
+			     perf-event uprobe a site (runtime/attach/attach_perf.c) */
 	PLAN_PROG_PERF,   /* perf software cpu-clock: interval (one CPU) or profile (every CPU) */
 	PLAN_PROG_TRACEPOINT, /* a kernel tracepoint (perf event of type tracepoint) */
 	PLAN_PROG_KPROBE, /* sites[site_begin .. +site_count]: kernel functions (plan_site.func,
@@ -398,7 +398,7 @@ struct gt_plan {
 	int nunwind;
 	struct gt_uwtarget unwind_rt; /* where to restart outside Go code */
 	/* a wildcard's functions whose entry the kernel cannot probe (an int3, bytes that do
-	 * not decode), by name: reported with the sites it refuses (runtime/attach.c) */
+	 * not decode), by name: reported with the sites it refuses (runtime/attach/attach.c) */
 	const char **unprobed;
 	int nunprobed;
 };

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "funcgraph/fg_int.h"
-#include "runtime/rt_maps.h"
+#include "runtime/output/output.h"
 
 #define FG_SUM_BUCKETS 66 /* below 0, 0, then 2^0 .. 2^63 */
 #define FG_SUM_RESULTS 4096

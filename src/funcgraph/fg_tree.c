@@ -27,7 +27,7 @@
 
 #include "common/diag.h"
 #include "funcgraph/fg_int.h"
-#include "runtime/rt_value.h"
+#include "runtime/output/output.h"
 
 #define FG_HASH 1024         /* goroutine -> open tree buckets */
 #define FG_SPAWNS 65536      /* goroutines whose lineage waits for their first tree */

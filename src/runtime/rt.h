@@ -1,5 +1,7 @@
 /* rt: the run-time half: load the BPF object of a plan, attach, stream and format
- * events, run BEGIN/END, detach everything on every exit path. */
+ * events, run BEGIN/END, detach everything on every exit path. The runtime's public
+ * header for the rest of gotrace; inside, its rooms (session/, attach/, load/, output/,
+ * profile/, run/: docs/architecture.md) each have a header of their own. */
 #ifndef GT_RT_H
 #define GT_RT_H
 
@@ -106,7 +108,7 @@ struct rt_options {
 		RT_PROFILE_PPROF,  /* -f pprof -o FILE: as a gzipped profile.proto */
 	} profile;
 	const char *profile_path; /* where the profile goes (NULL: the output stream) */
-	double max_overhead;      /* --max-overhead PERCENT (runtime/guard.h), 0: off */
+	double max_overhead;      /* --max-overhead PERCENT (runtime/attach/guard.c), 0: off */
 	/* -c followed into a program it runs (target/follow.c): the command gotrace started,
 	 * whose end ends the run and gives the exit status; `pid` is the program traced,
 	 * held stopped until `started` lets it run after BEGIN; `tick` each turn. */
@@ -116,7 +118,7 @@ struct rt_options {
 	void *hook_ctx;
 };
 
-/* What the running kernel allows, probed once (features.c). GT_HIDE_FEATURES=a,b (names
+/* What the running kernel allows, probed once (attach/features.c). GT_HIDE_FEATURES=a,b (names
  * as in --info: uprobe_multi, perf_uprobe_cookie, tracefs, ringbuf, kprobe_multi) makes it
  * report them absent: how the tests reach the paths of older kernels on a new one. */
 struct rt_features {
@@ -139,8 +141,13 @@ const struct rt_features *rt_features_get(void);
 /* A perf-event program may read the current task's user regs (bpf_task_pt_regs, 5.15). */
 bool rt_can_read_task_regs(void);
 /* A uprobe's user stack at a `push %rbp` holds the caller (Linux 6.11, or a backport):
- * tried once (features.c), or taken as yes on 6.11+ unless TRY_ANYWAY (--info). */
+ * tried once (attach/features.c), or taken as yes on 6.11+ unless TRY_ANYWAY (--info). */
 bool rt_uprobe_stack_has_caller(bool try_anyway);
+
+/* Whether this machine records branches for bpf_get_branch_snapshot() (lbr(),
+ * attach/lbr.c): 0, or -ENOSYS (no such helper) or the -errno of opening a branch-stack
+ * event; WHY in words (--info). */
+int rt_lbr_probe(const char **why);
 
 /* How go: (and uprobe:) probes attach on this kernel. */
 enum rt_attach_path {

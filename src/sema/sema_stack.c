@@ -1,6 +1,6 @@
 /* sema_stack: ustack and kstack, bpftrace's forms: ustack, ustack(N), ustack(perf),
  * ustack(bpftrace, N). One BPF stack-trace map per (user or kernel, depth); the value is
- * a stack id that user space names (runtime/stacks.c). */
+ * a stack id that user space names (runtime/output/stacks.c). */
 #include "sema/sema_int.h"
 
 #include <errno.h>

@@ -1,5 +1,5 @@
 // maps_selftest: loads maps.bpf.o, fills its maps with BPF_PROG_TEST_RUN and prints them
-// with src/runtime/maps.c through a hand-made plan (maps only).
+// with src/runtime/output/maps.c through a hand-made plan (maps only).
 //
 //   maps_selftest OBJ text|json   print what oracle.bt makes bpftrace print (run.sh diffs)
 //   maps_selftest OBJ check       gotrace-only checks (values bpftrace 0.17 gets wrong,
@@ -16,7 +16,7 @@
 #include "common/diag.h"
 #include "common/plan.h"
 #include "common/util.h"
-#include "runtime/rt_maps.h"
+#include "runtime/output/output.h"
 
 #include "maps_selftest.h"
 

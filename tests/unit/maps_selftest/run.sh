@@ -28,7 +28,11 @@ clang-16 -target bpf -O2 -g -Wall -c "$here/maps.bpf.c" -I/usr/include/x86_64-li
 # shellcheck disable=SC2086
 cc -std=gnu11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Wshadow -Wstrict-prototypes \
 	-Wmissing-prototypes -Werror $san -I"$src" -I"$here" -o "$out/maps_selftest" \
-	"$here/maps_selftest.c" "$src/runtime/maps.c" "$src/runtime/histk.c" "$src/runtime/maps_sym.c" "$src/runtime/tseries.c" "$src/runtime/value.c" "$src/runtime/value_go.c" "$src/runtime/stacks.c" "$src/runtime/cgroup.c" "$src/common/util.c" "$src/common/diag.c" \
+	"$here/maps_selftest.c" "$src/runtime/output/maps.c" "$src/runtime/output/maps_print.c" \
+	"$src/runtime/output/histk.c" "$src/runtime/output/maps_sym.c" \
+	"$src/runtime/output/tseries.c" "$src/runtime/output/value.c" \
+	"$src/runtime/output/value_go.c" "$src/runtime/output/stacks.c" \
+	"$src/runtime/output/cgroup.c" "$src/common/util.c" "$src/common/diag.c" \
 	-lbpf -lelf -lz
 
 status=0

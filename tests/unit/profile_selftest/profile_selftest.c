@@ -1,4 +1,4 @@
-/* profile_selftest: writes a profile with known samples through src/runtime/profile.c.
+/* profile_selftest: writes a profile with known samples through src/runtime/profile/profile.c.
  *
  *   profile_selftest DIR   writes DIR/test.pb.gz (pprof) and DIR/test.folded, checks the
  *                          folded text and the error returns; exit 0 = pass.
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/profile.h"
+#include "runtime/profile/profile.h"
 
 #include "check.h"
 

@@ -26,6 +26,6 @@ done
 # shellcheck disable=SC2086
 cc -std=gnu11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
 	$san -I"$src" -o "$out/rt_selftest" "$here/rt_selftest.c" \
-	"$src"/runtime/*.c "$src"/arch/"$arch"*.c "$src/common/fmt.c" "$src/common/util.c" "$src/common/diag.c" "$src/common/kbtf.c" "$src/common/stopsig.c" "$src/common/spawn.c" \
+	"$src"/runtime/*/*.c "$src"/arch/"$arch"*.c "$src/common/fmt.c" "$src/common/util.c" "$src/common/diag.c" "$src/common/kbtf.c" "$src/common/stopsig.c" "$src/common/spawn.c" \
 	-lbpf -lelf -lz -lcapstone
 exec "$out/rt_selftest" $bench "$out"
