@@ -353,11 +353,11 @@ int list_probes(const char *pattern, const char *target, bool verbose)
 
 /* -l with a program (-e PROGRAM or a script): the probes its clauses name, each as -l
  * lists it; the ones -l has nothing to search for (BEGIN, interval:s:1 ...) as written. */
-int list_program(const char *text, const char *name, const char *target, bool verbose)
+int list_program(const char *text, const char *path, const char *target, bool verbose)
 {
 	struct arena *a = arena__new();
-	struct diag_src src = {.name = name, .text = text,
-			       .origin = strcmp(name, "stdin") ? DIAG_SRC_FILE : DIAG_SRC_TEXT};
+	struct diag_src src = {.name = path ? path : "stdin", .text = text,
+			       .origin = path ? DIAG_SRC_FILE : DIAG_SRC_TEXT};
 	struct ast_node *p = parse_program(a, &src);
 	int err = p ? 0 : -EINVAL;
 	for (int i = 0; p && i < p->u.program.clauses.n; i++) {

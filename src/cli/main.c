@@ -718,7 +718,7 @@ int main(int argc, char **argv)
 		}
 		if ((o.program && !o.list) || script) {
 			text = script ? read_file(o.list) : xstrdup(o.program);
-			status = !text || list_program(text, script ? o.list : "stdin", target,
+			status = !text || list_program(text, script ? o.list : NULL, target,
 						       o.verbose) ? EXIT_USAGE : 0;
 			goto out;
 		}
