@@ -96,12 +96,12 @@ __u64 gt_current_g(void *ctx, const struct gt_target *t, __u64 cookie)
 	if (cookie & GT_COOKIE_G_IN_REG)
 		return reg_at(ctx, GT_REG_GO_G);
 	__u64 task = bpf_get_current_task();
-	__u64 fsbase = 0;
-	if (bpf_probe_read_kernel(&fsbase, sizeof(fsbase), (const void *)(task + t->fsbase_off)))
+	__u64 tp = 0;
+	if (bpf_probe_read_kernel(&tp, sizeof(tp), (const void *)(task + t->tp_off)))
 		return 0;
-	if (!fsbase)
+	if (!tp)
 		return 0;
-	return read_u64(fsbase + t->tls_g_off);
+	return read_u64(tp + t->tls_g_off);
 }
 
 static __always_inline __s64 goid_of(__u64 g, const struct gt_target *t)

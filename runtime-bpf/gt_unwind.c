@@ -61,14 +61,14 @@ static __u64 uw_read(__u64 addr, int *ok)
  * after), cgocall's entersyscall saves them in curg.syscallpc/syscallsp. 1 when found. */
 static int uw_restart(const struct gt_uwtarget *t, __u64 *pc, __u64 *sp)
 {
-	__u64 fsbase = 0, g, m, rpc = 0, rsp = 0;
+	__u64 tp = 0, g, m, rpc = 0, rsp = 0;
 	int ok = 1;
-	if (!t->fsbase_off || !t->g_m)
+	if (!t->tp_off || !t->g_m)
 		return 0;
-	if (bpf_probe_read_kernel(&fsbase, sizeof(fsbase),
-				  (const void *)(bpf_get_current_task() + t->fsbase_off)) || !fsbase)
+	if (bpf_probe_read_kernel(&tp, sizeof(tp),
+				  (const void *)(bpf_get_current_task() + t->tp_off)) || !tp)
 		return 0;
-	g = uw_read(fsbase + (__u64)t->tls_g_off, &ok);
+	g = uw_read(tp + (__u64)t->tls_g_off, &ok);
 	m = g ? uw_read(g + t->g_m, &ok) : 0;
 	if (!ok || !m)
 		return 0;

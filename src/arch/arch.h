@@ -142,6 +142,17 @@ int64_t arch_branch_to(const uint8_t *p, size_t n, uint64_t pc, uint64_t target)
  * loads agree. */
 bool arch_go_tls_g_slot(const uint8_t *p, size_t size, int64_t *off);
 
+/* ---- thread-local storage ---- */
+
+/* The member of the kernel's task_struct holding user space's thread pointer
+ * ("thread.fsbase"), for BTF. */
+extern const char arch_kernel_tp_member[];
+/* Where Go's own linker puts g, from the thread pointer (an internal link). */
+#define ARCH_GO_TLS_G_INTERNAL (-8)
+/* The offset from the thread pointer of the executable's TLS symbol at offset SYM of a
+ * PT_TLS segment of VADDR, MEMSZ, ALIGN (the processor's TLS variant). */
+int64_t arch_tls_offset(uint64_t sym, uint64_t vaddr, uint64_t memsz, uint64_t align);
+
 /* ---- code in gotrace that gotrace probes (arch/NAME_self.c) ---- */
 
 /* Calibration targets of the guard: a function whose first instruction uprobes emulate

@@ -60,3 +60,23 @@ bool arch_go_tls_g_slot(const uint8_t *p, size_t size, int64_t *off)
 	}
 	return n > 0;
 }
+
+const char arch_kernel_tp_member[] = "thread.fsbase";
+
+/* x86-64 TLS is variant II: the thread pointer (fsbase) points just past the static
+ * TLS blocks, and the executable's block comes first, ending at the thread pointer.
+ * The block starts at tp - S, S the smallest size >= memsz with tp - S congruent to
+ * vaddr modulo align (glibc's _dl_determine_tlsoffset; the static linker's TPOFF for
+ * the executable agrees), so a TLS symbol at offset SYM of the segment lives at
+ * tp - S + SYM. */
+int64_t arch_tls_offset(uint64_t sym, uint64_t vaddr, uint64_t memsz, uint64_t align)
+{
+	uint64_t size;
+	if (!align)
+		align = 1;
+	if ((align & (align - 1)) == 0)
+		size = memsz + ((0 - vaddr - memsz) & (align - 1));
+	else /* not valid ELF; round the same way without the mask trick */
+		size = memsz + (align - (vaddr + memsz) % align) % align;
+	return (int64_t)sym - (int64_t)size;
+}

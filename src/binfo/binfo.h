@@ -101,7 +101,7 @@ int binfo_ret_addrs(struct binfo *bi, const struct binfo_func *f, uint64_t **out
 /* ---- Go runtime layout: what the BPF side needs to find the current goroutine ---- */
 
 enum binfo_tls_mode {
-	BINFO_TLS_INTERNAL, /* Go's linker placed g: always at fsbase-8 on amd64 */
+	BINFO_TLS_INTERNAL, /* Go's linker placed g: always at ARCH_GO_TLS_G_INTERNAL */
 	BINFO_TLS_EXTERNAL, /* external linker (cgo): from runtime.tlsg and PT_TLS */
 };
 
@@ -119,10 +119,10 @@ struct binfo_goruntime {
 	 * own profiler unwinds from; DWARF only, 0 when unknown */
 	int m_vdso_sp, m_vdso_pc;
 	int g_syscall_sp, g_syscall_pc;
-	/* where g lives in TLS: g = *(fsbase + tls_g_offset) */
+	/* where g lives in TLS: g = *(tp + tls_g_offset), tp the thread pointer */
 	enum binfo_tls_mode tls_mode;
-	int64_t tls_g_offset; /* -8 for internally linked binaries; for external linking
-	                         (cgo) runtime.tlsg - the TLS block size (x86-64 variant II) */
+	int64_t tls_g_offset; /* ARCH_GO_TLS_G_INTERNAL for internally linked binaries; for
+	                         external linking (cgo) runtime.tlsg's (arch_tls_offset) */
 	bool regabi;          /* Go >= 1.17 on amd64: R14 holds g in ABIInternal code */
 };
 
@@ -135,10 +135,10 @@ int binfo_goruntime(struct binfo *bi, struct binfo_goruntime *out);
  * kept for the same file (its cache, which the unit test checks by this count). */
 unsigned binfo_goruntime_computed(void);
 
-/* The kernel's offset of task_struct.thread.fsbase, from /sys/kernel/btf/vmlinux
- * (fsbase = *(task + offset) is the thread pointer of user space on x86-64). Negative
- * errno on failure. The first success is cached. */
-int binfo_kernel_fsbase_offset(void);
+/* The kernel's offset of user space's thread pointer in task_struct (arch.h's
+ * arch_kernel_tp_member: thread.fsbase on x86-64), from /sys/kernel/btf/vmlinux.
+ * Negative errno on failure. The first success is cached. */
+int binfo_kernel_tp_offset(void);
 
 /* ---- source lines (lines.c) ---- */
 

@@ -1,7 +1,7 @@
 /* binfo/goruntime: what the BPF side needs to find the current goroutine.
  *
  *   g      = R14 at a Go function's entry (ABIInternal, Go >= 1.17), or
- *            *(fsbase + tls_g_offset) with fsbase = *(task + off(task_struct.thread.fsbase))
+ *            *(tp + tls_g_offset) with tp = *(task + off(task_struct's thread pointer))
  *   g      = g.m.curg when g is the m's g0 (system stack)
  *   goid   = *(g + off(g.goid)); stack depth = g.stack.hi - SP
  *
@@ -260,13 +260,10 @@ static bool find_tlsg(const struct binfo *bi, uint64_t *value)
 	return false;
 }
 
-/* x86-64 TLS is variant II: the thread pointer (fsbase) points just past the static
- * TLS blocks, and the executable's block comes first, ending at the thread pointer.
- * The block starts at tp - S, S the smallest size >= p_memsz with tp - S congruent to
- * p_vaddr modulo p_align (glibc's _dl_determine_tlsoffset; the static linker's TPOFF
- * for the executable agrees), so a TLS symbol at offset V of the segment lives at
- * tp - S + V. Go's own linker always puts g at tp - 8 (runtime.tlsg is then not in
- * .symtab, even when a PT_TLS segment of 8 bytes exists: PIE, internal cgo link). */
+/* The executable's TLS block is placed by the processor's TLS variant (arch.h). Go's own
+ * linker always puts g at ARCH_GO_TLS_G_INTERNAL from the thread pointer
+ * (runtime.tlsg is then not in .symtab, even when a PT_TLS segment of 8 bytes exists:
+ * PIE, internal cgo link). */
 /* Without runtime.tlsg (stripped), the slot is where the linker made Go's code load g
  * from (arch.h). */
 static bool slot_from_code(const struct binfo *bi, int64_t *off)
@@ -293,13 +290,14 @@ static void tls_slot(const struct binfo *bi, struct binfo_goruntime *out)
 {
 	size_t nphdr = 0;
 	uint64_t tlsg;
-	int64_t code_off = -8;
+	int64_t code_off = ARCH_GO_TLS_G_INTERNAL;
 
 	out->tls_mode = BINFO_TLS_INTERNAL;
-	out->tls_g_offset = -8;
+	out->tls_g_offset = ARCH_GO_TLS_G_INTERNAL;
 	if (!find_tlsg(bi, &tlsg)) {
-		/* only an external link (a PT_TLS segment) can move g off fsbase-8 */
-		if (has_pt_tls(bi) && slot_from_code(bi, &code_off) && code_off != -8) {
+		/* only an external link (a PT_TLS segment) can move g off its internal slot */
+		if (has_pt_tls(bi) && slot_from_code(bi, &code_off) &&
+		    code_off != ARCH_GO_TLS_G_INTERNAL) {
 			out->tls_mode = BINFO_TLS_EXTERNAL;
 			out->tls_g_offset = code_off;
 		}
@@ -311,13 +309,8 @@ static void tls_slot(const struct binfo *bi, struct binfo_goruntime *out)
 		GElf_Phdr ph;
 		if (!gelf_getphdr(bi->elf, (int)i, &ph) || ph.p_type != PT_TLS)
 			continue;
-		uint64_t align = ph.p_align ? ph.p_align : 1, size;
-		if ((align & (align - 1)) == 0)
-			size = ph.p_memsz + ((0 - ph.p_vaddr - ph.p_memsz) & (align - 1));
-		else /* not valid ELF; round the same way without the mask trick */
-			size = ph.p_memsz + (align - (ph.p_vaddr + ph.p_memsz) % align) % align;
 		out->tls_mode = BINFO_TLS_EXTERNAL;
-		out->tls_g_offset = (int64_t)tlsg - (int64_t)size;
+		out->tls_g_offset = arch_tls_offset(tlsg, ph.p_vaddr, ph.p_memsz, ph.p_align);
 		return;
 	}
 }
@@ -445,12 +438,12 @@ int binfo_goruntime(struct binfo *bi, struct binfo_goruntime *out)
 	return rc;
 }
 
-int binfo_kernel_fsbase_offset(void)
+int binfo_kernel_tp_offset(void)
 {
 	static int cached;
 	if (cached > 0)
 		return cached;
-	long off = kbtf_offsetof("task_struct", "thread.fsbase");
+	long off = kbtf_offsetof("task_struct", arch_kernel_tp_member);
 	if (off <= 0)
 		return off < 0 ? (int)off : -EINVAL;
 	return cached = (int)off;

@@ -50,10 +50,11 @@ void info_report(FILE *out, const char *version)
 		fprintf(out, "  %s: %s\n", helpers[i].name,
 			yes(libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, helpers[i].id, NULL) == 1));
 
-	int fsbase = binfo_kernel_fsbase_offset();
-	fprintf(out, "\nKernel features\n  btf: %s\n  task_struct.thread.fsbase: ", yes(f->btf));
-	if (fsbase > 0)
-		fprintf(out, "offset %d\n", fsbase);
+	int tp = binfo_kernel_tp_offset();
+	fprintf(out, "\nKernel features\n  btf: %s\n  task_struct.%s: ", yes(f->btf),
+		arch_kernel_tp_member);
+	if (tp > 0)
+		fprintf(out, "offset %d\n", tp);
 	else
 		fputs("unknown (goroutine ids from TLS need it)\n", out);
 

@@ -9,7 +9,7 @@
 #include "binfo/binfo.h"
 
 /* struct gt_target (common/bpf_abi.h) as a private constant: { i64, i32 x 6 }. */
-_Static_assert(sizeof(struct gt_target) == 8 + 6 * 4 && offsetof(struct gt_target, fsbase_off) == 8,
+_Static_assert(sizeof(struct gt_target) == 8 + 6 * 4 && offsetof(struct gt_target, tp_off) == 8,
 	       "struct gt_target is no longer { s64, u32 x 6 }: update target_const()");
 
 static LLVMValueRef target_const(struct cg *g, struct binfo *bi)
@@ -17,10 +17,10 @@ static LLVMValueRef target_const(struct cg *g, struct binfo *bi)
 	struct binfo_goruntime rt;
 	if (binfo_goruntime(bi, &rt) < 0)
 		return NULL; /* sema refused programs that need it */
-	int fsbase = binfo_kernel_fsbase_offset();
+	int tp = binfo_kernel_tp_offset();
 	struct gt_target t = {
 		.tls_g_off = rt.tls_g_offset,
-		.fsbase_off = (__u32)(fsbase > 0 ? fsbase : 0),
+		.tp_off = (__u32)(tp > 0 ? tp : 0),
 		.g_stack_hi = (__u32)rt.g_stack_hi,
 		.g_m = (__u32)rt.g_m,
 		.g_goid = (__u32)rt.g_goid,
@@ -30,7 +30,7 @@ static LLVMValueRef target_const(struct cg *g, struct binfo *bi)
 	LLVMTypeRef ty = LLVMStructTypeInContext(g->ctx, f, 7, false);
 	LLVMValueRef v[7] = {
 		LLVMConstInt(g->i64, (uint64_t)t.tls_g_off, true),
-		LLVMConstInt(g->i32, t.fsbase_off, false),
+		LLVMConstInt(g->i32, t.tp_off, false),
 		LLVMConstInt(g->i32, t.g_stack_hi, false),
 		LLVMConstInt(g->i32, t.g_m, false),
 		LLVMConstInt(g->i32, t.g_goid, false),

@@ -8,8 +8,8 @@
 /* Per-target constants: where g, goid and the goroutine's stack are. Codegen emits
  * one as a constant global, so the offsets fold away at O2. */
 struct gt_target {
-	__s64 tls_g_off;  /* g = *(fsbase + tls_g_off) */
-	__u32 fsbase_off; /* offsetof(task_struct, thread.fsbase) in this kernel */
+	__s64 tls_g_off; /* g = *(tp + tls_g_off), tp user space's thread pointer */
+	__u32 tp_off;    /* its offset in task_struct in this kernel (thread.fsbase) */
 	__u32 g_stack_hi;
 	__u32 g_m;
 	__u32 g_goid;
@@ -109,8 +109,8 @@ struct gt_site_key {
  * Go's own profiler does; else the stack is the one frame external_pc (runtime.
  * _ExternalCode, Go's own marker). Offsets 0: unknown. All u64: codegen emits an array. */
 struct gt_uwtarget {
-	__s64 tls_g_off; /* g = *(fsbase + tls_g_off) */
-	__u64 fsbase_off; /* offsetof(task_struct, thread.fsbase); 0: unknown */
+	__s64 tls_g_off; /* g = *(tp + tls_g_off) */
+	__u64 tp_off;    /* the thread pointer's offset in task_struct; 0: unknown */
 	__u64 g_m, m_curg;
 	__u64 m_vdso_sp, m_vdso_pc;
 	__u64 g_syscall_sp, g_syscall_pc;

@@ -39,7 +39,7 @@ static struct btf *load_mapped(void)
 	return btf;
 }
 
-/* Kept for the process's life: sema (kernel types), binfo (task_struct.thread.fsbase),
+/* Kept for the process's life: sema (kernel types), binfo (user space's thread pointer in task_struct),
  * the runtime (task_struct.mm) and the feature probes may all ask in one run. */
 const struct btf *kbtf_vmlinux(void)
 {

@@ -194,11 +194,11 @@ static void unwind_target(struct binfo *bi, struct gt_uwtarget *t)
 	memset(t, 0, sizeof(*t));
 	/* +1: inside it, as Go's profiler records it (a return address is looked up at -1) */
 	t->external_pc = ext && ext->size > 1 ? ext->addr + 1 : 0;
-	int fsbase = binfo_kernel_fsbase_offset();
-	if (binfo_goruntime(bi, &rt) < 0 || fsbase <= 0)
+	int tp = binfo_kernel_tp_offset();
+	if (binfo_goruntime(bi, &rt) < 0 || tp <= 0)
 		return;
 	t->tls_g_off = rt.tls_g_offset;
-	t->fsbase_off = (__u64)fsbase;
+	t->tp_off = (__u64)tp;
 	t->g_m = (__u64)rt.g_m;
 	t->m_curg = (__u64)rt.m_curg;
 	t->m_vdso_sp = (__u64)rt.m_vdso_sp;

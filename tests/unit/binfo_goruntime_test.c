@@ -217,7 +217,7 @@ static void check_goruntime_unknown(const char *bin, const char *gover)
 
 /* task_struct.thread.fsbase from BTF: plausible, cached, and equal to what bpftool
  * prints for the same BTF when bpftool is installed. */
-void check_fsbase(void)
+void check_tp(void)
 {
 	char out[PATH_MAX + 32];
 	if (access("/sys/kernel/btf/vmlinux", R_OK) != 0) {
@@ -225,9 +225,9 @@ void check_fsbase(void)
 		return;
 	}
 	uint64_t t0 = now_ns();
-	int off = binfo_kernel_fsbase_offset();
+	int off = binfo_kernel_tp_offset();
 	uint64_t t1 = now_ns();
-	int again = binfo_kernel_fsbase_offset();
+	int again = binfo_kernel_tp_offset();
 	uint64_t t2 = now_ns();
 	CHECK(off > 512 && off < 65536 && off % 8 == 0, "fsbase offset %d", off);
 	CHECK(again == off, "fsbase offset %d, then %d", off, again);

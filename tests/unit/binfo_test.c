@@ -963,8 +963,8 @@ int main(int argc, char **argv)
 	check_errors(plain);
 	printf("go runtime layout\n");
 	check_goruntime_all(plain, pie, cgo, gover);
-	printf("kernel fsbase offset\n");
-	check_fsbase();
+	printf("kernel thread pointer offset\n");
+	check_tp();
 	printf("x86-64 lengths: the hand decoder against capstone\n");
 	check_uprobe_refuses();
 	check_x86len(plain, true);

@@ -29,7 +29,7 @@ void target_open(struct target *t, const char *path);
 void target_close(struct target *t);
 
 /* binfo_goruntime_test.c */
-void check_fsbase(void);
+void check_tp(void);
 void check_goruntime_all(const char *plain, const char *pie, const char *cgo,
 			 const char *gover);
 
