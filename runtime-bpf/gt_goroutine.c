@@ -58,6 +58,11 @@ static __always_inline void stat_inc(__u32 which)
 		__sync_fetch_and_add(v, 1);
 }
 
+void gt_stat_inc(__u32 which)
+{
+	stat_inc(which);
+}
+
 static __always_inline __u64 read_u64(__u64 addr)
 {
 	__u64 v = 0;

@@ -76,8 +76,12 @@ static __always_inline struct gt_thread *thread_here(__s64 goid)
  * CPU at the last mark took one unseen: the sched_switch tracepoint does not fire for
  * every switch (seen on 6.18 now and then, a thread back from a switch to another
  * process's); what the kernel has counted of its CPU time since (RT_OFF: se.
- * sum_exec_runtime's offset in task_struct, up to date at its last tick) is charged,
- * and the next switch brings the rest. */
+ * sum_exec_runtime's offset in task_struct) is charged to the goroutine it ran. That
+ * count is up to date at the kernel's last update (a tick, a switch), before now: the
+ * time between is no goroutine's to know, and the next switch charges GOID from now by
+ * the clock (rt_known 0), not by the kernel's count since that update, which would
+ * hold the time before this mark (up to a tick of the scheduler's or the last
+ * goroutine's) too. -v counts these marks. */
 static __always_inline void mark(struct gt_thread *th, __s64 goid, __u32 rt_off)
 {
 	__u64 gen = read_gen(th), now = bpf_ktime_get_ns();
@@ -90,9 +94,10 @@ static __always_inline void mark(struct gt_thread *th, __s64 goid, __u32 rt_off)
 		bpf_probe_read_kernel(&rt, sizeof(rt),
 				      (const void *)(bpf_get_current_task() + rt_off));
 		d = known && rt > rt_seen ? rt - rt_seen : 0;
-		known = rt != 0;
+		known = 0;
 		if (!rt)
 			rt = rt_seen;
+		gt_stat_inc(GT_STAT_ONCPU_UNSEEN);
 	}
 	__s64 old = th->goid;
 	if (read_gen(th) != gen) {

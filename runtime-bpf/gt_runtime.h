@@ -78,6 +78,8 @@ void gt_goroutine_exit(void *ctx, const struct gt_target *t, __u64 cookie, __u64
  * runtime.schedule (it runs none) and the sched_switch raw tracepoint (a thread leaves
  * or takes a CPU: PID_OFF and RT_OFF are the offsets of pid and se.sum_exec_runtime in
  * struct task_struct). */
+/* Counts one event of enum gt_stat (gt_goroutine.c's map gt_stats, -v). */
+void gt_stat_inc(__u32 which);
 void gt_oncpu_execute(void *ctx, const struct gt_target *t, __u32 rt_off);
 void gt_oncpu_schedule(__u32 rt_off);
 void gt_oncpu_switch(void *ctx, __u32 pid_off, __u32 rt_off, __u64 now);

@@ -131,7 +131,8 @@ def parse_calls(text):
 
 # 1. the builtin, in a script
 if s.case("script"):
-    r = s.run(["-c", " ".join(PROG), "-e", SCRIPT], timeout=180)
+    # -v: on a failure, its counters (the switches the tracepoint did not show) are in it
+    r = s.run(["-v", "-c", " ".join(PROG), "-e", SCRIPT], timeout=180)
     detail = "status %s\n%s\n%s" % (r.returncode, r.stdout, r.stderr)
     s.check("script: runs, the program's output unchanged",
             r.returncode == 0 and "done sink=" in r.stdout, detail)
@@ -142,7 +143,7 @@ if s.case("funcgraph"):
     out = os.path.join(s.work, "oncpu.json")
     r = s.run(["--funcgraph", "main.Sleepy", "--funcgraph", "main.Busy", "--funcgraph",
                "main.Work", "--funcgraph", "main.Spread", "-f", "json", "-o", out,
-               "-c", " ".join(PROG)], timeout=180)
+               "-v", "-c", " ".join(PROG)], timeout=180)
     calls = {}
     objs = []
     if os.path.exists(out):

@@ -164,6 +164,7 @@ static const char *const rt_go_stat_names[GT_STAT_COUNT] = {
 	[GT_STAT_GOEXIT] = "goroutine states freed",
 	[GT_STAT_NO_SITE] = "events at unknown sites",
 	[GT_STAT_FG_DROPPED] = "root calls dropped whole",
+	[GT_STAT_ONCPU_UNSEEN] = "switches in not seen (oncpu)",
 };
 
 static long map_count_entries(const struct bpf_map *m)
