@@ -14,6 +14,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The processor's sizes (ARCH_GO_INT_REGS, ARCH_INSN_MAX ...): its own header, chosen by
+ * the compiler's target, which is the host's. */
+#if defined(__x86_64__)
+#include "arch/x86_64.h"
+#else
+#error "gotrace: no src/arch implementation for this processor"
+#endif
+
 extern const char arch_name[];      /* "x86_64", as uname -m says */
 extern const char arch_title[];     /* "x86-64", in messages */
 extern const uint16_t arch_elf_machine; /* EM_X86_64: the targets gotrace reads */
@@ -63,14 +71,11 @@ extern const struct arch_user_mode arch_user_mode;
 /* Go's internal register ABI: integer arguments and results in these registers, in this
  * order (bpftrace names, and the names Go's own tools print: "RAX"), floats in the
  * float registers (names only: a probe cannot read them). */
-#define ARCH_GO_INT_REGS 9
-#define ARCH_GO_FLOAT_REGS 15
 extern const char *const arch_go_int_regs[ARCH_GO_INT_REGS];
 extern const char *const arch_go_int_names[ARCH_GO_INT_REGS];
 extern const char *const arch_go_float_names[ARCH_GO_FLOAT_REGS];
 
 /* The C ABI's integer argument registers of a plain uprobe's arg0.. (bpftrace names). */
-#define ARCH_C_ARG_REGS 6
 extern const char *const arch_c_arg_regs[ARCH_C_ARG_REGS];
 
 /* ---- instructions ---- */
@@ -98,8 +103,6 @@ void arch_dis_free(struct arch_dis *d);
  * decoded (or is cut by N), -ENOMEM when the disassembler cannot be opened. */
 int arch_decode(struct arch_dis *d, const uint8_t *p, size_t n, uint64_t pc,
 		struct arch_insn *in);
-/* The longest instruction, in bytes. */
-#define ARCH_INSN_MAX 15
 
 /* Go's stack check at a function's start P (N bytes there, at PC): true with *AFTER the
  * address after the conditional branch that ends it and *BRANCH that branch's target
@@ -107,8 +110,6 @@ int arch_decode(struct arch_dis *d, const uint8_t *p, size_t n, uint64_t pc,
  * function starts with none (NOSPLIT code, assembly). */
 bool arch_go_stack_check(struct arch_dis *d, const uint8_t *p, size_t n, uint64_t pc,
 			 uint64_t *after, uint64_t *branch);
-/* How many bytes of a function's start arch_go_stack_check may look at. */
-#define ARCH_GO_PROLOGUE_MAX (12 * ARCH_INSN_MAX)
 
 /* Whether the instruction at P (N bytes) returns (a one-instruction check at an
  * address: a RET site's or an entry's) or pushes the frame pointer (a Go function's
@@ -147,8 +148,6 @@ bool arch_go_tls_g_slot(const uint8_t *p, size_t size, int64_t *off);
 /* The member of the kernel's task_struct holding user space's thread pointer
  * ("thread.fsbase"), for BTF. */
 extern const char arch_kernel_tp_member[];
-/* Where Go's own linker puts g, from the thread pointer (an internal link). */
-#define ARCH_GO_TLS_G_INTERNAL (-8)
 /* The offset from the thread pointer of the executable's TLS symbol at offset SYM of a
  * PT_TLS segment of VADDR, MEMSZ, ALIGN (the processor's TLS variant). */
 int64_t arch_tls_offset(uint64_t sym, uint64_t vaddr, uint64_t memsz, uint64_t align);
