@@ -511,7 +511,8 @@ if s.case("klines"):
                 text=True, timeout=600).stdout.splitlines()]
             got = [(f[2], f[3]) for stk in st_ for f in stk]
             # addresses outside vmlinux (modules, BPF programs): no line for either
-            bad = [(g, w) for g, w in zip(got, a2l)
+            # (the address in vmlinux too: what to look at when they differ)
+            bad = [("%x" % a, g, w) for a, g, w in zip(want, got, a2l)
                    if (g[0] is not None or not w.startswith("??:")) and
                    (g[0] is None or not (w == "%s:%s" % g or w.endswith("/%s:%s" % g)))]
             known = sum(1 for g in got if g[0] is not None)
