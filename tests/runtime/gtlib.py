@@ -375,12 +375,16 @@ def matches_own(traced_us, own):
     return inner - OWN_EARLY_US <= traced_us <= outer
 
 
-def hist_fits(counts, owns, bucket):
-    """Whether a histogram's COUNTS ({bucket's low bound: calls}) are the calls OWNS
-    ([(inner_us, outer_us), ...]) with each call in a bucket from BUCKET(inner ns) to
-    BUCKET(outer ns) (BUCKET: a value in ns to its bucket's low bound). Buckets in
-    increasing order, each takes the calls that can go no later first."""
+def hist_fits(counts, owns):
+    """Whether a hist()'s COUNTS ({power-of-two bucket's low bound in ns: calls}) are the
+    calls OWNS ([(inner_us, outer_us), ...]) with each call in a bucket from its inner
+    time's to its outer time's. Buckets in increasing order, each takes the calls that
+    can go no later first."""
     import heapq
+
+    def bucket(ns):
+        return 1 << (max(int(ns), 1).bit_length() - 1)
+
     if sum(counts.values()) != len(owns):
         return False
     calls = sorted((bucket(max(i - OWN_EARLY_US, 0) * 1000), bucket(o * 1000)) for i, o in owns)

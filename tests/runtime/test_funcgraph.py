@@ -255,7 +255,7 @@ def hist_matches(hist, own):
             return False
         low = int(m.group(1)) * units[m.group(2)]
         counts[low] = counts.get(low, 0) + n
-    return hist_fits(counts, own, lambda ns_: 1 << (max(int(ns_), 1).bit_length() - 1))
+    return hist_fits(counts, own)
 
 
 if s.case("summary"):

@@ -57,7 +57,7 @@ def hist_matches(text, own):
     got = {}
     for m in re.finditer(r"^\[(\d+)([KMG]?), \d+[KMG]?\)\s+(\d+) \|", text, re.M):
         got[int(m.group(1)) * units[m.group(2)]] = int(m.group(3))
-    return len(own) == 12 and hist_fits(got, own, lambda ns: 1 << (int(ns).bit_length() - 1))
+    return len(own) == 12 and hist_fits(got, own)
 
 
 # 2. duration of a 50 ms call while other goroutines call it concurrently.

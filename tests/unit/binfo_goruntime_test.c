@@ -195,10 +195,7 @@ static void check_goruntime_unknown(const char *bin, const char *gover)
 	CHECK(hit != NULL, "%s: version %s not in .go.buildinfo", bin, gover);
 	if (hit)
 		memcpy(hit, fake, vlen);
-	FILE *f = fopen(p, "w");
-	fwrite(img, 1, t.size, f);
-	fclose(f);
-	free(img);
+	put_image(p, img, t.size);
 	target_close(&t);
 
 	struct binfo *bi = open_ok(p);

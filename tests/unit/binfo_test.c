@@ -45,6 +45,15 @@ char *slurp(const char *path)
 	return buf;
 }
 
+void put_image(const char *path, uint8_t *img, size_t n)
+{
+	FILE *f = fopen(path, "w");
+	CHECK(f && fwrite(img, 1, n, f) == n, "%s: cannot write the patched copy", path);
+	if (f)
+		fclose(f);
+	free(img);
+}
+
 /* binfo__open with stderr captured into *msg (malloc'd). */
 static int open_capture(const char *path, struct binfo **bi, char **msg)
 {
@@ -569,10 +578,7 @@ static void check_errors(const char *plain)
 		}
 		target_close(&t);
 		CHECK(hit, "%s: no .gopclntab", p);
-		FILE *f = fopen(p, "w");
-		fwrite(img, 1, t.size, f);
-		fclose(f);
-		free(img);
+		put_image(p, img, t.size);
 		expect_open_error(p, -EOPNOTSUPP,
 		                  "has no symbol table and no readable .gopclntab (Go 1.16+)");
 	} else {
@@ -716,10 +722,7 @@ static void check_version_fallback(const char *bin, const char *name, const char
 	CHECK(hit != NULL, "no .go.buildinfo in .shstrtab of %s", bin);
 	if (hit)
 		hit[12] = 'X';
-	FILE *f = fopen(p, "w");
-	fwrite(img, 1, t.size, f);
-	fclose(f);
-	free(img);
+	put_image(p, img, t.size);
 	target_close(&t);
 
 	struct binfo *bi = open_ok(p);

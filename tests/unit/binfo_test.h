@@ -15,6 +15,8 @@ struct binfo;
 
 extern char src_dir[PATH_MAX], tmp_dir[PATH_MAX];
 char *slurp(const char *path);
+/* Writes the N bytes of IMG (a patched copy of a target) to PATH and frees IMG. */
+void put_image(const char *path, uint8_t *img, size_t n);
 struct binfo *open_ok(const char *path);
 
 /* A target read independently of binfo (libelf only): the oracles' view. */
