@@ -56,17 +56,26 @@ int rt_child__spawn(struct rt_session *s)
 	return 0;
 }
 
-static void child_reap(struct rt_session *s)
+/* waitpid of the -c child (FLAGS: 0 or WNOHANG): when it was reaped, its status is kept
+ * and s->child cleared. waitpid's result. */
+static pid_t child_wait(struct rt_session *s, int flags)
 {
 	int status;
 	pid_t r;
 	do
-		r = waitpid(s->child, &status, 0);
+		r = waitpid(s->child, &status, flags);
 	while (r < 0 && errno == EINTR);
 	if (r == s->child) {
 		s->child_exited = true;
 		s->child_status = status;
+		s->child = 0;
 	}
+	return r;
+}
+
+static void child_reap(struct rt_session *s)
+{
+	child_wait(s, 0);
 	s->child = 0;
 }
 
@@ -139,15 +148,8 @@ void rt_target__end_with(struct rt_session *s, pid_t root)
 bool rt_target__gone(struct rt_session *s)
 {
 	if (s->child) {
-		int status;
-		pid_t r = waitpid(s->child, &status, WNOHANG);
-		if (r == s->child) {
-			s->child_exited = true;
-			s->child_status = status;
-			s->child = 0;
-			return true;
-		}
-		return r < 0 && errno == ECHILD; /* someone else reaped it */
+		pid_t r = child_wait(s, WNOHANG);
+		return r > 0 || (r < 0 && errno == ECHILD); /* ECHILD: someone else reaped it */
 	}
 	if (s->opts->child_argv)
 		return s->child_exited;
@@ -171,14 +173,8 @@ void rt_child__stop(struct rt_session *s, bool terminate)
 		} else if (terminate) {
 			kill(s->child, SIGTERM);
 			for (int ms = 0; ms < RT_CHILD_TERM_MS; ms += 10) {
-				int status;
-				pid_t r = waitpid(s->child, &status, WNOHANG);
-				if (r == s->child) {
-					s->child_exited = true;
-					s->child_status = status;
-					s->child = 0;
+				if (child_wait(s, WNOHANG) > 0)
 					break;
-				}
 				nanosleep(&(struct timespec){.tv_nsec = 10 * 1000 * 1000}, NULL);
 			}
 			if (s->child)
