@@ -44,6 +44,14 @@ long gt_read_bytes(char *dst, __u32 size, __u64 addr, __s64 n)
 	return bpf_probe_read_user(dst, len, (const void *)addr);
 }
 
+__s64 gt_read_gotext(char *dst, __u32 size, __u64 addr, __s64 n)
+{
+	if (gt_read_bytes(dst, size, addr, n) == 0)
+		return n;
+	gt_stat_inc(GT_STAT_UNREAD_TEXT);
+	return 0;
+}
+
 void gt_read_buf(char *dst, __u32 size, __u64 addr, __s64 n)
 {
 	__u64 len = n > 0 ? (__u64)n : 0;

@@ -16,6 +16,9 @@
 long gt_read_gostr(char *dst, __u32 size, __u64 addr);
 /* Copies exactly min(N, size-1) bytes at ADDR to DST, NUL-terminated (str(p, n)). */
 long gt_read_bytes(char *dst, __u32 size, __u64 addr, __s64 n);
+/* A Go string's text, N bytes at ADDR, as gt_read_bytes: N, or 0 when the text could not
+ * be read (counted: GT_STAT_UNREAD_TEXT), so that no unread byte is printed as text. */
+__s64 gt_read_gotext(char *dst, __u32 size, __u64 addr, __s64 n);
 /* buf(addr, n): DST is a u64 length, then size - 8 bytes of which the first min(n,
  * size - 8) are read at ADDR (length 0 when the read fails). */
 void gt_read_buf(char *dst, __u32 size, __u64 addr, __s64 n);

@@ -147,7 +147,7 @@ void cg_go_str_into(struct cg *g, struct ast_node *e, LLVMValueRef dst, int size
 	struct gosrc s = ref_src(g, ref_of(e));
 	LLVMValueRef args[4] = {dst, LLVMConstInt(g->i32, (uint64_t)size, false),
 				src_word(g, &s, 0, 8, false), src_word(g, &s, 8, 8, true)};
-	cg_runtime_call(g, "gt_read_bytes", args, 4);
+	cg_runtime_call(g, "gt_read_gotext", args, 4);
 }
 
 LLVMValueRef cg_go_len(struct cg *g, struct ast_node *call, bool cap)
@@ -170,6 +170,15 @@ static void text(struct cg *g, LLVMValueRef dst, int size, LLVMValueRef ptr, LLV
 {
 	LLVMValueRef args[4] = {dst, LLVMConstInt(g->i32, (uint64_t)size, false), ptr, len};
 	cg_runtime_call(g, "gt_read_bytes", args, 4);
+}
+
+/* A string's text, where the words are known to be one: the length to keep, 0 when the
+ * text could not be read (gt_read_gotext). */
+static LLVMValueRef gotext(struct cg *g, LLVMValueRef dst, int size, LLVMValueRef ptr,
+			   LLVMValueRef len)
+{
+	LLVMValueRef args[4] = {dst, LLVMConstInt(g->i32, (uint64_t)size, false), ptr, len};
+	return cg_runtime_call(g, "gt_read_gotext", args, 4);
 }
 
 /* WALK as a private constant (the BPF side reads it, folded at O2). */
@@ -322,8 +331,9 @@ static void capture_error(struct cg *g, const struct plan_arg *a, LLVMValueRef p
 											   : PGO_S3));
 			LLVMValueRef len = read_mem(g, add(g, s, 8), 8, true);
 			int off = plan_err_text(text_size, k);
-			cg_store64(g, q, off - 8, len);
-			text(g, cg_gep8(g, q, off), text_size, read_mem(g, s, 8, false), len);
+			cg_store64(g, q, off - 8,
+				   gotext(g, cg_gep8(g, q, off), text_size, read_mem(g, s, 8, false),
+					  len));
 		}
 		for (int k = 0; k < 2; k++)
 			capture_addr(g, at_off(g, data, type_off(g, ty, PGS_CHAIN,
@@ -362,8 +372,9 @@ static void capture(struct cg *g, const struct plan_arg *a, const struct gosrc *
 		break;
 	case PG_STRING: {
 		LLVMValueRef len = src_word(g, s, off + 8, 8, true);
-		cg_store64(g, p, 0, len);
-		text(g, cg_gep8(g, p, 8), a->size - 8, src_word(g, s, off, 8, false), len);
+		cg_store64(g, p, 0,
+			   gotext(g, cg_gep8(g, p, 8), a->size - 8, src_word(g, s, off, 8, false),
+				  len));
 		break;
 	}
 	case PG_STRUCT:

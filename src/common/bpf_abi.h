@@ -130,6 +130,7 @@ enum gt_stat {
 	GT_STAT_NO_SITE,         /* events at an address gt_sites does not hold */
 	GT_STAT_FG_DROPPED,      /* call-graph mode: root calls dropped whole (ring full) */
 	GT_STAT_ONCPU_UNSEEN,    /* oncpu: a thread found running whose switch in was not seen */
+	GT_STAT_UNREAD_TEXT,     /* a Go string's text unreadable (its page not present) */
 	GT_STAT_COUNT,
 };
 

@@ -3,8 +3,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/ptrace.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -88,10 +90,48 @@ cleanup:
 	return err;
 }
 
+/* The child seized (it waits on the gate) so that its execve stops it: true, or false
+ * when ptrace is refused and the exec goes on unheld. */
+static bool hold_seize(pid_t pid)
+{
+	return ptrace(PTRACE_SEIZE, pid, 0, (void *)(long)PTRACE_O_TRACEEXEC) == 0;
+}
+
+/* After the execve: wait for its stop, call the hook there, let the program go. Anything
+ * else that stops it first (a signal, SIGSTOP) is passed on at the detach, unhooked; an
+ * exit is left for the caller's waitpid (peeked with WNOWAIT, not reaped). */
+static void hold_exec(const struct spawn *sp)
+{
+	siginfo_t si;
+	int st, sig = 0;
+	for (;;) {
+		memset(&si, 0, sizeof(si));
+		if (waitid(P_PID, (id_t)sp->pid, &si, WEXITED | WSTOPPED | WNOWAIT | __WALL)) {
+			if (errno == EINTR)
+				continue;
+			return;
+		}
+		if (si.si_code != CLD_TRAPPED && si.si_code != CLD_STOPPED)
+			return; /* gone: the tracer's link went with it */
+		if (waitpid(sp->pid, &st, __WALL) < 0) {
+			if (errno == EINTR)
+				continue;
+			return;
+		}
+		break;
+	}
+	if (st >> 8 == (SIGTRAP | (PTRACE_EVENT_EXEC << 8)))
+		sp->at_exec(sp->pid, sp->at_exec_ctx);
+	else if (st >> 16 != PTRACE_EVENT_STOP && WIFSTOPPED(st))
+		sig = WSTOPSIG(st); /* a signal came first: delivered now */
+	ptrace(PTRACE_DETACH, sp->pid, 0, (void *)(long)sig);
+}
+
 int spawn_release(struct spawn *sp, const char *name)
 {
 	char go = 1;
 	int e = 0;
+	bool held = sp->at_exec && hold_seize(sp->pid);
 	ssize_t w = write(sp->gate_fd, &go, 1);
 	close_fd(&sp->gate_fd);
 	if (w != 1) {
@@ -111,5 +151,7 @@ int spawn_release(struct spawn *sp, const char *name)
 		sp->pid = 0;
 		return -e;
 	}
+	if (held)
+		hold_exec(sp);
 	return 0;
 }

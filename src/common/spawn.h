@@ -11,6 +11,11 @@ struct spawn {
 	pid_t pid;
 	int gate_fd;     /* write one byte: the child execs; close it: the child exits 127 */
 	int exec_err_fd; /* EOF after a successful execve, else the child's errno */
+	/* Set before spawn_release, or NULL: called with the child held stopped at its new
+	 * program's first instruction (ptrace's exec stop), where nothing of it has run yet
+	 * and its mappings exist. Skipped when ptrace is refused (Yama's ptrace_scope 3). */
+	void (*at_exec)(pid_t pid, void *ctx);
+	void *at_exec_ctx;
 };
 
 /* 0, or -errno after one message naming ARGV[0]. */

@@ -165,6 +165,7 @@ static const char *const rt_go_stat_names[GT_STAT_COUNT] = {
 	[GT_STAT_NO_SITE] = "events at unknown sites",
 	[GT_STAT_FG_DROPPED] = "root calls dropped whole",
 	[GT_STAT_ONCPU_UNSEEN] = "switches in not seen (oncpu)",
+	[GT_STAT_UNREAD_TEXT] = "strings unreadable",
 };
 
 static long map_count_entries(const struct bpf_map *m)
@@ -187,7 +188,7 @@ static void report_go_stats(struct rt_session *s)
 {
 	struct bpf_map *m = bpf_object__find_map_by_name(s->obj, GT_MAP_STATS);
 	struct strbuf sb = {0};
-	uint64_t full = 0, dropped = 0;
+	uint64_t full = 0, dropped = 0, unread = 0;
 
 	if (!m || bpf_map__value_size(m) != sizeof(uint64_t))
 		return;
@@ -198,6 +199,8 @@ static void report_go_stats(struct rt_session *s)
 			full = v;
 		if (i == GT_STAT_FG_DROPPED)
 			dropped = v;
+		if (i == GT_STAT_UNREAD_TEXT)
+			unread = v;
 		strbuf_printf(&sb, "%s%s: %llu", i ? ", " : "", rt_go_stat_names[i],
 			      (unsigned long long)v);
 	}
@@ -218,6 +221,12 @@ static void report_go_stats(struct rt_session *s)
 			   "depth may be wrong",
 			   (unsigned long long)full);
 	}
+	/* BPF cannot fault a page in; session/prefault.c makes the binary's own present */
+	if (unread)
+		diag_print(DIAG_WARNING,
+			   "%llu strings could not be read (their memory was not present): "
+			   "printed empty",
+			   (unsigned long long)unread);
 	strbuf_free(&sb);
 }
 

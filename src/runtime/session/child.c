@@ -79,11 +79,32 @@ static void child_reap(struct rt_session *s)
 	s->child = 0;
 }
 
+/* The traced program's data made readable by probes before it runs (prefault.c). */
+static void prefault(struct rt_session *s, pid_t pid)
+{
+	uint64_t t0 = now_ns();
+	long n = rt_prefault__process(pid);
+	if (!s->opts->verbose)
+		return;
+	if (n < 0)
+		diag_print(DIAG_INFO, "data of pid %d not made present: %s", (int)pid,
+			   strerror((int)-n));
+	else
+		diag_print(DIAG_INFO, "%ld pages of pid %d's data made present in %.1f ms", n,
+			   (int)pid, (double)(now_ns() - t0) / 1e6);
+}
+
+static void prefault_at_exec(pid_t pid, void *ctx)
+{
+	prefault(ctx, pid);
+}
+
 int rt_child__release(struct rt_session *s)
 {
 	if (!s->child || s->gate_fd < 0)
 		return 0;
-	struct spawn sp = {.pid = s->child, .gate_fd = s->gate_fd, .exec_err_fd = s->exec_err_fd};
+	struct spawn sp = {.pid = s->child, .gate_fd = s->gate_fd, .exec_err_fd = s->exec_err_fd,
+			   .at_exec = prefault_at_exec, .at_exec_ctx = s};
 	s->gate_fd = s->exec_err_fd = -1;
 	int err = spawn_release(&sp, s->opts->child_argv[0]);
 	if (err)
@@ -110,6 +131,7 @@ int rt_target__open(struct rt_session *s, pid_t pid)
 		return -ESRCH;
 	}
 	s->pid = pid;
+	prefault(s, pid);
 	/* A pidfd turns readable when the process exits, zombie or not, which kill(pid, 0)
 	 * cannot tell; without one (old kernel) fall back to kill(). */
 	long fd = syscall(SYS_pidfd_open, pid, 0);
@@ -120,6 +142,7 @@ int rt_target__open(struct rt_session *s, pid_t pid)
 			diag_fatal("no process with pid %d", (int)p);
 			return -ESRCH;
 		}
+		prefault(s, p);
 		fd = syscall(SYS_pidfd_open, p, 0);
 		s->more_pidfds[i] = fd < 0 ? -1 : (int)fd;
 	}

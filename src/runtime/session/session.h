@@ -80,6 +80,9 @@ int rt_child__release(struct rt_session *s);
  * a PIE's load bias, even once the child is gone). */
 void rt_child__learn_maps(struct rt_session *s, const struct rt_symbolizer *sym);
 int rt_target__open(struct rt_session *s, pid_t pid);
+/* prefault.c: every page of PID's non-executable mappings of its own binary made
+ * present in its page tables, so that probes can read them: the pages read, or -errno. */
+long rt_prefault__process(pid_t pid);
 /* The run ends with ROOT (a -c command followed into the program traced), and ROOT is
  * the child stopped and reaped at the end. */
 void rt_target__end_with(struct rt_session *s, pid_t root);
