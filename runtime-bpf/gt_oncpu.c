@@ -11,6 +11,7 @@
 
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
+#include <stdbool.h>
 
 struct gt_thread {
 	__s64 goid;    /* the goroutine the thread runs; 0: none (g0 looking for work) */
@@ -58,15 +59,22 @@ static __always_inline __u64 read_gen(const struct gt_thread *th)
 	return *(volatile const __u64 *)&th->gen;
 }
 
-static __always_inline struct gt_thread *thread_here(__s64 goid)
+/* The running thread's entry, made on its first mark (*FRESH): off a CPU as far as it
+ * knows (since 0), for mark() to start its clock. Not with SINCE read here: this program
+ * can be preempted between reading the clock and storing the entry, and a switch then
+ * finds no entry to stop the clock in, so the time off the CPU would count as on it (a
+ * first call 207 us over its thread's own CPU time, in a loaded run); mark()'s start is
+ * guarded against that switch. */
+static __always_inline struct gt_thread *thread_here(__s64 goid, bool *fresh)
 {
 	__u32 tid = current_tid();
 	struct gt_thread *th = bpf_map_lookup_elem(&gt_threads, &tid);
+	*fresh = !th;
 	if (th)
 		return th;
-	struct gt_thread nt = {.goid = goid, .since = bpf_ktime_get_ns()};
-	bpf_map_update_elem(&gt_threads, &tid, &nt, BPF_ANY);
-	return 0;
+	struct gt_thread nt = {.goid = goid};
+	bpf_map_update_elem(&gt_threads, &tid, &nt, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&gt_threads, &tid);
 }
 
 /* A mark of the thread running here, mid-run (a uprobe): the time since the last mark
@@ -81,8 +89,8 @@ static __always_inline struct gt_thread *thread_here(__s64 goid)
  * time between is no goroutine's to know, and the next switch charges GOID from now by
  * the clock (rt_known 0), not by the kernel's count since that update, which would
  * hold the time before this mark (up to a tick of the scheduler's or the last
- * goroutine's) too. -v counts these marks. */
-static __always_inline void mark(struct gt_thread *th, __s64 goid, __u32 rt_off)
+ * goroutine's) too. -v counts these marks (not a FRESH thread's first). */
+static __always_inline void mark(struct gt_thread *th, __s64 goid, __u32 rt_off, bool fresh)
 {
 	__u64 gen = read_gen(th), now = bpf_ktime_get_ns();
 	__u64 since = th->since, d, rt, known = th->rt_known, rt_seen = th->rt;
@@ -97,7 +105,8 @@ static __always_inline void mark(struct gt_thread *th, __s64 goid, __u32 rt_off)
 		known = 0;
 		if (!rt)
 			rt = rt_seen;
-		gt_stat_inc(GT_STAT_ONCPU_UNSEEN);
+		if (!fresh)
+			gt_stat_inc(GT_STAT_ONCPU_UNSEEN);
 	}
 	__s64 old = th->goid;
 	if (read_gen(th) != gen) {
@@ -129,16 +138,18 @@ void gt_oncpu_execute(void *ctx, const struct gt_target *t, __u32 rt_off)
 	__u64 gp = reg_at(ctx, GT_REG_RET0), goid = 0;
 	if (gp)
 		bpf_probe_read_user(&goid, sizeof(goid), (const void *)(gp + t->g_goid));
-	struct gt_thread *th = thread_here((__s64)goid);
+	bool fresh;
+	struct gt_thread *th = thread_here((__s64)goid, &fresh);
 	if (th)
-		mark(th, (__s64)goid, rt_off);
+		mark(th, (__s64)goid, rt_off, fresh);
 }
 
 void gt_oncpu_schedule(__u32 rt_off)
 {
-	struct gt_thread *th = thread_here(0);
+	bool fresh;
+	struct gt_thread *th = thread_here(0, &fresh);
 	if (th)
-		mark(th, 0, rt_off);
+		mark(th, 0, rt_off, fresh);
 }
 
 /* A switch (IN: the task takes a CPU, else leaves it): the thread's CPU time since the
@@ -190,13 +201,14 @@ __u64 gt_oncpu_now(__s64 goid, __u32 rt_off)
 		if (!acc)
 			return 0;
 	}
-	struct gt_thread *th = thread_here(goid);
+	bool fresh;
+	struct gt_thread *th = thread_here(goid, &fresh);
 	if (!th)
 		return *acc;
 	if (th->goid != goid || !th->since) {
 		/* the goroutine runs here, on a CPU: its runtime.execute (or the switch that
 		 * put the thread back) came before the trace, or was lost */
-		mark(th, goid, rt_off);
+		mark(th, goid, rt_off, fresh);
 		return *acc;
 	}
 	/* the count so far and the open part, read between no switch (else once more) */
