@@ -207,9 +207,11 @@ static int kernel(void *ctx, uint64_t pc, bool ret, struct rt_frame *out)
 	if (binfo_kallsyms_sym(pc, &name, &off))
 		return 0;
 	*out = (struct rt_frame){.func = name, .off = off};
-	/* a return address names the call before it, as for user frames */
+	/* a return address names the call before it, as for user frames; not at a symbol's
+	 * first byte: an interrupted entry (a profile sample), whose byte before is the
+	 * padding after another function, and the name says this one */
 	if (s->klines)
-		klines_lookup(s->klines, pc - (ret ? 1 : 0), &out->file, &out->line);
+		klines_lookup(s->klines, pc - (ret && off ? 1 : 0), &out->file, &out->line);
 	return 1;
 }
 

@@ -457,7 +457,8 @@ if s.case("klines"):
                 if cur is None:
                     cur = []
                     stacks_.append(cur)
-                cur.append((int(m.group(1), 16), m.group(2), m.group(4), m.group(5)))
+                cur.append((int(m.group(1), 16), m.group(2), m.group(4), m.group(5),
+                            int(m.group(3))))
             elif l.startswith("]: "):
                 total += int(l[3:])
                 cur = None
@@ -502,9 +503,11 @@ if s.case("klines"):
                     "is not the running kernel's" in r.stderr and
                     all(f[2] is None for stk in st_ for f in stk), describe(r))
         else:
-            # frame 0 as it is, the others return addresses: the call's line (addr - 1)
-            want = [a - slide - (1 if i else 0) for stk in st_ for i, (a, _, _, _) in
-                    enumerate(stk)]
+            # frame 0 as it is, the others return addresses: the call's line (addr - 1),
+            # but for a frame at a function's first byte (an interrupted entry: a sample),
+            # whose byte before is the padding after another function
+            want = [a - slide - (1 if i and off else 0) for stk in st_
+                    for i, (a, _, _, _, off) in enumerate(stk)]
             a2l = [re.sub(r" \(discriminator \d+\)$", "", l) for l in subprocess.run(
                 ["llvm-addr2line-16", "-e", vml] + ["%x" % a for a in want],
                 capture_output=True,
