@@ -5,6 +5,8 @@
 
 #if defined(GT_ARCH_x86_64)
 #include "arch_x86_64.h"
+#elif defined(GT_ARCH_aarch64)
+#include "arch_aarch64.h"
 #else
 #error "runtime-bpf: no arch_NAME.h for this processor (CMake's GT_ARCH)"
 #endif

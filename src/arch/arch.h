@@ -16,8 +16,11 @@
 
 /* The processor's sizes (ARCH_GO_INT_REGS, ARCH_INSN_MAX ...): its own header, chosen by
  * the compiler's target, which is the host's. */
-#if defined(__x86_64__)
+#if defined(__x86_64__) && !defined(GT_ARCH_CROSS_AARCH64)
 #include "arch/x86_64.h"
+#elif defined(__aarch64__) || defined(GT_ARCH_CROSS_AARCH64)
+/* GT_ARCH_CROSS_AARCH64: tests/unit's reading of arm64 binaries on another host */
+#include "arch/aarch64.h"
 #else
 #error "gotrace: no src/arch implementation for this processor"
 #endif
@@ -130,9 +133,10 @@ enum arch_uprobe_verdict arch_uprobe_verdict(const uint8_t *p, size_t n);
 
 /* ---- Go's code, recognised by its bytes ---- */
 
-/* Whether the function starting at P (N bytes there) is the ABI0 wrapper of a Go
- * function: it sets up what ABIInternal code expects (a zero float register, g in its
- * register from thread-local storage) before calling it. */
+/* Whether the function starting at P (N >= ARCH_GO_WRAPPER_PEEK bytes there) is the ABI0
+ * wrapper of a Go function, told by its first bytes where the processor's ABIInternal
+ * needs a set-up ABI0 code lacks (x86-64: a zero float register, g from thread-local
+ * storage); false where nothing tells (arm64: g is in R28 under both ABIs). */
 bool arch_go_abi0_wrapper(const uint8_t *p, size_t n);
 /* Whether the N bytes before a wrapper's call of its twin set that up (ABI0 calling
  * ABIInternal), rather than the twin's being an assembly function. */
@@ -141,6 +145,8 @@ bool arch_go_abi0_caller(const uint8_t *p, size_t n);
 int64_t arch_branch_to(const uint8_t *p, size_t n, uint64_t pc, uint64_t target);
 /* The thread-local offset Go's code (SIZE bytes of .text at P) loads g from, when its
  * loads agree. */
+/* The TLS symbol of g that an external link leaves in .symtab ("runtime.tlsg"). */
+extern const char arch_go_tls_symbol[];
 bool arch_go_tls_g_slot(const uint8_t *p, size_t size, int64_t *off);
 
 /* ---- thread-local storage ---- */

@@ -14,5 +14,7 @@
 #define ARCH_GO_PROLOGUE_MAX (12 * ARCH_INSN_MAX)
 /* where Go's own linker puts g, from the thread pointer (an internal link) */
 #define ARCH_GO_TLS_G_INTERNAL (-8)
+/* how many bytes of a function's start arch_go_abi0_wrapper looks at */
+#define ARCH_GO_WRAPPER_PEEK 17
 
 #endif

@@ -61,6 +61,8 @@ bool arch_go_tls_g_slot(const uint8_t *p, size_t size, int64_t *off)
 	return n > 0;
 }
 
+const char arch_go_tls_symbol[] = "runtime.tlsg";
+
 const char arch_kernel_tp_member[] = "thread.fsbase";
 
 /* x86-64 TLS is variant II: the thread pointer (fsbase) points just past the static

@@ -223,27 +223,41 @@ int binfo_ret_addrs(struct binfo *bi, const struct binfo_func *f, uint64_t **out
 	return v.n;
 }
 
+/* The bytes of the instruction at ADDR: ARCH_INSN_MAX of them, fewer at the end of the
+ * file's bytes (*N). */
+static const uint8_t *insn_at(const struct binfo *bi, uint64_t addr, size_t *n)
+{
+	for (size_t want = ARCH_INSN_MAX; want; want = want > 1 ? 1 : 0) {
+		const uint8_t *p = binfo__bytes_at(bi, addr, want);
+		if (p) {
+			*n = want;
+			return p;
+		}
+	}
+	return NULL;
+}
+
 bool binfo_is_ret(const struct binfo *bi, uint64_t addr)
 {
-	const uint8_t *p = binfo__bytes_at(bi, addr, 1);
-	return p && arch_is_ret(p, 1);
+	size_t n;
+	const uint8_t *p = insn_at(bi, addr, &n);
+	return p && arch_is_ret(p, n);
 }
 
 bool binfo_is_push_rbp(const struct binfo *bi, uint64_t addr)
 {
-	const uint8_t *p = binfo__bytes_at(bi, addr, 1);
-	return p && arch_is_frame_push(p, 1);
+	size_t n;
+	const uint8_t *p = insn_at(bi, addr, &n);
+	return p && arch_is_frame_push(p, n);
 }
 
 /* The verdict on the instruction at VADDR (its first byte alone at the end of the
  * file's bytes); -1 when not even that is in the file. */
 static int verdict_at(const struct binfo *bi, uint64_t vaddr)
 {
-	const uint8_t *p = binfo__bytes_at(bi, vaddr, ARCH_INSN_MAX);
-	if (p)
-		return (int)arch_uprobe_verdict(p, ARCH_INSN_MAX);
-	p = binfo__bytes_at(bi, vaddr, 1);
-	return p ? (int)arch_uprobe_verdict(p, 1) : -1;
+	size_t n;
+	const uint8_t *p = insn_at(bi, vaddr, &n);
+	return p ? (int)arch_uprobe_verdict(p, n) : -1;
 }
 
 bool binfo_can_probe(const struct binfo *bi, uint64_t addr)

@@ -11,6 +11,7 @@
 
 #include "arch/arch.h"
 #include "binfo/binfo_int.h"
+#include "binfo/lines_int.h"
 #include "common/diag.h"
 #include "common/util.h"
 
@@ -431,8 +432,8 @@ static void build_name_index(struct binfo *bi)
 
 static bool is_abi0_wrapper(const struct binfo *bi, const struct binfo_func *f)
 {
-	const uint8_t *p = binfo__bytes_at(bi, f->addr, 17);
-	return p && f->size >= 17 && arch_go_abi0_wrapper(p, 17);
+	const uint8_t *p = binfo__bytes_at(bi, f->addr, ARCH_GO_WRAPPER_PEEK);
+	return p && f->size >= ARCH_GO_WRAPPER_PEEK && arch_go_abi0_wrapper(p, ARCH_GO_WRAPPER_PEEK);
 }
 
 static int lookup_index(const struct binfo *bi, const char *name);
@@ -452,6 +453,32 @@ static bool abi0_caller(const struct binfo *bi, const struct binfo_func *f, int6
 	return p && arch_go_abi0_caller(p, (size_t)at);
 }
 
+/* Whether F is assembly, by the source file .gopclntab gives its entry: 1, 0 (Go), -1
+ * (not known). A wrapper calls its twin: the ABI0 one when the twin is assembly (the
+ * ABIInternal wrapper Go code calls it through), the ABIInternal one when the twin is Go
+ * (the ABI0 wrapper assembly calls it through). Where a wrapper's bytes cannot tell
+ * (arm64: g in R28 under both ABIs; no arguments to move), this can. */
+static int is_asm(const struct pcln *p, bool ok, const struct binfo_func *f)
+{
+	struct pfunc pf;
+	const char *file;
+	int line;
+	if (!ok || !pcln_func(p, f->addr, &pf) || !pcln_fileline(p, &pf, f->addr, &file, &line))
+		return -1;
+	size_t n = strlen(file);
+	return n > 2 && !strcmp(file + n - 2, ".s");
+}
+
+/* Of twins A and B, where W (one of them) calls the other at byte AT: the ABI0 one. */
+static int abi0_twin(const struct binfo *bi, const struct pcln *p, bool ok, int w, int t,
+		     int64_t at)
+{
+	int s = is_asm(p, ok, &bi->funcs[t]);
+	if (s >= 0)
+		return s ? t : w;
+	return abi0_caller(bi, &bi->funcs[w], at) ? w : t;
+}
+
 /* .gopclntab names a function and its ABI wrapper alike (runtime.goexit1 twice), so a
  * wildcard would probe both and count each call twice. The symbol table calls the ABI0
  * one NAME.abi0: the ABI0 wrapper of a Go function, or the assembly function that an
@@ -460,6 +487,8 @@ static bool name_abi0_wrappers(struct binfo *bi)
 {
 	size_t len = 0;
 	bool *abi0 = xcalloc((size_t)bi->nfuncs + 1, sizeof(*abi0));
+	struct pcln p;
+	bool ok = pcln_open(bi, &p);
 	for (int i = 0; i < bi->nfuncs; i++) {
 		int a = lookup_index(bi, bi->funcs[i].name), b = a >= 0 ? bi->same_next[a] : -1;
 		if (a != i || b < 0 || bi->same_next[b] >= 0)
@@ -469,9 +498,9 @@ static bool name_abi0_wrappers(struct binfo *bi)
 		int64_t at;
 		int k = is_abi0_wrapper(bi, fa) ? a : is_abi0_wrapper(bi, fb) ? b : -1;
 		if (k < 0 && (at = call_at(bi, fa, fb->addr)) >= 0)
-			k = abi0_caller(bi, fa, at) ? a : b;
+			k = abi0_twin(bi, &p, ok, a, b, at);
 		else if (k < 0 && (at = call_at(bi, fb, fa->addr)) >= 0)
-			k = abi0_caller(bi, fb, at) ? b : a;
+			k = abi0_twin(bi, &p, ok, b, a, at);
 		if (k >= 0) {
 			abi0[k] = true;
 			len += strlen(bi->funcs[k].name) + sizeof(".abi0");

@@ -249,8 +249,9 @@ static bool find_tlsg(const struct binfo *bi, uint64_t *value)
 			    syms[i].st_name >= sd->d_size)
 				continue;
 			const char *name = strs + syms[i].st_name;
-			if (strnlen(name, sd->d_size - syms[i].st_name) == 12 &&
-			    memcmp(name, "runtime.tlsg", 12) == 0) {
+			size_t len = strlen(arch_go_tls_symbol);
+			if (strnlen(name, sd->d_size - syms[i].st_name) == len &&
+			    memcmp(name, arch_go_tls_symbol, len) == 0) {
 				*value = syms[i].st_value;
 				return true;
 			}

@@ -1,0 +1,29 @@
+/* runtime-bpf/arch_aarch64: the arm64 processor on the BPF side (src/arch/aarch64.c is the
+ * tool's side). The saved registers are struct user_pt_regs (the UAPI prefix of the
+ * kernel's pt_regs, what bpf_user_pt_regs_t is on arm64): regs[31], sp, pc, pstate.
+ * Offsets are literals, for reg_at()'s one load instruction, checked against the header. */
+#ifndef GT_ARCH_AARCH64_H
+#define GT_ARCH_AARCH64_H
+
+#include <asm/ptrace.h>
+
+#define GT_REG_IP 256   /* pc: the probed instruction at a uprobe */
+#define GT_REG_SP 248   /* sp */
+#define GT_REG_FP 232   /* x29 */
+#define GT_REG_RET0 0   /* x0: Go's first integer argument and result */
+#define GT_REG_GO_G 224 /* x28: Go's g (both ABIs) */
+_Static_assert(GT_REG_IP == __builtin_offsetof(struct user_pt_regs, pc), "pc");
+_Static_assert(GT_REG_SP == __builtin_offsetof(struct user_pt_regs, sp), "sp");
+_Static_assert(GT_REG_FP == __builtin_offsetof(struct user_pt_regs, regs[29]), "x29");
+_Static_assert(GT_REG_RET0 == __builtin_offsetof(struct user_pt_regs, regs[0]), "x0");
+_Static_assert(GT_REG_GO_G == __builtin_offsetof(struct user_pt_regs, regs[28]), "x28");
+
+/* The saved registers, as a type (a sample's, the task's), and their fields. */
+typedef struct user_pt_regs gt_regs;
+#define GT_REGS_IP(r) ((r)->pc)
+#define GT_REGS_SP(r) ((r)->sp)
+#define GT_REGS_FP(r) ((r)->regs[29])
+/* In user mode: PSTATE.M[3:0] is 0 (EL0t). */
+#define GT_REGS_USER(r) (((r)->pstate & 0xf) == 0)
+
+#endif
