@@ -16,6 +16,8 @@
 #include "runtime/session/session.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,7 +62,10 @@ long rt_prefault__process(pid_t pid)
 	const char *no = getenv("GT_NO_PREFAULT");
 	if (no && *no && strcmp(no, "0"))
 		return -ECANCELED;
+	char exe_path[PATH_MAX];
 	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	ssize_t n_exe = readlink(path, exe_path, sizeof(exe_path) - 1);
+	exe_path[n_exe > 0 ? n_exe : 0] = 0;
 	if (stat(path, &exe))
 		return -errno;
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
@@ -73,11 +78,16 @@ long rt_prefault__process(pid_t pid)
 		uint64_t start, end, off, ino;
 		unsigned int maj, min;
 		char perms[8];
-		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %x:%x %" SCNu64, &start,
-			   &end, perms, &off, &maj, &min, &ino) != 7)
+		int at = 0;
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %x:%x %" SCNu64 " %n",
+			   &start, &end, perms, &off, &maj, &min, &ino, &at) != 7)
 			continue;
-		if (ino != (uint64_t)exe.st_ino || makedev(maj, min) != exe.st_dev ||
-		    perms[0] != 'r' || perms[2] == 'x')
+		/* the binary by its identity, or by its name: on overlayfs (a container's, the
+		 * test guests') maps names the file beneath, exe the overlay's own inode */
+		line[strcspn(line, "\n")] = 0;
+		bool same = (ino == (uint64_t)exe.st_ino && makedev(maj, min) == exe.st_dev) ||
+			    (at && exe_path[0] && !strcmp(line + at, exe_path));
+		if (!same || perms[0] != 'r' || perms[2] == 'x')
 			continue;
 		long n = touch_range(pid, start, end, page);
 		if (n < 0) {
