@@ -524,7 +524,8 @@ void cg_program(struct cg *g, const struct sema_prog *sp)
 {
 	const struct plan_prog *pp = &g->plan->progs[sp->plan_prog];
 	struct ast_node *clause = sp->clause;
-	static const struct ast_node hidden_clause = {.kind = AST_CLAUSE, .loc = {1, 1, 1, 2}};
+	static const struct ast_node hidden_clause = {
+	    .kind = AST_CLAUSE, .loc = {.line = 1, .col = 1, .end_line = 1, .end_col = 2}};
 	if (!clause)
 		clause = (struct ast_node *)&hidden_clause;
 	g->sp = sp;

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Runs CMD on one of Debian's kernels under qemu (TCG), in the host's own tree:
-#   tests/kernels/vm.sh [--kernel 6.1] [--timeout SEC] [--mem MIB] [--dbg] -- CMD...
-#   tests/kernels/vm.sh [--kernel 6.1] [--dbg] --fetch-only
+#   tests/kernels/vm.sh [--arch arm64] [--kernel 6.1] [--timeout SEC] [--mem MIB] [--dbg] -- CMD...
+#   tests/kernels/vm.sh [--arch arm64] [--kernel 6.1] [--dbg] --fetch-only
 # The newest linux-image-X.Y.*-amd64-unsigned Debian offers is downloaded (apt-get
 # download) into ${GT_KERNEL_CACHE:-~/.cache/gotrace-tests/kernels}, with a busybox
 # initramfs that mounts the host's root read-only over 9p under a tmpfs overlay (see
@@ -13,10 +13,16 @@
 # it to CMD as GT_VMLINUX (kernel source lines, src/symbols/klines.c).
 # --fetch-only: the downloads, the vmlinux and the initramfs into the cache, and no guest
 # (scripts/test.sh runs it early, beside the plain pass, where one CPU is mostly idle).
+# --arch arm64: Debian's linux-image-X.Y.*-arm64-unsigned under qemu-system-aarch64 (virt,
+# TCG), fetched by the apt of the arm64 root (tests/arm64/root.sh), which is the guest's
+# root instead of the host's; the current directory comes in over 9p at its own path
+# (read-only, under a tmpfs overlay too), CMD's output through a file of the scratch dir
+# (virt has one serial port: the console's), shown when the guest is done.
 # Exit status: CMD's, or 125 when the guest could not run it.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 kver=6.1
+arch=amd64
 timeout=900
 mem=2048
 dbg=0
@@ -24,6 +30,7 @@ fetch=0
 while [ $# -gt 0 ]; do
     case $1 in
     --kernel) kver=$2; shift 2 ;;
+    --arch) arch=$2; shift 2 ;;
     --timeout) timeout=$2; shift 2 ;;
     --mem) mem=$2; shift 2 ;;
     --dbg) dbg=1; shift ;;
@@ -41,9 +48,27 @@ die() {
     echo "vm.sh: $*" >&2
     exit 125
 }
-for t in qemu-system-x86_64 busybox apt-get dpkg-deb; do
+case $arch in
+amd64) qemu=qemu-system-x86_64 ;;
+arm64) qemu=qemu-system-aarch64 ;;
+*) die "--arch takes amd64 or arm64, not '$arch'" ;;
+esac
+for t in $qemu busybox apt-get dpkg-deb; do
     command -v $t >/dev/null || die "$t is missing: run scripts/install-deps.sh"
 done
+# apt: the host's for its own kernels; the arm64 root's (run there through qemu-user) for
+# arm64's, downloading into its /tmp
+sysroot=""
+inroot() { "$@"; }
+if [ "$arch" = arm64 ]; then
+    sysroot=$(sh "$here/../arm64/root.sh") || die "no arm64 root (tests/arm64/root.sh)"
+    inroot() { chroot "$sysroot" "$@"; }
+    # its package lists, at most a day old (old kernel ABIs leave the mirror)
+    if [ -z "$(find "$sysroot/var/lib/apt/lists" -maxdepth 1 -name '*Packages' -mmin -1440 \
+                2>/dev/null | head -n 1)" ]; then
+        inroot apt-get update -qq >&2 || echo "vm.sh: apt-get update in the arm64 root failed" >&2
+    fi
+fi
 case $kver in
 *[!0-9.]* | "") die "--kernel takes a version such as 6.1, not '$kver'" ;;
 esac
@@ -52,21 +77,27 @@ mkdir -p "$cache"
 
 # 1. The kernel package: the newest Debian offers, else the newest already cached.
 # 6.1 is named linux-image-6.1.0-56-amd64-unsigned, 6.12 linux-image-6.12.117+deb12-...
-re="^linux-image-$(echo "$kver" | sed 's/\./\\./g')\\.[0-9]+(-[0-9]+|\\+deb[0-9]+)-amd64-unsigned\$"
-pkg=$(apt-cache search --names-only "$re" 2>/dev/null | cut -d' ' -f1 | sort -V | tail -n 1)
+re="^linux-image-$(echo "$kver" | sed 's/\./\\./g')\\.[0-9]+(-[0-9]+|\\+deb[0-9]+)-$arch-unsigned\$"
+pkg=$(inroot apt-cache search --names-only "$re" 2>/dev/null | cut -d' ' -f1 | sort -V | tail -n 1)
 if [ -n "$pkg" ]; then
-    pver=$(apt-cache policy "$pkg" | sed -n 's/^ *Candidate: //p')
-    deb="$cache/${pkg}_$(echo "$pver" | sed 's/^[0-9]*://')_amd64.deb"
+    pver=$(inroot apt-cache policy "$pkg" | sed -n 's/^ *Candidate: //p')
+    deb="$cache/${pkg}_$(echo "$pver" | sed 's/^[0-9]*://')_$arch.deb"
     if [ ! -f "$deb" ]; then
         echo "vm.sh: downloading $pkg $pver" >&2
         # root's apt hands downloads to _apt, which cannot write a root-owned cache
-        (cd "$cache" && apt-get download -q -o APT::Sandbox::User=root "$pkg" >&2) ||
-            die "apt-get download $pkg failed"
+        if [ -n "$sysroot" ]; then
+            rm -rf "$sysroot/tmp/gt-dl" && mkdir -p "$sysroot/tmp/gt-dl"
+            (inroot sh -c "cd /tmp/gt-dl && apt-get download -q -o APT::Sandbox::User=root $pkg" >&2 &&
+             mv "$sysroot"/tmp/gt-dl/*.deb "$deb") || die "apt-get download $pkg failed"
+        else
+            (cd "$cache" && apt-get download -q -o APT::Sandbox::User=root "$pkg" >&2) ||
+                die "apt-get download $pkg failed"
+        fi
     fi
 else
-    deb=$(ls "$cache"/linux-image-"$kver".[0-9]*-amd64-unsigned_*.deb 2>/dev/null | sort -V |
+    deb=$(ls "$cache"/linux-image-"$kver".[0-9]*-$arch-unsigned_*.deb 2>/dev/null | sort -V |
           tail -n 1 || true)
-    [ -n "$deb" ] || die "Debian offers no linux-image-$kver.*-amd64-unsigned (apt-get update?)"
+    [ -n "$deb" ] || die "Debian offers no linux-image-$kver.*-$arch-unsigned (apt-get update?)"
 fi
 kdir=${deb%.deb}
 if [ ! -f "$kdir/ok" ]; then
@@ -82,6 +113,7 @@ mods=$(ls -d "$kdir"/pkg/lib/modules/* | head -n 1)
 # 1b. --dbg: the same release's vmlinux with DWARF, from its -dbg package (the .deb is
 # dropped once the vmlinux is out: only that is read).
 vmlinux=""
+[ "$dbg" = 0 ] || [ "$arch" = amd64 ] || die "--dbg is for amd64's kernels only (yet)"
 if [ "$dbg" = 1 ]; then
     vmlinux="$kdir/vmlinux-$(basename "$mods")"
     if [ ! -s "$vmlinux" ]; then
@@ -112,7 +144,10 @@ initrd="$kdir/initramfs.cpio.gz"
 if [ ! -f "$initrd" ] || [ "$here/init" -nt "$initrd" ] || [ "$0" -nt "$initrd" ]; then
     root=$(mktemp -d "$kdir/initramfs.XXXXXX")
     mkdir -p "$root/bin" "$root/lib/modules" "$root/proc" "$root/sys" "$root/dev"
-    cp "$(command -v busybox)" "$root/bin/busybox"
+    # the guest's processor's busybox (an arm64 one runs here through qemu-user)
+    bb=$(command -v busybox)
+    [ -z "$sysroot" ] || bb=$sysroot/bin/busybox
+    cp "$bb" "$root/bin/busybox"
     for a in $("$root/bin/busybox" --list); do
         [ "$a" = busybox ] || ln -s busybox "$root/bin/$a"
     done
@@ -162,6 +197,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 125' INT TERM
 echo "GT_VM_SCRATCH='$scratch'" >"$scratch/vm.conf"
+# arm64: the guest's root is the arm64 root; the current directory comes in at its path
+[ -z "$sysroot" ] || echo "GT_VM_WORKDIR='$(pwd)'" >>"$scratch/vm.conf"
 quote() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
 {
     export -p | grep -Ev '^(export )?(PWD|OLDPWD|SHLVL|_|GT_VM)='
@@ -185,21 +222,38 @@ start=$(date +%s)
 # when a vCPU waits its turn (docs/reliability.md, cold22): a thread clock that disagrees
 # with the monotonic one is no oracle. Both vCPUs read one host counter (qemu's ticks).
 # GT_VM_ACCEL and GT_VM_CPU override the defaults. The guest has no network.
-timeout -s KILL "$timeout" qemu-system-x86_64 -accel "${GT_VM_ACCEL:-tcg,thread=single}" -cpu "${GT_VM_CPU:-max}" -m "$mem" -smp 2 -nodefaults -no-user-config \
-    -display none -monitor none -no-reboot \
-    -kernel "$kernel" -initrd "$initrd" \
-    -append "console=ttyS0 loglevel=4 panic=-1 mitigations=off tsc=reliable rdinit=/init" \
-    -serial "file:$scratch/console.log" \
-    -chardev stdio,id=out,signal=off -serial chardev:out \
-    -virtfs local,path=/,mount_tag=gtroot,security_model=none,readonly=on,multidevs=remap \
-    -virtfs local,path="$scratch",mount_tag=gtscratch,security_model=none \
-    </dev/null &
+if [ "$arch" = amd64 ]; then
+    timeout -s KILL "$timeout" qemu-system-x86_64 -accel "${GT_VM_ACCEL:-tcg,thread=single}" -cpu "${GT_VM_CPU:-max}" -m "$mem" -smp 2 -nodefaults -no-user-config \
+        -display none -monitor none -no-reboot \
+        -kernel "$kernel" -initrd "$initrd" \
+        -append "console=ttyS0 loglevel=4 panic=-1 mitigations=off tsc=reliable rdinit=/init" \
+        -serial "file:$scratch/console.log" \
+        -chardev stdio,id=out,signal=off -serial chardev:out \
+        -virtfs local,path=/,mount_tag=gtroot,security_model=none,readonly=on,multidevs=remap \
+        -virtfs local,path="$scratch",mount_tag=gtscratch,security_model=none \
+        </dev/null &
+else
+    # arm64 (ARCHITECTURE.md): pauth-impdef, or pointer authentication's emulation makes
+    # the guest 3-4 times slower; one vCPU (TCG's cross-vCPU XOL trouble, above)
+    timeout -s KILL "$timeout" qemu-system-aarch64 -M virt -accel tcg \
+        -cpu "${GT_VM_CPU:-max,pauth-impdef=on}" -m "$mem" -smp 1 -nodefaults -no-user-config \
+        -display none -monitor none -no-reboot \
+        -kernel "$kernel" -initrd "$initrd" \
+        -append "console=ttyAMA0 loglevel=4 panic=-1 rdinit=/init" \
+        -serial "file:$scratch/console.log" \
+        -virtfs local,path="$sysroot",mount_tag=gtroot,security_model=none,readonly=on,multidevs=remap \
+        -virtfs local,path="$scratch",mount_tag=gtscratch,security_model=none \
+        -virtfs local,path="$(pwd)",mount_tag=gtwork,security_model=none,readonly=on,multidevs=remap \
+        </dev/null &
+fi
 qpid=$!
 rc=0
 wait $qpid || rc=$?
 qpid=""
 [ $rc -ne 137 ] || echo "vm.sh: timeout: qemu killed after $timeout s" >&2
 echo "vm.sh: $(basename "$kernel"), $(($(date +%s) - start)) s in the guest" >&2
+# arm64: CMD's output came through a file
+[ ! -f "$scratch/out" ] || cat "$scratch/out"
 if [ ! -s "$scratch/status" ]; then
     echo "vm.sh: the guest did not run CMD to its end; its console:" >&2
     tail -n 40 "$scratch/console.log" >&2
