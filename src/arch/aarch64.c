@@ -81,6 +81,8 @@ const int arch_role_off[ARCH_NROLES] = {
 	[ARCH_RET0] = X(0), [ARCH_GO_G] = X(28),
 };
 
+const bool arch_go_g_always_in_reg = true;
+
 /* BL wrote it to the link register; nothing is pushed */
 const struct arch_ret_addr arch_entry_ret_addr = {.in_reg = true, .reg_off = X(30)};
 

@@ -53,6 +53,11 @@ enum arch_role {
 	ARCH_NROLES
 };
 extern const int arch_role_off[ARCH_NROLES];
+/* Whether every Go function has g in ARCH_GO_G's register from its first instruction,
+ * ABI0 and NOSPLIT code too (arm64: R28 always; a program without cgo never stores g in
+ * thread-local storage), rather than only where it checks its stack (x86-64: ABI0 code
+ * has other uses for R14, and the runtime keeps g in TLS). */
+extern const bool arch_go_g_always_in_reg;
 
 /* Where a function's return address is at its first instruction: in the word at the
  * stack pointer (x86-64: the call pushed it) or in a register (a link register). */

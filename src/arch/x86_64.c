@@ -62,6 +62,8 @@ const int arch_role_off[ARCH_NROLES] = {
 	[ARCH_RET0] = OFF(rax), [ARCH_GO_G] = OFF(r14),
 };
 
+const bool arch_go_g_always_in_reg = false;
+
 /* CALL pushed it */
 const struct arch_ret_addr arch_entry_ret_addr = {.in_reg = false};
 

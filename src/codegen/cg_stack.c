@@ -10,14 +10,20 @@
 #include <stddef.h>
 
 
-/* The return address on top of the stack where the site says it is there (sema: an
- * entry, a RET, a function without a frame) and, for a stack, the kernel's walk does not
- * hold it already; else 0. */
+/* The return address where a function's entry has it (on top of the stack, or in the
+ * link register: arch.h), where the site says it is still there (sema: an entry, a RET, a
+ * function without a frame) and, for a stack, the kernel's walk does not hold it
+ * already; else 0. */
 static LLVMValueRef caller_at_sp(struct cg *g, bool for_stack)
 {
-	LLVMValueRef a[2] = {cg_load_reg(g, arch_role_off[ARCH_SP]),
-			     LLVMConstInt(g->i32, 8, false)};
-	LLVMValueRef ra = cg_runtime_call(g, "gt_read_uint", a, 2);
+	LLVMValueRef ra;
+	if (arch_entry_ret_addr.in_reg) {
+		ra = cg_load_reg(g, arch_entry_ret_addr.reg_off);
+	} else {
+		LLVMValueRef a[2] = {cg_load_reg(g, arch_role_off[ARCH_SP]),
+				     LLVMConstInt(g->i32, 8, false)};
+		ra = cg_runtime_call(g, "gt_read_uint", a, 2);
+	}
 	uint64_t mask = GT_COOKIE_CALLER_AT_SP | (for_stack ? GT_COOKIE_KERNEL_ADDS_CALLER : 0);
 	LLVMValueRef at = LLVMBuildAnd(g->b, cg_cookie(g), cg_const(g, mask), "");
 	LLVMValueRef yes = LLVMBuildICmp(g->b, LLVMIntEQ, at, cg_const(g, GT_COOKIE_CALLER_AT_SP), "");

@@ -171,17 +171,19 @@ static int parse_go_probe(struct sema *s, struct ast_node *p, struct go_probe *g
 }
 
 /* g is in its register (arch.h) where the function checks its stack against it
- * (ABIInternal code); elsewhere the runtime reads g from thread-local storage. A function that is one RET has its
- * :entry and :return at one address, where the kernel runs the programs in no order
- * that pairing could rely on: both sites say so. */
+ * (ABIInternal code), and in all Go code where the processor keeps it there
+ * (arch_go_g_always_in_reg); elsewhere the runtime reads g from thread-local storage. A
+ * function that is one RET has its :entry and :return at one address, where the kernel
+ * runs the programs in no order that pairing could rely on: both sites say so. */
 static uint32_t site_flags(struct binfo *bi, const struct binfo_func *f)
 {
 	uint64_t entry;
+	uint32_t g = arch_go_g_always_in_reg ? GT_SITE_G_IN_REG : 0;
 	if (binfo_entry_addr(bi, f, &entry) != 0)
-		return 0;
+		return g;
 	if (entry != f->addr)
 		return GT_SITE_G_IN_REG;
-	return binfo_is_ret(bi, entry) ? GT_SITE_RET_AT_ENTRY : 0;
+	return g | (binfo_is_ret(bi, entry) ? GT_SITE_RET_AT_ENTRY : 0);
 }
 
 int sema_add_func_sites(struct sema *s, struct binfo *bi, const struct binfo_func *f,
