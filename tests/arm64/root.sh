@@ -3,7 +3,9 @@
 # its arm64 guests run: debootstrap --foreign on this host, then the second stage and
 # apt-get under qemu-user-static (binfmt_misc with the F flag, registered here when
 # missing). Made once into ${GT_ARM64_CACHE:-~/.cache/gotrace-tests/arm64}/root and
-# kept while this script is unchanged (root/.gt-stamp holds its checksum).
+# kept while its package list is unchanged (root/.gt-stamp holds its checksum); its apt
+# sources are the host's, brought up to date on every call (Debian's newer kernels come
+# from bookworm-updates and -security).
 #   tests/arm64/root.sh      prints the root's path (exit 0), or why not (exit 125)
 # ~4 min and ~900 MB the first time (LLVM's static archives are most of it).
 set -eu
@@ -20,8 +22,23 @@ die() {
 pkgs="libc6-dev libgcc-12-dev libstdc++-12-dev libbpf-dev libelf-dev zlib1g-dev libzstd-dev \
 libdwarf-dev libcapstone-dev llvm-16-dev libffi-dev libncurses-dev libxml2-dev bpftrace \
 python3 busybox-static"
-stamp=$(cat "$0" | cksum | cut -d' ' -f1)
+stamp=$(echo "$pkgs" | cksum | cut -d' ' -f1)
+# the host's apt sources (deb822 or one-line), for the root's apt
+sources() {
+    if [ -f /etc/apt/sources.list.d/debian.sources ]; then
+        cp /etc/apt/sources.list.d/debian.sources "$1/etc/apt/sources.list.d/debian.sources"
+        : >"$1/etc/apt/sources.list"
+    elif [ -s /etc/apt/sources.list ]; then
+        cp /etc/apt/sources.list "$1/etc/apt/sources.list"
+    fi
+}
 if [ -f "$root/.gt-stamp" ] && [ "$(cat "$root/.gt-stamp")" = "$stamp" ]; then
+    if ! cmp -s /etc/apt/sources.list.d/debian.sources \
+            "$root/etc/apt/sources.list.d/debian.sources" 2>/dev/null &&
+       [ -f /etc/apt/sources.list.d/debian.sources ]; then
+        sources "$root"
+        rm -f "$root"/var/lib/apt/lists/*Packages* # stale: vm.sh updates them
+    fi
     echo "$root"
     exit 0
 fi
@@ -50,6 +67,7 @@ debootstrap --arch=arm64 --foreign --variant=minbase bookworm "$root.tmp" "$mirr
 chroot "$root.tmp" /debootstrap/debootstrap --second-stage >&2 ||
     die "debootstrap --second-stage failed"
 echo "deb $mirror bookworm main" >"$root.tmp/etc/apt/sources.list"
+sources "$root.tmp"
 cp /etc/resolv.conf "$root.tmp/etc/resolv.conf" 2>/dev/null || true
 chroot "$root.tmp" sh -c "apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
     apt-get install -y -qq --no-install-recommends $pkgs && apt-get clean" >&2 ||
