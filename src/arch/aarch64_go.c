@@ -4,11 +4,7 @@
 #include <string.h>
 
 #include "arch/arch.h"
-
-static uint32_t word(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
+#include "arch/aarch64_insn.h"
 
 /* g is in R28 under ABI0 and ABIInternal alike, and no register must be zeroed: an
  * ABI0 wrapper's first words are an ordinary frame set-up. The twin test decides
@@ -27,7 +23,7 @@ bool arch_go_abi0_wrapper(const uint8_t *p, size_t n)
 bool arch_go_abi0_caller(const uint8_t *p, size_t n)
 {
 	for (size_t k = 0; k + 4 <= n; k += 4) {
-		uint32_t w = word(p + k);
+		uint32_t w = a64_word(p + k);
 		/* STR/STRB/STRH/STUR (unsigned offset), base sp, a source R0-R15 / F0-F15 */
 		bool to_sp = ((w & 0x3f4003e0) == 0x390003e0 || (w & 0x3f4003e0) == 0x3d0003e0) &&
 			     (w & 0x1f) < 16;
@@ -42,7 +38,7 @@ bool arch_go_abi0_caller(const uint8_t *p, size_t n)
 int64_t arch_branch_to(const uint8_t *p, size_t n, uint64_t pc, uint64_t target)
 {
 	for (size_t k = 0; k + 4 <= n; k += 4) {
-		uint32_t w = word(p + k);
+		uint32_t w = a64_word(p + k);
 		if ((w & 0x7c000000) != 0x14000000)
 			continue;
 		int64_t rel = (int64_t)((uint64_t)(w & 0x03ffffff) << 38) >> 36; /* imm26 * 4 */
@@ -59,7 +55,7 @@ static bool x27_const(const uint8_t *p, size_t at, int64_t *v)
 	uint64_t c = 0;
 	bool movz = false;
 	for (size_t k = at >= 12 ? at - 12 : 0; k + 4 <= at; k += 4) {
-		uint32_t w = word(p + k);
+		uint32_t w = a64_word(p + k);
 		uint64_t imm = (w >> 5) & 0xffff, sh = ((w >> 21) & 3) * 16;
 		if ((w & 0xff80001f) == 0xd280001b) { /* movz x27 */
 			c = imm << sh;
@@ -81,7 +77,7 @@ bool arch_go_tls_g_slot(const uint8_t *p, size_t size, int64_t *off)
 {
 	int n = 0;
 	for (size_t k = 4; k + 4 <= size && n < 16; k += 4) {
-		uint32_t w = word(p + k);
+		uint32_t w = a64_word(p + k);
 		int64_t v;
 		if ((w != 0xf87b681c && w != 0xf83b681c) || !x27_const(p, k, &v))
 			continue;

@@ -9,11 +9,7 @@
 #include <string.h>
 
 #include "arch/arch.h"
-
-static uint32_t word(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
+#include "arch/aarch64_insn.h"
 
 /* BITS bits of W from bit LO, sign-extended */
 static int64_t sfield(uint32_t w, int lo, int bits)
@@ -50,7 +46,7 @@ enum arch_uprobe_verdict arch_uprobe_verdict(const uint8_t *p, size_t n)
 {
 	if (n < 4)
 		return ARCH_UPROBE_OK;
-	uint32_t w = word(p);
+	uint32_t w = a64_word(p);
 	if ((w & 0xffe0001f) == 0xd4200000)
 		return ARCH_UPROBE_TRAP; /* BRK */
 	if ((w & 0xff000000) == 0xd4000000)
@@ -107,7 +103,7 @@ int arch_decode(struct arch_dis *d, const uint8_t *p, size_t n, uint64_t pc,
 	*in = (struct arch_insn){0};
 	if (n < 4 || (pc & 3))
 		return -EILSEQ;
-	uint32_t w = word(p);
+	uint32_t w = a64_word(p);
 	in->len = 4;
 	if (is_ret(w)) {
 		in->kind = ARCH_INSN_RET;
@@ -125,7 +121,7 @@ int arch_decode(struct arch_dis *d, const uint8_t *p, size_t n, uint64_t pc,
 
 bool arch_is_ret(const uint8_t *p, size_t n)
 {
-	return n >= 4 && is_ret(word(p));
+	return n >= 4 && is_ret(a64_word(p));
 }
 
 const char arch_frame_push_text[] = "str x30, [sp, #-N]!";
@@ -133,7 +129,7 @@ const char arch_frame_push_text[] = "str x30, [sp, #-N]!";
 /* `str x30, [sp, #-N]!`: the first word of a Go frame of up to 0xf0 bytes */
 bool arch_is_frame_push(const uint8_t *p, size_t n)
 {
-	return n >= 4 && (word(p) & 0xffe00fff) == 0xf8000ffe;
+	return n >= 4 && (a64_word(p) & 0xffe00fff) == 0xf8000ffe;
 }
 
 /* ---- Go's stack check (cmd/internal/obj/arm64/obj7.go stacksplit, 1.19 to 1.27) ---- */
@@ -148,12 +144,12 @@ bool arch_go_stack_check(struct arch_dis *d, const uint8_t *code, size_t len, ui
 	(void)d;
 	if (len < 8 || (pc & 3))
 		return false;
-	uint32_t w = word(code);
+	uint32_t w = a64_word(code);
 	if (w != 0xf9400b90 && w != 0xf9400f90)
 		return false;
 	bool cmp = false;
 	for (size_t o = 4; o + 4 <= len && o <= 8 * 4; o += 4) {
-		w = word(code + o);
+		w = a64_word(code + o);
 		if (w == 0xeb3063ff || w == 0xeb10023f) { /* cmp sp, x16 / cmp x17, x16 */
 			cmp = true;
 			continue;
