@@ -6,7 +6,9 @@
  *     the check's BLS), its RET instructions, its instruction starts (every word);
  *   - `go tool nm` of the unstripped build: which of two same-named functions of the
  *     stripped build's .gopclntab is the ABI0 one;
- *   - the linker's load of g from thread-local storage (TP+16, docs/arm64.md).
+ *   - the linker's load of g from thread-local storage (TP+16, docs/arm64.md);
+ *   - the runtime's own go_asm.h for arm64 (`#define g_goid 152` ...): the offsets in g
+ *     and m that binfo finds in DWARF, and for a stripped build in its table by release.
  * (PIE with the suite's Go only: its standard library is built again for it.)
  *
  *   arm64_test [SOURCE_DIR]     (default: derived from __FILE__)
@@ -199,6 +201,46 @@ static void check_abi0(const char *tag, const char *plain, const char *stripped)
 
 /* PIE: the PIE build too (its standard library is built again for it, the cost of this
  * test on an empty cache: for one release only). */
+struct rt_layout {
+	int g_stack_hi, g_m, g_goid, m_g0, m_curg;
+};
+
+/* The arm64 runtime's go_asm.h, as GO writes it for the runtime's own assembly (kept by
+ * `go build -a -work`): true with L. */
+static bool rt_oracle(const char *go, struct rt_layout *l)
+{
+	char out[PATH_MAX + 32], line[256];
+	int g_stack = -1, stack_hi = -1;
+	snprintf(out, sizeof(out), "%s/rt_asm.txt", tmp_dir);
+	*l = (struct rt_layout){-1, -1, -1, -1, -1};
+	if (run("cd %s && W=$(GOARCH=arm64 CGO_ENABLED=0 %s build -a -work runtime 2>&1 | "
+		"sed -n 's/^WORK=//p') && grep -hE '^#define (g_stack|stack_hi|g_m|g_goid|m_g0|"
+		"m_curg) ' $(grep -l '^#define g_goid ' \"$W\"/b*/go_asm.h) > %s; rc=$?; "
+		"rm -rf \"$W\"; exit $rc", tmp_dir, go, out))
+		return false;
+	FILE *f = fopen(out, "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		char name[64];
+		int v;
+		if (sscanf(line, "#define %63s %d", name, &v) != 2)
+			continue;
+		int *slot = !strcmp(name, "g_stack")    ? &g_stack
+			    : !strcmp(name, "stack_hi") ? &stack_hi
+			    : !strcmp(name, "g_m")      ? &l->g_m
+			    : !strcmp(name, "g_goid")   ? &l->g_goid
+			    : !strcmp(name, "m_g0")     ? &l->m_g0
+			    : !strcmp(name, "m_curg")   ? &l->m_curg
+							: NULL;
+		if (slot)
+			*slot = v;
+	}
+	if (f)
+		fclose(f);
+	l->g_stack_hi = g_stack >= 0 && stack_hi >= 0 ? g_stack + stack_hi : -1;
+	return l->g_stack_hi >= 0 && l->g_m >= 0 && l->g_goid >= 0 && l->m_g0 >= 0 &&
+	       l->m_curg >= 0;
+}
+
 static void check_build(const char *go, const char *tag, bool pie_too)
 {
 	char plain[PATH_MAX + 64], pie[PATH_MAX + 64], stripped[PATH_MAX + 64];
@@ -213,6 +255,9 @@ static void check_build(const char *go, const char *tag, bool pie_too)
 		CHECK(0, "%s: arm64 builds", tag);
 		return;
 	}
+	struct rt_layout want;
+	bool have = rt_oracle(go, &want);
+	CHECK(have, "%s: the arm64 runtime's go_asm.h", tag);
 	const char *bins[] = {plain, pie, stripped};
 	/* objdump needs the symbol table: the stripped build's code is the plain one's */
 	const char *dump[] = {plain, pie, plain};
@@ -230,11 +275,21 @@ static void check_build(const char *go, const char *tag, bool pie_too)
 		}
 		check_code(t, bi);
 		check_shapes(t, bi);
+		/* g's offsets from DWARF, and the stripped build's from the table by release */
 		struct binfo_goruntime rt;
-		if (b < 2) /* g's offsets come from DWARF */
-			CHECK(!binfo_goruntime(bi, &rt) && rt.tls_g_offset == ARCH_GO_TLS_G_INTERNAL,
-			      "%s: g at TP%+d, want TP+%d", t, (int)rt.tls_g_offset,
-			      ARCH_GO_TLS_G_INTERNAL);
+		int rc = binfo_goruntime(bi, &rt);
+		CHECK(!rc && rt.tls_g_offset == ARCH_GO_TLS_G_INTERNAL, "%s: g at TP%+d, want TP+%d",
+		      t, rc ? 0 : (int)rt.tls_g_offset, ARCH_GO_TLS_G_INTERNAL);
+		if (!rc && have) {
+			printf("%s: g.stack.hi %d, g.m %d, g.goid %d, m.g0 %d, m.curg %d (%s)\n", t,
+			       rt.g_stack_hi, rt.g_m, rt.g_goid, rt.m_g0, rt.m_curg, rt.source);
+			CHECK(rt.g_stack_hi == want.g_stack_hi && rt.g_m == want.g_m &&
+				      rt.g_goid == want.g_goid && rt.m_g0 == want.m_g0 &&
+				      rt.m_curg == want.m_curg,
+			      "%s: offsets %d %d %d %d %d (%s), go_asm.h's %d %d %d %d %d", t,
+			      rt.g_stack_hi, rt.g_m, rt.g_goid, rt.m_g0, rt.m_curg, rt.source,
+			      want.g_stack_hi, want.g_m, want.g_goid, want.m_g0, want.m_curg);
+		}
 		binfo__close(bi);
 	}
 	check_abi0(tag, plain, stripped);
