@@ -127,7 +127,8 @@ struct binfo_goruntime {
 };
 
 /* Fills OUT from the binary's DWARF (runtime.g / runtime.m in the runtime CUs), else
- * from a table keyed by the Go version (Go 1.17 .. 1.24, amd64), and the TLS slot of g
+ * from a table keyed by the Go version (Go 1.17 .. 1.24; the layout of amd64 and arm64
+ * alike, unit/arm64 checks it), and the TLS slot of g
  * from the ELF headers and symbols. Returns 0, or -ENOENT when neither DWARF nor a
  * known Go version gives the offsets. Prints nothing. */
 int binfo_goruntime(struct binfo *bi, struct binfo_goruntime *out);
