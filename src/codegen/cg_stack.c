@@ -14,7 +14,7 @@
  * link register: arch.h), where the site says it is still there (sema: an entry, a RET, a
  * function without a frame) and, for a stack, the kernel's walk does not hold it
  * already; else 0. */
-static LLVMValueRef caller_at_sp(struct cg *g, bool for_stack)
+static LLVMValueRef entry_caller(struct cg *g, bool for_stack)
 {
 	LLVMValueRef ra;
 	if (arch_entry_ret_addr.in_reg) {
@@ -83,7 +83,7 @@ void cg_stack_into(struct cg *g, struct ast_node *e, LLVMValueRef dst)
 	cg_store64(g, dst, 8, pid);
 	LLVMValueRef caller = cg_const(g, 0);
 	if (!kernel && g->pp->kind == PLAN_PROG_UPROBE)
-		caller = caller_at_sp(g, true);
+		caller = entry_caller(g, true);
 	cg_store64(g, dst, 16, caller);
 }
 
@@ -92,7 +92,7 @@ void cg_sym_into(struct cg *g, struct ast_node *e, LLVMValueRef dst)
 	const struct sema_node *sn = e->sema;
 	LLVMValueRef addr;
 	if (sn->builtin == BI_CALLER) { /* at a go: entry or RET: the return address */
-		addr = caller_at_sp(g, false);
+		addr = entry_caller(g, false);
 	} else {
 		addr = cg_expr(g, e->u.call.args.v[0]);
 	}
