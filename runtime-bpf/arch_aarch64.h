@@ -25,5 +25,17 @@ typedef struct user_pt_regs gt_regs;
 #define GT_REGS_FP(r) ((r)->regs[29])
 /* In user mode: PSTATE.M[3:0] is 0 (EL0t). */
 #define GT_REGS_USER(r) (((r)->pstate & 0xf) == 0)
+/* x30: the return address, until a prologue stores it */
+#define GT_HAS_LR 1
+#define GT_REGS_LR(r) ((r)->regs[30])
+
+/* A Go frame at a PC whose .gopclntab SP delta is D (gt_unwind.c): the prologue stores
+ * the link register at the new SP (MOVD.W R30, -D(RSP)) and the caller's FP just below
+ * it (MOVD R29, -8(RSP), where FP then points); the caller's SP is SP + D. With D = 0
+ * (a leaf without a frame, or before its prologue) the return address is still in x30. */
+#define GT_GOFRAME_RA(sp, d) (sp)
+#define GT_GOFRAME_HAS_FP(d) ((d) > 0)
+#define GT_GOFRAME_FP(sp, d) ((sp)-8)
+#define GT_GOFRAME_CALLER_SP(sp, d) ((sp) + (d))
 
 #endif

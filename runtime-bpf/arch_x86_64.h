@@ -24,5 +24,16 @@ typedef struct pt_regs gt_regs;
 #define GT_REGS_FP(r) ((r)->rbp)
 /* In user mode: CS's privilege level is 3. */
 #define GT_REGS_USER(r) (((r)->cs & 3) == 3)
+/* No link register: a return address is always in memory. */
+#define GT_HAS_LR 0
+#define GT_REGS_LR(r) 0
+
+/* A Go frame at a PC whose .gopclntab SP delta is D (gt_unwind.c): CALL pushed the
+ * return address just above it, the prologue saved the caller's BP just below that
+ * (where BP then points), and the caller's SP is above the return address. */
+#define GT_GOFRAME_RA(sp, d) ((sp) + (d))
+#define GT_GOFRAME_HAS_FP(d) ((d) >= 8)
+#define GT_GOFRAME_FP(sp, d) ((sp) + (d)-8)
+#define GT_GOFRAME_CALLER_SP(sp, d) ((sp) + (d) + 8)
 
 #endif

@@ -51,10 +51,16 @@ static __always_inline int is_key(struct gt_gomap_walk *w, __u64 k)
 	if (w->find == GT_GOMAP_FIND_INT)
 		return (rd(k) & w->kmask) == w->kint;
 	__u32 len = w->klen;
-	if (rd(k + 8) != len || len > GT_GOMAP_KEYMAX)
+	if (rd(k + 8) != len)
 		return 0;
 	__builtin_memset(w->got, 0, sizeof(w->got));
-	if (len && bpf_probe_read_user(w->got, len, (const void *)rd(k)))
+	__u64 src = rd(k);
+	/* bounded here, next to its use: a bound checked before a helper call is lost on
+	 * 6.1's verifier when the compiler spills the length across the call (arm64 build) */
+	asm volatile("" : "+r"(len));
+	if (len > GT_GOMAP_KEYMAX)
+		return 0;
+	if (len && bpf_probe_read_user(w->got, len, (const void *)src))
 		return 0;
 	__u64 diff = 0;
 	for (int i = 0; i < GT_GOMAP_KEYMAX / 8; i++)
@@ -75,6 +81,9 @@ static __always_inline void take(const struct gt_gomap *m, struct gt_gomap_walk 
 			continue;
 		if (w->find && !is_key(w, g + m->key_off + j * m->key_stride))
 			continue;
+		/* the bound again, which the compiler would drop as known: 6.1's verifier
+		 * loses the one above when n is spilled across is_key's helper calls */
+		asm volatile("" : "+r"(n));
 		n &= GT_GOMAP_MAX - 1;
 		w->out[2 * n] = g + m->key_off + j * m->key_stride;
 		w->out[2 * n + 1] = g + m->val_off + j * m->val_stride;

@@ -5,8 +5,9 @@
  * epilogue after it is popped, BP is still the caller's, and the walk skips the caller;
  * in assembly that uses BP as a data register (crypto/sha256) the walk reads data as
  * frames. Go's own unwinder reads .gopclntab's SP delta at each PC instead (the return
- * address is at SP + delta). Here: the first frames are stepped that way, and as soon
- * as BP is the frame pointer this frame would have (SP + delta - 8), the frame-pointer
+ * address is where the frame's layout puts it: SP + delta on x86-64, SP or the link
+ * register on arm64; arch_*.h's GT_GOFRAME_*). Here: the first frames are stepped that
+ * way, and as soon as BP is the frame pointer this frame would have, the frame-pointer
  * chain, which is right from there, is followed; a return address outside the Go text
  * ends the stack rather than be printed as a frame.
  *
@@ -20,6 +21,7 @@
 
 #define UW_SEARCH 24  /* binary search steps: tables up to 16M rows */
 #define UW_SP_STEPS 8 /* frames stepped by SP delta before the frame-pointer chain */
+_Static_assert(sizeof(gt_regs) <= GT_UNWIND_DEPTH * 8, "the task's regs fit in the scratch");
 
 struct uw_row {
 	__u64 pc;
@@ -54,6 +56,23 @@ static __u64 uw_read(__u64 addr, int *ok)
 	if (bpf_probe_read_user(&v, sizeof(v), (const void *)addr))
 		*ok = 0;
 	return v;
+}
+
+/* The task's user registers (PC, SP, FP, LR) into R, read through UR: 1 when there are
+ * user mode's. UR is the scratch, before the stack is written there (arm64's 272 bytes
+ * on the BPF stack make the calls' combined stack too large for 6.1: 544), and this is
+ * a subprogram of its own so that no load serves both UR and the sample's regs (the
+ * verifier refuses an instruction used with two kinds of pointer). */
+static __attribute__((noinline)) int uw_task_regs(gt_regs *ur, __u64 *r)
+{
+	void *ut = (void *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	if (!ut || bpf_probe_read_kernel(ur, sizeof(*ur), ut) || !GT_REGS_USER(ur))
+		return 0;
+	r[0] = GT_REGS_IP(ur);
+	r[1] = GT_REGS_SP(ur);
+	r[2] = GT_REGS_FP(ur);
+	r[3] = GT_REGS_LR(ur);
+	return 1;
 }
 
 /* The Go frame the runtime left to run code that is not Go's: runtime.nanotime1 saves
@@ -102,16 +121,21 @@ __s64 gt_unwind(void *ctx, void *tab, __u32 ntab, void *scratch, void *stacks, _
 	if (!v || !first || !last || !pid || (bpf_get_current_pid_tgid() >> 32) != pid)
 		return -1;
 	__u64 pc = GT_REGS_IP(regs), sp = GT_REGS_SP(regs), bp = GT_REGS_FP(regs);
+	__u64 lr = GT_REGS_LR(regs); /* the sampled frame's only: 0 where none */
+	/* loaded now, each from the context: the compiler would otherwise load each later
+	 * through a pointer chosen between the context and the task's copy below, which the
+	 * verifier refuses (one instruction, two kinds of pointer) */
+	asm volatile("" : "+r"(pc), "+r"(sp), "+r"(bp), "+r"(lr));
 	int user = GT_REGS_USER(regs);
 	if (!user && t->task_regs) {
 		/* in the kernel (a system call, a fault, a signal on its way out): the user
 		 * regs are the task's, read as plain values */
-		gt_regs ur;
-		void *ut = (void *)bpf_task_pt_regs(bpf_get_current_task_btf());
-		if (ut && !bpf_probe_read_kernel(&ur, sizeof(ur), ut) && GT_REGS_USER(&ur)) {
-			pc = GT_REGS_IP(&ur);
-			sp = GT_REGS_SP(&ur);
-			bp = GT_REGS_FP(&ur);
+		__u64 r[4];
+		if (uw_task_regs((gt_regs *)v, r)) {
+			pc = r[0];
+			sp = r[1];
+			bp = r[2];
+			lr = r[3];
 			user = 1;
 		}
 	}
@@ -132,24 +156,28 @@ __s64 gt_unwind(void *ctx, void *tab, __u32 ntab, void *scratch, void *stacks, _
 			steps = 0;
 		}
 		bp = 0; /* not this Go frame's: the frames' saved ones are read instead */
+		lr = 0;
 	}
 	v[n++] = pc;
 	for (int i = 0; i < steps && n < depth; i++) {
 		__s64 d = uw_delta(tab, ntab, pc);
 		if (d < 0)
 			break;
-		if (d >= 8 && bp == sp + (__u64)d - 8) {
+		if (GT_GOFRAME_HAS_FP(d) && bp == GT_GOFRAME_FP(sp, (__u64)d)) {
 			chain = 1; /* BP is this frame's: the chain is right from here */
 			break;
 		}
-		__u64 ra = uw_read(sp + (__u64)d, &ok);
+		/* with a link register, a frame not set up yet has its return address there:
+		 * the sampled frame only (a caller's is always stored) */
+		__u64 ra = GT_HAS_LR && !d ? lr : uw_read(GT_GOFRAME_RA(sp, (__u64)d), &ok);
+		lr = 0;
 		/* where this frame saved its caller's BP, if it has a frame pointer; a frameless
 		 * one left BP alone */
-		if (d >= 8)
-			bp = uw_read(sp + (__u64)d - 8, &ok);
+		if (GT_GOFRAME_HAS_FP(d))
+			bp = uw_read(GT_GOFRAME_FP(sp, (__u64)d), &ok);
 		if (!ok || uw_delta(tab, ntab, ra) < 0)
 			break;
-		sp += (__u64)d + 8;
+		sp = GT_GOFRAME_CALLER_SP(sp, (__u64)d);
 		pc = ra;
 		if (n < GT_UNWIND_DEPTH)
 			v[n++] = ra;

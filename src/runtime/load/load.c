@@ -168,7 +168,13 @@ static void report_load_failure(struct rt_session *s, int err)
 	const char *name = s->plan->progs[i].fn_name;
 	if (s->opts->verbose)
 		log_print_tail(log, name);
-	log_last_reason(log, reason, sizeof(reason));
+	if (strlen(log) >= RT_LOG_SIZE - 1)
+		/* full: a kernel before 6.4 keeps a log's start, its last line is cut anywhere */
+		snprintf(reason, sizeof(reason),
+			 "its log filled %u MiB before the verifier said why (a kernel before 6.4 "
+			 "keeps the start of a log)", RT_LOG_SIZE >> 20);
+	else
+		log_last_reason(log, reason, sizeof(reason));
 	/* write_user(): the helper exists, and only lockdown takes it away from root */
 	if (strstr(reason, "cannot use helper bpf_probe_write_user"))
 		snprintf(reason + strlen(reason), sizeof(reason) - strlen(reason), "%s",
