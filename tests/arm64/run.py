@@ -17,6 +17,8 @@ stdout, stderr and exit status):
   stacks   ustack at a leaf's entry and return: its caller from the link register;
   funcgraph tests/go/funcgraph: every call's duration between the program's own inner
            and outer clocks (gtlib.own_times), nested as the program calls them;
+  oncpu    tests/go/oncpu: each call's on-CPU time against the program's own thread and
+           process CPU clocks, judged as test_oncpu judges it (oncpulib);
   probes   profile:hz with -f pprof on tests/go/burn, against the program's own CPU
            profile of the same run (both read by go tool pprof: the most sampled stack);
            tracepoint: and kprobe: counts of a command's writes;
@@ -27,7 +29,7 @@ stdout, stderr and exit status):
            against go tool nm, names refused without DWARF.
 Left out, with why: PIE and cgo builds of the matrix (the x86_64 matrix has them; the
 arm64 reader's PIE handling is checked by unit/arm64, cgo needs an arm64 C
-cross-compiler for Go), the on-CPU shares and profile shares (TCG spends its time
+cross-compiler for Go), profile shares (TCG spends its time
 elsewhere than hardware does, as in the x86_64 kernels stages), and the suite's
 bpftrace comparisons (the language does not change with the architecture).
 Exit status 1 when any check failed."""
@@ -47,8 +49,9 @@ sys.path.insert(0, os.path.join(REPO, "tests", "runtime"))
 import gotool  # noqa: E402
 import gtlib  # noqa: E402
 import matrixlib  # noqa: E402
+import oncpulib  # noqa: E402
 
-TARGETS = ["ctapp", "goparents", "rets", "funcgraph", "burn"]
+TARGETS = ["ctapp", "goparents", "rets", "funcgraph", "burn", "oncpu"]
 STRIP = "-ldflags=-s -w"
 
 
@@ -187,6 +190,16 @@ def judge_funcgraph(check, r):
           "\n".join(bad) + "\n" + gtlib.describe(r))
 
 
+def judge_oncpu(check, r):
+    # test_oncpu's script case: each call's oncpu against the program's own CPU clocks
+    m = re.search(r"^ncpu (\d+)$", r.stderr, re.M)
+    detail = gtlib.describe(r)
+    check("oncpu: runs, the program's output unchanged",
+          r.returncode == 0 and "done sink=" in r.stdout and m, detail)
+    oncpulib.check_calls(check, "oncpu", oncpulib.parse_calls(r.stdout),
+                         oncpulib.own_times(r.stderr), detail, int(m.group(1)) if m else 1)
+
+
 def pprof_traces(data, tag):
     """[(frames leaf first, samples)] of the pprof profile DATA (bytes), by the host's go
     tool pprof -traces; frames cut below main.main; None when pprof cannot read it."""
@@ -265,6 +278,10 @@ BASE = [
     ("stacks", "$G -c \"$B/rets 2\" -e 'go:main.Sign:entry, go:main.Sign:return "
                "{ @[probe, ustack(3)] = count(); }'", judge_stacks),
     ("funcgraph", "$G --funcgraph 'main.add*' -c $B/funcgraph", judge_funcgraph),
+    # test_oncpu's: no asynchronous preemption, two goroutines a CPU (the guest's)
+    ("oncpu", "echo \"ncpu $(nproc)\" >&2; GODEBUG=asyncpreemptoff=1 $G -c \"$B/oncpu %s"
+              "$(($(nproc) * 2))\" -e '%s'" % (" ".join(oncpulib.prog_args(1)[:-1]) + " ",
+                                               oncpulib.SCRIPT), judge_oncpu),
     ("profile", "$G -f pprof -o $T/gt.pb.gz -c \"$B/burn -d 3s -o $T/own.pprof\" -e "
                 "'profile:hz:199 /pid == cpid/ { @[ustack] = count(); }' && "
                 "for f in own gt; do echo \"--- $f\"; base64 -w0 $T/$f.p*; echo; done",
