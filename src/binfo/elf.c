@@ -122,8 +122,23 @@ int binfo_symbol_addr(const struct binfo *bi, const char *name, uint64_t *addr)
 	return 0;
 }
 
+/* The kernel maps a PT_LOAD segment from its first page: file offset PAGE_DOWN(p_offset)
+ * at PAGE_DOWN(p_vaddr). Two segments can share a page of the file (lld packs them: a
+ * cgo build's R and R E segments), and that page, as a mapping's offset, is then the
+ * second one's start: a segment whose first page is OFF is taken before one that holds
+ * OFF (else the text's bias came out a page size off, and every frame of a stack with
+ * it). */
 int binfo_offset_to_vaddr(const struct binfo *bi, uint64_t off, uint64_t *vaddr)
 {
+	long pg = sysconf(_SC_PAGESIZE);
+	uint64_t mask = ~((uint64_t)(pg > 0 ? pg : 4096) - 1);
+	for (int i = 0; i < bi->nloads; i++) {
+		const struct binfo_load *l = &bi->loads[i];
+		if ((l->offset & mask) == off && l->offset - off <= l->vaddr) {
+			*vaddr = l->vaddr - (l->offset - off);
+			return 0;
+		}
+	}
 	for (int i = 0; i < bi->nloads; i++) {
 		const struct binfo_load *l = &bi->loads[i];
 		if (off >= l->offset && off - l->offset < l->filesz) {

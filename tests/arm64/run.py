@@ -23,15 +23,15 @@ stdout, stderr and exit status):
            profile of the same run (both read by go tool pprof: the most sampled stack);
            tracepoint: and kprobe: counts of a command's writes;
   matrix   (6.1 stage) tests/go/matrix built by Debian's Go 1.19 and the newest three Go
-           minors, plain and stripped, judged as test_gomatrix judges it on x86_64
+           minors, plain, stripped, with cgo (clang-16 and lld against the arm64 root)
+           and with cgo stripped, judged as test_gomatrix judges it on x86_64
            (tests/runtime/matrixlib.py): goids, values by name, print() as %+v, results,
            maps, a source line, generic instances, ustack against runtime.Callers, -l
            against go tool nm, names refused without DWARF.
-Left out, with why: PIE and cgo builds of the matrix (the x86_64 matrix has them; the
-arm64 reader's PIE handling is checked by unit/arm64, cgo needs an arm64 C
-cross-compiler for Go), profile shares (TCG spends its time
-elsewhere than hardware does, as in the x86_64 kernels stages), and the suite's
-bpftrace comparisons (the language does not change with the architecture).
+Left out, with why: PIE builds of the matrix (the arm64 reader's PIE handling is
+checked by unit/arm64), profile shares (TCG spends its time elsewhere than hardware
+does, as in the x86_64 kernels stages), and the suite's bpftrace comparisons (the
+language does not change with the architecture).
 Exit status 1 when any check failed."""
 
 import argparse
@@ -75,27 +75,32 @@ class Checks:
             self.passed += 1
             return True
         self.failed += 1
-        for line in str(detail).rstrip("\n").splitlines()[-60:]:
+        for line in str(detail).rstrip("\n").splitlines()[:60]:
             print("    " + line)
         return False
 
 
-def go_env(gocmd):
+def go_env(gocmd, cgo_root=None):
+    """The environment of an arm64 build; with CGO_ROOT (the arm64 root), cgo's C by
+    clang-16 against it, linked by lld (the host has no arm64 binutils)."""
     env = dict(os.environ, GOARCH="arm64", CGO_ENABLED="0", GOTOOLCHAIN="local",
                GOFLAGS="-mod=mod", GO111MODULE="auto",
                GOCACHE=os.path.join(gotool.cache_dir(), "gocache"))
+    if cgo_root:
+        env.update(CGO_ENABLED="1", CC="clang-16 --target=aarch64-linux-gnu --sysroot=" +
+                   cgo_root, CGO_LDFLAGS="-fuse-ld=lld")
     env["PATH"] = os.path.dirname(gocmd) + os.pathsep + env.get("PATH", "")
     return env
 
 
-def go_build(gocmd, src, files, out, flags=()):
+def go_build(gocmd, src, files, out, flags=(), cgo_root=None):
     """FILES of SRC built for arm64 by GOCMD into OUT, when a source or GOCMD is newer."""
     newest = max(os.path.getmtime(p) for p in
                  [os.path.join(src, f) for f in files] + [os.path.realpath(gocmd)])
     if os.path.exists(out) and os.path.getmtime(out) >= newest:
         return out
     r = subprocess.run([gocmd, "build", *flags, "-o", out + ".tmp", *files], cwd=src,
-                       env=go_env(gocmd), capture_output=True, text=True)
+                       env=go_env(gocmd, cgo_root), capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError("%s build %s: %s" % (gocmd, " ".join(flags), r.stderr.strip()))
     os.rename(out + ".tmp", out)
@@ -295,6 +300,8 @@ STAGES = {"6.1": ["demo", "base", "matrix"], "6.12": ["demo", "base"]}
 
 def matrix_cases(testbin, checks):
     """The matrix's builds and (name, command, judge) cases; the builds' failures checked."""
+    root = subprocess.run(["sh", os.path.join(HERE, "root.sh")], capture_output=True,
+                          text=True).stdout.strip()
     rels = []
     deb = gotool.debian_go()
     checks.check("matrix: Debian's Go 1.19 is installed (scripts/install-deps.sh)", deb)
@@ -311,18 +318,27 @@ def matrix_cases(testbin, checks):
         k = gotool.key(rel)
         files = ["main.go", "values.go"] + (["range.go"] if k >= (1, 23, 0) else [])
         src = os.path.join(gotool.TESTS, "go", "matrix")
+        # test_gomatrix's builds but PIE (the arm64 PIE reader: unit/arm64)
+        builds = [("plain", [], None), ("stripped", [STRIP], None),
+                  ("cgo", [], root), ("cgo-stripped", [STRIP], root)]
+        bins = {}
         try:
-            plain = go_build(gocmd, src, files, os.path.join(testbin, "matrix-%s-plain" % rel))
-            bare = go_build(gocmd, src, files, os.path.join(testbin, "matrix-%s-stripped" % rel),
-                            [STRIP])
+            for build, flags, cgo_root in builds:
+                bins[build] = go_build(gocmd, src, files + (["cgo.go"] if cgo_root else []),
+                                       os.path.join(testbin, "matrix-%s-%s" % (rel, build)),
+                                       flags, cgo_root)
         except RuntimeError as e:
             checks.check("%s: builds for arm64" % rel, False, str(e))
             continue
-        nm = matrixlib.nm_funcs(gocmd, plain)
-        gens = matrixlib.generics(nm)
-        for b, stripped in ((plain, False), (bare, True)):
-            pre = "arm64 %s/%s" % (rel, "stripped" if stripped else "plain")
-            tag = "m-%s-%s" % (rel, "s" if stripped else "p")
+        for build, _, _ in builds:
+            b = bins[build]
+            stripped = build.endswith("stripped")
+            # a stripped build's names: its unstripped twin's
+            nm = matrixlib.nm_funcs(gocmd, bins[build[:-len("-stripped")] if "-" in build
+                                                 else "plain" if stripped else build])
+            gens = matrixlib.generics(nm)
+            pre = "arm64 %s/%s" % (rel, build)
+            tag = "m-%s-%s" % (rel, build)
             gt = os.path.join(testbin, tag + ".gt")
             with open(gt, "w") as f:
                 f.write(matrixlib.script(k, stripped, gens))
