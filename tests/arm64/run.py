@@ -262,13 +262,24 @@ def judge_profile(check, r):
 
 
 def judge_kernel_probes(check, r):
-    # dd writes 7 blocks: sys_enter_write and ksys_write seen for its pid 7 times at least
+    # dd writes 7 blocks: sys_enter_write and ksys_write each seen 7 times for its pid
     # (the shell's own writes are other pids)
-    w = re.search(r"^@w: (\d+)$", r.stdout, re.M)
-    k = re.search(r"^@k: (\d+)$", r.stdout, re.M)
+    n = [re.search(r"^@%s: (\d+)$" % k, r.stdout, re.M) for k in "wk"]
     check("probes: tracepoint:syscalls:sys_enter_write and kprobe:ksys_write count a "
-          "command's 7 writes", r.returncode == 0 and w and k and int(w.group(1)) == 7 and
-          int(k.group(1)) == 7, gtlib.describe(r))
+          "command's 7 writes", r.returncode == 0 and all(m and int(m.group(1)) == 7
+                                                           for m in n), gtlib.describe(r))
+
+
+def judge_kfunc(check, r):
+    # vfs_write 7 times for dd; where the kernel has no BPF trampolines (arm64 before
+    # 6.4: Debian's 6.1), the refusal that says so
+    m = re.search(r"^@f: (\d+)$", r.stdout, re.M)
+    refused = ("cannot attach kfunc:vmlinux:vfs_write: this kernel has no BPF trampolines"
+               in r.stderr)
+    check("probes: kfunc:vfs_write counts a command's 7 writes, or is refused saying why "
+          "(%s)" % ("refused" if refused else "counted"),
+          (r.returncode == 0 and m and int(m.group(1)) == 7) or
+          (refused and r.returncode != 0), gtlib.describe(r))
 
 
 BASE = [
@@ -294,6 +305,8 @@ BASE = [
     ("kprobes", "$G -c 'dd if=/dev/zero of=/dev/null bs=1 count=7 status=none' -e "
                 "'tracepoint:syscalls:sys_enter_write /pid == cpid/ { @w = count(); } "
                 "kprobe:ksys_write /pid == cpid/ { @k = count(); }'", judge_kernel_probes),
+    ("kfunc", "$G -c 'dd if=/dev/zero of=/dev/null bs=1 count=7 status=none' -e "
+              "'kfunc:vfs_write /pid == cpid/ { @f = count(); }'", judge_kfunc),
 ]
 STAGES = {"6.1": ["demo", "base", "matrix"], "6.12": ["demo", "base"]}
 

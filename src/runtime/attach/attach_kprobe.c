@@ -22,8 +22,15 @@ int rt_attach_fentry(struct rt_session *s, const struct plan_prog *pp, int prog_
 	int fd = bpf_raw_tracepoint_open(NULL, prog_fd);
 	if (fd < 0) {
 		int err = -errno;
-		diag_fatal("cannot attach %s: %s", s->plan->sites[pp->site_begin].probe,
-			   strerror(-err));
+		/* ENOTSUPP (524, the kernel's own): no BPF trampoline here, as on arm64
+		 * before 6.4 (fentry needs ftrace's direct calls) */
+		if (err == -524)
+			diag_fatal("cannot attach %s: this kernel has no BPF trampolines for "
+				   "fentry programs (kfunc:/kretfunc:); kprobe:/kretprobe: work "
+				   "instead", s->plan->sites[pp->site_begin].probe);
+		else
+			diag_fatal("cannot attach %s: %s", s->plan->sites[pp->site_begin].probe,
+				   strerror(-err));
 		return err;
 	}
 	s->links[s->nlinks++] = fd;
