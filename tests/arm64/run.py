@@ -206,28 +206,22 @@ def judge_oncpu(check, r):
 
 
 def pprof_traces(data, tag):
-    """[(frames leaf first, samples)] of the pprof profile DATA (bytes), by the host's go
-    tool pprof -traces; frames cut below main.main; None when pprof cannot read it."""
+    """[(frames leaf first, amount)] of the pprof profile DATA (bytes), by the host's go
+    tool pprof -traces (gtlib's parser); frames cut below main.main; None when pprof
+    cannot read it. AMOUNT is ms for a time, samples for a count: only compared within
+    one profile."""
     import tempfile
     with tempfile.NamedTemporaryFile(suffix="-" + tag) as f:
         f.write(data)
         f.flush()
-        r = subprocess.run([gotool.go(), "tool", "pprof", "-traces", f.name],
-                           capture_output=True, text=True)
-    if r.returncode != 0:
+        got = gtlib.pprof_traces(gotool.go(), f.name)
+    if got is None:
         return None
     out = []
-    for block in re.split(r"^-+\+-+$", r.stdout, flags=re.M)[1:]:
-        lines = [l for l in block.split("\n") if l.strip()]
-        # a time (the program's own profile) or a count of samples (gotrace's)
-        m = re.match(r"^\s*([\d.]+)(ms|s|us)?\s+(.*)$", lines[0]) if lines else None
-        if not m:
-            continue
-        frames = [m.group(3).strip()] + [l.strip() for l in lines[1:]]
+    for frames, amount, unit in got:
         if "main.main" in frames:
             frames = frames[:frames.index("main.main") + 1]
-        out.append((frames, float(m.group(1)) * {"ms": 1, "s": 1000, "us": 0.001,
-                                                  None: 1}[m.group(2)]))
+        out.append((frames, amount * {"ms": 1, "s": 1000, "us": 0.001, None: 1}[unit]))
     return out
 
 

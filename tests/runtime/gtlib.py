@@ -400,6 +400,24 @@ def hist_fits(counts, owns):
     return k == len(calls) and not ready
 
 
+def pprof_traces(go, path, env=None):
+    """[(frames leaf first, amount, unit)] of the profile at PATH, by GO's `go tool pprof
+    -traces`: UNIT is ms, s or us for a time (Go's own CPU profiles), None for a count
+    of samples (gotrace's -f pprof); None when pprof cannot read it."""
+    r = subprocess.run([go, "tool", "pprof", "-traces", path], capture_output=True,
+                       text=True, env=env)
+    if r.returncode != 0:
+        return None
+    out = []
+    for block in re.split(r"^-+\+-+$", r.stdout, flags=re.M)[1:]:
+        lines = [l for l in block.split("\n") if l.strip()]
+        m = re.match(r"^\s*([\d.]+)(ms|s|us)?\s+(.*)$", lines[0]) if lines else None
+        if m:
+            out.append(([m.group(3).strip()] + [l.strip() for l in lines[1:]],
+                        float(m.group(1)), m.group(2)))
+    return out
+
+
 def free_port():
     """A TCP port of 127.0.0.1 that nothing listens on (now)."""
     import socket

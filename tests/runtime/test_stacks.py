@@ -24,7 +24,7 @@ import tempfile
 import time
 from collections import Counter
 
-from gtlib import TESTS, Suite, bpf_leftovers, describe
+from gtlib import TESTS, Suite, bpf_leftovers, describe, pprof_traces
 
 s = Suite("stacks")
 
@@ -78,16 +78,11 @@ def agree(a, own):
 def traces(path):
     """[(frames leaf first, samples)] of a Go CPU profile (go tool pprof -traces), its
     inlined frames named as gotrace names them ("main.mix (inlined)")."""
-    r = subprocess.run([s.go, "tool", "pprof", "-traces", path], capture_output=True,
-                       text=True, env=s.env)
     out = []
-    for block in re.split(r"^-+\+-+$", r.stdout, flags=re.M)[1:]:
-        lines = [l for l in block.split("\n") if l.strip()]
-        m = re.match(r"^\s*([\d.]+)(ms|s|us)\s+(.*)$", lines[0]) if lines else None
-        if not m:
-            continue
-        ms = float(m.group(1)) * {"ms": 1, "s": 1000, "us": 0.001}[m.group(2)]
-        frames = [m.group(3).strip()] + [l.strip() for l in lines[1:]]
+    for frames, amount, unit in pprof_traces(s.go, path, s.env) or []:
+        if unit is None:
+            continue  # a count, not a Go profile's time
+        ms = amount * {"ms": 1, "s": 1000, "us": 0.001}[unit]
         frames = [f.replace(" (inline)", " (inlined)") for f in frames]
         out.append((frames, max(1, round(ms / 10))))  # 100 Hz: 10 ms a sample
     return out
