@@ -203,7 +203,8 @@ _gotrace()
             if [[ $cur == -* ]]; then
                 cands=(-e -c -p -b -l -f -o -d -v -q -k -kk -B -I -h -V
                     --binary --dry-run --no-cache --unsafe --parse-only --funcgraph
-                    --drilldown --args --rets --summary --interval --no-color --no-oncpu --no-warnings
+                    --drilldown --args --rets --summary --interval --no-color --no-oncpu --otlp
+                    --no-warnings
                     --info --include
                     --exclude --max-overhead --output --list --probe-filter --help --version)
             else

@@ -6,7 +6,8 @@
 # Safe to re-run: does nothing (and needs no network) when everything is present.
 set -eu
 pkgs="build-essential cmake pkg-config flex bison libbpf-dev libelf-dev zlib1g-dev \
-libzstd-dev libdwarf-dev libcapstone-dev llvm-16-dev clang-16 libclang-rt-16-dev golang-go \
+libzstd-dev libdwarf-dev libcapstone-dev libcurl4-openssl-dev llvm-16-dev clang-16 \
+libclang-rt-16-dev golang-go \
 bpftool bpftrace python3 groff-base gdb qemu-system-x86 busybox-static xz-utils \
 debootstrap qemu-user-static qemu-system-arm lld-16"
 missing=""

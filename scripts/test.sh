@@ -59,7 +59,7 @@ rm -f build/arm64-prep.rc
 # the toolchains and the real programs' modules, at nice 0 beside the plain build (they
 # wait on the network; at nice 10 beside the plain pass the toolchains took 213 s, cold14)
 rm -f build/gofetch.rc
-(for t in test_gomatrix test_realprogs test_bigservers; do
+(for t in test_gomatrix test_realprogs test_bigservers test_otlp; do
      GT_PREBUILD=fetch python3 tests/runtime/$t.py --gotrace build/gotrace \
          --work build/testwork >build/gofetch-$t.log 2>&1 &
  done
@@ -81,7 +81,7 @@ cbuild=$!
 # its test_gomatrix waiting 175 s for it
 (while [ ! -e build/gofetch.rc ]; do sleep 1; done
  cat build/gofetch-*.log
- for t in test_gomatrix test_gotypes test_realprogs test_bigservers; do
+ for t in test_gomatrix test_gotypes test_realprogs test_bigservers test_otlp; do
      echo "== prebuild $t: $(($(date +%s) - t0)) s"
      GT_PREBUILD=1 nice -n 10 python3 tests/runtime/$t.py --gotrace build/gotrace \
          --work build/testwork

@@ -25,6 +25,7 @@
 #include "list.h"
 #include "parser/ast.h"
 #include "runtime/rt.h"
+#include "runtime/otlp/otlp.h"
 #include "runtime/profile/profile.h"
 #include "sema/sema.h"
 
@@ -50,6 +51,8 @@ struct options {
 	VEC(char *) posargs;         /* $1 .. */
 	VEC(const char *) named;     /* after --: NAME or NAME=VALUE of --NAME[=VALUE] */
 	struct fg_options fg; /* --funcgraph mode when fg.patterns.n > 0 */
+	bool otlp;            /* --otlp[=URL] */
+	const char *otlp_url;
 	VEC(const char *) includes, include_dirs; /* --include FILE, -I DIR */
 };
 
@@ -64,7 +67,7 @@ static void usage(FILE *out)
 	      "            [--args 'FUNC(NAME=RULE:TYPE, ...)'...] [--rets SPEC...] [--no-color]\n"
 	      "            [--no-oncpu]\n"
 	      "            [--summary [--interval DURATION]]\n"
-	      "            [-f json|chrome] [-o FILE] (-c CMD | -p PID | BINARY)\n"
+	      "            [-f json|chrome] [-o FILE] [--otlp[=URL]] (-c CMD | -p PID | BINARY)\n"
 	      "\n"
 	      "OPTIONS:\n"
 	      "  -e PROGRAM          program text\n"
@@ -103,6 +106,9 @@ static void usage(FILE *out)
 	      "  --interval DURATION how often --summary prints (default 5s; 0: at the end)\n"
 	      "  --no-color          call-graph mode: no colours on a terminal\n"
 	      "  --no-oncpu          call-graph mode: wall-clock time only, not time on a CPU\n"
+	      "  --otlp[=URL]        call-graph mode: the calls as OpenTelemetry spans too, sent\n"
+	      "                      over OTLP/HTTP to URL (default: $OTEL_EXPORTER_OTLP_ENDPOINT,\n"
+	      "                      else http://localhost:4318)\n"
 	      "  -h, --help          this help\n"
 	      "  -V, --version       version\n"
 	      "\n"
@@ -178,7 +184,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 {
 	enum { OPT_DRY_RUN = 256, OPT_UNSAFE, OPT_PARSE_ONLY, OPT_FUNCGRAPH, OPT_DRILLDOWN,
 	       OPT_ARGS, OPT_RETS, OPT_SUMMARY, OPT_INTERVAL, OPT_NO_COLOR, OPT_NO_WARNINGS, OPT_INFO, OPT_INCLUDE,
-	       OPT_EXCLUDE, OPT_NO_CACHE, OPT_MAX_OVERHEAD, OPT_PROBE_FILTER, OPT_NO_ONCPU };
+	       OPT_EXCLUDE, OPT_NO_CACHE, OPT_MAX_OVERHEAD, OPT_PROBE_FILTER, OPT_NO_ONCPU, OPT_OTLP };
 	static const struct option longopts[] = {
 		{"binary", required_argument, NULL, 'b'},
 		{"dry-run", no_argument, NULL, OPT_DRY_RUN},
@@ -193,6 +199,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{"interval", required_argument, NULL, OPT_INTERVAL},
 		{"no-color", no_argument, NULL, OPT_NO_COLOR},
 		{"no-oncpu", no_argument, NULL, OPT_NO_ONCPU},
+		{"otlp", optional_argument, NULL, OPT_OTLP},
 		{"no-warnings", no_argument, NULL, OPT_NO_WARNINGS},
 		{"info", no_argument, NULL, OPT_INFO},
 		{"include", required_argument, NULL, OPT_INCLUDE},
@@ -316,6 +323,10 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case OPT_NO_ONCPU:
 			o->fg.no_oncpu = true;
 			break;
+		case OPT_OTLP:
+			o->otlp = o->fg.otlp = true;
+			o->otlp_url = optarg;
+			break;
 		case OPT_NO_WARNINGS:
 			diag_set_warnings(false);
 			break;
@@ -401,6 +412,10 @@ static int parse_args(int argc, char **argv, struct options *o)
 	} else if (o->fg.chrome) {
 		diag_fatal("-f chrome writes the calls of --funcgraph: "
 			   "give it --funcgraph PATTERN");
+		return -EINVAL;
+	} else if (o->otlp) {
+		diag_fatal("--otlp sends the calls of --funcgraph as spans (a script's maps and "
+			   "printf lines are not exported yet): give it --funcgraph PATTERN");
 		return -EINVAL;
 	}
 	if (!o->program && !o->fg.patterns.n) {
@@ -648,6 +663,24 @@ static bool stopped(const struct options *o)
 	return sig != 0;
 }
 
+/* --otlp's exporter, its resource named after the traced binary. */
+static struct otlp *otlp_start(const struct options *o, const struct sema_result *sr,
+			       const char *target)
+{
+	char exe[PATH_MAX];
+	/* absolute; a followed program's /proc/PID/exe: the program's own path */
+	if (!realpath(target, exe))
+		snprintf(exe, sizeof(exe), "%s", target);
+	struct otlp_options oo = {
+		.url = o->otlp_url,
+		.exe_path = exe,
+		.go_version = sr->ntargets ? binfo_go_version(sr->targets[0]) : NULL,
+		.quiet = o->quiet,
+	};
+	int err;
+	return otlp__new(&oo, &err);
+}
+
 int main(int argc, char **argv)
 {
 	struct options o = {0};
@@ -665,6 +698,7 @@ int main(int argc, char **argv)
 	pid_t followed = 0;
 	struct binfo_store bstore;
 	struct cache *bcache = NULL; /* binfo's indexes of the binaries (--no-cache: none) */
+	struct otlp *otlp = NULL;    /* --otlp's exporter */
 
 	/* First of all: from here on a Ctrl-C is kept and ends the run at the next stage
 	 * (rt_run honours one that came before it), even in a background job that started
@@ -881,7 +915,6 @@ int main(int argc, char **argv)
 		.src = &src,
 		.dry_run = o.dry_run,
 		.dump_jit = o.dump_jit,
-		.consumer = fg ? funcgraph_consumer(fg, &plan) : NULL,
 		.max_overhead = o.max_overhead,
 	};
 	if (fol) {
@@ -893,8 +926,18 @@ int main(int argc, char **argv)
 		ro.hook_ctx = fol;
 	}
 	plan.filter_pid = ro.pid;
+	if (o.otlp && !o.dry_run && !(otlp = otlp_start(&o, &sr, target))) {
+		status = EXIT_USAGE;
+		goto out;
+	}
+	if (otlp)
+		funcgraph_set_otlp(fg, otlp);
+	ro.consumer = fg ? funcgraph_consumer(fg, &plan) : NULL;
 	status = rt_run(&plan, &ro);
+	otlp__free(otlp); /* what the consumer's finish batched is sent first */
+	otlp = NULL;
 out:
+	otlp__free(otlp);
 	binfo_set_store(NULL);
 	cache_close(bcache);
 	follow__free(fol); /* lets anything it held run */

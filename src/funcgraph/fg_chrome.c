@@ -107,7 +107,7 @@ static void name_track(struct fg_chrome *ch, struct strbuf *out, int64_t pid, in
  * a flow (Trace Event Format "s" and "f" events, id the new goroutine's) from it to the
  * goroutine's first call, which Perfetto draws as an arrow; all three in cat "lineage"
  * (the calls are cat "go"). */
-static void put_lineage(struct fg_chrome *ch, struct strbuf *out, const struct fg_chrome_call *call)
+static void put_lineage(struct fg_chrome *ch, struct strbuf *out, const struct fg_call *call)
 {
 	const struct fg_spawn *sp = call->spawn;
 	int64_t at = (int64_t)(sp->ns - ch->origin_ns);
@@ -152,7 +152,7 @@ static void put_arg(struct strbuf *out, bool *first, const char *key, const char
 	put_str(out, val);
 }
 
-void fg_chrome_call(struct fg_chrome *ch, struct strbuf *out, const struct fg_chrome_call *call)
+void fg_chrome_call(struct fg_chrome *ch, struct strbuf *out, const struct fg_call *call)
 {
 	bool first = true;
 	name_track(ch, out, call->pid, call->goid, call->spawn);

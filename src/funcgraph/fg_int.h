@@ -7,6 +7,7 @@
 #include "binfo/binfo.h"
 #include "common/pairset.h"
 #include "funcgraph/funcgraph.h"
+#include "runtime/otlp/otlp.h"
 #include "runtime/rt.h"
 
 /* Record layout of the generated program (see funcgraph.c):
@@ -48,6 +49,7 @@ struct fg_tree_opts {
 	const char *drilldown; /* only trees rooted here, or NULL */
 	bool no_color;
 	bool chrome; /* -f chrome: Trace Event Format (fg_chrome.c) */
+	struct otlp *otlp; /* --otlp: the calls as spans too (fg_otlp.c), or NULL */
 	bool summary; /* --summary: per-function counts instead of trees (fg_summary.c) */
 	bool oncpu;   /* returns carry on-CPU time (not --no-oncpu) */
 	uint64_t interval_ns; /* --interval: how often the summary prints, 0: at the end */
@@ -67,6 +69,8 @@ void fg_consumer_free(struct fg_consumer *c);
 void fg_consumer_record(void *ctx, struct rt_output *o, int event_id, const void *rec,
 			size_t size);
 void fg_consumer_finish(void *ctx, struct rt_output *o);
+/* --otlp: batches sent on time */
+void fg_consumer_tick(void *ctx, struct rt_output *o);
 
 /* ---- fg_summary.c: --summary, the rt_consumer callbacks of its own consumer ---- */
 
@@ -90,16 +94,29 @@ struct fg_chrome {
 	bool started;         /* the document's head is written */
 };
 
-/* Where a goroutine came from (-f chrome's lineage): its parent, when and where the go
- * statement ran. */
+/* Where a goroutine came from (-f chrome's and --otlp's lineage): its parent, when and
+ * where the go statement ran, and (--otlp) the span the parent was in then. */
 struct fg_spawn {
 	int64_t parent;
 	uint64_t ns;      /* CLOCK_MONOTONIC */
 	const char *site; /* FILE:LINE of the go statement, or NULL */
+	const uint8_t *link_trace; /* NULL: the parent was in no traced call */
+	uint64_t link_span;
 };
 
-/* One call: the complete event of a traced call. */
-struct fg_chrome_call {
+/* An --args or --rets value by its name: an integer (a rule's, or a Go integer's), a Go
+ * bool or float, or text (a string, any other Go value's %+v). */
+struct fg_value {
+	const char *name;
+	enum fg_vkind { FG_V_TEXT, FG_V_INT, FG_V_BOOL, FG_V_FLOAT } kind;
+	bool is_signed; /* FG_V_INT */
+	uint64_t i;     /* FG_V_INT, FG_V_BOOL */
+	double d;       /* FG_V_FLOAT */
+	const char *text; /* FG_V_TEXT, and the Go values' text */
+};
+
+/* One traced call, as -f chrome and --otlp write it. */
+struct fg_call {
 	int64_t pid, goid;
 	const char *func;
 	uint64_t entry_ns, dur_ns; /* CLOCK_MONOTONIC */
@@ -115,17 +132,32 @@ struct fg_chrome_call {
 	 * from the go statement in the parent's track to this call, and the lineage in
 	 * the track's name */
 	const struct fg_spawn *spawn;
+	/* --otlp: */
+	int depth;                 /* in the tree: 0 = the root */
+	const uint8_t *trace_id;   /* the tree's */
+	uint64_t span_id, parent_id; /* parent 0: the root */
+	const char *func_file;     /* where the function is (its entry), or NULL */
+	int func_line;
+	const struct fg_value *argv, *retv; /* by name */
+	int nargv, nretv;
+	bool panicked, unfinished, inlined;
 };
 
 void fg_chrome_init(struct fg_chrome *ch, uint64_t origin_ns, int64_t wall_off,
 		    const char *process);
 void fg_chrome_free(struct fg_chrome *ch);
 /* Each appends to OUT, the consumer's one output buffer. */
-void fg_chrome_call(struct fg_chrome *ch, struct strbuf *out, const struct fg_chrome_call *call);
+void fg_chrome_call(struct fg_chrome *ch, struct strbuf *out, const struct fg_call *call);
 /* An instant event: CALLS of the goroutine's tree at NS were not kept (FG_MAX_NODES). */
 void fg_chrome_dropped(struct fg_chrome *ch, struct strbuf *out, int64_t pid, int64_t goid,
 		       uint64_t ns, uint64_t calls);
 /* The end of the document (the whole of it when no call was written). */
 void fg_chrome_end(struct fg_chrome *ch, struct strbuf *out);
+
+/* ---- fg_otlp.c: --otlp, each call a span ---- */
+
+/* CALL as a span of trace CALL->trace_id (the tree's root call is the trace's root);
+ * WALL_OFF: CLOCK_REALTIME - CLOCK_MONOTONIC. */
+void fg_otlp_call(struct otlp *x, int64_t wall_off, const struct fg_call *call);
 
 #endif

@@ -49,6 +49,7 @@ struct fg_node {
 	uint8_t *rec; /* copy of the entry record: args are formatted when printed */
 	uint8_t *ret_rec; /* and of the return record, when it holds --rets values */
 	int ret_event_id;
+	uint64_t span_id; /* --otlp */
 };
 
 struct fg_tree {
@@ -60,19 +61,23 @@ struct fg_tree {
 	uint64_t dropped;          /* calls not kept (FG_MAX_NODES) */
 	bool skipping;             /* a root call dropped whole (FG_MAX_KEPT): nothing kept */
 	uint64_t root_depth;       /* ... until the call at this depth ends */
+	uint8_t trace_id[16];      /* --otlp: the root call's trace */
 };
 
-/* -f chrome: a goroutine made (FG_SPAWN), until its first tree is written */
+/* -f chrome, --otlp: a goroutine made (FG_SPAWN), until its first tree is written */
 struct fg_spawned {
 	uint64_t goid; /* 0: a free slot */
 	int64_t pid;   /* goids are the process's own: a BINARY target runs in several */
 	int64_t parent;
 	uint64_t ns, pc; /* pc: the go statement's, as the process has it */
+	uint64_t link_span; /* --otlp: the parent's innermost open call then, or 0 */
+	uint8_t link_trace[16];
 };
 
 struct fg_consumer {
 	struct fg_tree_opts o;
-	struct fg_spawned *spawns; /* [FG_SPAWNS], open addressing by goid; -f chrome only */
+	struct fg_spawned *spawns; /* [FG_SPAWNS], open addressing by goid; -f chrome and
+				      --otlp only */
 	const struct gt_plan *plan;
 	bool plan_ok;
 	struct binfo_lines *lines;
@@ -151,10 +156,10 @@ struct fg_consumer *fg_consumer_new(const struct fg_tree_opts *o, const struct g
 	c->wall_off = fg_wall_off();
 	if (!c->plan_ok)
 		diag_fatal("internal error: the call-graph events do not have the expected layout");
-	if (o->chrome) {
+	if (o->chrome)
 		fg_chrome_init(&c->chrome, now_ns(), c->wall_off, base_name(binfo_path(o->bi)));
+	if (o->chrome || o->otlp)
 		c->spawns = xcalloc(FG_SPAWNS, sizeof(*c->spawns));
-	}
 	const char *mk = getenv("GT_FUNCGRAPH_MAX_KEPT");
 	c->max_kept = mk && *mk ? strtoull(mk, NULL, 10) : FG_MAX_KEPT;
 	const char *copy = getenv("GT_FUNCGRAPH_TEXT");
@@ -425,6 +430,74 @@ static void json_str(struct strbuf *sb, const char *s)
 		strbuf_puts(sb, "null");
 }
 
+/* A Go integer, bool or float (not a Duration's text) typed from its %+v text V. */
+static void go_scalar(const struct plan_arg *a, struct fg_value *v)
+{
+	char *end;
+	if (a->kind != PLAN_ARG_GO || a->go_show != PGW_NONE || !*v->text)
+		return;
+	errno = 0;
+	if (a->go == PG_INT || a->go == PG_UINT) {
+		v->i = a->go == PG_INT ? (uint64_t)strtoll(v->text, &end, 10)
+				       : strtoull(v->text, &end, 10);
+		if (!*end && !errno) {
+			v->kind = FG_V_INT;
+			v->is_signed = a->go == PG_INT;
+		}
+	} else if (a->go == PG_BOOL) {
+		v->kind = FG_V_BOOL;
+		v->i = !strcmp(v->text, "true");
+	} else if (a->go == PG_FLOAT) {
+		v->d = strtod(v->text, &end);
+		if (!*end)
+			v->kind = FG_V_FLOAT;
+	}
+}
+
+/* The --args (RETS: --rets) values of ND by name, the text ones in allocated copies
+ * (values_free). */
+static int node_values(struct fg_consumer *c, const struct fg_node *nd, bool rets,
+		       struct fg_value **out)
+{
+	const char *fn = c->plan->sites[nd->site].func;
+	const struct fg_argspec *specs = rets ? c->o.rspecs : c->o.specs;
+	int nspecs = rets ? c->o.nrspecs : c->o.nspecs, first = rets ? FG_RET_USER : FG_ARG_USER;
+	const uint8_t *rec = rets ? nd->ret_rec : nd->rec;
+	const struct plan_event *ev = &c->plan->events[rets ? nd->ret_event_id : nd->event_id];
+	const struct fg_argspec *spec = NULL;
+	for (int i = 0; i < nspecs && !spec && rec; i++)
+		if (!strcmp(specs[i].func, fn))
+			spec = &specs[i];
+	int n = 0;
+	*out = spec && spec->nargs ? xcalloc((size_t)spec->nargs, sizeof(**out)) : NULL;
+	for (int k = 0; spec && k < spec->nargs && first + k < ev->nargs; k++, n++) {
+		const struct plan_arg *a = &ev->args[first + k];
+		struct fg_value *v = &(*out)[k];
+		v->name = spec->args[k].name;
+		if (a->kind == PLAN_ARG_STR) {
+			const char *str = (const char *)rec + a->offset;
+			v->text = strndup(str, strnlen(str, (size_t)a->size));
+		} else if (a->kind != PLAN_ARG_INT) { /* a Go value by name: its %+v text */
+			struct strbuf sb = {0};
+			rt_value_format(&sb, c->plan, a, rec, false);
+			v->text = sb.buf ? sb.buf : xstrdup("");
+			go_scalar(a, v);
+		} else {
+			v->kind = FG_V_INT;
+			v->is_signed = a->is_signed;
+			v->i = fg_field(ev, rec, first + k);
+		}
+	}
+	return n;
+}
+
+static void values_free(struct fg_value *v, int n)
+{
+	for (int i = 0; i < n; i++)
+		free((char *)v[i].text);
+	free(v);
+}
+
 /* The --args (RETS: --rets) values of ND as a JSON object, {} without them. */
 static void json_values(struct fg_consumer *c, const struct fg_node *nd, bool rets)
 {
@@ -547,15 +620,36 @@ static void on_spawn(struct fg_consumer *c, const struct plan_event *ev, const u
 	uint64_t goid = fg_field(ev, rec, FG_SPAWN_GOID);
 	int64_t pid = (int64_t)fg_field(ev, rec, FG_SPAWN_PID);
 	struct fg_spawned *s = goid ? spawn_slot(c, pid, goid) : NULL;
-	if (s)
-		*s = (struct fg_spawned){goid, pid, (int64_t)fg_field(ev, rec, FG_SPAWN_PARENT),
-					 fg_field(ev, rec, FG_SPAWN_NSECS),
-					 fg_field(ev, rec, FG_SPAWN_PC)};
+	if (!s)
+		return;
+	*s = (struct fg_spawned){.goid = goid,
+				 .pid = pid,
+				 .parent = (int64_t)fg_field(ev, rec, FG_SPAWN_PARENT),
+				 .ns = fg_field(ev, rec, FG_SPAWN_NSECS),
+				 .pc = fg_field(ev, rec, FG_SPAWN_PC)};
+	/* --otlp: the span the go statement ran in, for a link from the goroutine's first */
+	const struct fg_tree *pt = c->o.otlp ? find_tree(c, s->parent) : NULL;
+	if (pt && !pt->skipping && pt->open.n) {
+		s->link_span = pt->nodes.v[pt->open.v[pt->open.n - 1]].span_id;
+		memcpy(s->link_trace, pt->trace_id, sizeof(s->link_trace));
+	}
 }
 
-/* -f chrome: a complete event per call. A call that did not return lasts until it was
- * found out (or until the end): the interval its marked line shows. */
-static void print_chrome(struct fg_consumer *c, struct rt_output *o, const struct fg_tree *t)
+/* "FILE:LINE" of where a function starts: FILE in full, for code.filepath */
+static const char *func_place(struct fg_consumer *c, uint32_t site, int *line)
+{
+	struct binfo_pcline pl;
+	struct binfo_lines *l = lines(c);
+	*line = 0;
+	if (!l || binfo_lines_lookup(l, c->plan->sites[site].vaddr, &pl) || !pl.file)
+		return NULL;
+	*line = pl.line;
+	return pl.file;
+}
+
+/* -f chrome: a complete event per call; --otlp: a span. A call that did not return lasts
+ * until it was found out (or until the end): the interval its marked line shows. */
+static void print_calls(struct fg_consumer *c, struct rt_output *o, const struct fg_tree *t)
 {
 	static const char *const marks[] = {[FG_PANIC] = "panic: no return",
 					    [FG_UNFINISHED] = "unfinished",
@@ -574,7 +668,8 @@ static void print_chrome(struct fg_consumer *c, struct rt_output *o, const struc
 	if (sd && sd->goid == (uint64_t)t->goid) {
 		const struct fg_node *n0 = &t->nodes.v[0];
 		const char *fn;
-		spawn = (struct fg_spawn){sd->parent, sd->ns, NULL};
+		spawn = (struct fg_spawn){sd->parent, sd->ns, NULL,
+					  sd->link_span ? sd->link_trace : NULL, sd->link_span};
 		if (sd->pc && site_text(c, sd->pc - load_bias(c, n0->event_id, n0->rec, n0->site) - 1,
 					go_site, sizeof(go_site), &fn))
 			spawn.site = go_site;
@@ -582,16 +677,20 @@ static void print_chrome(struct fg_consumer *c, struct rt_output *o, const struc
 	} else {
 		sd = NULL;
 	}
+	/* the spans' parents: the latest node at each depth (a depth is below the count) */
+	int *stack = xmalloc(((size_t)t->nodes.n + 1) * sizeof(*stack));
 	for (int i = 0; i < t->nodes.n; i++) {
 		const struct fg_node *nd = &t->nodes.v[i];
 		const struct plan_event *ev = &c->plan->events[nd->event_id];
 		char call[512], ret[512];
+		int depth = nd->depth < t->nodes.n ? nd->depth : t->nodes.n - 1;
+		stack[depth] = i;
 		/* both texts are made in c->text: the results' copied first */
 		char *rets = nd->ret_rec ? xstrdup(values_text(c, o, nd, true)) : NULL;
 		const char *fn, *args = values_text(c, o, nd, false);
 		bool returned = nd->end == FG_RETURNED;
 		pid = (int64_t)fg_field(ev, nd->rec, FG_ARG_PID);
-		struct fg_chrome_call cc = {
+		struct fg_call cc = {
 			.pid = pid,
 			.goid = t->goid,
 			.func = c->plan->sites[nd->site].func,
@@ -602,6 +701,13 @@ static void print_chrome(struct fg_consumer *c, struct rt_output *o, const struc
 			.rets = rets,
 			.spawn = sd && i == 0 ? &spawn : NULL,
 			.mark = returned ? NULL : marks[nd->end],
+			.depth = nd->depth,
+			.trace_id = t->trace_id,
+			.span_id = nd->span_id,
+			.parent_id = depth ? t->nodes.v[stack[depth - 1]].span_id : 0,
+			.panicked = nd->end == FG_PANIC,
+			.unfinished = nd->end == FG_UNFINISHED,
+			.inlined = nd->end == FG_INLINED,
 		};
 		if (nd->end_ns < nd->entry_ns && !returned)
 			cc.dur_ns = 0;
@@ -616,10 +722,23 @@ static void print_chrome(struct fg_consumer *c, struct rt_output *o, const struc
 		if (returned &&
 		    site_text(c, c->plan->sites[nd->ret_site].vaddr, ret, sizeof(ret), &fn))
 			cc.returned_at = ret;
-		fg_chrome_call(&c->chrome, &c->out, &cc);
+		struct fg_value *argv = NULL, *retv = NULL;
+		if (c->o.otlp) {
+			cc.func_file = func_place(c, nd->site, &cc.func_line);
+			cc.nargv = node_values(c, nd, false, &argv);
+			cc.nretv = node_values(c, nd, true, &retv);
+			cc.argv = argv;
+			cc.retv = retv;
+			fg_otlp_call(c->o.otlp, c->wall_off, &cc);
+			values_free(argv, cc.nargv);
+			values_free(retv, cc.nretv);
+		}
+		if (c->o.chrome)
+			fg_chrome_call(&c->chrome, &c->out, &cc);
 		free(rets);
 	}
-	if (t->dropped && t->nodes.n)
+	free(stack);
+	if (c->o.chrome && t->dropped && t->nodes.n)
 		fg_chrome_dropped(&c->chrome, &c->out, pid, t->goid, t->nodes.v[0].entry_ns,
 				  t->dropped);
 }
@@ -644,11 +763,11 @@ static void emit_tree(struct fg_consumer *c, struct rt_output *o, struct fg_tree
 		nd->end_ns = now;
 	}
 	c->out.len = 0;
-	if (c->o.chrome)
-		print_chrome(c, o, t);
-	else if (rt_output_json(o))
+	if (c->o.chrome || c->o.otlp) /* -f chrome's events; --otlp's spans, beside the text */
+		print_calls(c, o, t);
+	if (!c->o.chrome && rt_output_json(o))
 		print_json(c, t);
-	else
+	else if (!c->o.chrome)
 		print_text(c, o, t);
 	write_out(c, f);
 	if (c->text_copy && (c->o.chrome || rt_output_json(o))) {
@@ -710,6 +829,8 @@ static void on_entry(struct fg_consumer *c, struct rt_output *o, int id,
 		t = xcalloc(1, sizeof(*t));
 		t->goid = goid;
 		t->seq = c->seq++;
+		if (c->o.otlp)
+			otlp__trace_id(c->o.otlp, t->trace_id);
 		struct fg_tree **b = bucket(c, goid);
 		t->next = *b;
 		*b = t;
@@ -736,6 +857,7 @@ static void on_entry(struct fg_consumer *c, struct rt_output *o, int id,
 		.caller_pc = ret ? ret - bias : 0,
 		.end = inlined ? FG_INLINED : FG_OPEN,
 		.rec = xmalloc(size),
+		.span_id = c->o.otlp ? otlp__span_id(c->o.otlp) : 0,
 	};
 	memcpy(nd.rec, rec, size);
 	vec_push(&t->nodes, nd);
@@ -816,6 +938,13 @@ static int tree_seq_cmp(const void *a, const void *b)
 {
 	const struct fg_tree *x = *(struct fg_tree *const *)a, *y = *(struct fg_tree *const *)b;
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+void fg_consumer_tick(void *ctx, struct rt_output *o)
+{
+	struct fg_consumer *c = ctx;
+	(void)o;
+	otlp__tick(c->o.otlp);
 }
 
 void fg_consumer_finish(void *ctx, struct rt_output *o)

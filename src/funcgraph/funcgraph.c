@@ -435,7 +435,7 @@ static int parse_interval(const char *text, uint64_t *ns)
 static int check_summary(const struct fg_options *o)
 {
 	const char *other = o->chrome ? "-f chrome" : o->drilldown ? "--drilldown"
-			    : o->args.n ? "--args" : NULL;
+			    : o->args.n ? "--args" : o->otlp ? "--otlp" : NULL;
 	if (o->summary && other) {
 		diag_fatal("--summary counts calls per function; %s is for the trees", other);
 		return -EINVAL;
@@ -463,7 +463,7 @@ struct funcgraph *funcgraph_new(const struct fg_options *o, const char *target)
 		funcgraph_free(fg);
 		return NULL;
 	}
-	int n = write_program(fg, &set, o->chrome);
+	int n = write_program(fg, &set, o->chrome || o->otlp);
 	funcset_free(&set);
 	if (!n) {
 		diag_fatal("--funcgraph: none of the matched functions can be probed");
@@ -491,6 +491,11 @@ struct funcgraph *funcgraph_new(const struct fg_options *o, const char *target)
 		.interval_ns = interval_ns,
 	};
 	return fg;
+}
+
+void funcgraph_set_otlp(struct funcgraph *fg, struct otlp *x)
+{
+	fg->topts.otlp = x;
 }
 
 void funcgraph_free(struct funcgraph *fg)
@@ -538,6 +543,7 @@ const struct rt_consumer *funcgraph_consumer(struct funcgraph *fg, const struct 
 		.ctx = fg->consumer,
 		.record = fg_consumer_record,
 		.finish = fg_consumer_finish,
+		.tick = fg->topts.otlp ? fg_consumer_tick : NULL,
 		.attached = fg->attached,
 	};
 	return &fg->rc;

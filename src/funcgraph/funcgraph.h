@@ -25,6 +25,7 @@ struct fg_options {
 	const char *drilldown;      /* --drilldown FUNC */
 	bool no_color;              /* --no-color */
 	bool chrome;                /* -f chrome: Trace Event Format JSON for Perfetto */
+	bool otlp;                  /* --otlp: the calls as spans too (lineage probes) */
 	bool summary;               /* --summary: per-function counts, not trees */
 	bool no_oncpu;              /* --no-oncpu: wall time only (no scheduler probes) */
 	const char *interval;       /* --interval DURATION of the summary (NULL: 5s) */
@@ -39,6 +40,10 @@ struct funcgraph;
  * --drilldown and --args, and writes the program. NULL after reporting through diag. */
 struct funcgraph *funcgraph_new(const struct fg_options *o, const char *target);
 void funcgraph_free(struct funcgraph *fg);
+
+/* --otlp: where the calls go as spans (before funcgraph_consumer). */
+struct otlp;
+void funcgraph_set_otlp(struct funcgraph *fg, struct otlp *x);
 
 /* The generated program text (valid until funcgraph_free). */
 const char *funcgraph_program(const struct funcgraph *fg);

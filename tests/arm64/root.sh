@@ -20,8 +20,8 @@ die() {
 # and what the guests run (bpftrace 0.17: the oracle; python3: the test runner;
 # busybox-static: the initramfs)
 pkgs="libc6-dev libgcc-12-dev libstdc++-12-dev libbpf-dev libelf-dev zlib1g-dev libzstd-dev \
-libdwarf-dev libcapstone-dev llvm-16-dev libffi-dev libncurses-dev libxml2-dev bpftrace \
-python3 busybox-static"
+libdwarf-dev libcapstone-dev libcurl4-openssl-dev llvm-16-dev libffi-dev libncurses-dev \
+libxml2-dev bpftrace python3 busybox-static"
 stamp=$(echo "$pkgs" | cksum | cut -d' ' -f1)
 # the host's apt sources (deb822 or one-line), for the root's apt
 sources() {

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "runtime/profile/pb_int.h"
+#include "common/pb.h"
 
 /* profile.proto field numbers */
 enum {

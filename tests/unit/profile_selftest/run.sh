@@ -1,5 +1,5 @@
 #!/bin/sh
-# Builds and runs the profile writer's self-test (src/runtime/profile/profile.c, pb.c): the folded
+# Builds and runs the profile writer's self-test (src/runtime/profile/profile.c, src/common/pb.c): the folded
 # text and error returns are checked by the C program, the pprof file by the real client,
 # `go tool pprof` (-raw, -traces, -tags, -top): they must read it without a complaint, and
 # what -raw and -top show must be what the test wrote (pprof_check.py against the
@@ -23,7 +23,7 @@ out=$(cd "$out" && pwd)
 # shellcheck disable=SC2086
 cc -std=gnu11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Wshadow -Wstrict-prototypes \
 	-Wmissing-prototypes -Werror $san -I"$src" -I"$here/.." -o "$out/profile_selftest" \
-	"$here/profile_selftest.c" "$src/runtime/profile/profile.c" "$src/runtime/profile/pb.c" -lz
+	"$here/profile_selftest.c" "$src/runtime/profile/profile.c" "$src/common/pb.c" -lz
 
 status=0
 rm -f "$out/test.pb.gz" "$out/test.folded"

@@ -1,11 +1,12 @@
-/* pb: protobuf wire-format writer (see pb_int.h). Wire types: 0 varint, 2 length-delimited. */
-#include "runtime/profile/pb_int.h"
+/* pb: protobuf wire-format writer (see pb.h). Wire types: 0 varint, 1 64-bit,
+ * 2 length-delimited, 5 32-bit; fixed-width values are little-endian. */
+#include "common/pb.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { PB_VARINT = 0, PB_LEN = 2 };
+enum { PB_VARINT = 0, PB_I64 = 1, PB_LEN = 2, PB_I32 = 5 };
 
 void pb_buf__free(struct pb_buf *b)
 {
@@ -70,6 +71,59 @@ void pb_buf__uint(struct pb_buf *b, int field, uint64_t v)
 		return;
 	pb_buf__tag(b, field, PB_VARINT);
 	pb_buf__varint(b, v);
+}
+
+void pb_buf__uint_always(struct pb_buf *b, int field, uint64_t v)
+{
+	pb_buf__tag(b, field, PB_VARINT);
+	pb_buf__varint(b, v);
+}
+
+void pb_buf__fixed64(struct pb_buf *b, int field, uint64_t v)
+{
+	uint8_t le[8];
+	for (int i = 0; i < 8; i++)
+		le[i] = (uint8_t)(v >> (8 * i));
+	pb_buf__tag(b, field, PB_I64);
+	pb_buf__append(b, le, sizeof(le));
+}
+
+void pb_buf__double(struct pb_buf *b, int field, double v)
+{
+	uint64_t bits;
+	memcpy(&bits, &v, sizeof(bits));
+	pb_buf__fixed64(b, field, bits);
+}
+
+void pb_buf__fixed32(struct pb_buf *b, int field, uint32_t v)
+{
+	uint8_t le[4];
+	for (int i = 0; i < 4; i++)
+		le[i] = (uint8_t)(v >> (8 * i));
+	pb_buf__tag(b, field, PB_I32);
+	pb_buf__append(b, le, sizeof(le));
+}
+
+void pb_buf__head(struct pb_buf *b, int field, size_t len)
+{
+	pb_buf__tag(b, field, PB_LEN);
+	pb_buf__varint(b, len);
+}
+
+void pb_buf__bytes(struct pb_buf *b, int field, const void *p, size_t n)
+{
+	pb_buf__head(b, field, n);
+	pb_buf__append(b, p, n);
+}
+
+size_t pb_varint_size(uint64_t v)
+{
+	size_t n = 1;
+	while (v >= 0x80) {
+		v >>= 7;
+		n++;
+	}
+	return n;
 }
 
 void pb_buf__str(struct pb_buf *b, int field, const char *s)

@@ -1,0 +1,111 @@
+/* otlp: export to OpenTelemetry over OTLP/HTTP (protobuf), so that what gotrace sees of
+ * a fleet's Go programs lands in the Collector and the backends behind it: call-graph
+ * mode's calls as spans, printf lines as log records, the script's maps as metrics.
+ *
+ * Configured as the OpenTelemetry SDKs are (OTEL_EXPORTER_OTLP_ENDPOINT,
+ * OTEL_EXPORTER_OTLP_{TRACES,METRICS,LOGS}_ENDPOINT, OTEL_EXPORTER_OTLP_HEADERS,
+ * OTEL_EXPORTER_OTLP_TIMEOUT, OTEL_EXPORTER_OTLP_CERTIFICATE, OTEL_SERVICE_NAME,
+ * OTEL_RESOURCE_ATTRIBUTES; otlp_conf.c). Items are batched per signal and process
+ * (otlp_enc.c) and handed to one sender thread (otlp_send.c) through a bounded queue:
+ * the event loop never waits for the backend, a backend that is down is retried with
+ * backoff, and what cannot be queued or sent is counted, said on stderr, and exported
+ * as the metric gotrace.otlp.dropped once the backend takes data again.
+ *
+ * Needs nothing of the runtime's other rooms: output/ and funcgraph/ call it. */
+#ifndef GT_RT_OTLP_H
+#define GT_RT_OTLP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum otlp_signal { OTLP_TRACES, OTLP_METRICS, OTLP_LOGS, OTLP_NSIGNALS };
+
+/* An attribute: a key and a typed value (OTLP's KeyValue and AnyValue). */
+enum otlp_vtype { OTLP_STR, OTLP_INT, OTLP_DOUBLE, OTLP_BOOL };
+struct otlp_kv {
+	const char *key;
+	enum otlp_vtype type;
+	union {
+		const char *s;
+		int64_t i;
+		double d;
+		bool b;
+	};
+};
+#define OTLP_KV_STR(k, v) ((struct otlp_kv){.key = (k), .type = OTLP_STR, .s = (v)})
+#define OTLP_KV_INT(k, v) ((struct otlp_kv){.key = (k), .type = OTLP_INT, .i = (v)})
+
+struct otlp_options {
+	const char *url;        /* --otlp=URL, or NULL: the environment's, else
+				   http://localhost:4318 */
+	const char *exe_path;   /* the traced binary: service.name's default and
+				   process.executable.* */
+	const char *go_version; /* process.runtime.version ("go1.26.8"), or NULL */
+	bool quiet;             /* -q: no summary line at the end */
+};
+
+struct otlp;
+
+/* Reads the configuration and starts the sender. NULL with *ERR set (negative errno)
+ * after one error through diag (a bad variable, a URL curl refuses). */
+struct otlp *otlp__new(const struct otlp_options *o, int *err);
+/* Sends what is batched and queued, waiting at most OTEL_EXPORTER_OTLP_TIMEOUT for the
+ * backend; says on stderr what was sent and what was dropped (unless quiet); frees. */
+void otlp__free(struct otlp *x);
+
+/* Fresh random ids. */
+void otlp__trace_id(struct otlp *x, uint8_t id[16]);
+uint64_t otlp__span_id(struct otlp *x);
+
+enum otlp_status { OTLP_STATUS_UNSET = 0, OTLP_STATUS_OK = 1, OTLP_STATUS_ERROR = 2 };
+
+struct otlp_link {
+	uint8_t trace_id[16];
+	uint64_t span_id;
+	const struct otlp_kv *attrs;
+	int nattrs;
+};
+
+struct otlp_event {
+	uint64_t unix_ns;
+	const char *name;
+	const struct otlp_kv *attrs;
+	int nattrs;
+};
+
+struct otlp_span {
+	uint8_t trace_id[16];
+	uint64_t span_id, parent_id; /* parent 0: a root span */
+	const char *name;
+	uint64_t start_unix_ns, end_unix_ns;
+	const struct otlp_kv *attrs;
+	int nattrs;
+	const struct otlp_link *links;
+	int nlinks;
+	const struct otlp_event *events;
+	int nevents;
+	enum otlp_status status;
+	const char *status_msg; /* or NULL */
+};
+
+/* One span of process PID (its resource's process.pid and container.id). */
+void otlp__span(struct otlp *x, int pid, const struct otlp_span *s);
+
+/* One log record of process PID: BODY (LEN bytes, a printf line without its newline). */
+void otlp__log(struct otlp *x, int pid, uint64_t unix_ns, const char *body, size_t len,
+	       const struct otlp_kv *attrs, int nattrs);
+
+/* Batches older than the schedule delay go to the queue: each turn of the event loop. */
+void otlp__tick(struct otlp *x);
+
+/* Counts so far (the sender's, read under its lock), for the summary and the tests. */
+struct otlp_counts {
+	uint64_t sent[OTLP_NSIGNALS];    /* items the backend took */
+	uint64_t dropped[OTLP_NSIGNALS]; /* items given up: queue full, rejected, or
+					    unsent at the end */
+	uint64_t requests, retries;
+};
+void otlp__counts(struct otlp *x, struct otlp_counts *out);
+
+#endif
