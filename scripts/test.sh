@@ -9,10 +9,10 @@
 #
 # Where a cold run's time goes (docs/reliability.md): the plain pass's tests wait on
 # traced programs and leave CPU idle, so what later steps need is made beside it at nice
-# 10: the kernels' downloads and vmlinux, the ASan build, and the Go builds of the three
+# 10: the kernels' downloads and vmlinux, the ASan build, and the Go builds of the
 # suites that build most (GT_PREBUILD: toolchains, the release matrix, the type data's
-# probes, the real programs, the big servers), which ctest runs last and which wait for a build in
-# progress rather than make it twice. The fuzzers' build waits for the ASan pass, which
+# probes, the real programs, the big servers, the OTLP receivers), which ctest runs last
+# and which wait for a build in progress rather than make it twice. The fuzzers' build waits for the ASan pass, which
 # leaves more CPU idle than the plain pass.
 set -eu
 cd "$(dirname "$0")/.."
