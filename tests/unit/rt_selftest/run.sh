@@ -25,7 +25,7 @@ done
 (cd "$here" && GOFLAGS=-mod=mod GO111MODULE=off GOTOOLCHAIN=local "$("$src/../scripts/find-go.sh")" build -o "$out/target" target.go)
 # shellcheck disable=SC2086
 cc -std=gnu11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
-	$san -I"$src" -o "$out/rt_selftest" "$here/rt_selftest.c" \
+	$san -I"$src" -DGT_VERSION='"selftest"' -o "$out/rt_selftest" "$here/rt_selftest.c" \
 	"$src"/runtime/*/*.c "$src"/arch/"$arch"*.c "$src/common/fmt.c" "$src/common/util.c" "$src/common/diag.c" "$src/common/kbtf.c" "$src/common/stopsig.c" "$src/common/spawn.c" \
-	-lbpf -lelf -lz -lcapstone
+	"$src/common/pb.c" -lbpf -lelf -lz -lcapstone -lcurl -lpthread
 exec "$out/rt_selftest" $bench "$out"
