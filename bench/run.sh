@@ -67,6 +67,9 @@
 #      the same loop (added ns per call, N calls) and on 1, 100 and 2,000 functions
 #      (start to attached, the whole command; medians of RUNS), each run's calls
 #      checked against the program's own count; peak RSS.
+#   8. --otlp (OTLP=0 skips it): bench/otlp.py, --funcgraph main.work with export off
+#      and on to the Collector of tests/otlp/otelcol: added ns per call, the export's
+#      spans per second, gotrace's peak RSS.
 #   Floor column: bench/floor.c (one uprobe_multi link on the function, a
 #   four-instruction counter program, the child released after the attach as
 #   gotrace's -c does), compiled with gcc -lelf.
@@ -905,4 +908,11 @@ if [ "${TRACERS:-1}" = 1 ]; then
   python3 "$HERE/tracers.py" --gotrace "$GOTRACE_BIN" --out "$OUT/tracers" --n "$N" \
     --runs "$RUNS" --sites "$MANY_SITES" --tools "${TRACER_TOOLS:-$HOME/.cache/gotrace-bench/tools}" ||
     echo "# section 7 (bench/tracers.py) failed"
+fi
+
+# ---------------------------------------------------------------- 8
+if [ "${OTLP:-1}" = 1 ]; then
+  echo
+  python3 "$HERE/otlp.py" --gotrace "$GOTRACE_BIN" --out "$OUT/otlp" --n "$N" --runs "$RUNS" ||
+    echo "# section 8 (bench/otlp.py) failed"
 fi

@@ -106,9 +106,10 @@ static void usage(FILE *out)
 	      "  --interval DURATION how often --summary prints (default 5s; 0: at the end)\n"
 	      "  --no-color          call-graph mode: no colours on a terminal\n"
 	      "  --no-oncpu          call-graph mode: wall-clock time only, not time on a CPU\n"
-	      "  --otlp[=URL]        call-graph mode: the calls as OpenTelemetry spans too, sent\n"
-	      "                      over OTLP/HTTP to URL (default: $OTEL_EXPORTER_OTLP_ENDPOINT,\n"
-	      "                      else http://localhost:4318)\n"
+	      "  --otlp[=URL]        to OpenTelemetry over OTLP/HTTP too: printf lines as log\n"
+	      "                      records, maps as metrics, call-graph mode's calls as spans;\n"
+	      "                      to URL (default: $OTEL_EXPORTER_OTLP_ENDPOINT, else\n"
+	      "                      http://localhost:4318)\n"
 	      "  -h, --help          this help\n"
 	      "  -V, --version       version\n"
 	      "\n"
@@ -413,11 +414,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 		diag_fatal("-f chrome writes the calls of --funcgraph: "
 			   "give it --funcgraph PATTERN");
 		return -EINVAL;
-	} else if (o->otlp) {
-		diag_fatal("--otlp sends the calls of --funcgraph as spans (a script's maps and "
-			   "printf lines are not exported yet): give it --funcgraph PATTERN");
-		return -EINVAL;
 	}
+
 	if (!o->program && !o->fg.patterns.n) {
 		if (rest >= argc) {
 			usage(stderr);
@@ -566,9 +564,9 @@ static void cache_key_of(struct cache_key *k, const struct options *o,
 	cache_key_add(k, "attach", "%d", (int)rt_attach_path(&why));
 	env = getenv("GT_HIDE_FEATURES");
 	cache_key_add(k, "hide", "%s", env ? env : "");
-	cache_key_add(k, "options", "strlen=%d k=%d unsafe=%d funcgraph=%d oncpu=%d",
+	cache_key_add(k, "options", "strlen=%d k=%d unsafe=%d funcgraph=%d oncpu=%d logs=%d",
 		      so->str_len, so->helper_checks, so->unsafe, so->funcgraph,
-		      so->funcgraph_oncpu);
+		      so->funcgraph_oncpu, so->log_meta);
 	for (int i = 0; i < so->nposargs; i++)
 		cache_key_add(k, "arg", "%s", so->posargs[i]);
 	for (int i = 0; i < so->nnamed; i++)
@@ -668,12 +666,13 @@ static struct otlp *otlp_start(const struct options *o, const struct sema_result
 			       const char *target)
 {
 	char exe[PATH_MAX];
-	/* absolute; a followed program's /proc/PID/exe: the program's own path */
-	if (!realpath(target, exe))
+	/* absolute; a followed program's /proc/PID/exe: the program's own path; no target
+	 * (kernel probes only): OpenTelemetry's unknown_service:NAME */
+	if (target && !realpath(target, exe))
 		snprintf(exe, sizeof(exe), "%s", target);
 	struct otlp_options oo = {
 		.url = o->otlp_url,
-		.exe_path = exe,
+		.exe_path = target ? exe : NULL,
 		.go_version = sr->ntargets ? binfo_go_version(sr->targets[0]) : NULL,
 		.quiet = o->quiet,
 	};
@@ -813,6 +812,7 @@ int main(int argc, char **argv)
 		.str_len = str_len_from_env(),
 		.funcgraph = fg != NULL,
 		.funcgraph_oncpu = fg != NULL && !o.fg.no_oncpu,
+		.log_meta = o.otlp && !fg,
 		.uprobe_stack_has_caller = stack_has_caller,
 	};
 	/* -c go test, go run, a wrapper: the program to trace is one the command runs */
@@ -930,8 +930,9 @@ int main(int argc, char **argv)
 		status = EXIT_USAGE;
 		goto out;
 	}
-	if (otlp)
+	if (otlp && fg)
 		funcgraph_set_otlp(fg, otlp);
+	ro.otlp = otlp;
 	ro.consumer = fg ? funcgraph_consumer(fg, &plan) : NULL;
 	status = rt_run(&plan, &ro);
 	otlp__free(otlp); /* what the consumer's finish batched is sent first */

@@ -79,13 +79,18 @@ void pb_buf__uint_always(struct pb_buf *b, int field, uint64_t v)
 	pb_buf__varint(b, v);
 }
 
-void pb_buf__fixed64(struct pb_buf *b, int field, uint64_t v)
+void pb_buf__le64(struct pb_buf *b, uint64_t v)
 {
 	uint8_t le[8];
 	for (int i = 0; i < 8; i++)
 		le[i] = (uint8_t)(v >> (8 * i));
-	pb_buf__tag(b, field, PB_I64);
 	pb_buf__append(b, le, sizeof(le));
+}
+
+void pb_buf__fixed64(struct pb_buf *b, int field, uint64_t v)
+{
+	pb_buf__tag(b, field, PB_I64);
+	pb_buf__le64(b, v);
 }
 
 void pb_buf__double(struct pb_buf *b, int field, double v)

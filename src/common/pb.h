@@ -27,6 +27,9 @@ void pb_buf__uint_always(struct pb_buf *b, int field, uint64_t v);
  * and values: a zero there is a value) */
 void pb_buf__fixed64(struct pb_buf *b, int field, uint64_t v);
 void pb_buf__double(struct pb_buf *b, int field, double v);
+/* A bare 8-byte little-endian value: a packed repeated fixed64 or double's element,
+ * after pb_buf__head(FIELD, 8 * N). */
+void pb_buf__le64(struct pb_buf *b, uint64_t v);
 /* fixed32 (wire type 5): OTLP's span flags */
 void pb_buf__fixed32(struct pb_buf *b, int field, uint32_t v);
 /* Length-delimited bytes (ids), and the head of one whose LEN-byte body the caller

@@ -298,7 +298,10 @@ struct plan_event {
 	struct gt_loc loc; /* HELPER_ERROR, ERRORF, WARNF: where in the script */
 	const struct gt_loc *expanded_from; /* ERRORF, WARNF in a macro: the macro's call */
 	int slots, slot_size; /* JOIN: strings at 8 + i * slot_size, empty after the last */
+	int meta; /* PRINTF under --otlp: PLAN_META_N hidden leading arguments (pid, tid, goid,
+		     nsecs: a log record's), the format's first conversions; 0 otherwise */
 };
+enum { PLAN_META_PID, PLAN_META_TID, PLAN_META_GOID, PLAN_META_NSECS, PLAN_META_N };
 
 /* Maps (@name). A BPF map each, named bpf_name in the object. Keys are the
  * concatenated key fields (8-byte ints, strings of their size), or a single u64 0 for

@@ -370,6 +370,15 @@ uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+int64_t wall_off_ns(void)
+{
+	struct timespec rt, mono;
+	clock_gettime(CLOCK_REALTIME, &rt);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	return ((int64_t)rt.tv_sec - (int64_t)mono.tv_sec) * 1000000000 +
+	       ((int64_t)rt.tv_nsec - (int64_t)mono.tv_nsec);
+}
+
 /* The script's config block: a few settings, so a short list */
 static struct {
 	const char *name, *value;

@@ -86,6 +86,9 @@ bool glob_go_wildcard(const char *name);
 int edit_distance(const char *a, const char *b, int cap);
 
 uint64_t now_ns(void); /* CLOCK_MONOTONIC */
+/* CLOCK_REALTIME - CLOCK_MONOTONIC now, ns: a monotonic time (a probe's nsecs) plus this
+ * is Unix time. */
+int64_t wall_off_ns(void);
 /* FNV-1a of S: the hash of the name tables (binfo's functions, codegen's sites). */
 uint32_t str_hash(const char *s);
 

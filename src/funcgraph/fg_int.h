@@ -58,9 +58,8 @@ struct fg_tree_opts {
 struct fg_consumer;
 
 /* fg_tree.c, shared with fg_summary.c: argument I of a record of EV (0 past its end);
- * CLOCK_REALTIME - CLOCK_MONOTONIC now, ns; "HH:MM:SS.uuuuuu" of a monotonic time. */
+ * "HH:MM:SS.uuuuuu" of a monotonic time. */
 uint64_t fg_field(const struct plan_event *ev, const uint8_t *rec, int i);
-int64_t fg_wall_off(void);
 void fg_time_text(char *buf, size_t n, int64_t wall_off, uint64_t mono_ns);
 
 struct fg_consumer *fg_consumer_new(const struct fg_tree_opts *o, const struct gt_plan *plan);
@@ -69,8 +68,6 @@ void fg_consumer_free(struct fg_consumer *c);
 void fg_consumer_record(void *ctx, struct rt_output *o, int event_id, const void *rec,
 			size_t size);
 void fg_consumer_finish(void *ctx, struct rt_output *o);
-/* --otlp: batches sent on time */
-void fg_consumer_tick(void *ctx, struct rt_output *o);
 
 /* ---- fg_summary.c: --summary, the rt_consumer callbacks of its own consumer ---- */
 
@@ -159,5 +156,8 @@ void fg_chrome_end(struct fg_chrome *ch, struct strbuf *out);
 /* CALL as a span of trace CALL->trace_id (the tree's root call is the trace's root);
  * WALL_OFF: CLOCK_REALTIME - CLOCK_MONOTONIC. */
 void fg_otlp_call(struct otlp *x, int64_t wall_off, const struct fg_call *call);
+/* V (a Go value's by name, its text set) typed as FG_V_INT, _BOOL or _FLOAT where A is a
+ * Go integer, bool or float shown as itself. */
+void fg_value_type(const struct plan_arg *a, struct fg_value *v);
 
 #endif

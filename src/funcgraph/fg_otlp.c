@@ -10,12 +10,37 @@
  * no duration) gotrace.inlined. A goroutine's first traced call links to the span its
  * go statement ran in (goroutine lineage), and carries its parent's goid and the go
  * statement's place. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "funcgraph/fg_int.h"
 
 #define MAX_ATTRS 12 /* fixed attributes, before the values' */
+
+/* A Go integer, bool or float (not a Duration's text) typed from its %+v text. */
+void fg_value_type(const struct plan_arg *a, struct fg_value *v)
+{
+	char *end;
+	if (a->kind != PLAN_ARG_GO || a->go_show != PGW_NONE || !*v->text)
+		return;
+	errno = 0;
+	if (a->go == PG_INT || a->go == PG_UINT) {
+		v->i = a->go == PG_INT ? (uint64_t)strtoll(v->text, &end, 10)
+				       : strtoull(v->text, &end, 10);
+		if (!*end && !errno) {
+			v->kind = FG_V_INT;
+			v->is_signed = a->go == PG_INT;
+		}
+	} else if (a->go == PG_BOOL) {
+		v->kind = FG_V_BOOL;
+		v->i = !strcmp(v->text, "true");
+	} else if (a->go == PG_FLOAT) {
+		v->d = strtod(v->text, &end);
+		if (!*end)
+			v->kind = FG_V_FLOAT;
+	}
+}
 
 /* The keys and texts made here are kept in MADE[2 * index], [2 * index + 1]. */
 static void add_values(struct otlp_kv *kv, int *n, const char *prefix,

@@ -106,7 +106,7 @@ struct fg_summary *fg_summary_new(const struct fg_tree_opts *o, const struct gt_
 	sm->interval_ns = o->interval_ns;
 	sm->start_ns = now_ns();
 	sm->next_ns = sm->interval_ns ? sm->start_ns + sm->interval_ns : UINT64_MAX;
-	sm->wall_off = fg_wall_off();
+	sm->wall_off = wall_off_ns();
 	return sm;
 }
 

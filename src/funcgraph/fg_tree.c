@@ -107,15 +107,6 @@ uint64_t fg_field(const struct plan_event *ev, const uint8_t *rec, int i)
 	return v;
 }
 
-int64_t fg_wall_off(void)
-{
-	struct timespec rt, mono;
-	clock_gettime(CLOCK_REALTIME, &rt);
-	clock_gettime(CLOCK_MONOTONIC, &mono);
-	return ((int64_t)rt.tv_sec - (int64_t)mono.tv_sec) * 1000000000 +
-	       ((int64_t)rt.tv_nsec - (int64_t)mono.tv_nsec);
-}
-
 void fg_time_text(char *buf, size_t n, int64_t wall_off, uint64_t mono_ns)
 {
 	int64_t wall = (int64_t)mono_ns + wall_off;
@@ -153,7 +144,7 @@ struct fg_consumer *fg_consumer_new(const struct fg_tree_opts *o, const struct g
 	c->plan = plan;
 	c->plan_ok = plan_usable(plan);
 	c->color = -1;
-	c->wall_off = fg_wall_off();
+	c->wall_off = wall_off_ns();
 	if (!c->plan_ok)
 		diag_fatal("internal error: the call-graph events do not have the expected layout");
 	if (o->chrome)
@@ -430,28 +421,22 @@ static void json_str(struct strbuf *sb, const char *s)
 		strbuf_puts(sb, "null");
 }
 
-/* A Go integer, bool or float (not a Duration's text) typed from its %+v text V. */
-static void go_scalar(const struct plan_arg *a, struct fg_value *v)
+/* The --args (RETS: --rets) spec of ND's function, or NULL; its record, event and first
+ * value's argument index. */
+static const struct fg_argspec *node_spec(const struct fg_consumer *c, const struct fg_node *nd,
+					  bool rets, const struct plan_event **ev,
+					  const uint8_t **rec, int *first)
 {
-	char *end;
-	if (a->kind != PLAN_ARG_GO || a->go_show != PGW_NONE || !*v->text)
-		return;
-	errno = 0;
-	if (a->go == PG_INT || a->go == PG_UINT) {
-		v->i = a->go == PG_INT ? (uint64_t)strtoll(v->text, &end, 10)
-				       : strtoull(v->text, &end, 10);
-		if (!*end && !errno) {
-			v->kind = FG_V_INT;
-			v->is_signed = a->go == PG_INT;
-		}
-	} else if (a->go == PG_BOOL) {
-		v->kind = FG_V_BOOL;
-		v->i = !strcmp(v->text, "true");
-	} else if (a->go == PG_FLOAT) {
-		v->d = strtod(v->text, &end);
-		if (!*end)
-			v->kind = FG_V_FLOAT;
-	}
+	const char *fn = c->plan->sites[nd->site].func;
+	const struct fg_argspec *specs = rets ? c->o.rspecs : c->o.specs;
+	int nspecs = rets ? c->o.nrspecs : c->o.nspecs;
+	*first = rets ? FG_RET_USER : FG_ARG_USER;
+	*rec = rets ? nd->ret_rec : nd->rec;
+	*ev = &c->plan->events[rets ? nd->ret_event_id : nd->event_id];
+	for (int i = 0; i < nspecs && *rec; i++)
+		if (!strcmp(specs[i].func, fn))
+			return &specs[i];
+	return NULL;
 }
 
 /* The --args (RETS: --rets) values of ND by name, the text ones in allocated copies
@@ -459,15 +444,10 @@ static void go_scalar(const struct plan_arg *a, struct fg_value *v)
 static int node_values(struct fg_consumer *c, const struct fg_node *nd, bool rets,
 		       struct fg_value **out)
 {
-	const char *fn = c->plan->sites[nd->site].func;
-	const struct fg_argspec *specs = rets ? c->o.rspecs : c->o.specs;
-	int nspecs = rets ? c->o.nrspecs : c->o.nspecs, first = rets ? FG_RET_USER : FG_ARG_USER;
-	const uint8_t *rec = rets ? nd->ret_rec : nd->rec;
-	const struct plan_event *ev = &c->plan->events[rets ? nd->ret_event_id : nd->event_id];
-	const struct fg_argspec *spec = NULL;
-	for (int i = 0; i < nspecs && !spec && rec; i++)
-		if (!strcmp(specs[i].func, fn))
-			spec = &specs[i];
+	const struct plan_event *ev;
+	const uint8_t *rec;
+	int first;
+	const struct fg_argspec *spec = node_spec(c, nd, rets, &ev, &rec, &first);
 	int n = 0;
 	*out = spec && spec->nargs ? xcalloc((size_t)spec->nargs, sizeof(**out)) : NULL;
 	for (int k = 0; spec && k < spec->nargs && first + k < ev->nargs; k++, n++) {
@@ -481,7 +461,7 @@ static int node_values(struct fg_consumer *c, const struct fg_node *nd, bool ret
 			struct strbuf sb = {0};
 			rt_value_format(&sb, c->plan, a, rec, false);
 			v->text = sb.buf ? sb.buf : xstrdup("");
-			go_scalar(a, v);
+			fg_value_type(a, v);
 		} else {
 			v->kind = FG_V_INT;
 			v->is_signed = a->is_signed;
@@ -501,15 +481,10 @@ static void values_free(struct fg_value *v, int n)
 /* The --args (RETS: --rets) values of ND as a JSON object, {} without them. */
 static void json_values(struct fg_consumer *c, const struct fg_node *nd, bool rets)
 {
-	const char *fn = c->plan->sites[nd->site].func;
-	const struct fg_argspec *specs = rets ? c->o.rspecs : c->o.specs;
-	int nspecs = rets ? c->o.nrspecs : c->o.nspecs, first = rets ? FG_RET_USER : FG_ARG_USER;
-	const uint8_t *rec = rets ? nd->ret_rec : nd->rec;
-	const struct plan_event *ev = &c->plan->events[rets ? nd->ret_event_id : nd->event_id];
-	const struct fg_argspec *spec = NULL;
-	for (int i = 0; i < nspecs && !spec && rec; i++)
-		if (!strcmp(specs[i].func, fn))
-			spec = &specs[i];
+	const struct plan_event *ev;
+	const uint8_t *rec;
+	int first;
+	const struct fg_argspec *spec = node_spec(c, nd, rets, &ev, &rec, &first);
 	strbuf_putc(&c->out, '{');
 	for (int k = 0; spec && k < spec->nargs && first + k < ev->nargs; k++) {
 		const struct plan_arg *a = &ev->args[first + k];
@@ -938,13 +913,6 @@ static int tree_seq_cmp(const void *a, const void *b)
 {
 	const struct fg_tree *x = *(struct fg_tree *const *)a, *y = *(struct fg_tree *const *)b;
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
-void fg_consumer_tick(void *ctx, struct rt_output *o)
-{
-	struct fg_consumer *c = ctx;
-	(void)o;
-	otlp__tick(c->o.otlp);
 }
 
 void fg_consumer_finish(void *ctx, struct rt_output *o)

@@ -543,7 +543,6 @@ const struct rt_consumer *funcgraph_consumer(struct funcgraph *fg, const struct 
 		.ctx = fg->consumer,
 		.record = fg_consumer_record,
 		.finish = fg_consumer_finish,
-		.tick = fg->topts.otlp ? fg_consumer_tick : NULL,
 		.attached = fg->attached,
 	};
 	return &fg->rc;

@@ -12,6 +12,7 @@
 
 #include "common/plan.h"
 
+struct otlp;
 struct rt_output;
 struct strbuf;
 
@@ -101,6 +102,8 @@ struct rt_options {
 	bool dry_run;            /* --dry-run: load (verifier) only, attach nothing */
 	bool dump_jit;           /* -d jit: disassemble the JIT code of every program */
 	const struct rt_consumer *consumer; /* call-graph mode, or NULL */
+	struct otlp *otlp;       /* --otlp: printf lines as log records (runtime/otlp), the
+				    exporter ticked each turn; or NULL */
 	const struct rt_symbolizer *sym;    /* names stacks' addresses, or NULL */
 	enum rt_profile_format {
 		RT_PROFILE_NONE,

@@ -244,6 +244,8 @@ struct sema_options {
 	int str_len;                /* GT_STRLEN, default 64 */
 	bool funcgraph;             /* call-graph mode: fgentry(), fgreturn(), __retaddr */
 	bool funcgraph_oncpu;       /* ... whose fgreturn() records carry oncpu (else 0) */
+	bool log_meta;              /* --otlp: printf records carry pid, tid, goid and nsecs
+				       ahead of their arguments (plan_event.meta) */
 	const char **includes;      /* --include FILE: headers whose macros the script sees */
 	int nincludes;
 	const char **include_dirs;  /* -I DIR */

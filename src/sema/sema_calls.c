@@ -216,6 +216,44 @@ static int check_fg_event(struct sema *s, struct ast_node *e, enum plan_event_ki
 	return 0;
 }
 
+/* printf() under --otlp: pid, tid, goid (0 where a clause is not only go: and uprobe:
+ * probes, which alone know a goroutine) and nsecs ahead of the arguments (after the
+ * format, which codegen skips), for the log record; "%d%d%d%d" ahead of the format,
+ * conversions the printed text leaves out. */
+static int log_event(struct sema *s, struct ast_node *e, const struct builtin *b,
+		     const char *fmt)
+{
+	static const enum builtin_id fields[PLAN_META_N] = {
+		[PLAN_META_PID] = BI_PID, [PLAN_META_TID] = BI_TID, [PLAN_META_GOID] = BI_GOID,
+		[PLAN_META_NSECS] = BI_NSECS};
+	struct ast_list *old = &e->u.call.args;
+	struct ast_list list = {0};
+	ast_list_push(s->arena, &list, old->v[0]); /* the format: codegen skips it */
+	for (int i = 0; i < PLAN_META_N; i++) {
+		struct ast_node *id = ast_new(s->arena, AST_IDENT, e->loc);
+		id->u.name = builtin_get(fields[i])->name;
+		if (fields[i] == BI_GOID && (s->clause_kinds & ~(1u << PLAN_PROG_UPROBE))) {
+			id->kind = AST_INT;
+			id->u.int_.value = 0;
+		}
+		if (sema_check_expr(s, id))
+			return -EINVAL;
+		ast_list_push(s->arena, &list, id);
+	}
+	for (int i = 1; i < old->n; i++) /* after the format */
+		ast_list_push(s->arena, &list, old->v[i]);
+	*old = list;
+	size_t n = strlen(fmt) + 9;
+	char *f = arena_alloc(s->arena, n);
+	snprintf(f, n, "%%d%%d%%d%%d%s", fmt);
+	int id = sema_new_event(s, b->event, f, list.v + 1, list.n - 1);
+	sema_node_of(s, e)->event_id = id;
+	s->events.v[id].meta = PLAN_META_N;
+	s->events.v[id].loc = e->loc;
+	e->ty = &sema_ty_void;
+	return 0;
+}
+
 /* fgreturn(), or fgreturn(fmt, results...) (--rets) */
 int sema_check_fgreturn(struct sema *s, struct ast_node *e, const struct builtin *b)
 {
@@ -309,6 +347,8 @@ int sema_check_printf(struct sema *s, struct ast_node *e, const struct builtin *
 	if (b->id == BI_FGENTRY || b->id == BI_FGRETURN)
 		return check_fg_event(s, e, b->event, fnode->u.str.bytes);
 	s->clause_spawn |= b->id == BI_FGSPAWN;
+	if (b->id == BI_PRINTF && s->opts->log_meta)
+		return log_event(s, e, b, fnode->u.str.bytes);
 	int id = sema_new_event(s, b->event, fnode->u.str.bytes, args->v + 1, args->n - 1);
 	sema_node_of(s, e)->event_id = id;
 	s->events.v[id].loc = e->loc; /* errorf, warnf */

@@ -297,6 +297,114 @@ if s.case("lineage"):
             r.returncode == 0 and ok, describe(r) + json.dumps(spans, indent=1)[:4000])
 
 
+# ---- a script's printf lines as log records ----
+if s.case("logs"):
+    adds = s.go_build("adds")
+    script = ('BEGIN { printf("begin\\n"); } '
+              'go:main.add:entry { printf("add a=%d b=%d pid=%d tid=%d\\n", arg0, arg1, '
+              'pid, tid); }')
+    plain = s.run(["-e", script, "-c", adds])
+    l0 = len(col.log_records())
+    r = gt_run(["--otlp=" + col.http_url, "-e", script, "-c", adds])
+    lines = r.stdout.splitlines()
+    logs = wait_count(lambda: col.log_records()[l0:], len(lines))
+    ids = re.compile(r"pid=\d+ tid=\d+")  # the runs' own processes
+    s.check("logs: the printed text unchanged by --otlp",
+            r.returncode == 0 and plain.returncode == 0 and
+            ids.sub("", r.stdout) == ids.sub("", plain.stdout) and
+            len(lines) == 7, describe(r) + describe(plain))
+    s.check("logs: one log record per printf line, its text, in order",
+            [otlplib.value(l["body"]) for l in logs] == lines and
+            re.search(r"otlp: sent .*\b7 log records", r.stderr),
+            describe(r) + json.dumps(logs, indent=1)[:3000])
+    adds_logs = [l for l in logs if otlplib.value(l["body"]).startswith("add")]
+    said = [re.search(r"pid=(\d+) tid=(\d+)", otlplib.value(l["body"])) for l in adds_logs]
+    # the same probe's pid and tid, as the line prints them; add runs on main's goroutine
+    s.check("logs: the traced process's pid and thread, goroutine 1, times in order",
+            len(adds_logs) == 6 and all(
+                m and l["_resource"].get("process.pid") == int(m.group(1)) and
+                otlplib.attrs(l).get("thread.id") == int(m.group(2)) and
+                otlplib.attrs(l).get("goid") == 1 for m, l in zip(said, adds_logs)) and
+            [int(l["timeUnixNano"]) for l in adds_logs] ==
+            sorted(int(l["timeUnixNano"]) for l in adds_logs) and
+            abs(int(adds_logs[0]["timeUnixNano"]) / 1e9 - time.time()) < 60 if adds_logs
+            else False, json.dumps(adds_logs[:2], indent=1))
+    begin = [l for l in logs if otlplib.value(l["body"]) == "begin"]
+    s.check("logs: BEGIN's line without a goroutine",
+            len(begin) == 1 and "goid" not in otlplib.attrs(begin[0]), begin)
+
+
+# ---- a script's maps as metrics: equal to what the same run printed ----
+def metric_points(metrics, name):
+    """The last export's data points of metric NAME: [(attributes, point)]."""
+    got = [m for m in metrics if m["name"] == name]
+    if not got:
+        return None, []
+    m = got[-1]
+    kind = next(k for k in ("sum", "gauge", "histogram") if k in m)
+    return m, [(otlplib.attrs(p), p) for p in m[kind].get("dataPoints", [])]
+
+
+def key_text(attrs):
+    """A point's key as -f json prints it ("1", "1,x"), "" for a map without keys."""
+    if "key" in attrs:
+        return str(attrs["key"])
+    return ",".join(str(attrs[k]) for k in sorted(attrs, key=lambda k: int(k.split(".")[1])))
+
+
+if s.case("metrics"):
+    adds = s.go_build("adds")
+    script = ('go:main.add:entry { @calls = count(); @by[arg0] = count(); @s = sum(arg1); '
+              '@h = hist(arg1); @l = lhist(arg0, 0, 10, 2); @a = avg(arg1); @mn = min(arg1); '
+              '@mx = max(arg1); @st = stats(arg1); @pair[arg0, "x"] = count(); }')
+    m0 = len(col.metrics())
+    r = gt_run(["-f", "json", "--otlp=" + col.http_url, "-e", script, "-c", adds])
+    printed = {}
+    for line in r.stdout.splitlines():
+        o = json.loads(line)
+        if o.get("type") in ("map", "hist", "stats"):
+            printed.update(o["data"])
+    metrics = wait_count(lambda: col.metrics()[m0:], 12)
+    bad = []
+
+    def same(name, want, got):
+        if want != got:
+            bad.append((name, want, got))
+
+    m, pts = metric_points(metrics, "calls")
+    same("calls", (printed.get("@calls"), True, 2),
+         (int(pts[0][1].get("asInt", -1)) if pts else None, m and m["sum"].get("isMonotonic"),
+          m and m["sum"].get("aggregationTemporality")))
+    for name in ("by", "pair"):
+        m, pts = metric_points(metrics, name)
+        same(name, printed.get("@" + name),
+             {key_text(a): int(p["asInt"]) for a, p in pts})
+    for name in ("s", "a", "mn", "mx"):
+        m, pts = metric_points(metrics, name)
+        same(name, printed.get("@" + name), int(pts[0][1]["asInt"]) if pts else None)
+    for part, key in (("count", "count"), ("avg", "average"), ("total", "total")):
+        m, pts = metric_points(metrics, "st." + part)
+        same("st." + part, (printed.get("@st") or {}).get(key),
+             int(pts[0][1]["asInt"]) if pts else None)
+    for name in ("h", "l"):
+        m, pts = metric_points(metrics, name)
+        if not pts:
+            bad.append((name, "no points"))
+            continue
+        p = pts[0][1]
+        bounds = [float(b) for b in p.get("explicitBounds", [])]
+        counts = [int(c) for c in p.get("bucketCounts", [])]
+        # each printed bucket [min, max] is the OTLP bucket whose upper bound is max
+        want = {b.get("max"): b["count"] for b in printed.get("@" + name, []) if b["count"]}
+        got = {int(bounds[i]) if i < len(bounds) else "inf": c
+               for i, c in enumerate(counts) if c}
+        same(name, (want, sum(want.values())), (got, int(p.get("count", 0))))
+    s.check("metrics: every map as a metric, equal to the same run's printed maps (count, "
+            "per-key counts, tuple keys, sum, avg, min, max, stats, hist and lhist buckets)",
+            r.returncode == 0 and not bad and len(printed) == 10,
+            describe(r) + "\n" + json.dumps(bad, indent=1)[:3000])
+
+
 # ---- a backend that is down, then comes back ----
 def rss_kb(pid):
     try:
@@ -372,6 +480,12 @@ if s.case("backend down"):
             (rc, calls, sent, dropped, ring, len(got), err[-2000:]))
     print("    %d calls: %d sent, %d dropped by the exporter, %d in the ring buffer" %
           (calls, sent, dropped, ring))
+    m, pts = metric_points(wait_count(lambda: [x for x in col.metrics(col.runs) if x["name"]
+                                               == "gotrace.otlp.dropped"], 1),
+                           "gotrace.otlp.dropped")
+    said = {a.get("signal"): int(p["asInt"]) for a, p in pts}
+    s.check("backend down: the drops as a metric too (gotrace.otlp.dropped, at most what "
+            "was said at the end)", 0 < said.get("traces", 0) <= dropped, said)
     rss = [x for x in rss if x]
     half = len(rss) // 2
     # the queue (1 MiB) fills in a third of a second; unbounded, the second half of the
@@ -448,8 +562,6 @@ if s.case("errors"):
          {"OTEL_EXPORTER_OTLP_HEADERS": "novalue"}, "'novalue' is not KEY=VALUE"),
         ("a bad timeout", ["--otlp", "--funcgraph", "main.add"],
          {"OTEL_EXPORTER_OTLP_TIMEOUT": "soon"}, "is not a non-negative integer"),
-        ("--otlp without --funcgraph", ["--otlp", "-e", "BEGIN { exit(); }"], {},
-         "give it --funcgraph PATTERN"),
         ("--otlp with --summary", ["--otlp", "--summary", "--funcgraph", "main.add"], {},
          "--summary counts calls per function; --otlp is for the trees"),
     ]:

@@ -15,8 +15,9 @@
 #define WARN_EVERY_NS 10000000000ull /* drops are said at most this often */
 
 struct batch {
+	bool used;
 	enum otlp_signal sig;
-	int pid; /* 0: a free slot */
+	int pid; /* 0: no process (the script's maps of every process) */
 	char container[65];
 	struct pb_buf items;
 	uint64_t n, since_ns;
@@ -99,11 +100,11 @@ static struct batch *batch_for(struct otlp *x, enum otlp_signal sig, int pid)
 	struct batch *free_slot = NULL, *oldest = NULL;
 	for (int i = 0; i < MAX_BATCHES; i++) {
 		struct batch *b = &x->batches[i];
-		if (b->pid == pid && b->sig == sig)
+		if (b->used && b->pid == pid && b->sig == sig)
 			return b;
-		if (!b->pid && !free_slot)
+		if (!b->used && !free_slot)
 			free_slot = b;
-		if (b->pid && (!oldest || b->since_ns < oldest->since_ns))
+		if (b->used && (!oldest || b->since_ns < oldest->since_ns))
 			oldest = b;
 	}
 	struct batch *b = free_slot;
@@ -111,9 +112,10 @@ static struct batch *batch_for(struct otlp *x, enum otlp_signal sig, int pid)
 		flush(x, oldest);
 		b = oldest;
 	}
+	b->used = true;
 	b->sig = sig;
 	b->pid = pid;
-	if (!otlp_container_id(pid, b->container))
+	if (pid <= 0 || !otlp_container_id(pid, b->container))
 		b->container[0] = 0;
 	return b;
 }
@@ -140,6 +142,48 @@ void otlp__log(struct otlp *x, int pid, uint64_t unix_ns, const char *body, size
 	struct batch *b = batch_for(x, OTLP_LOGS, pid);
 	otlp_enc_log(&b->items, unix_ns, body, len, attrs, nattrs);
 	added(x, b);
+}
+
+void otlp__metric(struct otlp *x, int pid, const struct otlp_metric *m)
+{
+	if (m->npoints <= 0)
+		return;
+	struct batch *b = batch_for(x, OTLP_METRICS, pid);
+	otlp_enc_metric(&b->items, m);
+	b->n += (uint64_t)m->npoints - 1; /* items: data points */
+	added(x, b);
+}
+
+void otlp__self_metrics(struct otlp *x, uint64_t start_unix)
+{
+	static const char *const signal_name[OTLP_NSIGNALS] = {
+		[OTLP_TRACES] = "traces", [OTLP_METRICS] = "metrics", [OTLP_LOGS] = "logs"};
+	struct otlp_counts c;
+	otlp_sender__counts(x->sender, &c);
+	struct otlp_kv kv[2][OTLP_NSIGNALS];
+	struct otlp_point pts[2][OTLP_NSIGNALS];
+	for (int s = 0; s < OTLP_NSIGNALS; s++)
+		for (int k = 0; k < 2; k++) {
+			kv[k][s] = OTLP_KV_STR("signal", signal_name[s]);
+			pts[k][s] = (struct otlp_point){.attrs = &kv[k][s], .nattrs = 1,
+							.i = (int64_t)(k ? c.dropped[s] : c.sent[s])};
+		}
+	for (int k = 0; k < 2; k++) {
+		struct otlp_metric m = {
+			.name = k ? "gotrace.otlp.dropped" : "gotrace.otlp.sent",
+			.description = k ? "items the exporter gave up (queue full, rejected, unsent)"
+					 : "items the backend took",
+			.kind = OTLP_M_SUM, .monotonic = true, .start_unix_ns = start_unix,
+			.unix_ns = now_ns() + (uint64_t)wall_off_ns(),
+			.points = pts[k], .npoints = OTLP_NSIGNALS,
+		};
+		otlp__metric(x, 0, &m);
+	}
+}
+
+uint64_t otlp__metric_interval(const struct otlp *x)
+{
+	return x->conf.metric_ns;
 }
 
 void otlp__tick(struct otlp *x)

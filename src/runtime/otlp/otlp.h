@@ -40,7 +40,7 @@ struct otlp_options {
 	const char *url;        /* --otlp=URL, or NULL: the environment's, else
 				   http://localhost:4318 */
 	const char *exe_path;   /* the traced binary: service.name's default and
-				   process.executable.* */
+				   process.executable.*; NULL: none (kernel probes only) */
 	const char *go_version; /* process.runtime.version ("go1.26.8"), or NULL */
 	bool quiet;             /* -q: no summary line at the end */
 };
@@ -95,6 +95,37 @@ void otlp__span(struct otlp *x, int pid, const struct otlp_span *s);
 /* One log record of process PID: BODY (LEN bytes, a printf line without its newline). */
 void otlp__log(struct otlp *x, int pid, uint64_t unix_ns, const char *body, size_t len,
 	       const struct otlp_kv *attrs, int nattrs);
+
+/* Metrics: a Metric of data points, all of one kind (Sum, Gauge, Histogram). */
+enum otlp_metric_kind { OTLP_M_SUM, OTLP_M_GAUGE, OTLP_M_HIST };
+struct otlp_point {
+	const struct otlp_kv *attrs;
+	int nattrs;
+	int64_t i;              /* SUM, GAUGE: an integer */
+	/* HIST: nbounds + 1 bucket counts, their count and sum */
+	const uint64_t *buckets;
+	uint64_t count;
+	bool has_sum; /* the observations' sum is known (bpftrace's histograms: no) */
+	double sum;
+};
+struct otlp_metric {
+	const char *name, *description;
+	enum otlp_metric_kind kind;
+	bool monotonic;          /* SUM */
+	const double *bounds;    /* HIST: bucket i is (bounds[i - 1], bounds[i]] */
+	int nbounds;
+	uint64_t start_unix_ns;  /* SUM, HIST: cumulative since */
+	uint64_t unix_ns;        /* the points' time */
+	const struct otlp_point *points;
+	int npoints;
+};
+/* One Metric, of process PID (0: none: the resource has no process.pid). */
+void otlp__metric(struct otlp *x, int pid, const struct otlp_metric *m);
+/* The exporter's own metrics, gotrace.otlp.sent and gotrace.otlp.dropped (cumulative
+ * Sums of items by signal), since START_UNIX: with each export of the maps. */
+void otlp__self_metrics(struct otlp *x, uint64_t start_unix);
+/* How often maps are exported (OTEL_METRIC_EXPORT_INTERVAL), ns. */
+uint64_t otlp__metric_interval(const struct otlp *x);
 
 /* Batches older than the schedule delay go to the queue: each turn of the event loop. */
 void otlp__tick(struct otlp *x);

@@ -141,7 +141,7 @@ static int read_resource(struct otlp_conf *c, const struct otlp_options *o)
 	const char *base = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
 	const char *service = env("OTEL_SERVICE_NAME");
 	if (!service)
-		service = r.service ? r.service : *base ? base : "unknown_service";
+		service = r.service ? r.service : *base ? base : "unknown_service:gotrace";
 	char host[256] = "";
 	gethostname(host, sizeof(host) - 1);
 	struct otlp_kv kvs[] = {
@@ -192,8 +192,10 @@ int otlp_conf__read(struct otlp_conf *c, const struct otlp_options *o)
 	long long delay = num_var("OTEL_BSP_SCHEDULE_DELAY", 1000);
 	long long batch = num_var("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", 512);
 	long long qbytes = num_var("GT_OTLP_QUEUE_BYTES", 32 << 20);
-	if (timeout < 0 || delay < 0 || batch < 0 || qbytes < 0)
+	long long mint = num_var("OTEL_METRIC_EXPORT_INTERVAL", 60000);
+	if (timeout < 0 || delay < 0 || batch < 0 || qbytes < 0 || mint < 0)
 		return -EINVAL;
+	c->metric_ns = (uint64_t)(mint ? mint : 60000) * 1000000;
 	c->timeout_ms = timeout ? (long)timeout : 10000;
 	c->delay_ns = (uint64_t)delay * 1000000;
 	c->max_batch = batch ? (size_t)batch : 512;

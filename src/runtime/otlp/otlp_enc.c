@@ -92,6 +92,53 @@ void otlp_enc_span(struct pb_buf *b, const struct otlp_span *s)
 	pb_buf__close(b, m);
 }
 
+/* metrics/v1: Metric: name 1, description 2, gauge 5, sum 7, histogram 9; Gauge, Sum,
+ * Histogram: data_points 1, aggregation_temporality 2 (CUMULATIVE: 2), Sum's
+ * is_monotonic 3; NumberDataPoint: start 2, time 3, as_int 6 (sfixed64), attributes 7;
+ * HistogramDataPoint: start 2, time 3, count 4, sum 5, bucket_counts 6 and
+ * explicit_bounds 7 (packed), attributes 9. */
+void otlp_enc_metric(struct pb_buf *b, const struct otlp_metric *m)
+{
+	static const int data_field[] = {[OTLP_M_SUM] = 7, [OTLP_M_GAUGE] = 5, [OTLP_M_HIST] = 9};
+	size_t mm = pb_buf__open(b, 2);
+	pb_buf__str(b, 1, m->name);
+	if (m->description)
+		pb_buf__str(b, 2, m->description);
+	size_t d = pb_buf__open(b, data_field[m->kind]);
+	for (int i = 0; i < m->npoints; i++) {
+		const struct otlp_point *p = &m->points[i];
+		size_t dp = pb_buf__open(b, 1);
+		if (m->kind != OTLP_M_GAUGE)
+			pb_buf__fixed64(b, 2, m->start_unix_ns);
+		pb_buf__fixed64(b, 3, m->unix_ns);
+		if (m->kind == OTLP_M_HIST) {
+			pb_buf__fixed64(b, 4, p->count);
+			if (p->has_sum)
+				pb_buf__double(b, 5, p->sum);
+			pb_buf__head(b, 6, 8 * ((size_t)m->nbounds + 1));
+			for (int k = 0; k <= m->nbounds; k++)
+				pb_buf__le64(b, p->buckets[k]);
+			pb_buf__head(b, 7, 8 * (size_t)m->nbounds);
+			for (int k = 0; k < m->nbounds; k++) {
+				uint64_t bits;
+				memcpy(&bits, &m->bounds[k], sizeof(bits));
+				pb_buf__le64(b, bits);
+			}
+			enc_kvs(b, 9, p->attrs, p->nattrs);
+		} else {
+			pb_buf__fixed64(b, 6, (uint64_t)p->i); /* sfixed64: the same bytes */
+			enc_kvs(b, 7, p->attrs, p->nattrs);
+		}
+		pb_buf__close(b, dp);
+	}
+	if (m->kind != OTLP_M_GAUGE)
+		pb_buf__uint(b, 2, 2); /* AGGREGATION_TEMPORALITY_CUMULATIVE */
+	if (m->kind == OTLP_M_SUM)
+		pb_buf__uint(b, 3, m->monotonic);
+	pb_buf__close(b, d);
+	pb_buf__close(b, mm);
+}
+
 /* LogRecord: time 1, severity_number 2, severity_text 3, body 5 (AnyValue),
  * attributes 6, observed_time 11. A printf line is INFO: the script chose to say it. */
 void otlp_enc_log(struct pb_buf *b, uint64_t unix_ns, const char *body, size_t len,
@@ -117,7 +164,8 @@ void otlp_enc_request(struct pb_buf *b, const struct pb_buf *common, int pid,
 	size_t r = pb_buf__open(b, 1);
 	pb_buf__append(b, common->data, common->len);
 	struct otlp_kv kv = OTLP_KV_INT("process.pid", pid);
-	otlp_enc_kv(b, 1, &kv);
+	if (pid > 0)
+		otlp_enc_kv(b, 1, &kv);
 	if (container_id && *container_id) {
 		kv = OTLP_KV_STR("container.id", container_id);
 		otlp_enc_kv(b, 1, &kv);

@@ -22,6 +22,7 @@ struct otlp_conf {
 	uint64_t delay_ns;        /* OTEL_BSP_SCHEDULE_DELAY: a batch's longest wait */
 	size_t max_batch;         /* OTEL_BSP_MAX_EXPORT_BATCH_SIZE: items per request */
 	size_t queue_bytes;       /* GT_OTLP_QUEUE_BYTES: the queue's bound */
+	uint64_t metric_ns;       /* OTEL_METRIC_EXPORT_INTERVAL: maps exported this often */
 	struct pb_buf resource;   /* the KeyValues every process's resource has */
 };
 
@@ -40,6 +41,8 @@ void otlp_enc_kv(struct pb_buf *b, int field, const struct otlp_kv *kv);
 void otlp_enc_span(struct pb_buf *b, const struct otlp_span *s);
 void otlp_enc_log(struct pb_buf *b, uint64_t unix_ns, const char *body, size_t len,
 		  const struct otlp_kv *attrs, int nattrs);
+/* A Metric as ScopeMetrics.metrics. */
+void otlp_enc_metric(struct pb_buf *b, const struct otlp_metric *m);
 /* The export request of one process: the resource (COMMON's KeyValues, then PID's
  * process.pid and container.id), the scope "gotrace", and ITEMS, the encoded spans,
  * metrics or log records (each already its Scope*'s field 2). */

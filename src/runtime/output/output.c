@@ -11,6 +11,7 @@
 #include "common/diag.h"
 #include "common/fmt.h"
 #include "common/util.h"
+#include "runtime/otlp/otlp.h"
 #include "runtime/output/output.h"
 
 #define RT_REC_HDR 8 /* u64 event_id */
@@ -30,6 +31,8 @@ struct rt_output {
 	const struct diag_src *src; /* the script, for -k's warnings */
 	struct strbuf line;
 	uint64_t records, bad_records;
+	struct otlp *otlp;  /* --otlp: printf lines as log records too */
+	int64_t wall_off;   /* CLOCK_REALTIME - CLOCK_MONOTONIC, for their times */
 };
 
 static bool arg_is_text(const struct plan_arg *a)
@@ -206,13 +209,31 @@ static void format_pieces(struct rt_output *o, struct strbuf *out, const struct 
 	}
 }
 
+/* --otlp: the line as a log record of the process, its tid and goid (when known) as
+ * attributes; a trailing newline is the line's end, not its text. */
+static void emit_log(struct rt_output *o, const struct plan_event *ev, const uint8_t *rec)
+{
+	uint64_t m[PLAN_META_N];
+	for (int i = 0; i < PLAN_META_N; i++)
+		m[i] = rec_u64(rec, ev->args[i].offset);
+	size_t n = o->line.len;
+	if (n && o->line.buf[n - 1] == '\n')
+		n--;
+	struct otlp_kv kv[2] = {OTLP_KV_INT("thread.id", (int64_t)m[PLAN_META_TID]),
+				OTLP_KV_INT("goid", (int64_t)m[PLAN_META_GOID])};
+	otlp__log(o->otlp, (int)m[PLAN_META_PID], m[PLAN_META_NSECS] + (uint64_t)o->wall_off,
+		  o->line.buf ? o->line.buf : "", n, kv, m[PLAN_META_GOID] ? 2 : 1);
+}
+
 static void emit_printf(struct rt_output *o, const struct plan_event *ev, const struct fmt *f,
 			const uint8_t *rec)
 {
 	o->line.len = 0;
 	if (o->line.buf)
 		o->line.buf[0] = 0;
-	format_pieces(o, &o->line, ev, f, rec, 0);
+	format_pieces(o, &o->line, ev, f, rec, ev->meta);
+	if (o->otlp && ev->meta == PLAN_META_N && ev->nargs >= PLAN_META_N)
+		emit_log(o, ev, rec);
 	if (!o->json) {
 		fwrite(o->line.buf ? o->line.buf : "", 1, o->line.len, o->f);
 		return;
@@ -718,6 +739,12 @@ void rt_output_dropped_roots(struct rt_output *o, uint64_t n, const char *reason
 		diag_print(DIAG_WARNING, "%llu root calls were dropped whole%s",
 			   (unsigned long long)n, why);
 	}
+}
+
+void rt_output__set_otlp(struct rt_output *o, struct otlp *x)
+{
+	o->wall_off = wall_off_ns();
+	o->otlp = x;
 }
 
 void rt_output__lost(struct rt_output *o, uint64_t n)

@@ -38,6 +38,9 @@ void rt_output__set_consumer(struct rt_output *o, const struct rt_consumer *c);
 /* The maps print(@m) / clear(@m) / zero(@m) events act on (NULL: none). */
 void rt_output__set_maps(struct rt_output *o, struct rt_maps *maps);
 void rt_output__lost(struct rt_output *o, uint64_t n);
+/* --otlp: printf lines (events with plan_event.meta) go to X as log records too. */
+struct otlp;
+void rt_output__set_otlp(struct rt_output *o, struct otlp *x);
 uint64_t rt_output__records(const struct rt_output *o);
 
 /* ---- maps (maps.c, maps_print.c) ---- */
@@ -71,6 +74,9 @@ void rt_maps__clear(struct rt_maps *m, int map_id);
 int rt_maps__each(struct rt_maps *m, int map_id,
 		  void (*fn)(void *ctx, const uint8_t *key, int64_t value), void *ctx);
 void rt_maps__zero(struct rt_maps *m, int map_id);
+/* --otlp: every map as a metric of process PID (0: none), cumulative since START_UNIX
+ * (maps_otlp.c). */
+void rt_maps__export(struct rt_maps *m, struct otlp *x, int pid, uint64_t start_unix);
 /* One warning (diag) per map that refused updates because it was full. */
 void rt_maps__report_full(struct rt_maps *m);
 

@@ -60,11 +60,7 @@ void rt_buf_format(struct strbuf *sb, const uint8_t *data, size_t len, enum rt_b
  * (microseconds, 6 digits). */
 static void format_strftime(struct strbuf *sb, const char *fmt, uint64_t ns)
 {
-	struct timespec rt, mt;
-	clock_gettime(CLOCK_REALTIME, &rt);
-	clock_gettime(CLOCK_MONOTONIC, &mt);
-	int64_t wall = (int64_t)ns + ((int64_t)rt.tv_sec - mt.tv_sec) * 1000000000 +
-		       ((int64_t)rt.tv_nsec - mt.tv_nsec);
+	int64_t wall = (int64_t)ns + wall_off_ns();
 	time_t secs = (time_t)(wall / 1000000000);
 	long us = (long)(wall % 1000000000 / 1000);
 	struct strbuf f = {0};

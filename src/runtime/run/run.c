@@ -19,6 +19,7 @@
 #include "common/util.h"
 #include "runtime/attach/attach.h"
 #include "runtime/load/load.h"
+#include "runtime/otlp/otlp.h"
 #include "runtime/output/output.h"
 #include "runtime/profile/profile.h"
 #include "runtime/session/session.h"
@@ -351,6 +352,8 @@ int rt_run(struct gt_plan *plan, const struct rt_options *opts)
 	struct rt_lbr *lbr = NULL;  /* lbr(): the CPUs' branch-recording events */
 	bool out_failed = false, over = false;
 	uint64_t t_start = now_ns();
+	/* --otlp: the maps' metrics are cumulative from the start, exported on an interval */
+	uint64_t metrics_ns = t_start, metrics_start = t_start + (uint64_t)wall_off_ns();
 	int ret = 1, err;
 
 	rt_libbpf_print_init(opts->verbose);
@@ -363,6 +366,8 @@ int rt_run(struct gt_plan *plan, const struct rt_options *opts)
 	if (!s.output)
 		goto cleanup;
 	rt_output__set_consumer(s.output, opts->consumer);
+	if (opts->otlp)
+		rt_output__set_otlp(s.output, opts->otlp);
 	/* -p is checked before the (slow) compile result is loaded. plan->filter_pid is a
 	 * -p given through the plan; opts win. The effective pid is written back. */
 	if (!opts->dry_run && !opts->child_argv && (opts->pid || plan->filter_pid)) {
@@ -522,6 +527,13 @@ int rt_run(struct gt_plan *plan, const struct rt_options *opts)
 			opts->tick(opts->hook_ctx);
 		if (opts->consumer && opts->consumer->tick)
 			opts->consumer->tick(opts->consumer->ctx, s.output);
+		if (opts->otlp && now_ns() - metrics_ns >= otlp__metric_interval(opts->otlp)) {
+			rt_maps__export(s.maps, opts->otlp, (int)s.pid, metrics_start);
+			otlp__self_metrics(opts->otlp, metrics_start);
+			metrics_ns = now_ns();
+		}
+		if (opts->otlp) /* batches sent on time, drops said */
+			otlp__tick(opts->otlp);
 		if (stopsig_take_usr1() && s.maps) {
 			/* as bpftrace: every map now, in the dump's format, and the trace goes on */
 			rt_maps__print_all(s.maps, s.out, opts->json);
@@ -578,6 +590,10 @@ int rt_run(struct gt_plan *plan, const struct rt_options *opts)
 		rt_maps__report_full(s.maps);
 	}
 	flush_output(&s, &out_failed);
+	if (opts->otlp) { /* the maps as they ended, after END, as printed */
+		rt_maps__export(s.maps, opts->otlp, (int)s.pid, metrics_start);
+		otlp__self_metrics(opts->otlp, metrics_start);
+	}
 	report_go_stats(&s);
 	/* --max-overhead: a -c command runs on, untraced, to its end, as -c promises */
 	while (over && s.child && !stopsig_pending() && !rt_target__gone(&s)) {
