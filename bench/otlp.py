@@ -25,20 +25,9 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path[:0] = [os.path.join(REPO, "tests"), os.path.join(REPO, "tests", "runtime")]
-import gotool  # noqa: E402
 import otlplib  # noqa: E402
 
 TIME = "/usr/bin/time" if os.access("/usr/bin/time", os.X_OK) else None
-
-
-class Host:
-    def __init__(self):
-        self.go = gotool.go()
-        self.env = dict(os.environ, GOTOOLCHAIN="local")
-
-    @staticmethod
-    def unavailable(msg):
-        sys.exit("bench/otlp.py: cannot build the Collector: " + msg)
 
 
 def run(cmd, env=None):
@@ -64,7 +53,7 @@ def main():
     ap.add_argument("--runs", type=int, default=3)
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
-    host = Host()
+    host = otlplib.Host("bench/otlp.py")
     loop = os.path.join(a.out, "loop")
     subprocess.run([host.go, "build", "-o", loop, "main.go"], check=True,
                    cwd=os.path.join(REPO, "tests", "go", "loop"),

@@ -19,19 +19,7 @@ import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path[:0] = [os.path.join(REPO, "tests"), os.path.join(REPO, "tests", "runtime")]
-import gotool  # noqa: E402
 import otlplib  # noqa: E402
-
-
-class Host:
-    """What otlplib's builders need of a test suite, for a user's run."""
-    def __init__(self):
-        self.go = gotool.go()
-        self.env = dict(os.environ, GOTOOLCHAIN="local")
-
-    @staticmethod
-    def unavailable(msg):
-        sys.exit("fleet-demo: cannot build the receivers: " + msg)
 
 
 def say(msg):
@@ -64,7 +52,7 @@ def main():
     a = ap.parse_args()
     if not os.access(a.gotrace, os.X_OK):
         sys.exit("fleet-demo: no %s: build it first (the README's first command)" % a.gotrace)
-    host = Host()
+    host = otlplib.Host("fleet-demo")
     work = os.path.join(REPO, "build", "fleet-demo")
     os.makedirs(work, exist_ok=True)
     app = os.path.join(work, "workshop")

@@ -41,6 +41,19 @@ JAEGER_MOD = "github.com/jaegertracing/jaeger"
 
 # -- building ----------------------------------------------------------------------------
 
+class Host:
+    """What the builders need of a test suite, for a run outside one (scripts/fleet-demo.py,
+    bench/otlp.py): the machine's go, the environment, and WHO's message when the
+    receivers cannot be built."""
+    def __init__(self, who):
+        self.go = gotool.go()
+        self.env = dict(os.environ, GOTOOLCHAIN="local")
+        self.who = who
+
+    def unavailable(self, msg):
+        sys.exit("%s: cannot build the receivers: %s" % (self.who, msg))
+
+
 def _build(s, gocmd, out, cwd, args, fetch, timeout, stamp=""):
     """OUT, built by `go build ARGS` in the module dir CWD, and rebuilt when STAMP (a
     digest of its source) is not the one it was built from. As gomods.install: locked
