@@ -204,11 +204,6 @@ void otlp__tick(struct otlp *x)
 	}
 }
 
-void otlp__counts(struct otlp *x, struct otlp_counts *out)
-{
-	otlp_sender__counts(x->sender, out);
-}
-
 void otlp__free(struct otlp *x)
 {
 	if (!x)

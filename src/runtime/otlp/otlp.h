@@ -130,13 +130,12 @@ uint64_t otlp__metric_interval(const struct otlp *x);
 /* Batches older than the schedule delay go to the queue: each turn of the event loop. */
 void otlp__tick(struct otlp *x);
 
-/* Counts so far (the sender's, read under its lock), for the summary and the tests. */
+/* The sender's counts (otlp_send.c, read under its lock): the summary, the self metrics. */
 struct otlp_counts {
 	uint64_t sent[OTLP_NSIGNALS];    /* items the backend took */
 	uint64_t dropped[OTLP_NSIGNALS]; /* items given up: queue full, rejected, or
 					    unsent at the end */
 	uint64_t requests, retries;
 };
-void otlp__counts(struct otlp *x, struct otlp_counts *out);
 
 #endif

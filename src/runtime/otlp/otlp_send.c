@@ -5,8 +5,9 @@
  * event loop never blocks and memory stays bounded however long the backend is away. The
  * head request is retried while the answer is retryable (no connection, a timeout, 429,
  * 502, 503, 504: the OTLP specification's list), after a backoff that doubles from 250 ms
- * to 2 s: a backend that comes back gets data within 2 s, while a full queue drops. Other answers (400, 401,
- * 404, 413, ...) reject the request: dropped, counted, the status said. */
+ * to 2 s: a backend that comes back gets data within 2 s, while a full queue drops.
+ * Other answers (400, 401, 404, 413, ...) reject the request: dropped, counted, the
+ * status said. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -108,12 +109,18 @@ static enum post_result post(struct otlp_sender *s, const struct otlp_req *r, lo
 	return POST_REJECT;
 }
 
-static void drop_locked(struct otlp_sender *s, struct otlp_req *r)
+/* R, popped, freed: sent or dropped */
+static void release_locked(struct otlp_sender *s, struct otlp_req *r)
 {
-	s->counts.dropped[r->sig] += r->items;
 	s->queued_bytes -= r->body.len;
 	pb_buf__free(&r->body);
 	free(r);
+}
+
+static void drop_locked(struct otlp_sender *s, struct otlp_req *r)
+{
+	s->counts.dropped[r->sig] += r->items;
+	release_locked(s, r);
 }
 
 static struct otlp_req *pop_locked(struct otlp_sender *s)
@@ -158,10 +165,7 @@ static void *sender_main(void *arg)
 		s->counts.requests++;
 		if (res == POST_OK) {
 			s->counts.sent[r->sig] += r->items;
-			pop_locked(s);
-			s->queued_bytes -= r->body.len;
-			pb_buf__free(&r->body);
-			free(r);
+			release_locked(s, pop_locked(s));
 			backoff = BACKOFF_MIN_NS;
 			s->send_err[0] = 0;
 			continue;
